@@ -1,1 +1,417 @@
-fn main() {}
+//! `fdlab`: finite-difference stencils on GPUs and CPUs at the memory roofline.
+//!
+//! Subcommands: `info` (backends found), `bench` (the published experiments), `check` (the
+//! conformance suite on a backend).
+
+use anyhow::{bail, Context, Result};
+use clap::{Parser, Subcommand, ValueEnum};
+use fdlab_bench::check::{check_cpu, check_cuda, CheckRow};
+use fdlab_bench::report::{header, row};
+use fdlab_bench::{
+    cases, check_suite, BenchResult, CpuRunner, CudaRunner, Meta, Report, RunOptions,
+    SuiteOptions, Target,
+};
+use fdlab_core::Precision;
+use fdlab_cuda::{Coefficients, Device, Strategy};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::path::PathBuf;
+
+#[derive(Parser)]
+#[command(name = "fdlab", version, about = "Finite-difference stencils on GPUs and CPUs at the memory roofline")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum, Debug)]
+enum BackendArg {
+    /// The GPU when one is usable, else the CPU.
+    Auto,
+    /// The CPU executors.
+    Cpu,
+    /// A CUDA GPU (fails clearly when none is usable).
+    Cuda,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum, Debug)]
+enum CoefficientsArg {
+    /// Weights as literals in the generated code.
+    Immediate,
+    /// Weights in `__constant__` memory, as NVIDIA published.
+    Constant,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Show the backends found: CPU model, cores, SIMD; the GPU, or why none.
+    Info,
+    /// Run the benchmark suites on the best backend present.
+    Bench {
+        /// Backend to run on.
+        #[arg(long, value_enum, default_value = "auto")]
+        backend: BackendArg,
+        /// Suite(s) to run (repeatable): nvidia-derivative, laplace-variants, amd-laplacian,
+        /// roofline. Default: the first three (and roofline on a GPU).
+        #[arg(long)]
+        suite: Vec<String>,
+        /// Grid points per axis (replaces each suite's sizes).
+        #[arg(long)]
+        size: Option<usize>,
+        /// Only this precision (f32 or f64).
+        #[arg(long)]
+        precision: Option<String>,
+        /// Only these GPU strategies (repeatable), e.g. pencil-long, naive-256x1x1.
+        #[arg(long)]
+        strategy: Vec<String>,
+        /// Where GPU kernels read their weights.
+        #[arg(long, value_enum, default_value = "immediate")]
+        coefficients: CoefficientsArg,
+        /// Timed runs per case (median reported; default 20 on a GPU, 10 on the CPU).
+        #[arg(long)]
+        reps: Option<usize>,
+        /// Write the results as JSON here.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
+    /// Run the conformance suite: every strategy × stencil × boundary × scalar type × odd
+    /// shape against the CPU reference.
+    Check {
+        /// Backend to check.
+        #[arg(long, value_enum, default_value = "auto")]
+        backend: BackendArg,
+        /// Write the table as JSON here.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let r = match cli.command {
+        Command::Info => info(),
+        Command::Bench {
+            backend,
+            suite,
+            size,
+            precision,
+            strategy,
+            coefficients,
+            reps,
+            json,
+        } => bench(BenchArgs {
+            backend,
+            suites: suite,
+            size,
+            precision,
+            strategies: strategy,
+            coefficients,
+            reps,
+            json,
+        }),
+        Command::Check { backend, json } => check(backend, json),
+    };
+    if let Err(e) = r {
+        eprintln!("error: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+/// Resolves `--backend`: `Some(device)` for CUDA, `None` for the CPU.
+fn pick_backend(arg: BackendArg) -> Result<Option<Device>> {
+    match arg {
+        BackendArg::Cpu => Ok(None),
+        BackendArg::Cuda => Ok(Some(
+            Device::open(0).context("--backend cuda was asked for")?,
+        )),
+        BackendArg::Auto => match Device::open(0) {
+            Ok(d) => Ok(Some(d)),
+            Err(e) => {
+                eprintln!("fdlab: using the CPU ({e})");
+                Ok(None)
+            }
+        },
+    }
+}
+
+fn info() -> Result<()> {
+    println!("fdlab {} ({})", env!("CARGO_PKG_VERSION"), env!("FDLAB_GIT_SHA"));
+    let simd: Vec<&str> = {
+        #[cfg(target_arch = "x86_64")]
+        {
+            [
+                ("sse4.2", std::is_x86_feature_detected!("sse4.2")),
+                ("avx", std::is_x86_feature_detected!("avx")),
+                ("avx2", std::is_x86_feature_detected!("avx2")),
+                ("fma", std::is_x86_feature_detected!("fma")),
+                ("avx512f", std::is_x86_feature_detected!("avx512f")),
+            ]
+            .iter()
+            .filter(|(_, on)| *on)
+            .map(|(n, _)| *n)
+            .collect()
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            vec![]
+        }
+    };
+    println!(
+        "cpu:  {} | {} threads | SIMD: {}",
+        fdlab_bench::runner::cpu_model(),
+        rayon::current_num_threads(),
+        if simd.is_empty() { "-".to_string() } else { simd.join(" ") }
+    );
+    match Device::open(0) {
+        Ok(d) => {
+            let i = &d.info;
+            let (free, total) = d.memory()?;
+            println!(
+                "cuda: {} | sm_{}{} | {} SMs | {:.1} GiB ({:.1} GiB free) | L2 {} MiB | driver {}.{} | NVRTC arch {}",
+                i.name,
+                i.compute_capability.0,
+                i.compute_capability.1,
+                i.sm_count,
+                total as f64 / 1073741824.0,
+                free as f64 / 1073741824.0,
+                i.l2_bytes >> 20,
+                i.driver_version / 1000,
+                (i.driver_version % 1000) / 10,
+                i.arch()
+            );
+        }
+        Err(e) => println!("cuda: none: {e}"),
+    }
+    Ok(())
+}
+
+struct BenchArgs {
+    backend: BackendArg,
+    suites: Vec<String>,
+    size: Option<usize>,
+    precision: Option<String>,
+    strategies: Vec<String>,
+    coefficients: CoefficientsArg,
+    reps: Option<usize>,
+    json: Option<PathBuf>,
+}
+
+fn progress_bar(len: u64) -> ProgressBar {
+    let pb = ProgressBar::new(len);
+    pb.set_style(
+        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    pb
+}
+
+fn now_utc() -> String {
+    std::process::Command::new("date")
+        .args(["-u", "+%Y-%m-%dT%H:%M:%SZ"])
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default()
+}
+
+fn fill_meta(meta: &mut Meta) {
+    meta.fdlab_version = env!("CARGO_PKG_VERSION").into();
+    meta.git_sha = env!("FDLAB_GIT_SHA").into();
+    meta.date = now_utc();
+    meta.command = std::env::args().collect::<Vec<_>>().join(" ");
+}
+
+fn bench(a: BenchArgs) -> Result<()> {
+    for s in &a.suites {
+        check_suite(s)?;
+    }
+    if let Some(n) = a.size {
+        if !(9..=1 << 15).contains(&n) {
+            bail!("--size {n}: give 9 to 32768 points per axis (the 8th-order stencils need at least 9)");
+        }
+    }
+    let precision: Option<Precision> = a.precision.as_deref().map(str::parse).transpose()?;
+    let strategies: Vec<Strategy> = a
+        .strategies
+        .iter()
+        .map(|s| s.parse())
+        .collect::<Result<_, _>>()?;
+    let device = pick_backend(a.backend)?;
+    let target = if device.is_some() { Target::Cuda } else { Target::Cpu };
+    let suites: Vec<String> = if a.suites.is_empty() {
+        let mut v: Vec<String> = ["nvidia-derivative", "laplace-variants", "amd-laplacian"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        if target == Target::Cuda {
+            v.push("roofline".into());
+        }
+        v
+    } else {
+        a.suites.clone()
+    };
+    let sopts = SuiteOptions {
+        size: a.size,
+        precision,
+    };
+    let mut all = vec![];
+    for s in &suites {
+        all.extend(cases(s, target, &sopts)?);
+    }
+    let opts = RunOptions {
+        reps: a.reps.unwrap_or(if target == Target::Cuda { 20 } else { 10 }),
+        coefficients: match a.coefficients {
+            CoefficientsArg::Immediate => Coefficients::Immediate,
+            CoefficientsArg::Constant => Coefficients::Constant,
+        },
+        ..Default::default()
+    };
+    if opts.reps == 0 {
+        bail!("--reps 0: give at least 1 timed run");
+    }
+    // (case, strategy) jobs.
+    let jobs: Vec<(usize, Option<Strategy>)> = all
+        .iter()
+        .enumerate()
+        .flat_map(|(i, c)| match target {
+            Target::Cpu => vec![(i, None)],
+            Target::Cuda => c
+                .strategies
+                .iter()
+                .filter(|s| strategies.is_empty() || strategies.contains(s))
+                .map(|s| (i, Some(*s)))
+                .collect(),
+        })
+        .collect();
+    if jobs.is_empty() {
+        bail!("no case matches: check --suite, --strategy and --precision");
+    }
+    let copy_bytes = 1usize << 30;
+    eprintln!("fdlab bench: measuring copy bandwidth over 1 GiB ...");
+    let mut results: Vec<BenchResult> = vec![];
+    let mut failures = vec![];
+    let mut meta;
+    let pb;
+    match device {
+        None => {
+            let runner = CpuRunner::new(copy_bytes);
+            meta = runner.meta.clone();
+            eprintln!("copy bandwidth: {:.1} GB/s ({})", runner.copy_gbps, meta.copy_method);
+            pb = progress_bar(jobs.len() as u64);
+            for (i, _) in &jobs {
+                let c = &all[*i];
+                pb.set_message(format!("{} {} {}", c.suite, c.name, c.precision));
+                match runner.run(c, &opts) {
+                    Ok(r) => {
+                        pb.println(row(&r));
+                        results.push(r);
+                    }
+                    Err(e) => {
+                        pb.println(format!("FAILED {} {}: {e}", c.suite, c.name));
+                        failures.push(e.to_string());
+                    }
+                }
+                pb.inc(1);
+            }
+        }
+        Some(dev) => {
+            let runner = CudaRunner::new(dev, copy_bytes)?;
+            meta = runner.meta.clone();
+            eprintln!("copy bandwidth: {:.1} GB/s ({})", runner.copy_gbps, meta.copy_method);
+            pb = progress_bar(jobs.len() as u64);
+            for (i, s) in &jobs {
+                let c = &all[*i];
+                let s = s.expect("CUDA jobs carry a strategy");
+                pb.set_message(format!("{} {} {} {}", c.suite, c.name, c.precision, s));
+                match runner.run(c, s, &opts) {
+                    Ok(r) => {
+                        pb.println(row(&r));
+                        results.push(r);
+                    }
+                    Err(e) => {
+                        pb.println(format!("FAILED {} {} {s}: {e}", c.suite, c.name));
+                        failures.push(e.to_string());
+                    }
+                }
+                pb.inc(1);
+            }
+        }
+    }
+    pb.finish_and_clear();
+    fill_meta(&mut meta);
+    println!("\n{} ({}), copy bandwidth {:.1} GB/s", meta.device, meta.backend, meta.copy_gbps);
+    println!("{}", header());
+    for r in &results {
+        println!("{}", row(r));
+    }
+    if let Some(path) = &a.json {
+        let report = Report {
+            meta,
+            results,
+        };
+        write_json(path, &report)?;
+        eprintln!("wrote {}", path.display());
+    }
+    if !failures.is_empty() {
+        bail!("{} case(s) failed:\n  {}", failures.len(), failures.join("\n  "));
+    }
+    Ok(())
+}
+
+fn write_json<T: serde::Serialize>(path: &PathBuf, value: &T) -> Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    let text = serde_json::to_string_pretty(value)?;
+    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+}
+
+fn check(backend: BackendArg, json: Option<PathBuf>) -> Result<()> {
+    let device = pick_backend(backend)?;
+    let pb = progress_bar(0);
+    let mut progress = |done: usize, total: usize| {
+        pb.set_length(total as u64);
+        pb.set_position(done as u64);
+    };
+    let rows: Vec<CheckRow> = match &device {
+        None => check_cpu(&mut progress),
+        Some(dev) => {
+            eprintln!("fdlab check: compiling kernels for {} ...", dev.info.name);
+            check_cuda(dev, &Strategy::conformance_set(), &mut progress)?
+        }
+    };
+    pb.finish_and_clear();
+    let n_cases = fdlab_core::conformance::cases().len();
+    println!(
+        "conformance: {n_cases} cases (shapes × stencils × boundaries) per row, random inputs, NaN-poisoned outputs, every point compared with the CPU reference"
+    );
+    println!(
+        "{:<8} {:<32} {:<5} {:<10} {:>6} {:>7} {:>6}  result",
+        "backend", "strategy", "prec", "coeffs", "run", "passed", "n/a"
+    );
+    for r in &rows {
+        println!(
+            "{:<8} {:<32} {:<5} {:<10} {:>6} {:>7} {:>6}  {}",
+            r.backend,
+            r.strategy,
+            r.precision,
+            r.coefficients,
+            r.run,
+            r.passed,
+            r.not_applicable,
+            if r.ok() { "PASS" } else { "FAIL" }
+        );
+        for f in &r.failures {
+            println!("    {f}");
+        }
+    }
+    if let Some(path) = &json {
+        write_json(path, &rows)?;
+    }
+    let failed: usize = rows.iter().map(|r| r.run - r.passed).sum();
+    let run: usize = rows.iter().map(|r| r.run).sum();
+    if failed > 0 {
+        bail!("{failed} of {run} checks failed");
+    }
+    println!("all {run} checks passed");
+    Ok(())
+}

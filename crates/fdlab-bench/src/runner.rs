@@ -1,0 +1,420 @@
+//! Running cases: the CPU runner (fast executor, timed with the wall clock) and the CUDA runner
+//! (generated kernels, timed with CUDA events), both checking every output against the CPU.
+
+use crate::report::{BenchResult, Meta, Timing};
+use crate::suites::Case;
+use fdlab_core::{compare, max_abs, Field, Precision, Scalar};
+use fdlab_cpu::Par;
+use fdlab_cuda::codegen::{generate, KernelSpec};
+use fdlab_cuda::{Coefficients, CudaScalar, Device, Input, Strategy};
+use rayon::prelude::*;
+use std::time::Instant;
+
+/// Why a case failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BenchError {
+    /// Bad model input.
+    #[error(transparent)]
+    Model(#[from] fdlab_core::Error),
+    /// CUDA failure.
+    #[error(transparent)]
+    Cuda(#[from] fdlab_cuda::Error),
+    /// The output disagreed with the CPU.
+    #[error("{case} ({strategy}): output differs from the CPU: {detail}")]
+    Mismatch {
+        /// Case.
+        case: String,
+        /// Strategy.
+        strategy: String,
+        /// The first mismatch.
+        detail: String,
+    },
+}
+
+/// Knobs for a run.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Timed runs per case (median reported).
+    pub reps: usize,
+    /// Untimed runs first.
+    pub warmup: usize,
+    /// Grids up to this many points are checked against the slow reference; larger ones
+    /// against the CPU fast executor (itself tested against the reference).
+    pub reference_limit: usize,
+    /// Check against the CPU at all (the GPU path always compares unless this is false).
+    pub check: bool,
+    /// Literal weights or `__constant__` memory (CUDA).
+    pub coefficients: Coefficients,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            reps: 20,
+            warmup: 3,
+            reference_limit: 1 << 22,
+            check: true,
+            coefficients: Coefficients::Immediate,
+        }
+    }
+}
+
+fn base_result(case: &Case, backend: &str, strategy: &str) -> BenchResult {
+    BenchResult {
+        suite: case.suite.to_string(),
+        case: case.name.clone(),
+        backend: backend.into(),
+        strategy: strategy.into(),
+        precision: case.precision.name().into(),
+        shape: case.grid.shape(),
+        bytes: case.bytes,
+        flops: case.flops(),
+        latency_bound: case.latency_bound,
+        note: case.note.clone(),
+        ..Default::default()
+    }
+}
+
+/// The CPU's answer for `case` on `input`: the reference for small grids, else the fast executor.
+fn cpu_answer<T: Scalar>(
+    case: &Case,
+    input: &Field<T>,
+    opts: &RunOptions,
+) -> Result<(Vec<Field<T>>, &'static str), BenchError> {
+    let mut outs: Vec<Field<T>> = case.stencils.iter().map(|_| Field::nan(&case.grid)).collect();
+    let mut views: Vec<_> = outs.iter_mut().map(|f| f.view_mut()).collect();
+    let used = if case.grid.len() <= opts.reference_limit {
+        fdlab_cpu::reference::apply(&case.stencils, case.boundary, input.view(), &mut views)?;
+        "cpu-reference"
+    } else {
+        fdlab_cpu::fast::apply(
+            &case.stencils,
+            case.boundary,
+            input.view(),
+            &mut views,
+            Par::Rayon,
+        )?;
+        "cpu-fast"
+    };
+    drop(views);
+    Ok((outs, used))
+}
+
+/// Compares `got` with `want` at every point (in parallel over planes).
+fn check_outputs<T: Scalar>(
+    case: &Case,
+    strategy: &str,
+    input: &Field<T>,
+    got: &[Vec<T>],
+    want: &[Field<T>],
+) -> Result<(), BenchError> {
+    let region = case.boundary.check(&case.grid, &case.stencils)?;
+    let amp = max_abs(input.as_slice());
+    for (o, s) in case.stencils.iter().enumerate() {
+        compare(&case.grid, region, &got[o], want[o].as_slice(), s.abs_sum() * amp).map_err(
+            |m| BenchError::Mismatch {
+                case: case.name.clone(),
+                strategy: strategy.into(),
+                detail: format!("output {o}: {m}"),
+            },
+        )?;
+    }
+    Ok(())
+}
+
+/// Errors of the outputs against the analytic answer (the worst output's RMS and MAX).
+fn analytic_errors<T: Scalar>(case: &Case, got: &[Vec<T>]) -> Result<(f64, f64), BenchError> {
+    let region = case.boundary.check(&case.grid, &case.stencils)?;
+    let mut rms = 0.0f64;
+    let mut max = 0.0f64;
+    for (o, exact) in case.exact.iter().enumerate() {
+        let e = exact.errors(&case.grid, region, &got[o]);
+        rms = rms.max(e.rms);
+        max = if e.max.is_nan() { f64::NAN } else { max.max(e.max) };
+    }
+    Ok((rms, max))
+}
+
+/// CPU peak arithmetic estimate: cores × clock × SIMD lanes (AVX2) × 2 FMA units × 2.
+pub fn cpu_peak_gflops(p: Precision) -> f64 {
+    let mhz = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("cpu MHz"))
+                .and_then(|l| l.split(':').nth(1))
+                .and_then(|v| v.trim().parse::<f64>().ok())
+        })
+        .unwrap_or(2500.0);
+    let lanes = match p {
+        Precision::F32 => 8.0,
+        Precision::F64 => 4.0,
+    };
+    rayon::current_num_threads() as f64 * mhz * 1e-3 * lanes * 2.0 * 2.0
+}
+
+/// CPU model name.
+pub fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|v| v.trim().to_string())
+        })
+        .unwrap_or_else(|| std::env::consts::ARCH.to_string())
+}
+
+/// Parallel copy bandwidth of the CPU (GB/s, read + write) over `bytes`, median of `reps`.
+pub fn cpu_copy_gbps(bytes: usize, reps: usize) -> Timing {
+    let n = bytes / 8;
+    let src: Vec<f64> = (0..n).into_par_iter().map(|i| i as f64).collect();
+    let mut dst = vec![0.0f64; n];
+    let chunk = (n / (rayon::current_num_threads() * 16)).max(1 << 16);
+    let mut times = vec![];
+    for r in 0..reps + 1 {
+        let t = Instant::now();
+        dst.par_chunks_mut(chunk)
+            .zip(src.par_chunks(chunk))
+            .for_each(|(d, s)| d.copy_from_slice(s));
+        let ms = t.elapsed().as_secs_f64() * 1e3;
+        if r > 0 {
+            times.push(ms);
+        }
+    }
+    std::hint::black_box(&dst);
+    Timing::of(&times)
+}
+
+/// Runs cases on the CPU's fast executor.
+pub struct CpuRunner {
+    /// Copy bandwidth measured at start, GB/s.
+    pub copy_gbps: f64,
+    /// Metadata for the report.
+    pub meta: Meta,
+}
+
+impl CpuRunner {
+    /// Measures the copy bandwidth over `copy_bytes` and fills the metadata.
+    pub fn new(copy_bytes: usize) -> CpuRunner {
+        let t = cpu_copy_gbps(copy_bytes, 10);
+        let copy_gbps = 2.0 * copy_bytes as f64 / (t.median * 1e-3) / 1e9;
+        let cpu = cpu_model();
+        CpuRunner {
+            copy_gbps,
+            meta: Meta {
+                backend: "cpu".into(),
+                device: cpu.clone(),
+                cpu,
+                threads: rayon::current_num_threads(),
+                copy_gbps,
+                copy_method: format!(
+                    "parallel copy_from_slice of {:.2} GiB over {} threads, median of {}",
+                    copy_bytes as f64 / 1073741824.0,
+                    rayon::current_num_threads(),
+                    t.runs
+                ),
+                peak_gflops_f32: cpu_peak_gflops(Precision::F32),
+                peak_gflops_f64: cpu_peak_gflops(Precision::F64),
+                ..Default::default()
+            },
+        }
+    }
+
+    /// Runs one case.
+    pub fn run(&self, case: &Case, opts: &RunOptions) -> Result<BenchResult, BenchError> {
+        match case.precision {
+            Precision::F32 => self.run_typed::<f32>(case, opts),
+            Precision::F64 => self.run_typed::<f64>(case, opts),
+        }
+    }
+
+    fn run_typed<T: Scalar>(&self, case: &Case, opts: &RunOptions) -> Result<BenchResult, BenchError> {
+        let mut r = base_result(case, "cpu", "cpu-fast");
+        let input: Field<T> = case.input.field(&case.grid);
+        let mut outs: Vec<Field<T>> = case.stencils.iter().map(|_| Field::nan(&case.grid)).collect();
+        let mut times = vec![];
+        for rep in 0..opts.warmup.min(1) + opts.reps {
+            let mut views: Vec<_> = outs.iter_mut().map(|f| f.view_mut()).collect();
+            let t = Instant::now();
+            fdlab_cpu::fast::apply(
+                &case.stencils,
+                case.boundary,
+                input.view(),
+                &mut views,
+                Par::Rayon,
+            )?;
+            if rep >= opts.warmup.min(1) {
+                times.push(t.elapsed().as_secs_f64() * 1e3);
+            }
+        }
+        let got: Vec<Vec<T>> = outs.into_iter().map(|f| f.into_vec()).collect();
+        if opts.check && case.grid.len() <= opts.reference_limit {
+            let (want, used) = cpu_answer(case, &input, opts)?;
+            check_outputs(case, "cpu-fast", &input, &got, &want)?;
+            r.checked = true;
+            r.checked_against = used.into();
+        }
+        let (rms, max) = analytic_errors(case, &got)?;
+        r.rms_error = rms;
+        r.max_error = max;
+        r.time_ms = Timing::of(&times);
+        let peak = match case.precision {
+            Precision::F32 => self.meta.peak_gflops_f32,
+            Precision::F64 => self.meta.peak_gflops_f64,
+        };
+        r.derive(self.copy_gbps, peak);
+        Ok(r)
+    }
+}
+
+/// Runs cases on a CUDA device.
+pub struct CudaRunner {
+    /// The device.
+    pub device: Device,
+    /// Copy bandwidth measured at start, GB/s.
+    pub copy_gbps: f64,
+    /// Metadata for the report.
+    pub meta: Meta,
+}
+
+impl CudaRunner {
+    /// Opens the device and measures `cuMemcpyDtoD` over `copy_bytes`.
+    pub fn new(device: Device, copy_bytes: usize) -> Result<CudaRunner, BenchError> {
+        let times = device.copy_times(copy_bytes, 3, 20)?;
+        let t = Timing::of(&times);
+        let copy_gbps = 2.0 * copy_bytes as f64 / (t.median * 1e-3) / 1e9;
+        let i = &device.info;
+        let lanes = |p: Precision| match (p, i.compute_capability) {
+            (Precision::F32, _) => 128.0,
+            (Precision::F64, (9, 0)) | (Precision::F64, (8, 0)) => 64.0,
+            (Precision::F64, _) => 2.0,
+        };
+        let peak = |p| i.sm_count as f64 * i.sm_clock_khz as f64 * 1e-6 * lanes(p) * 2.0;
+        let meta = Meta {
+            backend: "cuda".into(),
+            device: i.name.clone(),
+            driver: format!("{}.{}", i.driver_version / 1000, (i.driver_version % 1000) / 10),
+            device_details: format!(
+                "sm_{}{}, {} SMs, SM clock {} MHz, memory clock {} MHz, bus {} bits, L2 {} MiB, {:.1} GiB",
+                i.compute_capability.0,
+                i.compute_capability.1,
+                i.sm_count,
+                i.sm_clock_khz / 1000,
+                i.memory_clock_khz / 1000,
+                i.bus_width_bits,
+                i.l2_bytes >> 20,
+                i.total_memory as f64 / 1073741824.0
+            ),
+            cpu: cpu_model(),
+            threads: rayon::current_num_threads(),
+            copy_gbps,
+            copy_method: format!(
+                "cuMemcpyDtoD of {:.2} GiB, bytes read + written, median of {} (min {:.3} ms, max {:.3} ms)",
+                copy_bytes as f64 / 1073741824.0,
+                t.runs,
+                t.min,
+                t.max
+            ),
+            peak_gflops_f32: peak(Precision::F32),
+            peak_gflops_f64: peak(Precision::F64),
+            ..Default::default()
+        };
+        Ok(CudaRunner {
+            device,
+            copy_gbps,
+            meta,
+        })
+    }
+
+    /// Runs one case with one strategy.
+    pub fn run(
+        &self,
+        case: &Case,
+        strategy: Strategy,
+        opts: &RunOptions,
+    ) -> Result<BenchResult, BenchError> {
+        match case.precision {
+            Precision::F32 => self.run_typed::<f32>(case, strategy, opts),
+            Precision::F64 => self.run_typed::<f64>(case, strategy, opts),
+        }
+    }
+
+    fn run_typed<T: CudaScalar>(
+        &self,
+        case: &Case,
+        strategy: Strategy,
+        opts: &RunOptions,
+    ) -> Result<BenchResult, BenchError> {
+        let dev = &self.device;
+        let name = strategy.name();
+        let mut r = base_result(case, "cuda", &name);
+        case.boundary.check(&case.grid, &case.stencils)?;
+        let src = generate(&KernelSpec {
+            stencils: &case.stencils,
+            boundary: case.boundary,
+            precision: case.precision,
+            strategy,
+            coefficients: opts.coefficients,
+        })
+        .map_err(fdlab_cuda::Error::from)?;
+        let kernel = dev.kernel(&src)?;
+        dev.check_limits(&kernel, case.grid.shape())?;
+        let n = case.grid.len();
+        dev.ensure_free(((1 + case.stencils.len()) * n * case.precision.size()) as u64)?;
+        let input: Field<T> = case.input.field(&case.grid);
+        let d_in = dev.upload(input.as_slice())?;
+        let poison: Vec<T> = vec![T::nan(); n];
+        let mut d_out = Vec::new();
+        for _ in &case.stencils {
+            d_out.push(dev.upload(&poison)?);
+        }
+        drop(poison);
+        let tex = if src.input == fdlab_cuda::codegen::InputKind::Texture {
+            Some(dev.texture(&d_in)?)
+        } else {
+            None
+        };
+        let inp = Input {
+            buffer: &d_in,
+            texture: tex.as_ref(),
+        };
+        dev.set_constants::<T>(&kernel)?;
+        let shape = case.grid.shape();
+        dev.launch(&kernel, &inp, &mut d_out, shape)?;
+        dev.synchronize()?;
+        let got: Vec<Vec<T>> = d_out
+            .iter()
+            .map(|b| dev.download(b))
+            .collect::<Result<_, _>>()?;
+        if opts.check {
+            let (want, used) = cpu_answer(case, &input, opts)?;
+            check_outputs(case, &name, &input, &got, &want)?;
+            r.checked = true;
+            r.checked_against = used.into();
+        }
+        let (rms, max) = analytic_errors(case, &got)?;
+        r.rms_error = rms;
+        r.max_error = max;
+        drop(got);
+        let times = dev.time(opts.warmup, opts.reps, || {
+            dev.launch(&kernel, &inp, &mut d_out, shape)
+        })?;
+        r.time_ms = Timing::of(&times);
+        if case.latency_bound {
+            let g = dev.graph_times(100, opts.reps, || dev.launch(&kernel, &inp, &mut d_out, shape))?;
+            r.graph_us = Some(Timing::of(&g).median * 1e3);
+        }
+        let peak = match case.precision {
+            Precision::F32 => self.meta.peak_gflops_f32,
+            Precision::F64 => self.meta.peak_gflops_f64,
+        };
+        r.derive(self.copy_gbps, peak);
+        if opts.coefficients == Coefficients::Constant {
+            r.strategy = format!("{name}+const");
+        }
+        Ok(r)
+    }
+}

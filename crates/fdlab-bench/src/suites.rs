@@ -1,0 +1,405 @@
+//! The benchmark suites: the published experiments, as lists of cases.
+
+use crate::analytic::{cosine_along, sine_gradient, sine_product, Separable};
+use fdlab_core::{Axis, Boundary, Error, Grid, Precision, Stencil};
+use fdlab_cuda::Strategy;
+use std::f64::consts::PI;
+
+/// Which backend the cases are for (sizes and strategies differ).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    /// The CPU: one "strategy", the fast executor.
+    Cpu,
+    /// A CUDA GPU: several strategies per case.
+    Cuda,
+}
+
+/// One benchmark case: a stencil on a grid with an analytic answer.
+#[derive(Debug, Clone)]
+pub struct Case {
+    /// Suite name.
+    pub suite: &'static str,
+    /// Case name within the suite.
+    pub name: String,
+    /// The grid.
+    pub grid: Grid,
+    /// Stencils (several: a fused gradient).
+    pub stencils: Vec<Stencil>,
+    /// Boundary.
+    pub boundary: Boundary,
+    /// Element type.
+    pub precision: Precision,
+    /// The input function.
+    pub input: Separable,
+    /// The exact answer, one per stencil.
+    pub exact: Vec<Separable>,
+    /// Minimum bytes moved per application.
+    pub bytes: u64,
+    /// Small grid: a latency figure, not a bandwidth claim.
+    pub latency_bound: bool,
+    /// GPU strategies to run (ignored on the CPU).
+    pub strategies: Vec<Strategy>,
+    /// Anything worth saying in the result's note.
+    pub note: String,
+}
+
+impl Case {
+    /// Floating-point operations per application: 2 per tap per computed point.
+    pub fn flops(&self) -> u64 {
+        let region = self
+            .boundary
+            .check(&self.grid, &self.stencils)
+            .map(|r| r.len())
+            .unwrap_or(0) as u64;
+        self.stencils
+            .iter()
+            .map(|s| 2 * s.taps().len() as u64 * region)
+            .sum()
+    }
+}
+
+/// Suite names `fdlab bench --suite` accepts.
+pub const SUITES: [&str; 4] = [
+    "nvidia-derivative",
+    "laplace-variants",
+    "amd-laplacian",
+    "roofline",
+];
+
+/// Options that shape the case lists.
+#[derive(Debug, Clone, Default)]
+pub struct SuiteOptions {
+    /// Replace the suite's sizes with this one (n per axis).
+    pub size: Option<usize>,
+    /// Only this precision.
+    pub precision: Option<Precision>,
+}
+
+/// Bytes of a periodic stencil: the input read once, each output written once.
+pub fn periodic_bytes(grid: &Grid, outputs: usize, p: Precision) -> u64 {
+    ((1 + outputs) * grid.len() * p.size()) as u64
+}
+
+/// AMD's byte count for an interior 7-point Laplacian: every point but the 8 corners and the
+/// 12 edges is fetched, every interior point written.
+pub fn amd_bytes(grid: &Grid, p: Precision) -> u64 {
+    let [nx, ny, nz] = grid.shape();
+    let s = p.size() as u64;
+    let n = (nx * ny * nz) as u64;
+    let fetch = n - 8 - 4 * (nx as u64 - 2) - 4 * (ny as u64 - 2) - 4 * (nz as u64 - 2);
+    let write = ((nx - 2) * (ny - 2) * (nz - 2)) as u64;
+    (fetch + write) * s
+}
+
+fn unknown_suite(name: &str) -> Error {
+    Error::Unknown {
+        kind: "suite",
+        name: name.into(),
+        valid: SUITES.iter().map(|s| s.to_string()).collect(),
+    }
+}
+
+/// Checks a suite name.
+pub fn check_suite(name: &str) -> Result<(), Error> {
+    if SUITES.contains(&name) {
+        Ok(())
+    } else {
+        Err(unknown_suite(name))
+    }
+}
+
+fn precisions(opts: &SuiteOptions, default: &[Precision]) -> Vec<Precision> {
+    match opts.precision {
+        Some(p) => vec![p],
+        None => default.to_vec(),
+    }
+}
+
+fn sizes(opts: &SuiteOptions, default: &[usize]) -> Vec<usize> {
+    match opts.size {
+        Some(n) => vec![n],
+        None => default.to_vec(),
+    }
+}
+
+/// The cases of `suite` for `target`.
+pub fn cases(suite: &str, target: Target, opts: &SuiteOptions) -> Result<Vec<Case>, Error> {
+    match suite {
+        "nvidia-derivative" => nvidia_derivative(target, opts),
+        "laplace-variants" => laplace_variants(target, opts),
+        "amd-laplacian" => amd_laplacian(target, opts),
+        "roofline" => roofline(target, opts),
+        _ => Err(unknown_suite(suite)),
+    }
+}
+
+fn derivative_case(
+    suite: &'static str,
+    n: usize,
+    axis: Axis,
+    p: Precision,
+    published_grid: bool,
+    strategies: Vec<Strategy>,
+) -> Result<Case, Error> {
+    // fdlab's periodic grid: n points, spacing 1/n. NVIDIA's: spacing 1/(n−1), first point at −h,
+    // so the last point repeats the first.
+    let h = if published_grid {
+        1.0 / (n as f64 - 1.0)
+    } else {
+        1.0 / n as f64
+    };
+    let grid = Grid::new(&[n, n, n], &[h, h, h])?;
+    let a = axis.index();
+    let (input, exact) = cosine_along(&grid, a, if published_grid { 1.0 } else { 0.0 });
+    let stencil = Stencil::derivative(&grid, axis, 1, 8)?;
+    let name = format!(
+        "d1{}-8th{}",
+        axis.name(),
+        if published_grid { "-published-grid" } else { "" }
+    );
+    Ok(Case {
+        suite,
+        name,
+        bytes: periodic_bytes(&grid, 1, p),
+        latency_bound: n <= 128,
+        grid,
+        stencils: vec![stencil],
+        boundary: Boundary::Periodic,
+        precision: p,
+        input,
+        exact: vec![exact],
+        strategies,
+        note: if published_grid {
+            "NVIDIA's grid: spacing 1/(n-1), endpoint repeated".into()
+        } else {
+            String::new()
+        },
+    })
+}
+
+fn nvidia_derivative(target: Target, opts: &SuiteOptions) -> Result<Vec<Case>, Error> {
+    let strategies = vec![
+        Strategy::PENCIL_SMALL,
+        Strategy::PENCIL_LONG,
+        Strategy::READ_ONLY,
+    ];
+    let default_sizes: &[usize] = match target {
+        Target::Cpu => &[64, 512],
+        Target::Cuda => &[64, 256, 512],
+    };
+    let mut out = vec![];
+    for p in precisions(opts, &[Precision::F32]) {
+        for n in sizes(opts, default_sizes) {
+            for axis in Axis::ALL {
+                out.push(derivative_case(
+                    "nvidia-derivative",
+                    n,
+                    axis,
+                    p,
+                    false,
+                    strategies.clone(),
+                )?);
+            }
+            if n == 64 {
+                out.push(derivative_case(
+                    "nvidia-derivative",
+                    n,
+                    Axis::X,
+                    p,
+                    true,
+                    strategies.clone(),
+                )?);
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn laplace_variants(target: Target, opts: &SuiteOptions) -> Result<Vec<Case>, Error> {
+    let _ = target;
+    let mut out = vec![];
+    for p in precisions(opts, &[Precision::F32]) {
+        // 1-D, 3 points.
+        let n1 = opts.size.map(|n| n * n).unwrap_or(1 << 24);
+        let g1 = Grid::unit(&[n1])?;
+        let (input, exact) = sine_product(&g1, 2.0 * PI);
+        out.push(Case {
+            suite: "laplace-variants",
+            name: "lap1d-3pt".into(),
+            bytes: periodic_bytes(&g1, 1, p),
+            latency_bound: false,
+            stencils: vec![Stencil::laplacian(&g1, 2)?],
+            grid: g1,
+            boundary: Boundary::Periodic,
+            precision: p,
+            input,
+            exact: vec![exact],
+            strategies: variants([256, 1, 1]),
+            note: String::new(),
+        });
+        for n in sizes(opts, &[1024, 2048, 4096, 8192]) {
+            let g = Grid::unit(&[n, n])?;
+            let (input, exact) = sine_product(&g, 2.0 * PI);
+            out.push(Case {
+                suite: "laplace-variants",
+                name: "lap2d-5pt".into(),
+                bytes: periodic_bytes(&g, 1, p),
+                latency_bound: n < 1024,
+                stencils: vec![Stencil::laplacian(&g, 2)?],
+                grid: g,
+                boundary: Boundary::Periodic,
+                precision: p,
+                input,
+                exact: vec![exact],
+                strategies: variants([32, 8, 1]),
+                note: String::new(),
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// The tutorial's four variants with one block shape.
+fn variants(block: [u32; 3]) -> Vec<Strategy> {
+    vec![
+        Strategy::Naive { block },
+        Strategy::ReadOnly { block },
+        Strategy::Texture { block },
+        Strategy::SharedTile {
+            bx: block[0].min(32),
+            by: if block[1] > 1 { block[1] } else { 1 },
+        },
+    ]
+}
+
+/// The AMD lab notes' interior Laplacian on the unit cube (spacing 1/(n−1)), any order.
+pub fn interior_laplacian_case(
+    suite: &'static str,
+    n: usize,
+    accuracy: usize,
+    p: Precision,
+    strategies: Vec<Strategy>,
+) -> Result<Case, Error> {
+    let h = 1.0 / (n as f64 - 1.0);
+    let grid = Grid::new(&[n, n, n], &[h, h, h])?;
+    let (input, exact) = sine_product(&grid, PI);
+    let stencil = Stencil::laplacian(&grid, accuracy)?;
+    let bytes = if accuracy == 2 {
+        amd_bytes(&grid, p)
+    } else {
+        // Wider stencils: every point read once, the interior written once.
+        let r = stencil.radius()[0];
+        let interior = (n - 2 * r).pow(3);
+        ((grid.len() + interior) * p.size()) as u64
+    };
+    Ok(Case {
+        suite,
+        name: format!("lap3d-{}pt", stencil.taps().len()),
+        bytes,
+        latency_bound: n <= 128,
+        grid,
+        stencils: vec![stencil],
+        boundary: Boundary::Dirichlet,
+        precision: p,
+        input,
+        exact: vec![exact],
+        strategies,
+        note: String::new(),
+    })
+}
+
+fn amd_laplacian(target: Target, opts: &SuiteOptions) -> Result<Vec<Case>, Error> {
+    let strategies = vec![
+        Strategy::AMD_BASELINE,
+        Strategy::AMD_PPT,
+        Strategy::READ_ONLY,
+    ];
+    let (default_sizes, default_p): (&[usize], &[Precision]) = match target {
+        Target::Cpu => (&[512], &[Precision::F64]),
+        Target::Cuda => (&[512, 1024], &[Precision::F64, Precision::F32]),
+    };
+    let mut out = vec![];
+    for p in precisions(opts, default_p) {
+        for n in sizes(opts, default_sizes) {
+            out.push(interior_laplacian_case(
+                "amd-laplacian",
+                n,
+                2,
+                p,
+                strategies.clone(),
+            )?);
+        }
+    }
+    Ok(out)
+}
+
+fn roofline(target: Target, opts: &SuiteOptions) -> Result<Vec<Case>, Error> {
+    let mut out = vec![];
+    let fast3d = crate::tuned_defaults();
+    let n3 = opts.size.unwrap_or(512);
+    for p in precisions(opts, &[Precision::F64, Precision::F32]) {
+        let sizes3: Vec<usize> = match (target, opts.size) {
+            (_, Some(n)) => vec![n],
+            (Target::Cpu, None) => vec![512],
+            (Target::Cuda, None) => vec![512, 1024],
+        };
+        for n in sizes3 {
+            out.push(interior_laplacian_case("roofline", n, 2, p, fast3d.clone())?);
+        }
+        out.push(interior_laplacian_case("roofline", n3, 8, p, fast3d.clone())?);
+    }
+    for p in precisions(opts, &[Precision::F32]) {
+        for axis in Axis::ALL {
+            out.push(derivative_case(
+                "roofline",
+                n3,
+                axis,
+                p,
+                false,
+                vec![Strategy::PENCIL_LONG, Strategy::READ_ONLY],
+            )?);
+        }
+        let grid = Grid::unit(&[n3, n3, n3])?;
+        let (input, exact) = sine_gradient(&grid);
+        out.push(Case {
+            suite: "roofline",
+            name: "gradient-8th".into(),
+            bytes: periodic_bytes(&grid, 3, p),
+            latency_bound: false,
+            stencils: Stencil::gradient(&grid, 8)?,
+            grid,
+            boundary: Boundary::Periodic,
+            precision: p,
+            input,
+            exact,
+            strategies: vec![Strategy::READ_ONLY, Strategy::SHARED],
+            note: "bytes: 1 read + 3 writes".into(),
+        });
+        let n2 = opts.size.map(|n| n * 16).unwrap_or(8192);
+        let g2 = Grid::unit(&[n2, n2])?;
+        let (input, exact) = sine_product(&g2, 2.0 * PI);
+        out.push(Case {
+            suite: "roofline",
+            name: "lap2d-5pt".into(),
+            bytes: periodic_bytes(&g2, 1, p),
+            latency_bound: false,
+            stencils: vec![Stencil::laplacian(&g2, 2)?],
+            grid: g2,
+            boundary: Boundary::Periodic,
+            precision: p,
+            input,
+            exact: vec![exact],
+            strategies: vec![Strategy::ReadOnly { block: [128, 2, 1] }],
+            note: String::new(),
+        });
+        out.push(derivative_case(
+            "roofline",
+            64,
+            Axis::X,
+            p,
+            false,
+            vec![Strategy::PENCIL_SMALL, Strategy::READ_ONLY],
+        )?);
+    }
+    Ok(out)
+}

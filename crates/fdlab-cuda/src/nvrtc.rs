@@ -1,0 +1,64 @@
+//! NVRTC: CUDA C → PTX at run time, with a clear error when the library is missing or the
+//! source is wrong.
+
+use crate::{Error, Result};
+use cudarc::nvrtc::{CompileError, CompileOptions, Ptx};
+use std::path::PathBuf;
+
+/// Whether libnvrtc can be loaded (cudarc panics on first use otherwise, so ask first).
+pub fn available() -> bool {
+    // SAFETY: only tries to dlopen the library by its usual names.
+    unsafe { cudarc::nvrtc::sys::is_culib_present() }
+}
+
+/// Where a source that failed to compile is written: `$FDLAB_DUMP_SOURCE` if set, else the
+/// system temporary folder.
+fn failure_path(name: &str) -> PathBuf {
+    let dir = std::env::var_os("FDLAB_DUMP_SOURCE")
+        .map(PathBuf::from)
+        .unwrap_or_else(std::env::temp_dir);
+    dir.join(format!("{name}.cu"))
+}
+
+/// Writes `source` to `$FDLAB_DUMP_SOURCE/<name>.cu` when that variable is set.
+pub fn dump(name: &str, source: &str) {
+    if let Some(dir) = std::env::var_os("FDLAB_DUMP_SOURCE") {
+        let dir = PathBuf::from(dir);
+        let _ = std::fs::create_dir_all(&dir);
+        let _ = std::fs::write(dir.join(format!("{name}.cu")), source);
+    }
+}
+
+/// Compiles `source` (named `name` in errors) for `arch` (e.g. `sm_90`).
+pub fn compile(name: &str, source: &str, arch: &'static str) -> Result<Ptx> {
+    if !available() {
+        return Err(Error::NoNvrtc {
+            reason: "libnvrtc could not be loaded".into(),
+        });
+    }
+    dump(name, source);
+    let opts = CompileOptions {
+        arch: Some(arch),
+        options: vec!["--std=c++17".into(), "-default-device".into()],
+        name: Some(format!("{name}.cu")),
+        ..Default::default()
+    };
+    cudarc::nvrtc::compile_ptx_with_opts(source, opts).map_err(|e| {
+        let path = failure_path(name);
+        let _ = std::fs::create_dir_all(path.parent().unwrap_or(&PathBuf::from(".")));
+        let written = std::fs::write(&path, source).is_ok();
+        let log = match e {
+            CompileError::CompileError { log, .. } => log.to_string_lossy().into_owned(),
+            other => format!("{other:?}"),
+        };
+        Error::Compile {
+            name: name.to_string(),
+            log,
+            source_path: if written {
+                path.display().to_string()
+            } else {
+                format!("(could not write {})", path.display())
+            },
+        }
+    })
+}

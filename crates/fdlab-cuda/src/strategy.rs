@@ -1,0 +1,268 @@
+//! Kernel strategies: how a stencil is mapped onto threads, blocks and memory.
+
+use fdlab_core::{Error as CoreError, Stencil};
+use std::fmt;
+
+/// Where a pointwise kernel reads its input from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LoadPath {
+    /// Plain global loads.
+    Global,
+    /// `__ldg`: the read-only data cache.
+    ReadOnly,
+    /// A texture object over the linear input buffer.
+    Texture,
+}
+
+/// How stencil weights reach the kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Coefficients {
+    /// Compile-time literals in the generated source (the compiler folds them into the FMAs).
+    #[default]
+    Immediate,
+    /// A `__constant__` array filled before launch, as NVIDIA's published kernels do.
+    Constant,
+}
+
+/// A kernel strategy. Every strategy loops over its tiles, so any grid size works.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Strategy {
+    /// One point per thread, a 3-D block, plain global loads: the fall-back and the baseline.
+    Naive {
+        /// Threads per block along x, y, z.
+        block: [u32; 3],
+    },
+    /// As [`Strategy::Naive`], reading through `__ldg`.
+    ReadOnly {
+        /// Threads per block along x, y, z.
+        block: [u32; 3],
+    },
+    /// As [`Strategy::Naive`], reading through a texture object.
+    Texture {
+        /// Threads per block along x, y, z.
+        block: [u32; 3],
+    },
+    /// An xy tile with its halo in shared memory; z neighbours read from global memory.
+    SharedTile {
+        /// Tile width (threads along x).
+        bx: u32,
+        /// Tile height (threads along y).
+        by: u32,
+    },
+    /// NVIDIA's pencils for a stencil along one axis: a tile of `lines` pencils of `length`
+    /// points plus halo in shared memory; block `threads_along × threads_across` (x first for
+    /// an x stencil, across-x first otherwise), several points per thread when the block is
+    /// smaller than the tile.
+    Pencil {
+        /// Points along the stencil axis per tile.
+        length: u32,
+        /// Pencils (lines) per tile.
+        lines: u32,
+        /// Threads along the stencil axis.
+        threads_along: u32,
+        /// Threads across.
+        threads_across: u32,
+    },
+    /// AMD's first optimisation: several consecutive z points per thread, loads issued in
+    /// ascending address order.
+    PointsPerThread {
+        /// Threads per block along x, y, z.
+        block: [u32; 3],
+        /// Consecutive z points per thread.
+        points: u32,
+    },
+}
+
+impl Strategy {
+    /// Default naive kernel: 32×4×2 threads.
+    pub const NAIVE: Strategy = Strategy::Naive { block: [32, 4, 2] };
+    /// Default read-only kernel.
+    pub const READ_ONLY: Strategy = Strategy::ReadOnly { block: [32, 4, 2] };
+    /// Default texture kernel.
+    pub const TEXTURE: Strategy = Strategy::Texture { block: [32, 4, 2] };
+    /// Default shared tile: 32×8.
+    pub const SHARED: Strategy = Strategy::SharedTile { bx: 32, by: 8 };
+    /// NVIDIA's small pencils: 64 points × 4 pencils, one point per thread.
+    pub const PENCIL_SMALL: Strategy = Strategy::Pencil {
+        length: 64,
+        lines: 4,
+        threads_along: 64,
+        threads_across: 4,
+    };
+    /// NVIDIA's long pencils: 64 points × 32 pencils, block 32×8 (8 points per thread).
+    pub const PENCIL_LONG: Strategy = Strategy::Pencil {
+        length: 64,
+        lines: 32,
+        threads_along: 8,
+        threads_across: 32,
+    };
+    /// AMD's baseline: one point per thread, block 256×1×1.
+    pub const AMD_BASELINE: Strategy = Strategy::Naive { block: [256, 1, 1] };
+    /// AMD's several points per thread (4 along z), block 256×1×1.
+    pub const AMD_PPT: Strategy = Strategy::PointsPerThread {
+        block: [256, 1, 1],
+        points: 4,
+    };
+
+    /// The strategies the conformance suite checks.
+    pub fn conformance_set() -> Vec<Strategy> {
+        vec![
+            Strategy::NAIVE,
+            Strategy::READ_ONLY,
+            Strategy::TEXTURE,
+            Strategy::SHARED,
+            Strategy::PENCIL_SMALL,
+            Strategy::PENCIL_LONG,
+            Strategy::AMD_BASELINE,
+            Strategy::AMD_PPT,
+            // Odd tile sizes catch tiling arithmetic that only works for powers of two.
+            Strategy::SharedTile { bx: 24, by: 5 },
+            Strategy::Pencil {
+                length: 40,
+                lines: 6,
+                threads_along: 8,
+                threads_across: 3,
+            },
+        ]
+    }
+
+    /// Threads per block.
+    pub fn threads(&self) -> u32 {
+        match *self {
+            Strategy::Naive { block }
+            | Strategy::ReadOnly { block }
+            | Strategy::Texture { block }
+            | Strategy::PointsPerThread { block, .. } => block.iter().product(),
+            Strategy::SharedTile { bx, by } => bx * by,
+            Strategy::Pencil {
+                threads_along,
+                threads_across,
+                ..
+            } => threads_along * threads_across,
+        }
+    }
+
+    /// Whether this strategy can run `stencils`; the error says why not.
+    pub fn supports(&self, stencils: &[Stencil]) -> Result<(), String> {
+        if stencils.is_empty() {
+            return Err("no stencil".into());
+        }
+        let t = self.threads();
+        if t == 0 || t > 1024 {
+            return Err(format!("{t} threads per block; CUDA allows 1 to 1024"));
+        }
+        match *self {
+            Strategy::Pencil {
+                length,
+                lines,
+                threads_along,
+                threads_across,
+            } => {
+                if stencils.len() != 1 {
+                    return Err("pencils apply one stencil at a time".into());
+                }
+                if stencils[0].single_axis().is_none() {
+                    return Err("pencils need a stencil along one axis".into());
+                }
+                if length % threads_along != 0 || lines % threads_across != 0 {
+                    return Err(format!(
+                        "tile {length}×{lines} is not a multiple of the block \
+                         {threads_along}×{threads_across}"
+                    ));
+                }
+                Ok(())
+            }
+            Strategy::PointsPerThread { points, .. } if points == 0 => {
+                Err("points per thread must be at least 1".into())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// A short stable name, used in JSON and on the command line.
+    pub fn name(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl fmt::Display for Strategy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let b = |b: [u32; 3]| format!("{}x{}x{}", b[0], b[1], b[2]);
+        match *self {
+            Strategy::Naive { block } => write!(f, "naive-{}", b(block)),
+            Strategy::ReadOnly { block } => write!(f, "ldg-{}", b(block)),
+            Strategy::Texture { block } => write!(f, "texture-{}", b(block)),
+            Strategy::SharedTile { bx, by } => write!(f, "shared-{bx}x{by}"),
+            Strategy::Pencil {
+                length,
+                lines,
+                threads_along,
+                threads_across,
+            } => write!(
+                f,
+                "pencil-{length}x{lines}-t{threads_along}x{threads_across}"
+            ),
+            Strategy::PointsPerThread { block, points } => {
+                write!(f, "ppt{points}-{}", b(block))
+            }
+        }
+    }
+}
+
+fn parse_dims<const N: usize>(s: &str) -> Option<[u32; N]> {
+    let v: Vec<u32> = s.split('x').map(|p| p.parse().ok()).collect::<Option<_>>()?;
+    v.try_into().ok()
+}
+
+impl std::str::FromStr for Strategy {
+    type Err = CoreError;
+    /// Parses the names [`Strategy`]'s `Display` writes, and the short aliases `naive`, `ldg`,
+    /// `texture`, `shared`, `pencil-small`, `pencil-long`, `amd`, `amd-ppt`.
+    fn from_str(s: &str) -> Result<Self, CoreError> {
+        let parsed = match s {
+            "naive" => Some(Strategy::NAIVE),
+            "ldg" | "readonly" => Some(Strategy::READ_ONLY),
+            "texture" => Some(Strategy::TEXTURE),
+            "shared" => Some(Strategy::SHARED),
+            "pencil-small" => Some(Strategy::PENCIL_SMALL),
+            "pencil-long" => Some(Strategy::PENCIL_LONG),
+            "amd" => Some(Strategy::AMD_BASELINE),
+            "amd-ppt" => Some(Strategy::AMD_PPT),
+            _ => {
+                let (head, tail) = s.split_once('-').unwrap_or((s, ""));
+                match head {
+                    "naive" => parse_dims(tail).map(|block| Strategy::Naive { block }),
+                    "ldg" => parse_dims(tail).map(|block| Strategy::ReadOnly { block }),
+                    "texture" => parse_dims(tail).map(|block| Strategy::Texture { block }),
+                    "shared" => parse_dims::<2>(tail).map(|[bx, by]| Strategy::SharedTile { bx, by }),
+                    "pencil" => tail.split_once("-t").and_then(|(tile, thr)| {
+                        let [length, lines] = parse_dims::<2>(tile)?;
+                        let [threads_along, threads_across] = parse_dims::<2>(thr)?;
+                        Some(Strategy::Pencil {
+                            length,
+                            lines,
+                            threads_along,
+                            threads_across,
+                        })
+                    }),
+                    h if h.starts_with("ppt") => h[3..].parse().ok().and_then(|points| {
+                        parse_dims(tail).map(|block| Strategy::PointsPerThread { block, points })
+                    }),
+                    _ => None,
+                }
+            }
+        };
+        parsed.ok_or_else(|| CoreError::Unknown {
+            kind: "strategy",
+            name: s.into(),
+            valid: [
+                "naive", "ldg", "texture", "shared", "pencil-small", "pencil-long", "amd",
+                "amd-ppt", "naive-BXxBYxBZ", "shared-BXxBY", "pencil-LxP-tAxC", "pptN-BXxBYxBZ",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+        })
+    }
+}
+
