@@ -53,7 +53,11 @@ impl Separable {
                     for i in region.lo[0]..region.hi[0] {
                         let e = (got[i + nx * (j + ny * k)].as_f64() - self.at(i, j, k)).abs();
                         s += e * e;
-                        m = if e.is_nan() || m.is_nan() { f64::NAN } else { m.max(e) };
+                        m = if e.is_nan() || m.is_nan() {
+                            f64::NAN
+                        } else {
+                            m.max(e)
+                        };
                         c += 1;
                     }
                 }
@@ -62,7 +66,11 @@ impl Separable {
             .reduce(
                 || (0.0, 0.0, 0),
                 |a, b| {
-                    let m = if a.1.is_nan() || b.1.is_nan() { f64::NAN } else { a.1.max(b.1) };
+                    let m = if a.1.is_nan() || b.1.is_nan() {
+                        f64::NAN
+                    } else {
+                        a.1.max(b.1)
+                    };
                     (a.0 + b.0, m, a.2 + b.2)
                 },
             );

@@ -41,7 +41,8 @@ fn reference<T: Scalar>(
     input: FieldView<'_, T>,
     out: &mut [FieldViewMut<'_, T>],
 ) -> Result<(), String> {
-    fdlab_cpu::reference::apply(&case.stencils, case.boundary, input, out).map_err(|e| e.to_string())
+    fdlab_cpu::reference::apply(&case.stencils, case.boundary, input, out)
+        .map_err(|e| e.to_string())
 }
 
 fn seed_of(label: &str, salt: u64) -> u64 {
@@ -212,7 +213,7 @@ pub fn cuda_apply<T: CudaScalar>(
     } else {
         None
     };
-    dev.set_constants::<T>(&kernel)?;
+    dev.set_constants::<T>(&kernel, &src)?;
     dev.launch(
         &kernel,
         &Input {

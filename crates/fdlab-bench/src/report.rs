@@ -141,8 +141,17 @@ impl BenchResult {
 pub fn header() -> String {
     format!(
         "{:<18} {:<26} {:<24} {:<4} {:>15} {:>11} {:>11} {:>10} {:>9} {:>7} {:>5}",
-        "suite", "case", "strategy", "prec", "shape", "RMS err", "MAX err", "time ms", "GB/s",
-        "%copy", "chk"
+        "suite",
+        "case",
+        "strategy",
+        "prec",
+        "shape",
+        "RMS err",
+        "MAX err",
+        "time ms",
+        "GB/s",
+        "%copy",
+        "chk"
     )
 }
 

@@ -82,7 +82,11 @@ fn cpu_answer<T: Scalar>(
     input: &Field<T>,
     opts: &RunOptions,
 ) -> Result<(Vec<Field<T>>, &'static str), BenchError> {
-    let mut outs: Vec<Field<T>> = case.stencils.iter().map(|_| Field::nan(&case.grid)).collect();
+    let mut outs: Vec<Field<T>> = case
+        .stencils
+        .iter()
+        .map(|_| Field::nan(&case.grid))
+        .collect();
     let mut views: Vec<_> = outs.iter_mut().map(|f| f.view_mut()).collect();
     let used = if case.grid.len() <= opts.reference_limit {
         fdlab_cpu::reference::apply(&case.stencils, case.boundary, input.view(), &mut views)?;
@@ -112,13 +116,18 @@ fn check_outputs<T: Scalar>(
     let region = case.boundary.check(&case.grid, &case.stencils)?;
     let amp = max_abs(input.as_slice());
     for (o, s) in case.stencils.iter().enumerate() {
-        compare(&case.grid, region, &got[o], want[o].as_slice(), s.abs_sum() * amp).map_err(
-            |m| BenchError::Mismatch {
-                case: case.name.clone(),
-                strategy: strategy.into(),
-                detail: format!("output {o}: {m}"),
-            },
-        )?;
+        compare(
+            &case.grid,
+            region,
+            &got[o],
+            want[o].as_slice(),
+            s.abs_sum() * amp,
+        )
+        .map_err(|m| BenchError::Mismatch {
+            case: case.name.clone(),
+            strategy: strategy.into(),
+            detail: format!("output {o}: {m}"),
+        })?;
     }
     Ok(())
 }
@@ -131,7 +140,11 @@ fn analytic_errors<T: Scalar>(case: &Case, got: &[Vec<T>]) -> Result<(f64, f64),
     for (o, exact) in case.exact.iter().enumerate() {
         let e = exact.errors(&case.grid, region, &got[o]);
         rms = rms.max(e.rms);
-        max = if e.max.is_nan() { f64::NAN } else { max.max(e.max) };
+        max = if e.max.is_nan() {
+            f64::NAN
+        } else {
+            max.max(e.max)
+        };
     }
     Ok((rms, max))
 }
@@ -231,10 +244,18 @@ impl CpuRunner {
         }
     }
 
-    fn run_typed<T: Scalar>(&self, case: &Case, opts: &RunOptions) -> Result<BenchResult, BenchError> {
+    fn run_typed<T: Scalar>(
+        &self,
+        case: &Case,
+        opts: &RunOptions,
+    ) -> Result<BenchResult, BenchError> {
         let mut r = base_result(case, "cpu", "cpu-fast");
         let input: Field<T> = case.input.field(&case.grid);
-        let mut outs: Vec<Field<T>> = case.stencils.iter().map(|_| Field::nan(&case.grid)).collect();
+        let mut outs: Vec<Field<T>> = case
+            .stencils
+            .iter()
+            .map(|_| Field::nan(&case.grid))
+            .collect();
         let mut times = vec![];
         for rep in 0..opts.warmup.min(1) + opts.reps {
             let mut views: Vec<_> = outs.iter_mut().map(|f| f.view_mut()).collect();
@@ -381,7 +402,7 @@ impl CudaRunner {
             buffer: &d_in,
             texture: tex.as_ref(),
         };
-        dev.set_constants::<T>(&kernel)?;
+        dev.set_constants::<T>(&kernel, &src)?;
         let shape = case.grid.shape();
         dev.launch(&kernel, &inp, &mut d_out, shape)?;
         dev.synchronize()?;
@@ -404,7 +425,9 @@ impl CudaRunner {
         })?;
         r.time_ms = Timing::of(&times);
         if case.latency_bound {
-            let g = dev.graph_times(100, opts.reps, || dev.launch(&kernel, &inp, &mut d_out, shape))?;
+            let g = dev.graph_times(100, opts.reps, || {
+                dev.launch(&kernel, &inp, &mut d_out, shape)
+            })?;
             r.graph_us = Some(Timing::of(&g).median * 1e3);
         }
         let peak = match case.precision {

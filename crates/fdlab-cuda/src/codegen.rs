@@ -274,12 +274,16 @@ impl<'a> Gen<'a> {
             let map = self.map;
             self.line(
                 indent,
-                &format!("const int {name} = {map}({base} {} {}, {n});", if o < 0 { '-' } else { '+' }, o.abs()),
+                &format!(
+                    "const int {name} = {map}({base} {} {}, {n});",
+                    if o < 0 { '-' } else { '+' },
+                    o.abs()
+                ),
             );
         }
     }
 
-    /// The sums: for each stencil `T a_o = Σ w · load(tap)`, then `store(o, a_o)`.
+    /// The sums: for each stencil `T acc_o = Σ w · load(tap)`, then `store(o, acc_o)`.
     fn sums(
         &mut self,
         indent: usize,
@@ -289,14 +293,14 @@ impl<'a> Gen<'a> {
         let ty = self.ty;
         for o in 0..self.spec.stencils.len() {
             let taps: Vec<Tap> = self.spec.stencils[o].taps().to_vec();
-            self.line(indent, &format!("{ty} a{o} = ({ty})0;"));
+            self.line(indent, &format!("{ty} acc{o} = ({ty})0;"));
             for (t, tap) in taps.iter().enumerate() {
                 let w = self.weight(o, t);
                 let l = load(tap);
-                self.line(indent, &format!("a{o} += {w} * {l};"));
+                self.line(indent, &format!("acc{o} += {w} * {l};"));
             }
             let st = store(o);
-            self.line(indent, &format!("{st} = a{o};"));
+            self.line(indent, &format!("{st} = acc{o};"));
         }
     }
 
@@ -441,7 +445,8 @@ fn pointwise(
             });
             g.line(4, &format!("const {ty} v{n} = {l};"));
         }
-        let name_of = |t: &Tap| format!("v{}", taps.iter().position(|o| *o == t.offset).unwrap_or(0));
+        let name_of =
+            |t: &Tap| format!("v{}", taps.iter().position(|o| *o == t.offset).unwrap_or(0));
         g.sums(4, &name_of, &store);
     } else {
         g.sums(4, &load, &store);
@@ -469,27 +474,66 @@ fn shared_tile(spec: &KernelSpec<'_>, mut src: CudaSource, bx: u32, by: u32) -> 
     let dirichlet = spec.boundary == Boundary::Dirichlet;
     g.signature(InputKind::Pointer, bx * by);
     g.line(1, "extern __shared__ double fd_smem[];");
-    g.line(1, &format!("{ty}* tile = reinterpret_cast<{ty}*>(fd_smem);"));
+    g.line(
+        1,
+        &format!("{ty}* tile = reinterpret_cast<{ty}*>(fd_smem);"),
+    );
+    g.line(1, "const int tid = threadIdx.y * blockDim.x + threadIdx.x;");
     g.region(1);
-    g.line(1, "for (int k = klo + blockIdx.z; k < khi; k += gridDim.z) {");
+    g.line(
+        1,
+        "for (int k = klo + blockIdx.z; k < khi; k += gridDim.z) {",
+    );
     g.maps(2, 2, "k");
-    g.line(2, &format!("for (int y0 = blockIdx.y * {by}; y0 < ny; y0 += gridDim.y * {by}) {{"));
-    g.line(3, &format!("for (int x0 = blockIdx.x * {bx}; x0 < nx; x0 += gridDim.x * {bx}) {{"));
-    g.line(4, &format!("for (int ly = threadIdx.y; ly < {th}; ly += {by}) {{"));
-    g.line(5, &format!("for (int lx = threadIdx.x; lx < {tw}; lx += {bx}) {{"));
-    g.line(6, &format!("int gx = x0 + lx - {}, gy = y0 + ly - {};", lo[0], lo[1]));
-    g.line(6, &format!("{ty} v = ({ty})0;"));
+    g.line(
+        2,
+        &format!("for (int y0 = blockIdx.y * {by}; y0 < ny; y0 += gridDim.y * {by}) {{"),
+    );
+    g.line(
+        3,
+        &format!("for (int x0 = blockIdx.x * {bx}; x0 < nx; x0 += gridDim.x * {bx}) {{"),
+    );
+    // Two unrolled phases: every load of the tile is in flight before the first shared store.
+    let n_tile = tw * th;
+    let threads = (bx * by) as usize;
+    let iters = n_tile.div_ceil(threads);
+    g.line(4, &format!("{ty} v[{iters}];"));
+    g.line(4, "#pragma unroll");
+    g.line(4, &format!("for (int r = 0; r < {iters}; ++r) {{"));
+    g.line(5, &format!("const int s = tid + r * {threads};"));
+    g.line(5, &format!("v[r] = ({ty})0;"));
+    g.line(5, &format!("if (s < {n_tile}) {{"));
+    g.line(
+        6,
+        &format!(
+            "int gx = x0 + s % {tw} - {}, gy = y0 + s / {tw} - {};",
+            lo[0], lo[1]
+        ),
+    );
     if dirichlet {
-        g.line(6, "if (gx >= 0 && gx < nx && gy >= 0 && gy < ny) v = in[FD_IDX(gx, gy, k)];");
+        g.line(
+            6,
+            "if (gx >= 0 && gx < nx && gy >= 0 && gy < ny) v[r] = in[FD_IDX(gx, gy, k)];",
+        );
     } else {
         let map = g.map;
-        g.line(6, &format!("if (gx >= -{} && gx < nx + {} && gy >= -{} && gy < ny + {}) {{", lo[0], hi[0], lo[1], hi[1]));
+        g.line(
+            6,
+            &format!(
+                "if (gx >= -{} && gx < nx + {} && gy >= -{} && gy < ny + {}) {{",
+                lo[0], hi[0], lo[1], hi[1]
+            ),
+        );
         g.line(7, &format!("gx = {map}(gx, nx); gy = {map}(gy, ny);"));
-        g.line(7, "v = in[FD_IDX(gx, gy, k)];");
+        g.line(7, "v[r] = in[FD_IDX(gx, gy, k)];");
         g.line(6, "}");
     }
-    g.line(6, &format!("tile[ly * {tw} + lx] = v;"));
     g.line(5, "}");
+    g.line(4, "}");
+    g.line(4, "#pragma unroll");
+    g.line(4, &format!("for (int r = 0; r < {iters}; ++r) {{"));
+    g.line(5, &format!("const int s = tid + r * {threads};"));
+    g.line(5, &format!("if (s < {n_tile}) tile[s] = v[r];"));
     g.line(4, "}");
     g.line(4, "__syncthreads();");
     g.line(4, "const int i = x0 + threadIdx.x, j = y0 + threadIdx.y;");
@@ -577,8 +621,17 @@ fn pencil(
     let threads = t_along * t_across;
     g.signature(InputKind::Pointer, threads);
     g.line(1, "extern __shared__ double fd_smem[];");
-    g.line(1, &format!("{ty}* tile = reinterpret_cast<{ty}*>(fd_smem);"));
-    g.line(1, &format!("const int na = {}, nb = {}, nc = {};", n[axis], n[b_axis], n[c_axis]));
+    g.line(
+        1,
+        &format!("{ty}* tile = reinterpret_cast<{ty}*>(fd_smem);"),
+    );
+    g.line(
+        1,
+        &format!(
+            "const int na = {}, nb = {}, nc = {};",
+            n[axis], n[b_axis], n[c_axis]
+        ),
+    );
     let dirichlet = spec.boundary == Boundary::Dirichlet;
     let (alo, ahi) = if dirichlet { (rl, rh) } else { (0, 0) };
     g.line(1, &format!("const int alo = {alo}, ahi = na - {ahi};"));
@@ -588,32 +641,74 @@ fn pencil(
     } else {
         g.line(1, "const int tb = threadIdx.x, ta = threadIdx.y;");
     }
-    g.line(1, &format!("const int tid = threadIdx.y * blockDim.x + threadIdx.x;"));
+    g.line(
+        1,
+        &format!("const int tid = threadIdx.y * blockDim.x + threadIdx.x;"),
+    );
     g.line(1, "for (int c = blockIdx.z; c < nc; c += gridDim.z) {");
-    g.line(2, &format!("for (int b0 = blockIdx.y * {p}; b0 < nb; b0 += gridDim.y * {p}) {{"));
-    g.line(3, &format!("for (int a0 = blockIdx.x * {l}; a0 < na; a0 += gridDim.x * {l}) {{"));
-    g.line(4, &format!("for (int s = tid; s < {}; s += {threads}) {{", lw * p));
-    if axis == 0 {
-        g.line(5, &format!("const int al = s % {lw}, pl = s / {lw};"));
-    } else {
-        g.line(5, &format!("const int pl = s % {p}, al = s / {p};"));
-    }
-    g.line(5, &format!("int ga = a0 + al - {rl}; const int gb = b0 + pl;"));
-    g.line(5, &format!("{ty} v = ({ty})0;"));
+    g.line(
+        2,
+        &format!("for (int b0 = blockIdx.y * {p}; b0 < nb; b0 += gridDim.y * {p}) {{"),
+    );
+    g.line(
+        3,
+        &format!("for (int a0 = blockIdx.x * {l}; a0 < na; a0 += gridDim.x * {l}) {{"),
+    );
+    // Two unrolled phases: every load of the tile is in flight before the first shared store.
+    let n_tile = lw * p;
+    let iters = n_tile.div_ceil(threads as usize);
+    let split = |g: &mut Gen| {
+        if axis == 0 {
+            g.line(6, &format!("const int al = s % {lw}, pl = s / {lw};"));
+        } else {
+            g.line(6, &format!("const int pl = s % {p}, al = s / {p};"));
+        }
+    };
+    g.line(4, &format!("{ty} v[{iters}];"));
+    g.line(4, "#pragma unroll");
+    g.line(4, &format!("for (int r = 0; r < {iters}; ++r) {{"));
+    g.line(5, &format!("const int s = tid + r * {threads};"));
+    g.line(5, &format!("v[r] = ({ty})0;"));
+    g.line(5, &format!("if (s < {n_tile}) {{"));
+    split(&mut g);
+    g.line(
+        6,
+        &format!("int ga = a0 + al - {rl}; const int gb = b0 + pl;"),
+    );
     let idx = xyz("ga", "gb", "c");
     if dirichlet {
-        g.line(5, &format!("if (gb < nb && ga >= 0 && ga < na) v = in[{idx}];"));
+        g.line(
+            6,
+            &format!("if (gb < nb && ga >= 0 && ga < na) v[r] = in[{idx}];"),
+        );
     } else {
         let map = g.map;
-        g.line(5, &format!("if (gb < nb && ga >= -{rl} && ga < na + {rh}) {{ ga = {map}(ga, na); v = in[{idx}]; }}"));
+        g.line(6, &format!("if (gb < nb && ga >= -{rl} && ga < na + {rh}) {{ ga = {map}(ga, na); v[r] = in[{idx}]; }}"));
     }
+    g.line(5, "}");
+    g.line(4, "}");
+    g.line(4, "#pragma unroll");
+    g.line(4, &format!("for (int r = 0; r < {iters}; ++r) {{"));
+    g.line(5, &format!("const int s = tid + r * {threads};"));
+    g.line(5, &format!("if (s < {n_tile}) {{"));
+    split(&mut g);
     let t = tile("al", "pl");
-    g.line(5, &format!("{t} = v;"));
+    g.line(6, &format!("{t} = v[r];"));
+    g.line(5, "}");
     g.line(4, "}");
     g.line(4, "__syncthreads();");
-    g.line(4, &format!("for (int pl = tb; pl < {p}; pl += {t_across}) {{"));
+    g.line(4, "#pragma unroll");
+    g.line(
+        4,
+        &format!("for (int qb = 0; qb < {}; ++qb) {{", p / t_across as usize),
+    );
+    g.line(5, &format!("const int pl = tb + qb * {t_across};"));
     g.line(5, "#pragma unroll");
-    g.line(5, &format!("for (int al = ta; al < {l}; al += {t_along}) {{"));
+    g.line(
+        5,
+        &format!("for (int qa = 0; qa < {}; ++qa) {{", l / t_along as usize),
+    );
+    g.line(6, &format!("const int al = ta + qa * {t_along};"));
     g.line(6, "const int a = a0 + al, b = b0 + pl;");
     g.line(6, "if (a >= alo && a < ahi && b < nb) {");
     let load = |tp: &Tap| tile(&format!("al + {}", rl as i32 + tp.offset[axis]), "pl");

@@ -146,7 +146,8 @@ impl Device {
         // One stream: cudarc's per-buffer event tracking only adds launch overhead.
         // SAFETY: fdlab uses one stream per context, so no cross-stream ordering is needed.
         unsafe { ctx.disable_event_tracking() };
-        let stream = ctx.default_stream();
+        // A stream of our own: the legacy default stream cannot be captured into a graph.
+        let stream = ctx.new_stream().map_err(driver("cuStreamCreate"))?;
         let a = |attr: Attr| ctx.attribute(attr).map_err(driver("cuDeviceGetAttribute"));
         let mut driver_version = 0;
         // SAFETY: writes one int.
@@ -211,7 +212,10 @@ impl Device {
                                 let name = if chunk.len() == 1 {
                                     chunk[0].name.clone()
                                 } else {
-                                    format!("fdlab_module_{:016x}", crate::codegen::fnv1a(&chunk[0].name))
+                                    format!(
+                                        "fdlab_module_{:016x}",
+                                        crate::codegen::fnv1a(&chunk[0].name)
+                                    )
                                 };
                                 nvrtc::compile(&name, &module_source(chunk), arch)
                                     .map(|ptx| (chunk.clone(), ptx))
@@ -231,7 +235,10 @@ impl Device {
             });
         for r in compiled {
             let (chunk, ptx) = r?;
-            let module = self.ctx.load_module(ptx).map_err(driver("cuModuleLoadData"))?;
+            let module = self
+                .ctx
+                .load_module(ptx)
+                .map_err(driver("cuModuleLoadData"))?;
             let mut cache = self.kernels.lock().expect("kernel cache lock");
             for src in chunk {
                 let func = module
@@ -248,10 +255,7 @@ impl Device {
             }
         }
         let cache = self.kernels.lock().expect("kernel cache lock");
-        Ok(sources
-            .iter()
-            .map(|s| cache[&s.name].clone())
-            .collect())
+        Ok(sources.iter().map(|s| cache[&s.name].clone()).collect())
     }
 
     /// Compiles (or takes from the cache) one kernel.
@@ -305,7 +309,9 @@ impl Device {
 
     /// Waits for all queued work; reports errors of earlier launches.
     pub fn synchronize(&self) -> Result<()> {
-        self.stream.synchronize().map_err(driver("cuStreamSynchronize"))
+        self.stream
+            .synchronize()
+            .map_err(driver("cuStreamSynchronize"))
     }
 
     /// A texture object reading `buf` as a 1-D linear texture (`f64` as two 32-bit words).
@@ -348,9 +354,11 @@ impl Device {
         }
     }
 
-    /// Copies a kernel's `__constant__` weights to the device (no-op for literal weights).
-    pub fn set_constants<T: CudaScalar>(&self, kernel: &Kernel) -> Result<()> {
-        let Some(c) = &kernel.source.constants else {
+    /// Copies the `__constant__` weights of `source` into `kernel`'s module (no-op for literal
+    /// weights). The weights come from the caller's source, not the cached kernel's: kernels
+    /// that differ only in their weights have the same code, name and module.
+    pub fn set_constants<T: CudaScalar>(&self, kernel: &Kernel, source: &CudaSource) -> Result<()> {
+        let Some(c) = &source.constants else {
             return Ok(());
         };
         let values: Vec<T> = c.values.iter().map(|&w| T::from_f64(w)).collect();
@@ -359,12 +367,15 @@ impl Device {
             .get_global(&c.symbol, &self.stream)
             .map_err(driver("cuModuleGetGlobal"))?;
         // SAFETY: the symbol was declared as an array of `values.len()` elements of T.
-        let mut view = unsafe { sym.transmute_mut::<T>(values.len()) }.ok_or_else(|| {
-            Error::Driver {
+        let mut view =
+            unsafe { sym.transmute_mut::<T>(values.len()) }.ok_or_else(|| Error::Driver {
                 call: "cuModuleGetGlobal".into(),
-                detail: format!("symbol {} is smaller than {} weights", c.symbol, values.len()),
-            }
-        })?;
+                detail: format!(
+                    "symbol {} is smaller than {} weights",
+                    c.symbol,
+                    values.len()
+                ),
+            })?;
         self.stream
             .memcpy_htod(&values, &mut view)
             .map_err(driver("cuMemcpyHtoD"))
@@ -486,11 +497,17 @@ impl Device {
         for _ in 0..reps {
             let start = self.ctx.new_event(flags).map_err(driver("cuEventCreate"))?;
             let stop = self.ctx.new_event(flags).map_err(driver("cuEventCreate"))?;
-            start.record(&self.stream).map_err(driver("cuEventRecord"))?;
+            start
+                .record(&self.stream)
+                .map_err(driver("cuEventRecord"))?;
             work()?;
             stop.record(&self.stream).map_err(driver("cuEventRecord"))?;
             stop.synchronize().map_err(driver("cuEventSynchronize"))?;
-            times.push(start.elapsed_ms(&stop).map_err(driver("cuEventElapsedTime"))? as f64);
+            times.push(
+                start
+                    .elapsed_ms(&stop)
+                    .map_err(driver("cuEventElapsedTime"))? as f64,
+            );
         }
         Ok(times)
     }

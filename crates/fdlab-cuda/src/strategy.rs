@@ -210,7 +210,10 @@ impl fmt::Display for Strategy {
 }
 
 fn parse_dims<const N: usize>(s: &str) -> Option<[u32; N]> {
-    let v: Vec<u32> = s.split('x').map(|p| p.parse().ok()).collect::<Option<_>>()?;
+    let v: Vec<u32> = s
+        .split('x')
+        .map(|p| p.parse().ok())
+        .collect::<Option<_>>()?;
     v.try_into().ok()
 }
 
@@ -234,7 +237,9 @@ impl std::str::FromStr for Strategy {
                     "naive" => parse_dims(tail).map(|block| Strategy::Naive { block }),
                     "ldg" => parse_dims(tail).map(|block| Strategy::ReadOnly { block }),
                     "texture" => parse_dims(tail).map(|block| Strategy::Texture { block }),
-                    "shared" => parse_dims::<2>(tail).map(|[bx, by]| Strategy::SharedTile { bx, by }),
+                    "shared" => {
+                        parse_dims::<2>(tail).map(|[bx, by]| Strategy::SharedTile { bx, by })
+                    }
                     "pencil" => tail.split_once("-t").and_then(|(tile, thr)| {
                         let [length, lines] = parse_dims::<2>(tile)?;
                         let [threads_along, threads_across] = parse_dims::<2>(thr)?;
@@ -256,8 +261,18 @@ impl std::str::FromStr for Strategy {
             kind: "strategy",
             name: s.into(),
             valid: [
-                "naive", "ldg", "texture", "shared", "pencil-small", "pencil-long", "amd",
-                "amd-ppt", "naive-BXxBYxBZ", "shared-BXxBY", "pencil-LxP-tAxC", "pptN-BXxBYxBZ",
+                "naive",
+                "ldg",
+                "texture",
+                "shared",
+                "pencil-small",
+                "pencil-long",
+                "amd",
+                "amd-ppt",
+                "naive-BXxBYxBZ",
+                "shared-BXxBY",
+                "pencil-LxP-tAxC",
+                "pptN-BXxBYxBZ",
             ]
             .iter()
             .map(|s| s.to_string())
@@ -265,4 +280,3 @@ impl std::str::FromStr for Strategy {
         })
     }
 }
-

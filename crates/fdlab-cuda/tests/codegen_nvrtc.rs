@@ -37,7 +37,11 @@ fn operators(dim: usize) -> Vec<Vec<Stencil>> {
     if dim > 1 {
         ops.push(Stencil::gradient(&g, 8).unwrap());
     }
-    ops.push(vec![Stencil::custom(&[([0, 0, 0], 1.0), ([-1, 0, 0], -0.5)]).unwrap()]);
+    ops.push(vec![Stencil::custom(&[
+        ([0, 0, 0], 1.0),
+        ([-1, 0, 0], -0.5),
+    ])
+    .unwrap()]);
     ops
 }
 
@@ -110,7 +114,7 @@ fn a_broken_kernel_fails_with_its_log_and_source_path() {
         return;
     }
     let mut k = all_kernels().swap_remove(0);
-    k.body = k.body.replace("a0 +=", "a0 += undefined_symbol +");
+    k.body = k.body.replace("acc0 +=", "acc0 += undefined_symbol +");
     match nvrtc::compile(&k.name, &k.source(), "sm_90") {
         Err(Error::Compile {
             log, source_path, ..
@@ -130,7 +134,11 @@ fn generation_is_deterministic_and_names_follow_the_code() {
     let mut bodies: Vec<&str> = a.iter().map(|k| k.body.as_str()).collect();
     bodies.sort_unstable();
     bodies.dedup();
-    assert_eq!(bodies.len(), a.len(), "distinct names must mean distinct code");
+    assert_eq!(
+        bodies.len(),
+        a.len(),
+        "distinct names must mean distinct code"
+    );
 }
 
 #[test]

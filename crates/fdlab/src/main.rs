@@ -8,8 +8,8 @@ use clap::{Parser, Subcommand, ValueEnum};
 use fdlab_bench::check::{check_cpu, check_cuda, CheckRow};
 use fdlab_bench::report::{header, row};
 use fdlab_bench::{
-    cases, check_suite, BenchResult, CpuRunner, CudaRunner, Meta, Report, RunOptions,
-    SuiteOptions, Target,
+    cases, check_suite, BenchResult, CpuRunner, CudaRunner, Meta, Report, RunOptions, SuiteOptions,
+    Target,
 };
 use fdlab_core::Precision;
 use fdlab_cuda::{Coefficients, Device, Strategy};
@@ -17,7 +17,11 @@ use indicatif::{ProgressBar, ProgressStyle};
 use std::path::PathBuf;
 
 #[derive(Parser)]
-#[command(name = "fdlab", version, about = "Finite-difference stencils on GPUs and CPUs at the memory roofline")]
+#[command(
+    name = "fdlab",
+    version,
+    about = "Finite-difference stencils on GPUs and CPUs at the memory roofline"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -134,7 +138,11 @@ fn pick_backend(arg: BackendArg) -> Result<Option<Device>> {
 }
 
 fn info() -> Result<()> {
-    println!("fdlab {} ({})", env!("CARGO_PKG_VERSION"), env!("FDLAB_GIT_SHA"));
+    println!(
+        "fdlab {} ({})",
+        env!("CARGO_PKG_VERSION"),
+        env!("FDLAB_GIT_SHA")
+    );
     let simd: Vec<&str> = {
         #[cfg(target_arch = "x86_64")]
         {
@@ -159,7 +167,11 @@ fn info() -> Result<()> {
         "cpu:  {} | {} threads | SIMD: {}",
         fdlab_bench::runner::cpu_model(),
         rayon::current_num_threads(),
-        if simd.is_empty() { "-".to_string() } else { simd.join(" ") }
+        if simd.is_empty() {
+            "-".to_string()
+        } else {
+            simd.join(" ")
+        }
     );
     match Device::open(0) {
         Ok(d) => {
@@ -236,7 +248,11 @@ fn bench(a: BenchArgs) -> Result<()> {
         .map(|s| s.parse())
         .collect::<Result<_, _>>()?;
     let device = pick_backend(a.backend)?;
-    let target = if device.is_some() { Target::Cuda } else { Target::Cpu };
+    let target = if device.is_some() {
+        Target::Cuda
+    } else {
+        Target::Cpu
+    };
     let suites: Vec<String> = if a.suites.is_empty() {
         let mut v: Vec<String> = ["nvidia-derivative", "laplace-variants", "amd-laplacian"]
             .iter()
@@ -258,7 +274,9 @@ fn bench(a: BenchArgs) -> Result<()> {
         all.extend(cases(s, target, &sopts)?);
     }
     let opts = RunOptions {
-        reps: a.reps.unwrap_or(if target == Target::Cuda { 20 } else { 10 }),
+        reps: a
+            .reps
+            .unwrap_or(if target == Target::Cuda { 20 } else { 10 }),
         coefficients: match a.coefficients {
             CoefficientsArg::Immediate => Coefficients::Immediate,
             CoefficientsArg::Constant => Coefficients::Constant,
@@ -295,7 +313,10 @@ fn bench(a: BenchArgs) -> Result<()> {
         None => {
             let runner = CpuRunner::new(copy_bytes);
             meta = runner.meta.clone();
-            eprintln!("copy bandwidth: {:.1} GB/s ({})", runner.copy_gbps, meta.copy_method);
+            eprintln!(
+                "copy bandwidth: {:.1} GB/s ({})",
+                runner.copy_gbps, meta.copy_method
+            );
             pb = progress_bar(jobs.len() as u64);
             for (i, _) in &jobs {
                 let c = &all[*i];
@@ -316,7 +337,10 @@ fn bench(a: BenchArgs) -> Result<()> {
         Some(dev) => {
             let runner = CudaRunner::new(dev, copy_bytes)?;
             meta = runner.meta.clone();
-            eprintln!("copy bandwidth: {:.1} GB/s ({})", runner.copy_gbps, meta.copy_method);
+            eprintln!(
+                "copy bandwidth: {:.1} GB/s ({})",
+                runner.copy_gbps, meta.copy_method
+            );
             pb = progress_bar(jobs.len() as u64);
             for (i, s) in &jobs {
                 let c = &all[*i];
@@ -338,21 +362,25 @@ fn bench(a: BenchArgs) -> Result<()> {
     }
     pb.finish_and_clear();
     fill_meta(&mut meta);
-    println!("\n{} ({}), copy bandwidth {:.1} GB/s", meta.device, meta.backend, meta.copy_gbps);
+    println!(
+        "\n{} ({}), copy bandwidth {:.1} GB/s",
+        meta.device, meta.backend, meta.copy_gbps
+    );
     println!("{}", header());
     for r in &results {
         println!("{}", row(r));
     }
     if let Some(path) = &a.json {
-        let report = Report {
-            meta,
-            results,
-        };
+        let report = Report { meta, results };
         write_json(path, &report)?;
         eprintln!("wrote {}", path.display());
     }
     if !failures.is_empty() {
-        bail!("{} case(s) failed:\n  {}", failures.len(), failures.join("\n  "));
+        bail!(
+            "{} case(s) failed:\n  {}",
+            failures.len(),
+            failures.join("\n  ")
+        );
     }
     Ok(())
 }
