@@ -147,7 +147,16 @@ pub fn check_cuda(
                 for case in &all {
                     done += 1;
                     progress(done, total);
-                    if s.supports(&case.stencils).is_err() {
+                    let applies = generate(&KernelSpec {
+                        stencils: &case.stencils,
+                        boundary: case.boundary,
+                        precision: p,
+                        strategy: s,
+                        coefficients: c,
+                    })
+                    .map(|k| case.grid.shape()[0] % k.x_multiple as usize == 0)
+                    .unwrap_or(false);
+                    if !applies {
                         row.not_applicable += 1;
                         continue;
                     }

@@ -5,19 +5,12 @@
 
 pub mod analytic;
 pub mod check;
+pub mod plot;
 pub mod report;
 pub mod runner;
 pub mod suites;
+pub mod tune;
 
 pub use report::{BenchResult, Meta, Report, Timing};
 pub use runner::{BenchError, CpuRunner, CudaRunner, RunOptions};
 pub use suites::{cases, check_suite, Case, SuiteOptions, Target, SUITES};
-
-/// The strategies the roofline suite runs for 3-D Laplacians (until `fdlab tune` has a winner).
-pub fn tuned_defaults() -> Vec<fdlab_cuda::Strategy> {
-    vec![
-        fdlab_cuda::Strategy::AMD_BASELINE,
-        fdlab_cuda::Strategy::AMD_PPT,
-        fdlab_cuda::Strategy::READ_ONLY,
-    ]
-}

@@ -441,3 +441,83 @@ impl CudaRunner {
         Ok(r)
     }
 }
+
+impl CudaRunner {
+    /// Times each of `strategies` on `case` (one upload, no checking: the tuner checks the
+    /// winner afterwards with [`CudaRunner::run`]). Strategies that cannot run are skipped
+    /// with their reason.
+    pub fn time_candidates(
+        &self,
+        case: &Case,
+        strategies: &[Strategy],
+        warmup: usize,
+        reps: usize,
+    ) -> Result<Vec<(Strategy, Result<Timing, String>)>, BenchError> {
+        match case.precision {
+            Precision::F32 => self.time_typed::<f32>(case, strategies, warmup, reps),
+            Precision::F64 => self.time_typed::<f64>(case, strategies, warmup, reps),
+        }
+    }
+
+    fn time_typed<T: CudaScalar>(
+        &self,
+        case: &Case,
+        strategies: &[Strategy],
+        warmup: usize,
+        reps: usize,
+    ) -> Result<Vec<(Strategy, Result<Timing, String>)>, BenchError> {
+        let dev = &self.device;
+        let n = case.grid.len();
+        dev.ensure_free(((1 + case.stencils.len()) * n * case.precision.size()) as u64)?;
+        let input: Field<T> = case.input.field(&case.grid);
+        let d_in = dev.upload(input.as_slice())?;
+        drop(input);
+        let mut d_out = Vec::new();
+        for _ in &case.stencils {
+            d_out.push(dev.zeros::<T>(n)?);
+        }
+        let sources: Vec<_> = strategies
+            .iter()
+            .filter_map(|&s| {
+                generate(&KernelSpec {
+                    stencils: &case.stencils,
+                    boundary: case.boundary,
+                    precision: case.precision,
+                    strategy: s,
+                    coefficients: Coefficients::Immediate,
+                })
+                .ok()
+            })
+            .collect();
+        dev.kernels(&sources)?;
+        let shape = case.grid.shape();
+        let mut out = vec![];
+        for &s in strategies {
+            let r = (|| -> Result<Timing, fdlab_cuda::Error> {
+                let src = generate(&KernelSpec {
+                    stencils: &case.stencils,
+                    boundary: case.boundary,
+                    precision: case.precision,
+                    strategy: s,
+                    coefficients: Coefficients::Immediate,
+                })?;
+                let kernel = dev.kernel(&src)?;
+                let tex = if src.input == fdlab_cuda::codegen::InputKind::Texture {
+                    Some(dev.texture(&d_in)?)
+                } else {
+                    None
+                };
+                let inp = Input {
+                    buffer: &d_in,
+                    texture: tex.as_ref(),
+                };
+                let times = dev.time(warmup, reps, || {
+                    dev.launch(&kernel, &inp, &mut d_out, shape)
+                })?;
+                Ok(Timing::of(&times))
+            })();
+            out.push((s, r.map_err(|e| e.to_string())));
+        }
+        Ok(out)
+    }
+}

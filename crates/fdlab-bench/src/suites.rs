@@ -342,7 +342,7 @@ fn amd_laplacian(target: Target, opts: &SuiteOptions) -> Result<Vec<Case>, Error
 
 fn roofline(target: Target, opts: &SuiteOptions) -> Result<Vec<Case>, Error> {
     let mut out = vec![];
-    let fast3d = crate::tuned_defaults();
+    let fast3d = vec![Strategy::AMD_BASELINE, Strategy::AMD_PPT];
     let n3 = opts.size.unwrap_or(512);
     for p in precisions(opts, &[Precision::F64, Precision::F32]) {
         let sizes3: Vec<usize> = match (target, opts.size) {

@@ -22,16 +22,21 @@ pub struct Case {
     pub boundary: Boundary,
 }
 
-/// Odd shapes per dimension (the 67×45×33 and 9×7×8, and 2-D/1-D equivalents).
+/// Odd shapes per dimension (the 67×45×33 and 9×7×8, and 2-D/1-D equivalents), and
+/// shapes whose x size is a multiple of 4 for kernels that load vectors along x.
 pub fn shapes() -> Vec<Vec<usize>> {
     vec![
         vec![67],
         vec![9],
         vec![1031],
+        vec![36],
         vec![67, 45],
         vec![9, 7],
+        vec![36, 9],
         vec![67, 45, 33],
         vec![9, 7, 8],
+        // x a multiple of 4: vector-load kernels take their fast path here.
+        vec![36, 9, 10],
     ]
 }
 

@@ -64,6 +64,8 @@ pub struct CudaSource {
     pub constants: Option<ConstantWeights>,
     /// Element type.
     pub precision: Precision,
+    /// The kernel needs `nx` to be a multiple of this (vector loads).
+    pub x_multiple: u32,
 }
 
 /// The helpers every kernel uses, guarded so several kernels can share one module.
@@ -155,6 +157,15 @@ pub fn fnv1a(text: &str) -> u64 {
     })
 }
 
+/// Name of the variable holding the mapped coordinate `base + offset`.
+pub(crate) fn coord_name(base: &str, o: i32) -> String {
+    match o.cmp(&0) {
+        std::cmp::Ordering::Equal => base.to_string(),
+        std::cmp::Ordering::Less => format!("{base}_m{}", -o),
+        std::cmp::Ordering::Greater => format!("{base}_p{o}"),
+    }
+}
+
 /// Name of the variable holding the mapped coordinate `axis + offset`.
 fn coord(axis: usize, base: &str, o: i32) -> String {
     let c = ["x", "y", "z"][axis];
@@ -165,15 +176,15 @@ fn coord(axis: usize, base: &str, o: i32) -> String {
     }
 }
 
-struct Gen<'a> {
+pub(crate) struct Gen<'a> {
     spec: &'a KernelSpec<'a>,
-    ty: &'static str,
-    map: &'static str,
+    pub(crate) ty: &'static str,
+    pub(crate) map: &'static str,
     s: String,
 }
 
 impl<'a> Gen<'a> {
-    fn new(spec: &'a KernelSpec<'a>) -> Self {
+    pub(crate) fn new(spec: &'a KernelSpec<'a>) -> Self {
         Gen {
             spec,
             ty: spec.precision.cuda_type(),
@@ -186,7 +197,7 @@ impl<'a> Gen<'a> {
         }
     }
 
-    fn line(&mut self, indent: usize, text: &str) {
+    pub(crate) fn line(&mut self, indent: usize, text: &str) {
         for _ in 0..indent {
             self.s.push_str("  ");
         }
@@ -195,7 +206,7 @@ impl<'a> Gen<'a> {
     }
 
     /// Weight of tap `t` of stencil `o`: a literal or a `__constant__` element.
-    fn weight(&self, o: usize, t: usize) -> String {
+    pub(crate) fn weight(&self, o: usize, t: usize) -> String {
         match self.spec.coefficients {
             Coefficients::Immediate => {
                 literal(self.spec.stencils[o].taps()[t].weight, self.spec.precision)
@@ -208,7 +219,7 @@ impl<'a> Gen<'a> {
     }
 
     /// Reach below/above per axis of all stencils together.
-    fn reach(&self) -> ([usize; 3], [usize; 3]) {
+    pub(crate) fn reach(&self) -> ([usize; 3], [usize; 3]) {
         let mut lo = [0; 3];
         let mut hi = [0; 3];
         for s in self.spec.stencils {
@@ -222,7 +233,7 @@ impl<'a> Gen<'a> {
     }
 
     /// `const int ilo = .., ihi = ..;` for x, y, z: the computed region.
-    fn region(&mut self, indent: usize) {
+    pub(crate) fn region(&mut self, indent: usize) {
         let (lo, hi) = self.reach();
         let dirichlet = self.spec.boundary == Boundary::Dirichlet;
         for (d, (l, n)) in [("i", "nx"), ("j", "ny"), ("k", "nz")].iter().enumerate() {
@@ -234,7 +245,7 @@ impl<'a> Gen<'a> {
         }
     }
 
-    fn signature(&mut self, input: InputKind, threads: u32) {
+    pub(crate) fn signature(&mut self, input: InputKind, threads: u32) {
         let ty = self.ty;
         let n = self.spec.stencils.len();
         if self.spec.coefficients == Coefficients::Constant {
@@ -258,7 +269,7 @@ impl<'a> Gen<'a> {
     }
 
     /// Declares the mapped coordinates along `axis` for every distinct offset of the taps.
-    fn maps(&mut self, indent: usize, axis: usize, base: &str) {
+    pub(crate) fn maps(&mut self, indent: usize, axis: usize, base: &str) {
         let n = ["nx", "ny", "nz"][axis];
         let mut offs: Vec<i32> = self
             .spec
@@ -284,7 +295,7 @@ impl<'a> Gen<'a> {
     }
 
     /// The sums: for each stencil `T acc_o = Σ w · load(tap)`, then `store(o, acc_o)`.
-    fn sums(
+    pub(crate) fn sums(
         &mut self,
         indent: usize,
         load: &dyn Fn(&Tap) -> String,
@@ -304,7 +315,7 @@ impl<'a> Gen<'a> {
         }
     }
 
-    fn finish(self, mut src: CudaSource) -> CudaSource {
+    pub(crate) fn finish(self, mut src: CudaSource) -> CudaSource {
         let stem = src.name.clone();
         let h = fnv1a(&self.s) ^ fnv1a(&stem);
         let name = format!("fdlab_{}_{:016x}", stem.replace(['-', '.'], "_"), h);
@@ -341,7 +352,16 @@ pub fn generate(spec: &KernelSpec<'_>) -> Result<CudaSource, Unsupported> {
             .join("+"),
         reason,
     };
-    spec.strategy.supports(spec.stencils).map_err(unsupported)?;
+    spec.strategy
+        .supports(spec.stencils)
+        .map_err(&unsupported)?;
+    if let Strategy::ZMarch { vec: 4, .. } = spec.strategy {
+        if spec.precision == Precision::F64 {
+            return Err(unsupported(
+                "4 doubles per thread would be a 32-byte load; use vec 1 or 2 for f64".into(),
+            ));
+        }
+    }
     let constants = (spec.coefficients == Coefficients::Constant).then(|| ConstantWeights {
         symbol: String::new(),
         values: spec
@@ -360,6 +380,7 @@ pub fn generate(spec: &KernelSpec<'_>) -> Result<CudaSource, Unsupported> {
         outputs: spec.stencils.len(),
         constants,
         precision: spec.precision,
+        x_multiple: 1,
     };
     Ok(match spec.strategy {
         Strategy::Naive { block } => pointwise(spec, base, LoadPath::Global, block, 1),
@@ -375,6 +396,31 @@ pub fn generate(spec: &KernelSpec<'_>) -> Result<CudaSource, Unsupported> {
             threads_along,
             threads_across,
         } => pencil(spec, base, length, lines, threads_along, threads_across),
+        Strategy::ZMarch {
+            bx,
+            by,
+            vec,
+            chunk,
+            streaming,
+            unroll,
+        } => {
+            let march_z = spec.stencils.iter().any(|s| s.radius()[2] > 0);
+            let mut k = crate::zmarch::zmarch(
+                spec,
+                base,
+                crate::zmarch::ZMarchParams {
+                    bx,
+                    by,
+                    vec,
+                    chunk,
+                    streaming,
+                    unroll,
+                },
+                march_z,
+            );
+            k.x_multiple = vec;
+            k
+        }
     })
 }
 

@@ -399,6 +399,13 @@ impl Device {
                 max: self.info.max_shared_per_block as u64,
             });
         }
+        if shape[0] % src.x_multiple as usize != 0 {
+            return Err(Error::Misaligned {
+                kernel: src.name.clone(),
+                nx: shape[0],
+                multiple: src.x_multiple,
+            });
+        }
         for (a, &n) in shape.iter().enumerate() {
             if n as u64 > (i32::MAX as u64) / 2 {
                 return Err(Error::ResourceLimit {

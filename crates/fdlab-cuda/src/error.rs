@@ -39,6 +39,16 @@ pub enum Error {
         /// The limit.
         max: u64,
     },
+    /// A vector kernel needs `nx` to be a multiple of its vector width.
+    #[error("{kernel} loads vectors of {multiple} x points and needs nx to be a multiple of {multiple}, got nx = {nx}; pick a strategy with a smaller vector width")]
+    Misaligned {
+        /// The kernel.
+        kernel: String,
+        /// The grid's nx.
+        nx: usize,
+        /// The multiple needed.
+        multiple: u32,
+    },
     /// Not enough free device memory.
     #[error(
         "out of device memory: need {needed} bytes ({:.2} GiB), {free} free ({:.2} GiB); \

@@ -4,6 +4,7 @@
 
 pub mod codegen;
 mod strategy;
+mod zmarch;
 
 pub use strategy::{Coefficients, LoadPath, Strategy};
 mod error;

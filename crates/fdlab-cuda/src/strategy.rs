@@ -63,6 +63,23 @@ pub enum Strategy {
         /// Threads across.
         threads_across: u32,
     },
+    /// 2.5-D marching along the last axis the stencil uses, that axis's neighbours in a
+    /// register queue, the others through the read-only cache as aligned vectors of `vec`
+    /// x points per thread (needs `nx` to be a multiple of `vec`).
+    ZMarch {
+        /// Threads along x.
+        bx: u32,
+        /// Threads along the other axis.
+        by: u32,
+        /// x points per thread (1, 2, or 4 for f32).
+        vec: u32,
+        /// Planes per block along the marching axis.
+        chunk: u32,
+        /// Streaming (evict-first) stores.
+        streaming: bool,
+        /// Planes marched per loop iteration, their loads issued together.
+        unroll: u32,
+    },
     /// AMD's first optimisation: several consecutive z points per thread, loads issued in
     /// ascending address order.
     PointsPerThread {
@@ -104,6 +121,16 @@ impl Strategy {
         points: 4,
     };
 
+    /// Default 2.5-D marching kernel: 32×4 threads, scalar, 64 planes per block.
+    pub const ZMARCH: Strategy = Strategy::ZMarch {
+        bx: 32,
+        by: 4,
+        vec: 1,
+        chunk: 64,
+        streaming: false,
+        unroll: 2,
+    };
+
     /// The strategies the conformance suite checks.
     pub fn conformance_set() -> Vec<Strategy> {
         vec![
@@ -115,6 +142,23 @@ impl Strategy {
             Strategy::PENCIL_LONG,
             Strategy::AMD_BASELINE,
             Strategy::AMD_PPT,
+            Strategy::ZMARCH,
+            Strategy::ZMarch {
+                bx: 8,
+                by: 3,
+                vec: 2,
+                chunk: 5,
+                streaming: true,
+                unroll: 3,
+            },
+            Strategy::ZMarch {
+                bx: 16,
+                by: 2,
+                vec: 4,
+                chunk: 7,
+                streaming: false,
+                unroll: 4,
+            },
             // Odd tile sizes catch tiling arithmetic that only works for powers of two.
             Strategy::SharedTile { bx: 24, by: 5 },
             Strategy::Pencil {
@@ -133,7 +177,7 @@ impl Strategy {
             | Strategy::ReadOnly { block }
             | Strategy::Texture { block }
             | Strategy::PointsPerThread { block, .. } => block.iter().product(),
-            Strategy::SharedTile { bx, by } => bx * by,
+            Strategy::SharedTile { bx, by } | Strategy::ZMarch { bx, by, .. } => bx * by,
             Strategy::Pencil {
                 threads_along,
                 threads_across,
@@ -172,6 +216,11 @@ impl Strategy {
                 }
                 Ok(())
             }
+            Strategy::ZMarch {
+                vec, chunk, unroll, ..
+            } if !matches!(vec, 1 | 2 | 4) || chunk == 0 || !(1..=8).contains(&unroll) => Err(format!(
+                "vector width {vec} (use 1, 2 or 4), chunk {chunk} (use >= 1) or unroll {unroll} (use 1 to 8)"
+            )),
             Strategy::PointsPerThread { points, .. } if points == 0 => {
                 Err("points per thread must be at least 1".into())
             }
@@ -205,6 +254,18 @@ impl fmt::Display for Strategy {
             Strategy::PointsPerThread { block, points } => {
                 write!(f, "ppt{points}-{}", b(block))
             }
+            Strategy::ZMarch {
+                bx,
+                by,
+                vec,
+                chunk,
+                streaming,
+                unroll,
+            } => write!(
+                f,
+                "zmarch-{bx}x{by}-v{vec}-c{chunk}-u{unroll}{}",
+                if streaming { "-cs" } else { "" }
+            ),
         }
     }
 }
@@ -231,6 +292,7 @@ impl std::str::FromStr for Strategy {
             "pencil-long" => Some(Strategy::PENCIL_LONG),
             "amd" => Some(Strategy::AMD_BASELINE),
             "amd-ppt" => Some(Strategy::AMD_PPT),
+            "zmarch" => Some(Strategy::ZMARCH),
             _ => {
                 let (head, tail) = s.split_once('-').unwrap_or((s, ""));
                 match head {
@@ -250,6 +312,27 @@ impl std::str::FromStr for Strategy {
                             threads_across,
                         })
                     }),
+                    "zmarch" => {
+                        let parts: Vec<&str> = tail.split('-').collect();
+                        let dims = parts.first().and_then(|d| parse_dims::<2>(d));
+                        let vec = parts.get(1).and_then(|v| v.strip_prefix('v')?.parse().ok());
+                        let chunk = parts.get(2).and_then(|c| c.strip_prefix('c')?.parse().ok());
+                        let unroll = parts.get(3).and_then(|u| u.strip_prefix('u')?.parse().ok());
+                        let streaming = parts.get(4) == Some(&"cs");
+                        match (dims, vec, chunk, unroll) {
+                            (Some([bx, by]), Some(vec), Some(chunk), Some(unroll)) => {
+                                Some(Strategy::ZMarch {
+                                    bx,
+                                    by,
+                                    vec,
+                                    chunk,
+                                    streaming,
+                                    unroll,
+                                })
+                            }
+                            _ => None,
+                        }
+                    }
                     h if h.starts_with("ppt") => h[3..].parse().ok().and_then(|points| {
                         parse_dims(tail).map(|block| Strategy::PointsPerThread { block, points })
                     }),

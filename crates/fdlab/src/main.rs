@@ -76,6 +76,28 @@ enum Command {
         /// Write the results as JSON here.
         #[arg(long)]
         json: Option<PathBuf>,
+        /// Draw a roofline chart of the results into this PNG.
+        #[arg(long)]
+        plot: Option<PathBuf>,
+    },
+    /// Search strategy × tile × points per thread for each case of a suite on the GPU and
+    /// remember the winners (in ~/.cache/fdlab/tune.json or $FDLAB_TUNE_CACHE).
+    Tune {
+        /// Suite(s) whose cases to tune (default: roofline).
+        #[arg(long)]
+        suite: Vec<String>,
+        /// Grid points per axis.
+        #[arg(long)]
+        size: Option<usize>,
+        /// Only this precision.
+        #[arg(long)]
+        precision: Option<String>,
+        /// Timed runs per candidate.
+        #[arg(long, default_value_t = 10)]
+        reps: usize,
+        /// Write every candidate's timing as JSON here.
+        #[arg(long)]
+        json: Option<PathBuf>,
     },
     /// Run the conformance suite: every strategy × stencil × boundary × scalar type × odd
     /// shape against the CPU reference.
@@ -83,6 +105,9 @@ enum Command {
         /// Backend to check.
         #[arg(long, value_enum, default_value = "auto")]
         backend: BackendArg,
+        /// Only these GPU strategies (repeatable); default: the conformance set.
+        #[arg(long)]
+        strategy: Vec<String>,
         /// Write the table as JSON here.
         #[arg(long)]
         json: Option<PathBuf>,
@@ -102,6 +127,7 @@ fn main() {
             coefficients,
             reps,
             json,
+            plot,
         } => bench(BenchArgs {
             backend,
             suites: suite,
@@ -111,8 +137,20 @@ fn main() {
             coefficients,
             reps,
             json,
+            plot,
         }),
-        Command::Check { backend, json } => check(backend, json),
+        Command::Tune {
+            suite,
+            size,
+            precision,
+            reps,
+            json,
+        } => tune(suite, size, precision, reps, json),
+        Command::Check {
+            backend,
+            strategy,
+            json,
+        } => check(backend, strategy, json),
     };
     if let Err(e) = r {
         eprintln!("error: {e:#}");
@@ -205,6 +243,7 @@ struct BenchArgs {
     coefficients: CoefficientsArg,
     reps: Option<usize>,
     json: Option<PathBuf>,
+    plot: Option<PathBuf>,
 }
 
 fn progress_bar(len: u64) -> ProgressBar {
@@ -285,6 +324,18 @@ fn bench(a: BenchArgs) -> Result<()> {
     };
     if opts.reps == 0 {
         bail!("--reps 0: give at least 1 timed run");
+    }
+    // Roofline cases also run the tuned winner (or the default when nothing was tuned).
+    if let Some(dev) = &device {
+        let cache = fdlab_bench::tune::TuneCache::load();
+        for c in all.iter_mut().filter(|c| c.suite == "roofline") {
+            let s = cache
+                .winner(&dev.info.name, c)
+                .unwrap_or_else(|| fdlab_bench::tune::default_strategy(c));
+            if !c.strategies.contains(&s) {
+                c.strategies.insert(0, s);
+            }
+        }
     }
     // (case, strategy) jobs.
     let jobs: Vec<(usize, Option<Strategy>)> = all
@@ -370,9 +421,14 @@ fn bench(a: BenchArgs) -> Result<()> {
     for r in &results {
         println!("{}", row(r));
     }
+    let report = Report { meta, results };
     if let Some(path) = &a.json {
-        let report = Report { meta, results };
         write_json(path, &report)?;
+        eprintln!("wrote {}", path.display());
+    }
+    if let Some(path) = &a.plot {
+        fdlab_bench::plot::roofline_png(&report, path)
+            .map_err(|e| anyhow::anyhow!("roofline plot: {e}"))?;
         eprintln!("wrote {}", path.display());
     }
     if !failures.is_empty() {
@@ -393,7 +449,15 @@ fn write_json<T: serde::Serialize>(path: &PathBuf, value: &T) -> Result<()> {
     std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
 }
 
-fn check(backend: BackendArg, json: Option<PathBuf>) -> Result<()> {
+fn check(backend: BackendArg, strategies: Vec<String>, json: Option<PathBuf>) -> Result<()> {
+    let strategies: Vec<Strategy> = if strategies.is_empty() {
+        Strategy::conformance_set()
+    } else {
+        strategies
+            .iter()
+            .map(|s| s.parse())
+            .collect::<Result<_, _>>()?
+    };
     let device = pick_backend(backend)?;
     let pb = progress_bar(0);
     let mut progress = |done: usize, total: usize| {
@@ -404,7 +468,7 @@ fn check(backend: BackendArg, json: Option<PathBuf>) -> Result<()> {
         None => check_cpu(&mut progress),
         Some(dev) => {
             eprintln!("fdlab check: compiling kernels for {} ...", dev.info.name);
-            check_cuda(dev, &Strategy::conformance_set(), &mut progress)?
+            check_cuda(dev, &strategies, &mut progress)?
         }
     };
     pb.finish_and_clear();
@@ -441,5 +505,125 @@ fn check(backend: BackendArg, json: Option<PathBuf>) -> Result<()> {
         bail!("{failed} of {run} checks failed");
     }
     println!("all {run} checks passed");
+    Ok(())
+}
+
+fn tune(
+    suites: Vec<String>,
+    size: Option<usize>,
+    precision: Option<String>,
+    reps: usize,
+    json: Option<PathBuf>,
+) -> Result<()> {
+    use fdlab_bench::tune::{candidates, key, Entry, TuneCache};
+    let suites = if suites.is_empty() {
+        vec!["roofline".to_string()]
+    } else {
+        suites
+    };
+    for s in &suites {
+        check_suite(s)?;
+    }
+    if reps == 0 {
+        bail!("--reps 0: give at least 1 timed run");
+    }
+    let precision: Option<Precision> = precision.as_deref().map(str::parse).transpose()?;
+    let dev = Device::open(0).context("fdlab tune measures kernels on a GPU")?;
+    let sopts = SuiteOptions { size, precision };
+    let mut all = vec![];
+    for s in &suites {
+        all.extend(cases(s, Target::Cuda, &sopts)?);
+    }
+    // Tune each distinct problem once (suites share cases).
+    let mut seen = std::collections::HashSet::new();
+    all.retain(|c| seen.insert(key("", c)));
+    let runner = CudaRunner::new(dev, 1 << 30)?;
+    let name = runner.device.info.name.clone();
+    let mut cache = TuneCache::load();
+    let mut log: Vec<BenchResult> = vec![];
+    let total: usize = all.iter().map(|c| candidates(c).len()).sum();
+    let pb = progress_bar(total as u64);
+    println!("{}", header());
+    for c in &all {
+        let cands = candidates(c);
+        pb.set_message(format!(
+            "{} {} {}",
+            c.name,
+            c.precision,
+            c.grid
+                .dims()
+                .iter()
+                .map(|n| n.to_string())
+                .collect::<Vec<_>>()
+                .join("x")
+        ));
+        let timed = runner.time_candidates(c, &cands, 2, reps)?;
+        let mut best: Option<(Strategy, f64)> = None;
+        for (s, t) in &timed {
+            match t {
+                Ok(t) => {
+                    let mut r = BenchResult {
+                        suite: "tune".into(),
+                        case: c.name.clone(),
+                        backend: "cuda".into(),
+                        strategy: s.name(),
+                        precision: c.precision.name().into(),
+                        shape: c.grid.shape(),
+                        time_ms: *t,
+                        bytes: c.bytes,
+                        flops: c.flops(),
+                        ..Default::default()
+                    };
+                    r.derive(runner.copy_gbps, 1.0);
+                    log.push(r);
+                    if best.is_none_or(|(_, b)| t.median < b) {
+                        best = Some((*s, t.median));
+                    }
+                }
+                Err(e) => pb.println(format!("  skipped {s}: {e}")),
+            }
+            pb.inc(1);
+        }
+        let Some((winner, _)) = best else {
+            pb.println(format!("no candidate ran for {}", c.name));
+            continue;
+        };
+        let b = BenchResult {
+            strategy: winner.name(),
+            ..Default::default()
+        };
+        // The winner is checked point by point before it is remembered.
+        let checked = runner.run(
+            c,
+            winner,
+            &RunOptions {
+                reps,
+                ..Default::default()
+            },
+        )?;
+        pb.println(row(&checked));
+        cache.entries.insert(
+            key(&name, c),
+            Entry {
+                strategy: b.strategy.clone(),
+                time_ms: checked.time_ms.median,
+                gbps: checked.gbps,
+                candidates: cands.len(),
+                date: now_utc(),
+            },
+        );
+    }
+    pb.finish_and_clear();
+    let path = cache.save().context("saving the tune cache")?;
+    println!(
+        "tuned {} case(s); winners saved to {}",
+        all.len(),
+        path.display()
+    );
+    if let Some(p) = &json {
+        let mut meta = runner.meta.clone();
+        fill_meta(&mut meta);
+        write_json(p, &Report { meta, results: log })?;
+    }
     Ok(())
 }

@@ -1,0 +1,168 @@
+//! The autotuner: searches strategy × tile × points per thread for one (device, stencil, size,
+//! scalar type) and remembers the winner in a cache file under the user's cache directory.
+
+use crate::suites::Case;
+use fdlab_core::Precision;
+use fdlab_cuda::Strategy;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// One remembered winner.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Entry {
+    /// The winning strategy's name (parse with `Strategy::from_str`).
+    pub strategy: String,
+    /// Its median time, ms.
+    pub time_ms: f64,
+    /// Its effective bandwidth, GB/s.
+    pub gbps: f64,
+    /// Candidates timed.
+    pub candidates: usize,
+    /// When it was tuned.
+    pub date: String,
+}
+
+/// The cache file: key → winner.
+#[derive(Debug, Clone, Serialize, Deserialize, Default)]
+pub struct TuneCache {
+    /// Winners by [`key`].
+    pub entries: BTreeMap<String, Entry>,
+}
+
+/// The cache key of `case` on `device`.
+pub fn key(device: &str, case: &Case) -> String {
+    let s = case.grid.shape();
+    let labels: Vec<String> = case.stencils.iter().map(|s| s.label()).collect();
+    format!(
+        "{device}|{}|{}|{}x{}x{}|{}",
+        labels.join("+"),
+        case.boundary,
+        s[0],
+        s[1],
+        s[2],
+        case.precision
+    )
+}
+
+/// Where the cache lives: `$FDLAB_TUNE_CACHE`, else `<cache dir>/fdlab/tune.json`.
+pub fn cache_path() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("FDLAB_TUNE_CACHE") {
+        return Some(PathBuf::from(p));
+    }
+    let home_cache = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")));
+    home_cache.map(|d| d.join("fdlab").join("tune.json"))
+}
+
+impl TuneCache {
+    /// Loads the cache; a missing or unreadable file is an empty cache (tuning is an
+    /// optimisation, never a reason to fail).
+    pub fn load() -> TuneCache {
+        cache_path()
+            .and_then(|p| std::fs::read_to_string(p).ok())
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or_default()
+    }
+
+    /// Writes the cache.
+    pub fn save(&self) -> std::io::Result<PathBuf> {
+        let path = cache_path().ok_or_else(|| {
+            std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                "no cache directory (set HOME or FDLAB_TUNE_CACHE)",
+            )
+        })?;
+        if let Some(d) = path.parent() {
+            std::fs::create_dir_all(d)?;
+        }
+        let text = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
+        std::fs::write(&path, text)?;
+        Ok(path)
+    }
+
+    /// The remembered winner for `case` on `device`, if any and if it still parses.
+    pub fn winner(&self, device: &str, case: &Case) -> Option<Strategy> {
+        self.entries
+            .get(&key(device, case))
+            .and_then(|e| e.strategy.parse().ok())
+    }
+}
+
+/// A good default when nothing was tuned: 2.5-D marching with 16-byte vectors.
+pub fn default_strategy(case: &Case) -> Strategy {
+    let vec = match case.precision {
+        Precision::F32 => 4,
+        Precision::F64 => 2,
+    };
+    let nx = case.grid.shape()[0];
+    let vec = if nx % vec as usize == 0 { vec } else { 1 };
+    Strategy::ZMarch {
+        bx: 32,
+        by: 4,
+        vec,
+        chunk: 64,
+        streaming: false,
+        unroll: 4,
+    }
+}
+
+/// The search space for `case`.
+pub fn candidates(case: &Case) -> Vec<Strategy> {
+    let nx = case.grid.shape()[0];
+    let vecs: &[u32] = match case.precision {
+        Precision::F32 => &[2, 4],
+        Precision::F64 => &[1, 2],
+    };
+    let mut out = vec![];
+    for &vec in vecs.iter().filter(|&&v| nx % v as usize == 0) {
+        for (bx, by) in [(32, 4), (32, 8), (64, 2), (128, 1), (128, 2)] {
+            for chunk in [32, 64, 128] {
+                for unroll in [1, 2, 4] {
+                    out.push(Strategy::ZMarch {
+                        bx,
+                        by,
+                        vec,
+                        chunk,
+                        streaming: false,
+                        unroll,
+                    });
+                }
+            }
+            out.push(Strategy::ZMarch {
+                bx,
+                by,
+                vec,
+                chunk: 64,
+                streaming: true,
+                unroll: 2,
+            });
+        }
+    }
+    for s in [
+        Strategy::PENCIL_LONG,
+        Strategy::Pencil {
+            length: 64,
+            lines: 64,
+            threads_along: 4,
+            threads_across: 64,
+        },
+        Strategy::Pencil {
+            length: 128,
+            lines: 32,
+            threads_along: 8,
+            threads_across: 32,
+        },
+        Strategy::AMD_PPT,
+        Strategy::PointsPerThread {
+            block: [128, 2, 1],
+            points: 8,
+        },
+        Strategy::READ_ONLY,
+    ] {
+        out.push(s);
+    }
+    out.retain(|s| s.supports(&case.stencils).is_ok());
+    out
+}
