@@ -442,6 +442,9 @@ impl CudaRunner {
     }
 }
 
+/// A candidate strategy and its timing, or why it could not run.
+pub type CandidateTiming = (Strategy, Result<Timing, String>);
+
 impl CudaRunner {
     /// Times each of `strategies` on `case` (one upload, no checking: the tuner checks the
     /// winner afterwards with [`CudaRunner::run`]). Strategies that cannot run are skipped
@@ -452,7 +455,7 @@ impl CudaRunner {
         strategies: &[Strategy],
         warmup: usize,
         reps: usize,
-    ) -> Result<Vec<(Strategy, Result<Timing, String>)>, BenchError> {
+    ) -> Result<Vec<CandidateTiming>, BenchError> {
         match case.precision {
             Precision::F32 => self.time_typed::<f32>(case, strategies, warmup, reps),
             Precision::F64 => self.time_typed::<f64>(case, strategies, warmup, reps),
@@ -465,7 +468,7 @@ impl CudaRunner {
         strategies: &[Strategy],
         warmup: usize,
         reps: usize,
-    ) -> Result<Vec<(Strategy, Result<Timing, String>)>, BenchError> {
+    ) -> Result<Vec<CandidateTiming>, BenchError> {
         let dev = &self.device;
         let n = case.grid.len();
         dev.ensure_free(((1 + case.stencils.len()) * n * case.precision.size()) as u64)?;

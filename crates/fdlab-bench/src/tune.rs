@@ -97,7 +97,11 @@ pub fn default_strategy(case: &Case) -> Strategy {
         Precision::F64 => 2,
     };
     let nx = case.grid.shape()[0];
-    let vec = if nx % vec as usize == 0 { vec } else { 1 };
+    let vec = if nx.is_multiple_of(vec as usize) {
+        vec
+    } else {
+        1
+    };
     Strategy::ZMarch {
         bx: 32,
         by: 4,
@@ -105,6 +109,7 @@ pub fn default_strategy(case: &Case) -> Strategy {
         chunk: 64,
         streaming: false,
         unroll: 4,
+        rows: 1,
     }
 }
 
@@ -116,10 +121,10 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
         Precision::F64 => &[1, 2],
     };
     let mut out = vec![];
-    for &vec in vecs.iter().filter(|&&v| nx % v as usize == 0) {
+    for &vec in vecs.iter().filter(|&&v| nx.is_multiple_of(v as usize)) {
         for (bx, by) in [(32, 4), (32, 8), (64, 2), (128, 1), (128, 2)] {
-            for chunk in [32, 64, 128] {
-                for unroll in [1, 2, 4] {
+            for chunk in [32, 64] {
+                for (unroll, rows) in [(2, 1), (4, 1), (1, 2), (2, 2), (2, 4)] {
                     out.push(Strategy::ZMarch {
                         bx,
                         by,
@@ -127,6 +132,7 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
                         chunk,
                         streaming: false,
                         unroll,
+                        rows,
                     });
                 }
             }
@@ -137,6 +143,7 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
                 chunk: 64,
                 streaming: true,
                 unroll: 2,
+                rows: 2,
             });
         }
     }

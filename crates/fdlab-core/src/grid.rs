@@ -100,7 +100,7 @@ impl Grid {
                     ),
                 });
             }
-            total = total.checked_mul(shape[a]).unwrap_or(usize::MAX);
+            total = total.saturating_mul(shape[a]);
             if !(spacing[a].is_finite() && spacing[a] > 0.0) {
                 return Err(Error::Spacing {
                     axis: AXIS_NAMES[a],
@@ -208,7 +208,9 @@ impl Region {
 
     /// Number of points inside.
     pub fn len(&self) -> usize {
-        (0..3).map(|a| self.hi[a].saturating_sub(self.lo[a])).product()
+        (0..3)
+            .map(|a| self.hi[a].saturating_sub(self.lo[a]))
+            .product()
     }
 
     /// Whether no point is inside.

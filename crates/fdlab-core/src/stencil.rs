@@ -146,7 +146,9 @@ impl Stencil {
             }
             if o.iter().any(|c| c.unsigned_abs() > 64) {
                 return Err(Error::Stencil {
-                    detail: format!("offset {o:?} reaches more than 64 points; use smaller offsets"),
+                    detail: format!(
+                        "offset {o:?} reaches more than 64 points; use smaller offsets"
+                    ),
                 });
             }
             if taps[..n].iter().any(|(p, _)| p == o) {

@@ -1,24 +1,1654 @@
-//! The fast executor (placeholder: delegates to the reference until written).
+//! The fast executor: rayon over contiguous blocks of planes (rows in 2-D, points in 1-D),
+//! tap rows resolved through the boundary once per run of rows, and fused inner loops over up
+//! to eight taps, hand-vectorised with AVX2 + FMA where the CPU has them (detected at run time).
+//!
+//! How a call runs:
+//!
+//! - [`crate::check_apply`] gives the region of computed points; it is split into one
+//!   contiguous block per thread along its outermost axis (z, else y, else x), and each thread
+//!   gets the contiguous part of every output that holds its block.
+//! - Each thread walks its output rows in *runs*: consecutive rows along y (or along z for
+//!   stencils that reach along z but not y, so that the rows such a stencil reads stay in L1
+//!   from one output row to the next) whose taps need no boundary mapping along that axis.
+//!   For a run, each tap's input row is looked up once; the rows then advance together. With
+//!   stencils reaching along z, rows go in y-blocks with z innermost, so that the planes a
+//!   block reads stay in cache ([`Options::block_bytes`]).
+//! - Over the x-interior of a row (every tap inside the row) one loop per group of up to
+//!   [`Options::group`] taps computes `out[i] = Σ w·row_t[i + ox_t]` in `T`, two vectors per
+//!   step, and prefetches the input row the loop will need [`Options::prefetch_rows`] rows
+//!   later. Whole rows one after the other (no x-edges) are one long row. Stencils whose taps
+//!   all read one row within ±4 points (derivatives along x) load each input vector once and
+//!   build the shifted vectors with shuffles: the loads, not the arithmetic, limit these loops.
+//! - The few points near the x-ends (periodic, Neumann) read small windows of boundary-mapped
+//!   copies through the same vector loop (or, without AVX2, sum the taps point by point with
+//!   precomputed indices).
+//! - All stencils of one call (a gradient) are computed run by run in the same pass, so each
+//!   input row is read from memory once for all outputs.
+//! - Large outputs are written with non-temporal stores on x86-64 (see [`Stores`]), so that no
+//!   memory bandwidth is spent reading output lines before they are overwritten.
+//!
+//! Points outside the region are never written. Sums run in `T`, in another order than the
+//! reference's `f64` sums; [`fdlab_core::compare`]'s tolerances cover the difference.
 
-use fdlab_core::{Boundary, FieldView, FieldViewMut, Result, Scalar, Stencil};
+use crate::check_apply;
+use fdlab_core::{Boundary, FieldView, FieldViewMut, Region, Result, Scalar, Stencil};
+use rayon::prelude::*;
 
 /// How many threads the fast executor uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Par {
     /// One thread.
     Seq,
-    /// Rayon's global pool (all cores).
+    /// Rayon's current pool (the global one: all cores), one contiguous block per thread.
     #[default]
     Rayon,
 }
 
-/// Same contract as [`crate::reference::apply`].
+/// How the fast executor stores its results.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Stores {
+    /// Non-temporal stores when the outputs are much larger than a last-level cache
+    /// ([`NT_THRESHOLD_BYTES`]), ordinary stores otherwise.
+    #[default]
+    Auto,
+    /// Ordinary stores: the output lines are read for ownership, then written, and stay in
+    /// cache.
+    Temporal,
+    /// Non-temporal (streaming) stores for whole cache lines on x86-64; ordinary stores on other
+    /// targets.
+    NonTemporal,
+}
+
+/// Which instruction set the inner loops use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Simd {
+    /// AVX2 and FMA when the CPU has them (detected at run time), the baseline otherwise.
+    #[default]
+    Auto,
+    /// The baseline of the build target (SSE2 on x86-64): plain multiply and add.
+    Baseline,
+}
+
+/// Output size from which [`Stores::Auto`] streams: 64 MiB, twice a large last-level cache.
+pub const NT_THRESHOLD_BYTES: usize = 64 << 20;
+
+/// Default of [`Options::min_par_work`].
+pub const PAR_MIN_WORK: usize = 1 << 17;
+
+/// Points of a row computed per pass over the taps (the row segment stays in L1).
+const X_BLOCK: usize = 1024;
+
+/// Tuning knobs of the fast executor. [`apply`] uses `Options::default()` with its `par`.
+///
+/// ```
+/// use fdlab_core::{Boundary, Field, Grid, Stencil};
+/// use fdlab_cpu::fast::{apply_with, Options, Par, Stores};
+/// let grid = Grid::unit(&[32, 32, 32]).unwrap();
+/// let lap = Stencil::laplacian(&grid, 2).unwrap();
+/// let u = Field::<f64>::random(&grid, 1);
+/// let mut out = Field::<f64>::zeros(&grid);
+/// let opts = Options { par: Par::Seq, stores: Stores::Temporal, ..Options::default() };
+/// apply_with(&[lap], Boundary::Periodic, u.view(), &mut [out.view_mut()], &opts).unwrap();
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Options {
+    /// Threads.
+    pub par: Par,
+    /// Ordinary or streaming stores.
+    pub stores: Stores,
+    /// Instruction set of the inner loops.
+    pub simd: Simd,
+    /// Taps fused in one inner loop, 1 to [`MAX_GROUP`] (1: one pass over the row per tap).
+    pub group: usize,
+    /// Cache budget in bytes for the input planes a block of rows reads (stencils reaching
+    /// along z): rows are processed in y-blocks, z innermost, so that the planes the block
+    /// needs stay in this much cache. 0: no blocking (whole planes).
+    pub block_bytes: usize,
+    /// With [`Par::Rayon`], calls with fewer tap evaluations (points × taps) than this run on
+    /// one thread, where splitting would cost more than it saves. 0: always split.
+    pub min_par_work: usize,
+    /// Software prefetch distance in rows (AVX2 loops): while computing an output row, the
+    /// input row that the output row this many rows later reads first (its tap with the
+    /// largest z, then y offset) is prefetched, one cache line per line of output. 0: off.
+    pub prefetch_rows: usize,
+    /// Most output rows handled by one inner-loop call (consecutive rows along y, or along z
+    /// for stencils that reach along z but not y, whose taps need no boundary mapping along
+    /// that axis). At least 1.
+    pub run_rows: usize,
+}
+
+/// Largest number of taps fused in one inner loop.
+pub const MAX_GROUP: usize = 8;
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            par: Par::Rayon,
+            stores: Stores::Auto,
+            simd: Simd::Auto,
+            group: MAX_GROUP,
+            block_bytes: 512 << 10,
+            min_par_work: PAR_MIN_WORK,
+            prefetch_rows: 1,
+            run_rows: 32,
+        }
+    }
+}
+
+/// Same contract as [`crate::reference::apply`]: writes output `o` with stencil `o` at every
+/// point of the region [`crate::check_apply`] returns and nowhere else. Sums run in `T`.
+///
+/// ```
+/// use fdlab_core::{Axis, Boundary, Field, Grid, Stencil};
+/// use fdlab_cpu::{fast, Par};
+/// let grid = Grid::unit(&[64, 16, 8]).unwrap();
+/// let dx = Stencil::derivative(&grid, Axis::X, 1, 8).unwrap();
+/// let u = Field::<f32>::from_fn(&grid, |x| (2.0 * std::f64::consts::PI * x[0]).sin());
+/// let mut du = Field::<f32>::zeros(&grid);
+/// fast::apply(&[dx], Boundary::Periodic, u.view(), &mut [du.view_mut()], Par::Rayon).unwrap();
+/// assert!((du.at(0, 3, 2) - 2.0 * std::f32::consts::PI).abs() < 1e-3);
+/// ```
 pub fn apply<T: Scalar>(
     stencils: &[Stencil],
     boundary: Boundary,
     input: FieldView<'_, T>,
     outputs: &mut [FieldViewMut<'_, T>],
-    _par: Par,
+    par: Par,
 ) -> Result<()> {
-    crate::reference::apply(stencils, boundary, input, outputs)
+    let opts = Options {
+        par,
+        ..Options::default()
+    };
+    apply_with(stencils, boundary, input, outputs, &opts)
+}
+
+/// [`apply`] with explicit [`Options`].
+pub fn apply_with<T: Scalar>(
+    stencils: &[Stencil],
+    boundary: Boundary,
+    input: FieldView<'_, T>,
+    outputs: &mut [FieldViewMut<'_, T>],
+    opts: &Options,
+) -> Result<()> {
+    let region = check_apply(stencils, boundary, &input, outputs)?;
+    if region.is_empty() {
+        return Ok(());
+    }
+    let shape = input.grid().shape();
+    let plan = Plan::new(stencils, boundary, shape, opts);
+    let u = input.as_slice();
+
+    let work = region.len().saturating_mul(plan.total_taps.max(1));
+    let pieces = match opts.par {
+        Par::Seq => 1,
+        Par::Rayon if work < opts.min_par_work => 1,
+        Par::Rayon => rayon::current_num_threads().max(1),
+    };
+    let tasks = split(region, shape, pieces);
+
+    // Hand each task the contiguous part of every output that holds its points.
+    let mut spans: Vec<Vec<&mut [T]>> = tasks.iter().map(|_| Vec::new()).collect();
+    for out in outputs.iter_mut() {
+        let mut rest = &mut out.as_mut_slice()[tasks[0].start..];
+        for (task, span) in tasks.iter().zip(spans.iter_mut()) {
+            let (mine, tail) = std::mem::take(&mut rest).split_at_mut(task.end - task.start);
+            span.push(mine);
+            rest = tail;
+        }
+    }
+
+    if tasks.len() == 1 {
+        run_task(&plan, u, &tasks[0], &mut spans[0]);
+    } else {
+        tasks
+            .par_iter()
+            .zip(spans.par_iter_mut())
+            .for_each(|(task, span)| run_task(&plan, u, task, span));
+    }
+    Ok(())
+}
+
+/// One tap, with the weight in `T`.
+#[derive(Debug, Clone, Copy)]
+struct PTap<T> {
+    off: [i64; 3],
+    w: T,
+}
+
+/// One stencil, prepared.
+#[derive(Debug)]
+struct PStencil<T> {
+    taps: Vec<PTap<T>>,
+    /// The tap whose row is read first in the loop order (largest z, then y offset).
+    lead: usize,
+    below_x: usize,
+    above_x: usize,
+    /// The taps grouped by the row they read (same y and z offsets).
+    xrows: Vec<XRow>,
+}
+
+/// The taps of one stencil that read the same row.
+#[derive(Debug)]
+struct XRow {
+    taps: Vec<usize>,
+    /// Smallest and largest x offset.
+    lo: i64,
+    hi: i64,
+}
+
+/// Groups the taps of a stencil by (dy, dz).
+fn xrows<T>(taps: &[PTap<T>]) -> Vec<XRow> {
+    let mut out: Vec<(i64, i64, XRow)> = vec![];
+    for (n, t) in taps.iter().enumerate() {
+        let (dy, dz, dx) = (t.off[1], t.off[2], t.off[0]);
+        match out.iter_mut().find(|(y, z, _)| (*y, *z) == (dy, dz)) {
+            Some((_, _, r)) => {
+                r.taps.push(n);
+                r.lo = r.lo.min(dx);
+                r.hi = r.hi.max(dx);
+            }
+            None => out.push((
+                dy,
+                dz,
+                XRow {
+                    taps: vec![n],
+                    lo: dx,
+                    hi: dx,
+                },
+            )),
+        }
+    }
+    out.into_iter().map(|(_, _, r)| r).collect()
+}
+
+/// Everything a task needs, computed once per call.
+#[derive(Debug)]
+struct Plan<T> {
+    boundary: Boundary,
+    shape: [usize; 3],
+    stencils: Vec<PStencil<T>>,
+    total_taps: usize,
+    max_taps: usize,
+    nt: bool,
+    avx2: bool,
+    group: usize,
+    /// Rows per y-block (`usize::MAX`: no blocking).
+    j_block: usize,
+    /// Prefetch distance in rows (0: off).
+    prefetch: usize,
+    /// Runs go along z (the stencils reach along z but not along y).
+    zmarch: bool,
+    /// Most rows per run.
+    run: usize,
+}
+
+impl<T: Scalar> Plan<T> {
+    fn new(stencils: &[Stencil], boundary: Boundary, shape: [usize; 3], opts: &Options) -> Self {
+        let ps: Vec<PStencil<T>> = stencils
+            .iter()
+            .map(|s| {
+                let taps: Vec<PTap<T>> = s
+                    .taps()
+                    .iter()
+                    .map(|t| PTap {
+                        off: t.offset.map(i64::from),
+                        w: T::from_f64(t.weight),
+                    })
+                    .collect();
+                PStencil {
+                    lead: (0..taps.len())
+                        .max_by_key(|&t| (taps[t].off[2], taps[t].off[1]))
+                        .unwrap_or(0),
+                    xrows: xrows(&taps),
+                    taps,
+                    below_x: s.reach_below()[0],
+                    above_x: s.reach_above()[0],
+                }
+            })
+            .collect();
+        let total_taps = ps.iter().map(|s| s.taps.len()).sum();
+        let max_taps = ps.iter().map(|s| s.taps.len()).max().unwrap_or(0);
+        let out_bytes = shape
+            .iter()
+            .product::<usize>()
+            .saturating_mul(std::mem::size_of::<T>())
+            .saturating_mul(stencils.len());
+        let nt = cfg!(target_arch = "x86_64")
+            && match opts.stores {
+                Stores::Auto => out_bytes >= NT_THRESHOLD_BYTES,
+                Stores::Temporal => false,
+                Stores::NonTemporal => true,
+            };
+        let avx2 = opts.simd == Simd::Auto && has_avx2_fma();
+        // Planes and extra rows a y-block of rows reads.
+        let (mut zb, mut za, mut yb, mut ya) = (0, 0, 0, 0);
+        for s in stencils {
+            let (b, a) = (s.reach_below(), s.reach_above());
+            zb = zb.max(b[2]);
+            za = za.max(a[2]);
+            yb = yb.max(b[1]);
+            ya = ya.max(a[1]);
+        }
+        let row_bytes = shape[0] * std::mem::size_of::<T>();
+        let j_block = if zb + za == 0 || opts.block_bytes == 0 {
+            usize::MAX
+        } else {
+            let rows = opts.block_bytes / row_bytes.max(1) / (zb + za + 1);
+            rows.saturating_sub(yb + ya).max(4)
+        };
+        Plan {
+            run: opts.run_rows.max(1),
+            zmarch: zb + za > 0 && yb + ya == 0,
+            prefetch: opts.prefetch_rows,
+            boundary,
+            shape,
+            stencils: ps,
+            total_taps,
+            max_taps,
+            nt,
+            avx2,
+            group: opts.group.clamp(1, MAX_GROUP),
+            j_block,
+        }
+    }
+}
+
+/// Whether the CPU has AVX2 and FMA (cached by `std`).
+fn has_avx2_fma() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// A box of points one thread computes, and the part `start..end` of each output's data that
+/// holds them.
+#[derive(Debug, Clone, Copy)]
+struct Task {
+    region: Region,
+    start: usize,
+    end: usize,
+}
+
+/// Splits `region` into at most `pieces` contiguous boxes along its outermost axis with more
+/// than one point (z, else y, else x), each owning a contiguous range of the output.
+fn split(region: Region, shape: [usize; 3], pieces: usize) -> Vec<Task> {
+    let [nx, ny, _] = shape;
+    let plane = nx * ny;
+    let ext = |a: usize| region.hi[a] - region.lo[a];
+    let axis = if ext(2) > 1 {
+        2
+    } else if ext(1) > 1 {
+        1
+    } else {
+        0
+    };
+    let (lo, n) = (region.lo[axis], ext(axis));
+    let p = pieces.clamp(1, n);
+    (0..p)
+        .map(|q| {
+            let (a, b) = (lo + n * q / p, lo + n * (q + 1) / p);
+            let mut r = region;
+            r.lo[axis] = a;
+            r.hi[axis] = b;
+            let (start, end) = match axis {
+                2 => (a * plane, b * plane),
+                1 => {
+                    let base = region.lo[2] * plane;
+                    (base + a * nx, base + b * nx)
+                }
+                _ => {
+                    let base = (region.lo[2] * ny + region.lo[1]) * nx;
+                    (base + a, base + b)
+                }
+            };
+            Task {
+                region: r,
+                start,
+                end,
+            }
+        })
+        .collect()
+}
+
+/// `boundary.map(q, n)` with a fast path for indices inside the grid.
+#[inline]
+fn map_index(boundary: Boundary, q: i64, n: usize) -> usize {
+    if q >= 0 && (q as usize) < n {
+        return q as usize;
+    }
+    boundary
+        .map(q, n)
+        .expect("Boundary::check keeps every tap of a computed point inside the grid")
+}
+
+/// The x-range of one stencil within a task: the interior, where every tap stays inside the row,
+/// and the edge points with the row index each tap reads.
+struct XPlan {
+    /// The task's x-range.
+    i0: usize,
+    i1: usize,
+    /// The interior.
+    lo: usize,
+    hi: usize,
+    /// Edge points `i`.
+    edges: Vec<usize>,
+    /// `taps × edges.len()` row indices, tap-major.
+    edge_idx: Vec<usize>,
+    /// Vector edges (AVX2 path): per side (left, right) the first output point of a window of
+    /// `lanes` points, and per group of taps reading one row ([`PStencil::xrows`]) the window
+    /// those taps read, as runs of consecutive row points (see [`Copies`]); empty when the edges
+    /// do not fit one window.
+    windows: Vec<(usize, Vec<Copies>)>,
+    /// Points per vector of `T` (AVX2).
+    lanes: usize,
+}
+
+fn x_plan<T>(s: &PStencil<T>, boundary: Boundary, i0: usize, i1: usize, nx: usize) -> XPlan {
+    let lo = i0.max(s.below_x);
+    let hi = i1.min(nx.saturating_sub(s.above_x));
+    let (lo, hi) = if lo < hi { (lo, hi) } else { (i1, i1) };
+    let edges: Vec<usize> = (i0..lo.min(i1)).chain(hi.max(i0)..i1).collect();
+    let mut edge_idx = Vec::with_capacity(edges.len() * s.taps.len());
+    for t in &s.taps {
+        for &i in &edges {
+            edge_idx.push(map_index(boundary, i as i64 + t.off[0], nx));
+        }
+    }
+    let lanes = 32 / std::mem::size_of::<T>().max(1);
+    let (left, right) = (lo - i0, i1 - hi);
+    let reach = s.below_x.max(s.above_x);
+    let mut windows = vec![];
+    if !edges.is_empty()
+        && left <= lanes
+        && right <= lanes
+        && (right == 0 || i1 >= lanes)
+        && nx > lanes + 2 * reach
+    {
+        for (start, keep) in [(i0, left), (i1.saturating_sub(lanes), right)] {
+            if keep == 0 {
+                continue;
+            }
+            let copies = s
+                .xrows
+                .iter()
+                .map(|x| {
+                    let idx: Vec<usize> = (start as i64 + x.lo
+                        ..start as i64 + (lanes as i64) + x.hi)
+                        .map(|p| map_index(boundary, p, nx))
+                        .collect();
+                    Copies::new(&idx)
+                })
+                .collect();
+            windows.push((start, copies));
+        }
+    }
+    XPlan {
+        i0,
+        i1,
+        lo,
+        hi,
+        edges,
+        edge_idx,
+        windows,
+        lanes,
+    }
+}
+
+/// Per-task working memory.
+struct Bufs<T> {
+    /// Partial sums of stencils with more taps than one group, rows on their way to streaming
+    /// stores (portable loops), edge windows (AVX2 loops).
+    scratch: Vec<T>,
+    /// Sums of the edge points of one row (portable edges).
+    edge_acc: Vec<T>,
+    /// Per tap: where its edge window starts in `scratch`, and its row stride there.
+    offs: Vec<(usize, usize)>,
+}
+
+/// A window of boundary-mapped row points, as runs `(window offset, row offset, length)` of
+/// consecutive points (periodic: two runs; Neumann: the mirrored points one by one).
+#[derive(Debug)]
+struct Copies {
+    len: usize,
+    runs: Vec<(usize, usize, usize)>,
+}
+
+impl Copies {
+    fn new(idx: &[usize]) -> Copies {
+        let mut runs: Vec<(usize, usize, usize)> = vec![];
+        for (q, &i) in idx.iter().enumerate() {
+            match runs.last_mut() {
+                Some((_, from, len)) if *from + *len == i => *len += 1,
+                _ => runs.push((q, i, 1)),
+            }
+        }
+        Copies {
+            len: idx.len(),
+            runs,
+        }
+    }
+
+    /// Fills `win` (`self.len` points) from `row`.
+    #[inline]
+    fn fill<T: Copy>(&self, win: &mut [T], row: &[T]) {
+        for &(at, from, len) in &self.runs {
+            for (d, s) in win[at..at + len].iter_mut().zip(&row[from..from + len]) {
+                *d = *s;
+            }
+        }
+    }
+}
+
+/// Computes every point of `task`; `spans[o]` is output `o`'s data from `task.start` to
+/// `task.end`.
+fn run_task<T: Scalar>(plan: &Plan<T>, u: &[T], task: &Task, spans: &mut [&mut [T]]) {
+    let r = task.region;
+    let [nx, ny, nz] = plan.shape;
+    let (i0, i1) = (r.lo[0], r.hi[0]);
+    let xplans: Vec<XPlan> = plan
+        .stencils
+        .iter()
+        .map(|s| x_plan(s, plan.boundary, i0, i1, nx))
+        .collect();
+    let mut rows: Vec<&[T]> = Vec::with_capacity(plan.max_taps);
+    // Edge windows of a run: `run` rows of every tap row's window, and `run` rows of outputs.
+    let windows = xplans
+        .iter()
+        .zip(&plan.stencils)
+        .map(|(xp, s)| {
+            s.xrows
+                .iter()
+                .map(|x| xp.lanes + (x.hi - x.lo) as usize)
+                .sum::<usize>()
+                + xp.lanes
+        })
+        .max()
+        .unwrap_or(0);
+    let mut bufs = Bufs {
+        scratch: vec![T::zero(); X_BLOCK.max(plan.run * windows)],
+        edge_acc: vec![T::zero(); xplans.iter().map(|x| x.edges.len()).max().unwrap_or(0)],
+        offs: vec![(0, 0); plan.max_taps],
+    };
+    // Output rows come in runs of up to `plan.run` rows handled by one call, along y (rows nx
+    // apart) or, for stencils that reach along z but not y, along z (rows a plane apart: the
+    // rows a z-stencil reads then stay in L1 from one output row to the next). A run only holds
+    // rows whose taps all read inside the grid along the run's axis (no mapping), so that tap
+    // rows advance by the same stride as the output rows.
+    let plane = nx * ny;
+    let (axis, stride, n_axis) = if plan.zmarch {
+        (2, plane, nz)
+    } else {
+        (1, nx, ny)
+    };
+    let (mut a_lo, mut a_hi) = (0i64, n_axis as i64);
+    for s in &plan.stencils {
+        for t in &s.taps {
+            a_lo = a_lo.max(-t.off[axis]);
+            a_hi = a_hi.min(n_axis as i64 - t.off[axis]);
+        }
+    }
+    let mut one_row = |j: usize, k: usize, n: usize| {
+        let ji = j as i64;
+        let row_start = (k * ny + j) * nx;
+        let span = (n - 1) * stride;
+        for ((s, xp), out) in plan.stencils.iter().zip(&xplans).zip(spans.iter_mut()) {
+            rows.clear();
+            for t in &s.taps {
+                let jj = map_index(plan.boundary, ji + t.off[1], ny);
+                let kk = map_index(plan.boundary, k as i64 + t.off[2], nz);
+                let st = (kk * ny + jj) * nx;
+                rows.push(&u[st..st + span + nx]);
+            }
+            let seg = &mut out[row_start + i0 - task.start..row_start + span + i1 - task.start];
+            row(plan, s, xp, &rows, seg, i0, n, stride, &mut bufs);
+        }
+    };
+    let run = |c: usize, end: usize| {
+        let ci = c as i64;
+        if ci >= a_lo && ci < a_hi {
+            (plan.run.min(end - c) as i64).min(a_hi - ci) as usize
+        } else {
+            1
+        }
+    };
+    if plan.zmarch {
+        for j in r.lo[1]..r.hi[1] {
+            let mut k = r.lo[2];
+            while k < r.hi[2] {
+                let n = run(k, r.hi[2]);
+                one_row(j, k, n);
+                k += n;
+            }
+        }
+    } else {
+        let mut jb = r.lo[1];
+        while jb < r.hi[1] {
+            let je = jb.saturating_add(plan.j_block).min(r.hi[1]);
+            for k in r.lo[2]..r.hi[2] {
+                let mut j = jb;
+                while j < je {
+                    let n = run(j, je);
+                    one_row(j, k, n);
+                    j += n;
+                }
+            }
+            jb = je;
+        }
+    }
+    if plan.nt {
+        store_fence();
+    }
+}
+
+/// `n` output rows `rs` elements apart (a run along y or z): row `r` of `seg` holds points
+/// `i0..i1` at `r·rs`, and tap `t` reads row `r` of `rows[t]` at `r·rs` (the rows of a run
+/// advance together).
+#[allow(clippy::too_many_arguments)]
+#[inline]
+fn row<T: Scalar>(
+    plan: &Plan<T>,
+    s: &PStencil<T>,
+    xp: &XPlan,
+    rows: &[&[T]],
+    seg: &mut [T],
+    i0: usize,
+    n: usize,
+    rs: usize,
+    bufs: &mut Bufs<T>,
+) {
+    // The interior first: its loops prefetch the rows the edges then read.
+    if xp.lo < xp.hi {
+        interior(plan, s, xp, rows, seg, i0, n, rs, &mut bufs.scratch);
+    }
+    let nx = plan.shape[0];
+    let ne = xp.edges.len();
+    #[cfg(target_arch = "x86_64")]
+    let ne = if ne > 0 && plan.avx2 && x86::edges(plan, s, xp, rows, seg, n, rs, bufs) {
+        0
+    } else {
+        ne
+    };
+    if ne > 0 {
+        for r in 0..n {
+            let o = r * rs;
+            // Tap-major, so that the edge points' sums interleave instead of forming one long
+            // dependent chain.
+            let acc = &mut bufs.edge_acc[..ne];
+            acc.fill(T::zero());
+            for ((t, row), idx) in s.taps.iter().zip(rows).zip(xp.edge_idx.chunks_exact(ne)) {
+                let row = &row[o..o + nx];
+                for (a, &ix) in acc.iter_mut().zip(idx) {
+                    *a = *a + t.w * row[ix];
+                }
+            }
+            for (&i, &a) in xp.edges.iter().zip(acc.iter()) {
+                seg[o + i - i0] = a;
+            }
+        }
+    }
+}
+
+/// The x-interior of `n` rows, as in [`row`].
+#[allow(clippy::too_many_arguments)]
+#[inline]
+fn interior<T: Scalar>(
+    plan: &Plan<T>,
+    s: &PStencil<T>,
+    xp: &XPlan,
+    rows: &[&[T]],
+    seg: &mut [T],
+    i0: usize,
+    n: usize,
+    rs: usize,
+    scratch: &mut [T],
+) {
+    let nx = plan.shape[0];
+    let nt = s.taps.len();
+    // Whole rows one after the other are one long row.
+    let (range, n) = if rs == nx && xp.lo == 0 && xp.hi == nx && n > 1 {
+        (0..n * nx, 1)
+    } else {
+        (xp.lo..xp.hi, n)
+    };
+    #[cfg(target_arch = "x86_64")]
+    if plan.avx2 && x86::interior(plan, s, rows, seg, i0, range.clone(), n, rs, scratch) {
+        return;
+    }
+    for r in 0..n {
+        let o = r * rs;
+        let mut b = range.start;
+        while b < range.end {
+            let e = (b + X_BLOCK).min(range.end);
+            let (lo, hi) = (o + b - i0, o + e - i0);
+            let dst: &mut [T] = if plan.nt {
+                &mut scratch[..e - b]
+            } else {
+                &mut seg[lo..hi]
+            };
+            let mut first = true;
+            let mut t0 = 0;
+            while t0 < nt {
+                let t1 = (t0 + plan.group).min(nt);
+                group(dst, &rows[t0..t1], &s.taps[t0..t1], o + b, !first);
+                first = false;
+                t0 = t1;
+            }
+            if plan.nt {
+                stream_copy(&mut seg[lo..hi], &scratch[..e - b]);
+            }
+            b = e;
+        }
+    }
+}
+
+/// `dst[i] (+)= Σ_t w_t · rows[t][start + i + ox_t]` for up to [`MAX_GROUP`] taps: portable
+/// loops the compiler vectorises for the build target.
+fn group<T: Scalar>(dst: &mut [T], rows: &[&[T]], taps: &[PTap<T>], start: usize, acc: bool) {
+    macro_rules! dispatch {
+        ($($n:literal)*) => {
+            match (taps.len(), acc) {
+                $(
+                    ($n, false) => portable::<T, $n, false>(dst, rows, taps, start),
+                    ($n, true) => portable::<T, $n, true>(dst, rows, taps, start),
+                )*
+                _ => unreachable!("groups hold 1 to MAX_GROUP taps"),
+            }
+        };
+    }
+    dispatch!(1 2 3 4 5 6 7 8);
+}
+
+#[inline(always)]
+fn portable<T: Scalar, const N: usize, const ACC: bool>(
+    dst: &mut [T],
+    rows: &[&[T]],
+    taps: &[PTap<T>],
+    start: usize,
+) {
+    let len = dst.len();
+    let src: [&[T]; N] = std::array::from_fn(|t| {
+        let s = (start as i64 + taps[t].off[0]) as usize;
+        &rows[t][s..s + len]
+    });
+    let w: [T; N] = std::array::from_fn(|t| taps[t].w);
+    body::<T, N, ACC>(dst, &src, &w);
+}
+
+/// `dst[i] (+)= Σ_t w[t] · src[t][i]`, every `src[t]` as long as `dst`. Not inlined, so that
+/// `dst` keeps its no-alias guarantee and the loop vectorises without run-time checks.
+#[inline(never)]
+fn body<T: Scalar, const N: usize, const ACC: bool>(dst: &mut [T], src: &[&[T]; N], w: &[T; N]) {
+    let len = dst.len();
+    // Slicing to `len` lets the compiler drop the bounds checks in the loop.
+    let src: [&[T]; N] = std::array::from_fn(|t| &src[t][..len]);
+    for i in 0..len {
+        let (mut a, first) = if ACC {
+            (dst[i], 0)
+        } else {
+            (w[0] * src[0][i], 1)
+        };
+        for t in first..N {
+            a = a + w[t] * src[t][i];
+        }
+        dst[i] = a;
+    }
+}
+
+/// Hand-written AVX2 + FMA loops for `f32` and `f64`, storing straight from registers (with
+/// streaming stores when asked).
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use super::{Bufs, PStencil, Plan, XPlan, MAX_GROUP, X_BLOCK};
+    use fdlab_core::Scalar;
+    use std::any::TypeId;
+    use std::arch::x86_64::*;
+
+    /// The 256-bit vector operations of one element type.
+    ///
+    /// # Safety
+    /// Every method needs a CPU with AVX2 and FMA; pointers must be valid for a whole vector.
+    pub(super) trait Lanes: Scalar {
+        /// The vector type.
+        type V: Copy;
+        /// Elements per vector.
+        const W: usize;
+        unsafe fn splat(x: Self) -> Self::V;
+        unsafe fn load(p: *const Self) -> Self::V;
+        unsafe fn vmul(a: Self::V, b: Self::V) -> Self::V;
+        /// `a·b + c`.
+        unsafe fn fmadd(a: Self::V, b: Self::V, c: Self::V) -> Self::V;
+        unsafe fn store(p: *mut Self, v: Self::V);
+        /// Non-temporal store; `p` 32-byte aligned.
+        unsafe fn stream(p: *mut Self, v: Self::V);
+        /// The vector `W/2` points after the start of `a`, given `b` right after `a`.
+        unsafe fn mid(a: Self::V, b: Self::V) -> Self::V;
+        /// The vector `k` points (`-W < k < W`, `k != 0, ±W/2`) after the start of `b`, given
+        /// `a`, `b`, `c` consecutive and `m = mid(a, b)`, `p = mid(b, c)`.
+        unsafe fn shift(
+            a: Self::V,
+            b: Self::V,
+            c: Self::V,
+            m: Self::V,
+            p: Self::V,
+            k: i64,
+        ) -> Self::V;
+    }
+
+    // SAFETY (both impls): each method is one intrinsic, which needs AVX2/FMA (the methods are
+    // compiled for them and the trait's contract makes callers check the CPU) and, for memory
+    // access, a pointer valid for one vector (the trait's contract; `stream`: 32-byte aligned).
+    impl Lanes for f32 {
+        type V = __m256;
+        const W: usize = 8;
+        #[inline]
+        #[target_feature(enable = "avx2,fma")]
+        unsafe fn splat(x: f32) -> __m256 {
+            _mm256_set1_ps(x)
+        }
+        #[inline]
+        #[target_feature(enable = "avx2,fma")]
+        unsafe fn load(p: *const f32) -> __m256 {
+            _mm256_loadu_ps(p)
+        }
+        #[inline]
+        #[target_feature(enable = "avx2,fma")]
+        unsafe fn vmul(a: __m256, b: __m256) -> __m256 {
+            _mm256_mul_ps(a, b)
+        }
+        #[inline]
+        #[target_feature(enable = "avx2,fma")]
+        unsafe fn fmadd(a: __m256, b: __m256, c: __m256) -> __m256 {
+            _mm256_fmadd_ps(a, b, c)
+        }
+        #[inline]
+        #[target_feature(enable = "avx2,fma")]
+        unsafe fn store(p: *mut f32, v: __m256) {
+            _mm256_storeu_ps(p, v)
+        }
+        #[inline]
+        #[target_feature(enable = "avx2,fma")]
+        unsafe fn stream(p: *mut f32, v: __m256) {
+            _mm256_stream_ps(p, v)
+        }
+        #[inline]
+        #[target_feature(enable = "avx2,fma")]
+        unsafe fn mid(a: __m256, b: __m256) -> __m256 {
+            _mm256_permute2f128_ps(a, b, 0x21)
+        }
+        #[inline]
+        #[target_feature(enable = "avx2,fma")]
+        unsafe fn shift(a: __m256, b: __m256, c: __m256, m: __m256, p: __m256, k: i64) -> __m256 {
+            // Per 128-bit lane: the bytes of (hi, lo) shifted right by the constant.
+            let al = |hi: __m256, lo: __m256, bytes: i32| {
+                let (hi, lo) = (_mm256_castps_si256(hi), _mm256_castps_si256(lo));
+                _mm256_castsi256_ps(match bytes {
+                    4 => _mm256_alignr_epi8::<4>(hi, lo),
+                    8 => _mm256_alignr_epi8::<8>(hi, lo),
+                    _ => _mm256_alignr_epi8::<12>(hi, lo),
+                })
+            };
+            match k {
+                1..=3 => al(p, b, 4 * k as i32),
+                5..=7 => al(c, p, 4 * (k - 4) as i32),
+                -3..=-1 => al(b, m, 16 + 4 * k as i32),
+                _ => al(m, a, 16 + 4 * (k + 4) as i32),
+            }
+        }
+    }
+
+    impl Lanes for f64 {
+        type V = __m256d;
+        const W: usize = 4;
+        #[inline]
+        #[target_feature(enable = "avx2,fma")]
+        unsafe fn splat(x: f64) -> __m256d {
+            _mm256_set1_pd(x)
+        }
+        #[inline]
+        #[target_feature(enable = "avx2,fma")]
+        unsafe fn load(p: *const f64) -> __m256d {
+            _mm256_loadu_pd(p)
+        }
+        #[inline]
+        #[target_feature(enable = "avx2,fma")]
+        unsafe fn vmul(a: __m256d, b: __m256d) -> __m256d {
+            _mm256_mul_pd(a, b)
+        }
+        #[inline]
+        #[target_feature(enable = "avx2,fma")]
+        unsafe fn fmadd(a: __m256d, b: __m256d, c: __m256d) -> __m256d {
+            _mm256_fmadd_pd(a, b, c)
+        }
+        #[inline]
+        #[target_feature(enable = "avx2,fma")]
+        unsafe fn store(p: *mut f64, v: __m256d) {
+            _mm256_storeu_pd(p, v)
+        }
+        #[inline]
+        #[target_feature(enable = "avx2,fma")]
+        unsafe fn stream(p: *mut f64, v: __m256d) {
+            _mm256_stream_pd(p, v)
+        }
+        #[inline]
+        #[target_feature(enable = "avx2,fma")]
+        unsafe fn mid(a: __m256d, b: __m256d) -> __m256d {
+            _mm256_permute2f128_pd(a, b, 0x21)
+        }
+        #[inline]
+        #[target_feature(enable = "avx2,fma")]
+        unsafe fn shift(
+            a: __m256d,
+            b: __m256d,
+            c: __m256d,
+            m: __m256d,
+            p: __m256d,
+            k: i64,
+        ) -> __m256d {
+            let al = |hi: __m256d, lo: __m256d| {
+                let (hi, lo) = (_mm256_castpd_si256(hi), _mm256_castpd_si256(lo));
+                _mm256_castsi256_pd(_mm256_alignr_epi8::<8>(hi, lo))
+            };
+            match k {
+                1 => al(p, b),
+                3 => al(c, p),
+                -1 => al(b, m),
+                _ => al(m, a),
+            }
+        }
+    }
+
+    /// The x-interior `range` of `n` output rows (as in `row`) with the AVX2 loops; false
+    /// (nothing done) when `T` is neither `f32` nor `f64`.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn interior<T: Scalar>(
+        plan: &Plan<T>,
+        s: &PStencil<T>,
+        rows: &[&[T]],
+        seg: &mut [T],
+        i0: usize,
+        range: std::ops::Range<usize>,
+        n: usize,
+        rs: usize,
+        scratch: &mut [T],
+    ) -> bool {
+        if TypeId::of::<T>() == TypeId::of::<f32>() {
+            interior_as::<T, f32>(plan, s, rows, seg, i0, range, n, rs, scratch);
+        } else if TypeId::of::<T>() == TypeId::of::<f64>() {
+            interior_as::<T, f64>(plan, s, rows, seg, i0, range, n, rs, scratch);
+        } else {
+            return false;
+        }
+        true
+    }
+
+    /// [`interior`] with `U`, the same type as `T`.
+    #[allow(clippy::too_many_arguments)]
+    fn interior_as<T: Scalar, U: Lanes>(
+        plan: &Plan<T>,
+        s: &PStencil<T>,
+        rows: &[&[T]],
+        seg: &mut [T],
+        i0: usize,
+        range: std::ops::Range<usize>,
+        n: usize,
+        rs: usize,
+        scratch: &mut [T],
+    ) {
+        debug_assert_eq!(TypeId::of::<T>(), TypeId::of::<U>());
+        let nx = plan.shape[0];
+        let taps = &s.taps;
+        let ntaps = taps.len();
+        let groups = ntaps.div_ceil(plan.group);
+        let span = (n - 1) * rs;
+        let mut b = range.start;
+        while b < range.end {
+            let e = (b + X_BLOCK).min(range.end);
+            let len = e - b;
+            // Every pointer below comes from a slice that holds all `n` rows of the block
+            // (`span + len` elements); casting from T to U (the same type) is the identity.
+            let out = seg[b - i0..span + e - i0].as_mut_ptr().cast::<U>();
+            let src = |t: usize| {
+                let st = (b as i64 + taps[t].off[0]) as usize;
+                rows[t][st..st + span + len].as_ptr().cast::<U>()
+            };
+            let weight = |t: usize| U::from_f64(taps[t].w.as_f64());
+            // The lead row `prefetch` rows later, from the leftmost point a tap reads (an
+            // address to prefetch, never dereferenced: it may lie outside the input).
+            let pf = if plan.prefetch > 0 {
+                let ox = taps[s.lead].off[0] + s.below_x as i64;
+                src(s.lead)
+                    .wrapping_sub(ox as usize)
+                    .wrapping_add(plan.prefetch * rs)
+            } else {
+                std::ptr::null()
+            };
+            let reach = single_row(plan, s).filter(|&r| b >= r && e + r <= nx);
+            if let Some(reach) = reach {
+                // All taps on one row within ±4 points: one load per vector, the shifted
+                // vectors by shuffles.
+                let mut w = [U::zero(); 9];
+                for t in taps {
+                    w[(t.off[0] + 4) as usize] = U::from_f64(t.w.as_f64());
+                }
+                let k = XKernel {
+                    dst: out,
+                    x: rows[0].as_ptr().cast::<U>().wrapping_add(b),
+                    before: b,
+                    after: nx - b,
+                    w,
+                    len,
+                    rows: n,
+                    stride: rs,
+                    pf,
+                };
+                // SAFETY: `plan.avx2`; `rows[0]` (all taps read that row; `span + nx` points)
+                // holds every row `r < n` at `r·rs` from `b - before = 0` to `b + after = nx`,
+                // with `before = b >= reach` and `len + reach = e - b + reach <= after`;
+                // `dst` covers the `len` points of each row; input and output are disjoint.
+                unsafe { dispatch_x(reach, &k, plan.nt) };
+            } else if groups == 1 {
+                let mut p = [std::ptr::null::<U>(); MAX_GROUP];
+                let mut w = [U::zero(); MAX_GROUP];
+                for t in 0..ntaps {
+                    p[t] = src(t);
+                    w[t] = weight(t);
+                }
+                let k = Kernel {
+                    dst: out,
+                    acc: std::ptr::null(),
+                    src: p,
+                    w,
+                    len,
+                    rows: n,
+                    dstride: rs,
+                    sstride: [rs; MAX_GROUP],
+                    pf,
+                };
+                // SAFETY: `plan.avx2` means `has_avx2_fma()`; the pointers come from slices
+                // of `span + len` elements (input for `src`, the output rows for `dst`), so
+                // the `len` points of every row `r < n` at `r·rs` lie inside them; output and
+                // input are disjoint (one is borrowed shared, the other exclusively).
+                unsafe { dispatch(ntaps, &k, plan.nt) };
+            } else {
+                let tmp = scratch[..len].as_mut_ptr().cast::<U>();
+                for r in 0..n {
+                    let o = r * rs;
+                    for g in 0..groups {
+                        let (t0, t1) = (g * plan.group, ((g + 1) * plan.group).min(ntaps));
+                        let last = g + 1 == groups;
+                        let mut p = [std::ptr::null::<U>(); MAX_GROUP];
+                        let mut w = [U::zero(); MAX_GROUP];
+                        for t in t0..t1 {
+                            p[t - t0] = src(t).wrapping_add(o);
+                            w[t - t0] = weight(t);
+                        }
+                        // Partial sums go to `tmp`; the last group adds them and writes `out`.
+                        let k = Kernel {
+                            dst: if last { out.wrapping_add(o) } else { tmp },
+                            acc: if g == 0 { std::ptr::null() } else { tmp },
+                            src: p,
+                            w,
+                            len,
+                            rows: 1,
+                            dstride: nx,
+                            sstride: [nx; MAX_GROUP],
+                            pf: if g == 0 && !pf.is_null() {
+                                pf.wrapping_add(o)
+                            } else {
+                                std::ptr::null()
+                            },
+                        };
+                        // SAFETY: as above, for row `r` (offset `o < span + 1`, so `o + len`
+                        // stays inside the slices); `tmp` is `scratch[..len]`, disjoint from
+                        // input and output; `acc` equals `dst` only for middle groups, which
+                        // are not streamed.
+                        unsafe { dispatch(t1 - t0, &k, last && plan.nt) };
+                    }
+                }
+            }
+            b = e;
+        }
+    }
+
+    /// The x-edge points of `n` output rows (as in `row`) with the vector loops: per side,
+    /// the taps reading outside the row read a small window of boundary-mapped copies. False
+    /// (nothing done) when the edges or the stencil's reach are too wide for one window, the
+    /// row is too short, or `T` is neither `f32` nor `f64`.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn edges<T: Scalar>(
+        plan: &Plan<T>,
+        s: &PStencil<T>,
+        xp: &XPlan,
+        rows: &[&[T]],
+        seg: &mut [T],
+        n: usize,
+        rs: usize,
+        bufs: &mut Bufs<T>,
+    ) -> bool {
+        if TypeId::of::<T>() == TypeId::of::<f32>() {
+            edges_as::<T, f32>(plan, s, xp, rows, seg, n, rs, bufs)
+        } else if TypeId::of::<T>() == TypeId::of::<f64>() {
+            edges_as::<T, f64>(plan, s, xp, rows, seg, n, rs, bufs)
+        } else {
+            false
+        }
+    }
+
+    /// [`edges`] with `U`, the same type as `T`.
+    #[allow(clippy::too_many_arguments)]
+    fn edges_as<T: Scalar, U: Lanes>(
+        plan: &Plan<T>,
+        s: &PStencil<T>,
+        xp: &XPlan,
+        rows: &[&[T]],
+        seg: &mut [T],
+        n: usize,
+        rs: usize,
+        bufs: &mut Bufs<T>,
+    ) -> bool {
+        let w = U::W;
+        if xp.windows.is_empty() || xp.lanes != w {
+            return false;
+        }
+        let nx = plan.shape[0];
+        let i0 = xp.i0;
+        let taps = &s.taps;
+        let groups = taps.len().div_ceil(plan.group);
+        // `n` rows of `w` outputs, then the windows: per tap row, `n` rows of its copies.
+        let (outs, wins) = bufs.scratch.split_at_mut(n * w);
+        let out_w = outs.as_mut_ptr().cast::<U>();
+        // Per tap: offset of its first value in `wins`, and its row stride there.
+        let src = &mut bufs.offs;
+        for (start, idx) in &xp.windows {
+            let start = *start;
+            let mut at = 0;
+            for (x, copies) in s.xrows.iter().zip(idx) {
+                let len = copies.len;
+                let win = &mut wins[at..at + n * len];
+                for r in 0..n {
+                    let row = &rows[x.taps[0]][r * rs..r * rs + nx];
+                    copies.fill(&mut win[r * len..r * len + len], row);
+                }
+                for &t in &x.taps {
+                    // `from + w <= len`: the window spans the row's x offsets plus `w`.
+                    src[t] = (at + (taps[t].off[0] - x.lo) as usize, len);
+                }
+                at += n * len;
+            }
+            let base = wins[..at].as_ptr().cast::<U>();
+            for g in 0..groups {
+                let (t0, t1) = (g * plan.group, ((g + 1) * plan.group).min(taps.len()));
+                let mut ptr = [std::ptr::null::<U>(); MAX_GROUP];
+                let mut sstride = [0; MAX_GROUP];
+                let mut wt = [U::zero(); MAX_GROUP];
+                for t in t0..t1 {
+                    // In bounds: `src[t].0 < at`.
+                    ptr[t - t0] = base.wrapping_add(src[t].0);
+                    sstride[t - t0] = src[t].1;
+                    wt[t - t0] = U::from_f64(taps[t].w.as_f64());
+                }
+                let k = Kernel {
+                    dst: out_w,
+                    acc: if g == 0 { std::ptr::null() } else { out_w },
+                    src: ptr,
+                    w: wt,
+                    len: w,
+                    rows: n,
+                    dstride: w,
+                    sstride,
+                    pf: std::ptr::null(),
+                };
+                // SAFETY: `plan.avx2`; tap `t` reads `n` rows of `w` elements at stride `len`
+                // inside its window (`n·len` elements of `wins[..at]`, from `from` with
+                // `from + w <= len`); `dst` is `outs` (`n·w` elements), disjoint from `wins`;
+                // `acc` is null or equals `dst` (then not streamed).
+                unsafe { dispatch(t1 - t0, &k, false) };
+            }
+            // Keep the edge points of the window: those left of the interior, or right of it.
+            for r in 0..n {
+                let o = r * rs;
+                for (q, &v) in outs[r * w..r * w + w].iter().enumerate() {
+                    let i = start + q;
+                    if i >= i0 && (i < xp.lo || (i >= xp.hi && i < xp.i1)) {
+                        seg[o + i - i0] = v;
+                    }
+                }
+            }
+        }
+        true
+    }
+
+    /// The reach (1 to 4) of a stencil whose taps all read one row within ±4 points (a
+    /// derivative along x), when the shuffle loop applies (AVX2, default fused groups).
+    fn single_row<T>(plan: &Plan<T>, s: &PStencil<T>) -> Option<usize> {
+        let reach = s.below_x.max(s.above_x);
+        (plan.group == MAX_GROUP && s.xrows.len() == 1 && (1..=4).contains(&reach)).then_some(reach)
+    }
+
+    /// One call of [`xkernel`]: `rows` rows `stride` apart of `len` points, all taps on the row
+    /// `x` (pointing at the row's point for output 0), weights `w[o + 4]` for offset `o`.
+    struct XKernel<U> {
+        dst: *mut U,
+        x: *const U,
+        /// Points of the row readable before `x` and from `x` on.
+        before: usize,
+        after: usize,
+        w: [U; 9],
+        len: usize,
+        rows: usize,
+        stride: usize,
+        /// Prefetch address for row 0, point 0 (null: no prefetch).
+        pf: *const U,
+    }
+
+    /// Calls [`xkernel`] with reach `r`.
+    ///
+    /// # Safety
+    /// As [`xkernel`].
+    #[inline]
+    unsafe fn dispatch_x<U: Lanes>(r: usize, k: &XKernel<U>, stream: bool) {
+        match (r, stream) {
+            (1, false) => xkernel::<U, 1, false>(k),
+            (2, false) => xkernel::<U, 2, false>(k),
+            (3, false) => xkernel::<U, 3, false>(k),
+            (4, false) => xkernel::<U, 4, false>(k),
+            (1, true) => xkernel::<U, 1, true>(k),
+            (2, true) => xkernel::<U, 2, true>(k),
+            (3, true) => xkernel::<U, 3, true>(k),
+            (4, true) => xkernel::<U, 4, true>(k),
+            _ => unreachable!("single_row gives a reach of 1 to 4"),
+        }
+    }
+
+    /// For each row `r < k.rows` (offset `o = r·k.stride`) and `i < k.len`:
+    /// `dst[o+i] = Σ_{|d|<=R} w[d+4]·x[o+i+d]`. Where the row allows (a vector before and two
+    /// after each step), two vectors per step come from two aligned-stride loads and shuffles
+    /// of the vectors before and after; elsewhere every offset is loaded (unaligned). Streams
+    /// and prefetches as [`kernel`].
+    ///
+    /// # Safety
+    /// The CPU has AVX2 and FMA; for every row, `x - before .. x + after` is readable, with
+    /// `before >= R` and `len + R <= after`; `dst` is writable for `len` elements and overlaps
+    /// no input.
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn xkernel<U: Lanes, const R: usize, const NT: bool>(k: &XKernel<U>) {
+        // SAFETY (every pointer access below): per row, loads at `x + q + d` with `|d| <= R`
+        // and `q + lanes <= len` (inside `-before .. after` by the contract), and in the
+        // shuffle loop at `x + i - lanes .. x + i + 3·lanes` with `i >= lo` (so
+        // `i - lanes >= -before`) and `fits(i)`; stores and streams as in [`kernel`];
+        // prefetch addresses are never dereferenced.
+        let lanes = U::W;
+        let ri = R as i64;
+        let wv: [U::V; 9] = [
+            U::splat(k.w[0]),
+            U::splat(k.w[1]),
+            U::splat(k.w[2]),
+            U::splat(k.w[3]),
+            U::splat(k.w[4]),
+            U::splat(k.w[5]),
+            U::splat(k.w[6]),
+            U::splat(k.w[7]),
+            U::splat(k.w[8]),
+        ];
+        let size = std::mem::size_of::<U>();
+        let align = if NT { 64 } else { 32 };
+        let len = k.len;
+        // A shuffle step at `i` reads `x[i - lanes .. i + 3·lanes]`.
+        let lo = lanes.saturating_sub(k.before);
+        let fits = |i: usize| i + 3 * lanes <= k.after;
+        for r in 0..k.rows {
+            let o = r * k.stride;
+            let dst = k.dst.add(o);
+            let x = k.x.add(o);
+            let pf = k.pf.wrapping_add(o);
+            let prefetch = |i: usize| {
+                if !k.pf.is_null() {
+                    _mm_prefetch::<_MM_HINT_T0>(pf.wrapping_add(i).cast::<i8>());
+                }
+            };
+            let point = |i: usize| {
+                let mut a = k.w[4 - R] * *x.add(i).sub(R);
+                for d in 1 - ri..=ri {
+                    a = k.w[(d + 4) as usize].mul_add(*x.offset(i as isize + d as isize), a);
+                }
+                a
+            };
+            // The taps `d` of the stencil, `-R < d <= R`, unrolled (`R` is a constant).
+            macro_rules! taps {
+                ($v:ident, $get:expr) => {{
+                    let get = $get;
+                    let mut $v = U::vmul(wv[4 - R], get(-ri));
+                    taps!(@ $v, get, -3 -2 -1 0 1 2 3 4);
+                    $v
+                }};
+                (@ $v:ident, $get:ident, $($d:literal)*) => {
+                    $(
+                        if $d > -ri && $d <= ri {
+                            $v = U::fmadd(wv[($d + 4) as usize], $get($d), $v);
+                        }
+                    )*
+                };
+            }
+            let vector = |i: usize| taps!(v, |d: i64| U::load(x.offset(i as isize + d as isize)));
+            // `a0, b0, c0` consecutive vectors from `i - lanes`: the output vector at `i`.
+            let shuffled = |a0: U::V, b0: U::V, c0: U::V| {
+                let (m, p) = (U::mid(a0, b0), U::mid(b0, c0));
+                let half = (lanes / 2) as i64;
+                let at = |d: i64| {
+                    if d == 0 {
+                        b0
+                    } else if d == half {
+                        p
+                    } else if d == -half {
+                        m
+                    } else if d == lanes as i64 {
+                        c0
+                    } else if d == -(lanes as i64) {
+                        a0
+                    } else {
+                        U::shift(a0, b0, c0, m, p, d)
+                    }
+                };
+                taps!(v, at)
+            };
+            if len < 2 * lanes {
+                let mut i = 0;
+                while i + lanes <= len {
+                    U::store(dst.add(i), vector(i));
+                    i += lanes;
+                }
+                while i < len {
+                    *dst.add(i) = point(i);
+                    i += 1;
+                }
+                continue;
+            }
+            let mis = dst as usize % align;
+            let mut a = if mis == 0 {
+                0
+            } else {
+                ((align - mis) / size).min(len)
+            };
+            // Whole aligned steps only where the shuffle loop's reads stay in the row.
+            while a < lo {
+                a += align / size;
+            }
+            let a = a.min(len);
+            if a > 0 {
+                prefetch(0);
+            }
+            let mut i = a;
+            if i + 2 * lanes <= len && fits(i) {
+                let mut va = U::load(x.add(i).sub(lanes));
+                let mut vb = U::load(x.add(i));
+                while i + 2 * lanes <= len && fits(i) {
+                    prefetch(i);
+                    let vc = U::load(x.add(i + lanes));
+                    let vd = U::load(x.add(i + 2 * lanes));
+                    let (v0, v1) = (shuffled(va, vb, vc), shuffled(vb, vc, vd));
+                    if NT {
+                        U::stream(dst.add(i), v0);
+                        U::stream(dst.add(i + lanes), v1);
+                    } else {
+                        U::store(dst.add(i), v0);
+                        U::store(dst.add(i + lanes), v1);
+                    }
+                    va = vc;
+                    vb = vd;
+                    i += 2 * lanes;
+                }
+            }
+            // Aligned steps the shuffles cannot reach, with loads.
+            while i + 2 * lanes <= len {
+                prefetch(i);
+                let (v0, v1) = (vector(i), vector(i + lanes));
+                if NT {
+                    U::stream(dst.add(i), v0);
+                    U::stream(dst.add(i + lanes), v1);
+                } else {
+                    U::store(dst.add(i), v0);
+                    U::store(dst.add(i + lanes), v1);
+                }
+                i += 2 * lanes;
+            }
+            prefetch(i);
+            prefetch(i + 2 * lanes);
+            for (l, h) in [(0, a), (i, len)] {
+                if h - l >= lanes {
+                    let mut p = l;
+                    while p < h {
+                        let q = p.min(h - lanes);
+                        U::store(dst.add(q), vector(q));
+                        p += lanes;
+                    }
+                } else {
+                    for p in l..h {
+                        *dst.add(p) = point(p);
+                    }
+                }
+            }
+        }
+    }
+
+    /// One call of [`kernel`]: `rows` rows `stride` elements apart, of `len` points each.
+    struct Kernel<U> {
+        dst: *mut U,
+        /// Partial sums to add (null: none).
+        acc: *const U,
+        src: [*const U; MAX_GROUP],
+        w: [U; MAX_GROUP],
+        len: usize,
+        rows: usize,
+        /// Row stride of `dst`, `acc` and `pf`.
+        dstride: usize,
+        /// Row stride of each `src`.
+        sstride: [usize; MAX_GROUP],
+        /// Prefetch address for row 0, point 0 (null: no prefetch).
+        pf: *const U,
+    }
+
+    /// Calls [`kernel`] with `n` taps.
+    ///
+    /// # Safety
+    /// As [`kernel`].
+    #[inline]
+    unsafe fn dispatch<U: Lanes>(n: usize, k: &Kernel<U>, stream: bool) {
+        macro_rules! arms {
+            ($($n:literal)*) => {
+                match (n, k.acc.is_null(), stream) {
+                    $(
+                        ($n, true, false) => kernel::<U, $n, false, false>(k),
+                        ($n, false, false) => kernel::<U, $n, true, false>(k),
+                        ($n, true, true) => kernel::<U, $n, false, true>(k),
+                        ($n, false, true) => kernel::<U, $n, true, true>(k),
+                    )*
+                    _ => unreachable!("groups hold 1 to MAX_GROUP taps"),
+                }
+            };
+        }
+        arms!(1 2 3 4 5 6 7 8)
+    }
+
+    /// For each row `r < k.rows` (offset `o = r·k.dstride`) and `i < k.len`:
+    /// `dst[o+i] = (ACC ? acc[o+i] : 0) + Σ_{t<N} w[t]·src[t][r·k.sstride[t] + i]`, two vectors per step; with
+    /// `NT`, whole 64-byte lines of `dst` are written with streaming stores. With a non-null
+    /// `pf`, the line at `pf + o + i` is prefetched at each step, and a line before and two after
+    /// the row (addresses only: they are never dereferenced).
+    ///
+    /// The ends of a row are covered by unaligned vectors that overlap each other but not the
+    /// aligned part (so a streamed line is never also written by an ordinary store), unless
+    /// `acc` is `dst` (then by single points).
+    ///
+    /// # Safety
+    /// The CPU has AVX2 and FMA; for every row, `src[..N]` are valid for reading `len`
+    /// elements, `dst` for writing `len` elements, `acc` (when `ACC`) for reading `len`
+    /// elements; `dst` overlaps no `src[t]`, and overlaps `acc` only if equal to it, and then
+    /// not with `NT`.
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn kernel<U: Lanes, const N: usize, const ACC: bool, const NT: bool>(k: &Kernel<U>) {
+        // SAFETY (every pointer access below): by the contract above, for each row `r` the
+        // indices `i < len` read through `src[t] + r·sstride[t]` and `acc + o`, and written
+        // through `dst + o`, are in bounds; vectors are read or written at `q` with
+        // `q + lanes <= len`; streamed vectors start on a 64-byte boundary of `dst` (the
+        // aligned part begins at `a`); the prefetch addresses are only addresses
+        // (`wrapping_add`, never dereferenced; a prefetch cannot fault).
+        let mut wv = [U::splat(k.w[0]); N];
+        for (v, &x) in wv.iter_mut().zip(&k.w).skip(1) {
+            *v = U::splat(x);
+        }
+        let w = k.w;
+        let first = if ACC { 0 } else { 1 };
+        let lanes = U::W;
+        let size = std::mem::size_of::<U>();
+        let align = if NT { 64 } else { 32 };
+        for r in 0..k.rows {
+            let o = r * k.dstride;
+            let dst = k.dst.add(o);
+            let acc = if ACC { k.acc.add(o) } else { k.acc };
+            let src: [*const U; N] = std::array::from_fn(|t| k.src[t].add(r * k.sstride[t]));
+            let pf = k.pf.wrapping_add(o);
+            let len = k.len;
+            let point = |i: usize| {
+                let mut a = if ACC {
+                    *acc.add(i)
+                } else {
+                    w[0] * *src[0].add(i)
+                };
+                for t in first..N {
+                    a = w[t].mul_add(*src[t].add(i), a);
+                }
+                a
+            };
+            let vector = |i: usize| {
+                let mut v = if ACC {
+                    U::load(acc.add(i))
+                } else {
+                    U::vmul(wv[0], U::load(src[0].add(i)))
+                };
+                for t in first..N {
+                    v = U::fmadd(wv[t], U::load(src[t].add(i)), v);
+                }
+                v
+            };
+            let in_place = ACC && std::ptr::eq(acc, dst);
+            if in_place || len < 2 * lanes {
+                let mut i = 0;
+                while i + lanes <= len {
+                    U::store(dst.add(i), vector(i));
+                    i += lanes;
+                }
+                while i < len {
+                    *dst.add(i) = point(i);
+                    i += 1;
+                }
+                continue;
+            }
+            // Ordinary stores before the first aligned point and after the last whole step.
+            let mis = dst as usize % align;
+            let a = if mis == 0 {
+                0
+            } else {
+                ((align - mis) / size).min(len)
+            };
+            let prefetch = |i: usize| {
+                if !k.pf.is_null() {
+                    _mm_prefetch::<_MM_HINT_T0>(pf.wrapping_add(i).cast::<i8>());
+                }
+            };
+            if a > 0 {
+                prefetch(0);
+            }
+            let mut i = a;
+            while i + 2 * lanes <= len {
+                prefetch(i);
+                let (v0, v1) = (vector(i), vector(i + lanes));
+                if NT {
+                    U::stream(dst.add(i), v0);
+                    U::stream(dst.add(i + lanes), v1);
+                } else {
+                    U::store(dst.add(i), v0);
+                    U::store(dst.add(i + lanes), v1);
+                }
+                i += 2 * lanes;
+            }
+            // The lead row's last points, and its reach past the row's end.
+            prefetch(i);
+            prefetch(i + 2 * lanes);
+            for (lo, hi) in [(0, a), (i, len)] {
+                if hi - lo >= lanes {
+                    let mut p = lo;
+                    while p < hi {
+                        let q = p.min(hi - lanes);
+                        U::store(dst.add(q), vector(q));
+                        p += lanes;
+                    }
+                } else {
+                    for p in lo..hi {
+                        *dst.add(p) = point(p);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `dst.copy_from_slice(src)`, with non-temporal stores for the whole 64-byte lines of `dst`.
+#[cfg(target_arch = "x86_64")]
+fn stream_copy<T: Copy>(dst: &mut [T], src: &[T]) {
+    use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_stream_si128};
+    const LINE: usize = 64;
+    assert_eq!(dst.len(), src.len());
+    let size = std::mem::size_of::<T>();
+    let head_bytes = (LINE - dst.as_ptr() as usize % LINE) % LINE;
+    // `%` rather than `is_multiple_of` (Rust 1.87), for the workspace's Rust 1.80.
+    #[allow(clippy::manual_is_multiple_of)]
+    let odd = size == 0 || LINE % size != 0 || head_bytes % size != 0;
+    if odd {
+        dst.copy_from_slice(src);
+        return;
+    }
+    let head = (head_bytes / size).min(dst.len());
+    let per_line = LINE / size;
+    let lines = (dst.len() - head) / per_line;
+    let body_end = head + lines * per_line;
+    dst[..head].copy_from_slice(&src[..head]);
+    let (d, s) = (&mut dst[head..body_end], &src[head..body_end]);
+    let (d, s) = (d.as_mut_ptr().cast::<u8>(), s.as_ptr().cast::<u8>());
+    for l in 0..lines {
+        for q in 0..LINE / 16 {
+            let o = l * LINE + q * 16;
+            // SAFETY: `o + 16 <= lines·64`, the byte length of `d` and `s` (`lines·per_line`
+            // elements of `size` bytes); `d` starts on a 64-byte boundary, so `d + o` is 16-byte
+            // aligned as `_mm_stream_si128` requires; `_mm_loadu_si128` takes any alignment;
+            // SSE2 is part of the x86-64 baseline. `T: Copy` so a byte copy is a valid copy.
+            unsafe {
+                _mm_stream_si128(
+                    d.add(o).cast::<__m128i>(),
+                    _mm_loadu_si128(s.add(o).cast::<__m128i>()),
+                );
+            }
+        }
+    }
+    dst[body_end..].copy_from_slice(&src[body_end..]);
+}
+
+/// `dst.copy_from_slice(src)` (no streaming stores on this target).
+#[cfg(not(target_arch = "x86_64"))]
+fn stream_copy<T: Copy>(dst: &mut [T], src: &[T]) {
+    dst.copy_from_slice(src);
+}
+
+/// Orders this thread's streaming stores before anything it does next (the end of the task,
+/// which rayon's join publishes to the caller).
+fn store_fence() {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: SSE is part of the x86-64 baseline; `sfence` has no other precondition.
+    unsafe {
+        std::arch::x86_64::_mm_sfence()
+    };
 }

@@ -1,7 +1,8 @@
 //! CPU executors for fdlab stencils.
 //!
-//! - [`reference`]: plain loops, obviously right, slow.
-//! - [`fast`]: rayon over planes, cache-friendly rows, inner loops the compiler vectorises.
+//! - [`mod@reference`]: plain loops, obviously right, slow.
+//! - [`fast`]: rayon over blocks of planes, runs of rows, fused AVX2 loops (run-time detected)
+//!   with streaming stores and software prefetch; see its module docs.
 //!
 //! Both take the same arguments and write the same points.
 #![warn(missing_docs)]

@@ -28,9 +28,9 @@ pub fn apply<T: Scalar>(
                         let mut idx = [0usize; 3];
                         for a in 0..3 {
                             let q = p[a] as i64 + tap.offset[a] as i64;
-                            idx[a] = boundary
-                                .map(q, shape[a])
-                                .expect("Boundary::check keeps every tap of a computed point inside");
+                            idx[a] = boundary.map(q, shape[a]).expect(
+                                "Boundary::check keeps every tap of a computed point inside",
+                            );
                         }
                         acc += tap.weight * u[grid.index(idx[0], idx[1], idx[2])].as_f64();
                     }

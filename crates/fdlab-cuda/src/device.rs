@@ -185,7 +185,7 @@ impl Device {
     }
 
     /// Compiles (or takes from the cache) every kernel in `sources`: uncached ones are
-    /// compiled in modules of up to 32 kernels, modules in parallel.
+    /// compiled to machine code in modules of up to 8 kernels, modules in parallel.
     pub fn kernels(&self, sources: &[CudaSource]) -> Result<Vec<Arc<Kernel>>> {
         let missing: Vec<&CudaSource> = {
             let cache = self.kernels.lock().expect("kernel cache lock");
@@ -196,7 +196,7 @@ impl Device {
                 .collect()
         };
         let arch = self.info.arch();
-        let chunks: Vec<Vec<&CudaSource>> = missing.chunks(32).map(|c| c.to_vec()).collect();
+        let chunks: Vec<Vec<&CudaSource>> = missing.chunks(8).map(|c| c.to_vec()).collect();
         let compiled: Vec<Result<(Vec<&CudaSource>, cudarc::nvrtc::Ptx)>> =
             std::thread::scope(|scope| {
                 let workers = std::thread::available_parallelism().map_or(4, |n| n.get());
@@ -217,8 +217,16 @@ impl Device {
                                         crate::codegen::fnv1a(&chunk[0].name)
                                     )
                                 };
-                                nvrtc::compile(&name, &module_source(chunk), arch)
-                                    .map(|ptx| (chunk.clone(), ptx))
+                                // Machine code for real architectures (no driver JIT at load);
+                                // PTX for the generic fallback.
+                                let src = module_source(chunk);
+                                let image = if arch.starts_with("sm_") {
+                                    nvrtc::compile_cubin(&name, &src, arch)
+                                        .map(cudarc::nvrtc::Ptx::from_binary)
+                                } else {
+                                    nvrtc::compile(&name, &src, arch)
+                                };
+                                image.map(|ptx| (chunk.clone(), ptx))
                             })
                         })
                         .collect();
@@ -399,7 +407,7 @@ impl Device {
                 max: self.info.max_shared_per_block as u64,
             });
         }
-        if shape[0] % src.x_multiple as usize != 0 {
+        if !shape[0].is_multiple_of(src.x_multiple as usize) {
             return Err(Error::Misaligned {
                 kernel: src.name.clone(),
                 nx: shape[0],

@@ -62,3 +62,70 @@ pub fn compile(name: &str, source: &str, arch: &'static str) -> Result<Ptx> {
         }
     })
 }
+
+/// Compiles `source` straight to machine code (CUBIN) for a real architecture (`sm_90`), so the
+/// driver loads it without a JIT pass. NVRTC runs ptxas itself, so several modules compile in
+/// parallel on several threads, where the driver's JIT of PTX would run serially at load.
+pub fn compile_cubin(name: &str, source: &str, arch: &str) -> Result<Vec<u8>> {
+    use cudarc::nvrtc::{result, sys};
+    use std::ffi::{CStr, CString};
+    if !available() {
+        return Err(Error::NoNvrtc {
+            reason: "libnvrtc could not be loaded".into(),
+        });
+    }
+    dump(name, source);
+    let fail = |log: String| {
+        let path = failure_path(name);
+        let written = std::fs::write(&path, source).is_ok();
+        Error::Compile {
+            name: name.to_string(),
+            log,
+            source_path: if written {
+                path.display().to_string()
+            } else {
+                format!("(could not write {})", path.display())
+            },
+        }
+    };
+    let c_src = CString::new(source).map_err(|_| fail("source contains a NUL byte".into()))?;
+    let c_name = CString::new(format!("{name}.cu")).map_err(|_| fail("bad name".into()))?;
+    let prog = result::create_program(&c_src, Some(&c_name))
+        .map_err(|e| fail(format!("nvrtcCreateProgram: {e:?}")))?;
+    let opts = [
+        format!("--gpu-architecture={arch}"),
+        "--std=c++17".to_string(),
+        "-default-device".to_string(),
+    ];
+    // SAFETY: `prog` was just created and is destroyed once below; the buffers passed to
+    // nvrtcGetCUBIN are sized by nvrtcGetCUBINSize.
+    let out = unsafe {
+        let compiled = result::compile_program(prog, &opts);
+        let r = match compiled {
+            Err(e) => {
+                let log = result::get_program_log(prog)
+                    .map(|l| CStr::from_ptr(l.as_ptr()).to_string_lossy().into_owned())
+                    .unwrap_or_else(|_| format!("{e:?}"));
+                Err(fail(log))
+            }
+            Ok(()) => {
+                let mut size = 0usize;
+                let mut bin = Vec::new();
+                let ok = sys::nvrtcGetCUBINSize(prog, &mut size).result().is_ok() && size > 0 && {
+                    bin.resize(size, 0u8);
+                    sys::nvrtcGetCUBIN(prog, bin.as_mut_ptr() as *mut std::ffi::c_char)
+                        .result()
+                        .is_ok()
+                };
+                if ok {
+                    Ok(bin)
+                } else {
+                    Err(fail(format!("NVRTC produced no CUBIN for {arch}")))
+                }
+            }
+        };
+        let _ = result::destroy_program(prog);
+        r
+    };
+    out
+}

@@ -79,6 +79,9 @@ pub enum Strategy {
         streaming: bool,
         /// Planes marched per loop iteration, their loads issued together.
         unroll: u32,
+        /// Consecutive rows of the other axis per thread (neighbours across rows reused from
+        /// registers).
+        rows: u32,
     },
     /// AMD's first optimisation: several consecutive z points per thread, loads issued in
     /// ascending address order.
@@ -129,6 +132,7 @@ impl Strategy {
         chunk: 64,
         streaming: false,
         unroll: 2,
+        rows: 2,
     };
 
     /// The strategies the conformance suite checks.
@@ -150,6 +154,7 @@ impl Strategy {
                 chunk: 5,
                 streaming: true,
                 unroll: 3,
+                rows: 3,
             },
             Strategy::ZMarch {
                 bx: 16,
@@ -158,6 +163,26 @@ impl Strategy {
                 chunk: 7,
                 streaming: false,
                 unroll: 4,
+                rows: 1,
+            },
+            // Warp-wide rows (bx = 32): side vectors by shuffle.
+            Strategy::ZMarch {
+                bx: 32,
+                by: 2,
+                vec: 4,
+                chunk: 7,
+                streaming: false,
+                unroll: 2,
+                rows: 4,
+            },
+            Strategy::ZMarch {
+                bx: 32,
+                by: 3,
+                vec: 2,
+                chunk: 9,
+                streaming: true,
+                unroll: 4,
+                rows: 2,
             },
             // Odd tile sizes catch tiling arithmetic that only works for powers of two.
             Strategy::SharedTile { bx: 24, by: 5 },
@@ -217,11 +242,22 @@ impl Strategy {
                 Ok(())
             }
             Strategy::ZMarch {
-                vec, chunk, unroll, ..
-            } if !matches!(vec, 1 | 2 | 4) || chunk == 0 || !(1..=8).contains(&unroll) => Err(format!(
-                "vector width {vec} (use 1, 2 or 4), chunk {chunk} (use >= 1) or unroll {unroll} (use 1 to 8)"
-            )),
-            Strategy::PointsPerThread { points, .. } if points == 0 => {
+                vec,
+                chunk,
+                unroll,
+                rows,
+                ..
+            } if !matches!(vec, 1 | 2 | 4)
+                || chunk == 0
+                || !(1..=8).contains(&unroll)
+                || !(1..=8).contains(&rows) =>
+            {
+                Err(format!(
+                    "vector width {vec} (use 1, 2 or 4), chunk {chunk} (use >= 1), unroll \
+                     {unroll} or rows {rows} (use 1 to 8)"
+                ))
+            }
+            Strategy::PointsPerThread { points: 0, .. } => {
                 Err("points per thread must be at least 1".into())
             }
             _ => Ok(()),
@@ -261,9 +297,10 @@ impl fmt::Display for Strategy {
                 chunk,
                 streaming,
                 unroll,
+                rows,
             } => write!(
                 f,
-                "zmarch-{bx}x{by}-v{vec}-c{chunk}-u{unroll}{}",
+                "zmarch-{bx}x{by}-v{vec}-c{chunk}-u{unroll}-r{rows}{}",
                 if streaming { "-cs" } else { "" }
             ),
         }
@@ -318,9 +355,10 @@ impl std::str::FromStr for Strategy {
                         let vec = parts.get(1).and_then(|v| v.strip_prefix('v')?.parse().ok());
                         let chunk = parts.get(2).and_then(|c| c.strip_prefix('c')?.parse().ok());
                         let unroll = parts.get(3).and_then(|u| u.strip_prefix('u')?.parse().ok());
-                        let streaming = parts.get(4) == Some(&"cs");
-                        match (dims, vec, chunk, unroll) {
-                            (Some([bx, by]), Some(vec), Some(chunk), Some(unroll)) => {
+                        let rows = parts.get(4).and_then(|r| r.strip_prefix('r')?.parse().ok());
+                        let streaming = parts.get(5) == Some(&"cs");
+                        match (dims, vec, chunk, unroll, rows) {
+                            (Some([bx, by]), Some(vec), Some(chunk), Some(unroll), Some(rows)) => {
                                 Some(Strategy::ZMarch {
                                     bx,
                                     by,
@@ -328,6 +366,7 @@ impl std::str::FromStr for Strategy {
                                     chunk,
                                     streaming,
                                     unroll,
+                                    rows,
                                 })
                             }
                             _ => None,

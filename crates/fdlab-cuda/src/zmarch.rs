@@ -1,12 +1,14 @@
-//! 2.5-D marching: each thread owns `vec` consecutive x points of one row and marches along
-//! the last axis (z in 3-D, y in 2-D), keeping that axis's neighbours in a register queue;
-//! the other neighbours come through the read-only cache as aligned 16-byte (or 8-byte)
-//! vectors. Threads whose x neighbourhood leaves the grid take a scalar path that maps every
+//! 2.5-D marching: each thread owns `vec` consecutive x points of `rows` consecutive rows and
+//! marches along the last axis (z in 3-D, y in 2-D), keeping each row's neighbours along that
+//! axis in a register queue. Neighbours across rows come from the other rows' queues, or, at
+//! the edge of the thread's rows, through the read-only cache; x neighbours come from the
+//! adjacent lanes by warp shuffle (or the cache) as aligned 16-byte (or 8-byte) vectors.
+//! Neumann threads whose x neighbourhood leaves the grid take a scalar path that maps every
 //! read through the boundary.
 
 use crate::codegen::{coord_name, CudaSource, Gen, InputKind, KernelSpec};
 use fdlab_core::{Boundary, Precision, Tap};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Parameters of a marching kernel.
 #[derive(Debug, Clone, Copy)]
@@ -23,17 +25,8 @@ pub struct ZMarchParams {
     pub streaming: bool,
     /// Planes per loop iteration (front loads issued together).
     pub unroll: u32,
-}
-
-/// Which axis marches: the last axis any stencil uses (z if a 3-D stencil touches z... or the
-/// grid is 3-D), `dim3` says whether the grid is 3-D.
-fn axes(dim3: bool) -> (usize, usize) {
-    // (march axis, other axis)
-    if dim3 {
-        (2, 1)
-    } else {
-        (1, 2)
-    }
+    /// Consecutive rows of the other axis per thread.
+    pub rows: u32,
 }
 
 fn vec_type(p: Precision, v: u32) -> &'static str {
@@ -45,20 +38,30 @@ fn vec_type(p: Precision, v: u32) -> &'static str {
     }
 }
 
+fn signed(off: i32) -> String {
+    if off < 0 {
+        format!("- {}", -off)
+    } else {
+        format!("+ {off}")
+    }
+}
+
 pub(crate) fn zmarch(
     spec: &KernelSpec<'_>,
     mut src: CudaSource,
     p: ZMarchParams,
-    dim3: bool,
+    march_z: bool,
 ) -> CudaSource {
     let mut g = Gen::new(spec);
     let ty = g.ty;
+    let map = g.map;
     let v = p.vec as i32;
-    let (ma, oa) = axes(dim3);
+    let nr = p.rows.max(1) as i32;
+    // (march axis, other axis)
+    let (ma, oa) = if march_z { (2, 1) } else { (1, 2) };
     let (lo, hi) = g.reach();
     let (rml, rmh) = (lo[ma] as i32, hi[ma] as i32);
     let n = ["nx", "ny", "nz"];
-    // Index expression from (x, other, march) coordinates.
     let idx = |x: &str, o: &str, m: &str| -> String {
         let mut c = ["", "", ""];
         c[0] = x;
@@ -66,6 +69,14 @@ pub(crate) fn zmarch(
         c[ma] = m;
         format!("FD_IDX({}, {}, {})", c[0], c[1], c[2])
     };
+    let neumann = spec.boundary == Boundary::Neumann;
+    let dirichlet = spec.boundary == Boundary::Dirichlet;
+    let shuffle = p.bx.is_multiple_of(32) && !neumann;
+    let all_taps: Vec<Tap> = spec
+        .stencils
+        .iter()
+        .flat_map(|s| s.taps().iter().copied())
+        .collect();
     let threads = p.bx * p.by;
     g.signature(InputKind::Pointer, threads);
     g.region(1);
@@ -78,24 +89,19 @@ pub(crate) fn zmarch(
             ln[ma], ln[ma], ln[oa], ln[oa]
         ),
     );
-    // Rounded-up x reach in whole vectors.
+    if shuffle {
+        g.line(1, "const int lane = threadIdx.x & 31;");
+    }
     let vl = (lo[0] as i32 + v - 1) / v;
     let vh = (hi[0] as i32 + v - 1) / v;
     g.line(
         1,
         &format!(
-            "for (int cm = blockIdx.z * {}; cm < nm; cm += gridDim.z * {}) {{",
-            p.chunk, p.chunk
+            "for (int cm = blockIdx.z * {c}; cm < nm; cm += gridDim.z * {c}) {{",
+            c = p.chunk
         ),
     );
-    g.line(
-        2,
-        &format!(
-            "for (int o = blockIdx.y * {} + threadIdx.y; o < no; o += gridDim.y * {}) {{",
-            p.by, p.by
-        ),
-    );
-    g.line(3, "if (o < olo || o >= ohi) continue;");
+    g.line(2, &format!("for (int ob = (blockIdx.y * {} + threadIdx.y) * {nr}; ob < no; ob += gridDim.y * {}) {{", p.by, p.by as i32 * nr));
     g.line(3, &format!("for (int i0 = (blockIdx.x * {} + threadIdx.x) * {v}; i0 < nx; i0 += gridDim.x * {}) {{", p.bx, p.bx * p.vec));
     g.line(
         4,
@@ -105,42 +111,10 @@ pub(crate) fn zmarch(
         ),
     );
     g.line(4, "if (mb >= me) continue;");
-    // Mapped other-axis rows.
-    let oname = |off: i32| coord_name("o", off);
-    let mut o_offs: BTreeSet<i32> = BTreeSet::new();
-    let mut all_taps: Vec<Tap> = vec![];
-    for s in spec.stencils {
-        for t in s.taps() {
-            all_taps.push(*t);
-            if t.offset[oa] != 0 {
-                o_offs.insert(t.offset[oa]);
-            }
-        }
-    }
-    let map = g.map;
-    for &off in &o_offs {
-        g.line(
-            4,
-            &format!(
-                "const int {} = {map}(o {} {}, no);",
-                oname(off),
-                if off < 0 { '-' } else { '+' },
-                off.abs()
-            ),
-        );
-    }
-    // Scalar path for threads whose vector neighbourhood leaves the grid or the region.
-    g.line(
-        4,
-        &format!(
-            "if (i0 - {} < 0 || i0 + {} > nx || i0 < ilo || i0 + {v} > ihi) {{",
-            vl * v,
-            (1 + vh) * v
-        ),
-    );
-    g.line(5, "for (int m = mb; m < me; ++m) {");
+    let mname = |off: i32| coord_name("m", off);
     let mut m_offs: BTreeSet<i32> = BTreeSet::new();
     let mut x_offs: BTreeSet<i32> = BTreeSet::new();
+    let mut o_offs: BTreeSet<i32> = BTreeSet::new();
     for t in &all_taps {
         if t.offset[ma] != 0 {
             m_offs.insert(t.offset[ma]);
@@ -148,219 +122,313 @@ pub(crate) fn zmarch(
         if t.offset[0] != 0 {
             x_offs.insert(t.offset[0]);
         }
+        if t.offset[oa] != 0 {
+            o_offs.insert(t.offset[oa]);
+        }
     }
-    let mname = |off: i32| coord_name("m", off);
-    let xname = |off: i32| coord_name("x", off);
-    for &off in &m_offs {
-        g.line(
-            6,
-            &format!(
-                "const int {} = {map}(m {} {}, nm);",
-                mname(off),
-                if off < 0 { '-' } else { '+' },
-                off.abs()
-            ),
-        );
-    }
-    g.line(
-        6,
-        &format!("for (int x = i0; x < min(i0 + {v}, ihi); ++x) {{"),
-    );
-    g.line(7, "if (x < ilo) continue;");
-    for &off in &x_offs {
-        g.line(
-            7,
-            &format!(
-                "const int {} = {map}(x {} {}, nx);",
-                xname(off),
-                if off < 0 { '-' } else { '+' },
-                off.abs()
-            ),
-        );
-    }
-    let scalar_load = |t: &Tap| {
-        let i = idx(
-            &xname(t.offset[0]),
-            &oname(t.offset[oa]),
-            &mname(t.offset[ma]),
-        );
-        format!("__ldg(in + {i})")
-    };
-    let out_scalar = idx("x", "o", "m");
-    let store_scalar = |o: usize| format!("out{o}[{out_scalar}]");
-    g.sums(7, &scalar_load, &store_scalar);
-    g.line(6, "}");
-    g.line(5, "}");
-    g.line(5, "continue;");
-    g.line(4, "}");
-    // Vector path. Rows needed from the cache: every (other, march) offset pair except the
-    // pure march column, which the queue holds; the centre row also needs its side vectors
-    // when some tap has an x offset there.
-    let nq = (rml + rmh + 1) as usize;
-    g.line(4, &format!("{ty} q[{nq}][{v}];"));
-    let vt = vec_type(spec.precision, p.vec);
-    let load_vec = |g: &mut Gen, indent: usize, dst: &str, at: &str| {
-        if p.vec == 1 {
-            g.line(indent, &format!("{dst}[0] = __ldg(in + {at});"));
-        } else {
+    let plane_maps = |g: &mut Gen, indent: usize| {
+        for &off in &m_offs {
             g.line(
                 indent,
+                &format!("const int {} = {map}(m {}, nm);", mname(off), signed(off)),
+            );
+        }
+    };
+    // Scalar path (Neumann x edges only): every read mapped, one point at a time.
+    if neumann {
+        g.line(
+            4,
+            &format!("if (i0 - {} < 0 || i0 + {} > nx) {{", vl * v, (1 + vh) * v),
+        );
+        g.line(5, &format!("for (int r = 0; r < {nr}; ++r) {{"));
+        g.line(6, "const int o = ob + r;");
+        g.line(6, "if (o < olo || o >= ohi) continue;");
+        for &off in &o_offs {
+            g.line(
+                6,
+                &format!(
+                    "const int {} = {map}(o {}, no);",
+                    coord_name("o", off),
+                    signed(off)
+                ),
+            );
+        }
+        g.line(6, "for (int m = mb; m < me; ++m) {");
+        plane_maps(&mut g, 7);
+        g.line(
+            7,
+            &format!("for (int x = i0; x < min(i0 + {v}, ihi); ++x) {{"),
+        );
+        g.line(8, "if (x < ilo) continue;");
+        for &off in &x_offs {
+            g.line(
+                8,
+                &format!(
+                    "const int {} = {map}(x {}, nx);",
+                    coord_name("x", off),
+                    signed(off)
+                ),
+            );
+        }
+        let scalar_load = |t: &Tap| {
+            let i = idx(
+                &coord_name("x", t.offset[0]),
+                &coord_name("o", t.offset[oa]),
+                &mname(t.offset[ma]),
+            );
+            format!("__ldg(in + {i})")
+        };
+        let out_scalar = idx("x", "o", "m");
+        let store_scalar = |o: usize| format!("out{o}[{out_scalar}]");
+        g.sums(8, &scalar_load, &store_scalar);
+        g.line(7, "}");
+        g.line(6, "}");
+        g.line(5, "}");
+        g.line(5, "continue;");
+        g.line(4, "}");
+    }
+    if shuffle {
+        g.line(4, "const unsigned fd_mask = __activemask();");
+    }
+    // Row sources: (d, om) with d the row offset from ob; rows 0..nr-1 are this thread's own
+    // (their queues), the others come through the cache. Each source has an x window of
+    // whole vectors around i0.
+    let mut sources: BTreeMap<(i32, i32), (i32, i32)> = BTreeMap::new();
+    for r in 0..nr {
+        for t in &all_taps {
+            let key = (r + t.offset[oa], t.offset[ma]);
+            let e = sources.entry(key).or_insert((0, 0));
+            e.0 = e.0.min(t.offset[0]);
+            e.1 = e.1.max(t.offset[0]);
+        }
+    }
+    let windows: BTreeMap<(i32, i32), (i32, i32)> = sources
+        .iter()
+        .map(|(&k, &(mn, mx))| (k, ((-mn + v - 1) / v, (mx + v - 1) / v)))
+        .collect();
+    // Row indices: own rows (queue rows) and halo rows, wrapped once per chunk.
+    let any_map = match spec.boundary {
+        Boundary::Periodic => "fd_periodic_any",
+        Boundary::Neumann => "fd_neumann_any",
+        Boundary::Dirichlet => "fd_dirichlet",
+    };
+    let row_var = |d: i32| coord_name("od", d);
+    let mut row_ds: BTreeSet<i32> = (0..nr).collect();
+    for &(d, _) in sources.keys() {
+        row_ds.insert(d);
+    }
+    for &d in &row_ds {
+        g.line(
+            4,
+            &format!(
+                "const int {} = {any_map}(ob {}, no);",
+                row_var(d),
+                signed(d)
+            ),
+        );
+    }
+    // A row exists when its index is inside the grid (Dirichlet rows outside read zeros).
+    let row_ok = |d: i32| format!("({v} >= 0 && {v} < no)", v = row_var(d));
+    let vt = vec_type(spec.precision, p.vec);
+    let load_vec = |g: &mut Gen, indent: usize, dst: &str, at: &str, guard: Option<String>| {
+        if let Some(gd) = &guard {
+            g.line(indent, &format!("if {gd} {{"));
+        }
+        let ind = indent + guard.is_some() as usize;
+        if p.vec == 1 {
+            g.line(ind, &format!("{dst}[0] = __ldg(in + {at});"));
+        } else {
+            g.line(
+                ind,
                 &format!("{{ const {vt} t = __ldg(reinterpret_cast<const {vt}*>(in + {at}));"),
             );
             let comps = ["x", "y", "z", "w"];
-            for c in 0..p.vec as usize {
-                g.line(indent + 1, &format!("{dst}[{c}] = t.{};", comps[c]));
+            for (c, comp) in comps.iter().enumerate().take(p.vec as usize) {
+                g.line(ind + 1, &format!("{dst}[{c}] = t.{comp};"));
+            }
+            g.line(ind, "}");
+        }
+        if guard.is_some() {
+            g.line(indent, "} else {");
+            for c in 0..v {
+                g.line(indent + 1, &format!("{dst}[{c}] = ({ty})0;"));
             }
             g.line(indent, "}");
         }
     };
-    // Queue fill: planes mb − rml … mb + rmh − 1.
-    for t in 0..(nq - 1) {
-        let off = t as i32 - rml;
-        let at = idx(
-            "i0",
-            "o",
-            &format!(
-                "{map}(mb {} {}, nm)",
-                if off < 0 { '-' } else { '+' },
-                off.abs()
-            ),
-        );
-        load_vec(&mut g, 4, &format!("q[{t}]"), &at);
+    let guard_for = |d: i32| -> Option<String> { dirichlet.then(|| row_ok(d)) };
+    let nq = (rml + rmh + 1) as usize;
+    g.line(4, &format!("{ty} q[{nr}][{nq}][{v}];"));
+    for r in 0..nr {
+        for t in 0..(nq as i32) {
+            let at = idx(
+                "i0",
+                &row_var(r),
+                &format!("{map}(mb {}, nm)", signed(t - rml)),
+            );
+            load_vec(&mut g, 4, &format!("q[{r}][{t}]"), &at, guard_for(r));
+        }
     }
-    let front = idx("i0", "o", &format!("{map}(mb + {rmh}, nm)"));
-    load_vec(&mut g, 4, &format!("q[{}]", nq - 1), &front);
-    // March `unroll` planes per iteration: their front planes are loaded together first, so
-    // each thread has `unroll` vectors in flight (bytes in flight are what feed HBM).
     let u = p.unroll.max(1);
     g.line(4, &format!("for (int mu = mb; mu < me; mu += {u}) {{"));
-    g.line(5, &format!("{ty} f[{u}][{v}];"));
+    g.line(5, &format!("{ty} f[{u}][{nr}][{v}];"));
     g.line(5, "#pragma unroll");
     g.line(5, &format!("for (int u = 0; u < {u}; ++u) {{"));
     g.line(6, "if (mu + 1 + u < me) {");
-    let next = idx("i0", "o", &format!("{map}(mu + 1 + u + {rmh}, nm)"));
-    load_vec(&mut g, 7, "f[u]", &next);
+    for r in 0..nr {
+        let at = idx("i0", &row_var(r), &format!("{map}(mu + 1 + u + {rmh}, nm)"));
+        load_vec(&mut g, 7, &format!("f[u][{r}]"), &at, guard_for(r));
+    }
     g.line(6, "}");
     g.line(5, "}");
     g.line(5, "#pragma unroll");
     g.line(5, &format!("for (int u = 0; u < {u}; ++u) {{"));
     g.line(5, "const int m = mu + u;");
     g.line(5, "if (m < me) {");
-    // Rows (other offset, march offset) read through the cache, with their x windows.
-    let mut rows: BTreeSet<(i32, i32)> = BTreeSet::new();
-    for t in &all_taps {
-        let column = t.offset[0] == 0 && t.offset[oa] == 0;
-        if !column {
-            rows.insert((t.offset[oa], t.offset[ma]));
-        }
-    }
-    for &off in &m_offs {
-        g.line(
-            5,
-            &format!(
-                "const int {} = {map}(m {} {}, nm);",
-                mname(off),
-                if off < 0 { '-' } else { '+' },
-                off.abs()
-            ),
-        );
-    }
-    // Each row loads only the vectors its taps reach: window −wl … wh around i0.
-    let window = |oo: i32, om: i32| -> (i32, i32) {
-        let (mut mn, mut mx) = (0, 0);
-        for t in &all_taps {
-            if t.offset[oa] == oo && t.offset[ma] == om {
-                mn = mn.min(t.offset[0]);
-                mx = mx.max(t.offset[0]);
-            }
-        }
-        ((-mn + v - 1) / v, (mx + v - 1) / v)
-    };
-    let rname = |oo: i32, om: i32| format!("r_{}_{}", coord_name("o", oo), coord_name("m", om));
-    for &(oo, om) in &rows {
-        let r = rname(oo, om);
-        let (wl, wh) = window(oo, om);
-        g.line(5, &format!("{ty} {r}[{}];", ((wl + 1 + wh) * v) as usize));
-        for w in -wl..=wh {
-            let centre_from_queue = oo == 0 && w == 0;
-            let dst = format!("{r} + {}", ((w + wl) * v) as usize);
-            if centre_from_queue {
-                for c in 0..v {
-                    g.line(
-                        5,
-                        &format!("{r}[{}] = q[{}][{c}];", (wl * v + c) as usize, om + rml),
-                    );
-                }
-            } else {
-                let x = if w == 0 {
-                    "i0".to_string()
-                } else {
-                    format!("i0 {} {}", if w < 0 { '-' } else { '+' }, (w * v).abs())
-                };
-                let at = idx(&x, &oname(oo), &mname(om));
-                load_vec(&mut g, 5, &format!("({dst})"), &at);
-            }
-        }
-    }
-    // Sums per lane.
-    let ty2 = ty;
-    for o in 0..spec.stencils.len() {
-        let taps = spec.stencils[o].taps().to_vec();
-        g.line(5, &format!("{ty2} acc{o}[{v}];"));
-        g.line(5, "#pragma unroll");
-        g.line(5, &format!("for (int l = 0; l < {v}; ++l) {{"));
-        g.line(6, &format!("{ty2} a = ({ty2})0;"));
-        for (ti, t) in taps.iter().enumerate() {
-            let w = g.weight(o, ti);
-            let val = if t.offset[0] == 0 && t.offset[oa] == 0 {
-                format!("q[{}][l]", t.offset[ma] + rml)
-            } else {
-                let (wl, _) = window(t.offset[oa], t.offset[ma]);
-                format!(
-                    "{}[l + {}]",
-                    rname(t.offset[oa], t.offset[ma]),
-                    wl * v + t.offset[0]
-                )
-            };
-            g.line(6, &format!("a += {w} * {val};"));
-        }
-        g.line(6, &format!("acc{o}[l] = a;"));
-        g.line(5, "}");
-        let at = idx("i0", "o", "m");
-        if p.vec == 1 {
-            if p.streaming {
-                g.line(5, &format!("__stcs(out{o} + {at}, acc{o}[0]);"));
-            } else {
-                g.line(5, &format!("out{o}[{at}] = acc{o}[0];"));
+    plane_maps(&mut g, 5);
+    let sname = |d: i32, om: i32| format!("s_{}_{}", coord_name("d", d), coord_name("m", om));
+    for (&(d, om), &(wl, wh)) in &windows {
+        let s = sname(d, om);
+        g.line(5, &format!("{ty} {s}[{}];", ((wl + 1 + wh) * v) as usize));
+        let centre = (wl * v) as usize;
+        if (0..nr).contains(&d) {
+            for c in 0..v {
+                g.line(
+                    5,
+                    &format!("{s}[{}] = q[{d}][{}][{c}];", centre + c as usize, om + rml),
+                );
             }
         } else {
-            let comps = ["x", "y", "z", "w"];
-            let parts: Vec<String> = (0..p.vec as usize)
-                .map(|c| format!("acc{o}[{c}]"))
-                .collect();
-            let make = format!("make_{vt}({})", parts.join(", "));
-            let _ = comps;
-            if p.streaming {
+            let at = idx("i0", &row_var(d), &mname(om));
+            load_vec(&mut g, 5, &format!("({s} + {centre})"), &at, guard_for(d));
+        }
+        for w in (-wl..=wh).filter(|&w| w != 0) {
+            let base = ((w + wl) * v) as usize;
+            let dst = format!("({s} + {base})");
+            g.line(5, "{");
+            g.line(6, &format!("int xw = i0 + ({});", w * v));
+            let load_side = |g: &mut Gen, indent: usize| {
+                let at = idx("xw", &row_var(d), &mname(om));
+                match spec.boundary {
+                    Boundary::Periodic => {
+                        g.line(indent, "xw = xw < 0 ? xw + nx : (xw >= nx ? xw - nx : xw);");
+                        load_vec(g, indent, &dst, &at, None);
+                    }
+                    Boundary::Dirichlet => {
+                        let gd = format!("(xw >= 0 && xw < nx && {})", row_ok(d));
+                        load_vec(g, indent, &dst, &at, Some(gd));
+                    }
+                    Boundary::Neumann => load_vec(g, indent, &dst, &at, None),
+                }
+            };
+            if shuffle {
+                let (f, dl) = if w < 0 {
+                    ("__shfl_up_sync", -w)
+                } else {
+                    ("__shfl_down_sync", w)
+                };
+                for c in 0..v {
+                    g.line(
+                        6,
+                        &format!(
+                            "{s}[{}] = {f}(fd_mask, {s}[{}], {dl});",
+                            base + c as usize,
+                            centre + c as usize
+                        ),
+                    );
+                }
                 g.line(
-                    5,
-                    &format!("__stcs(reinterpret_cast<{vt}*>(out{o} + {at}), {make});"),
+                    6,
+                    &format!("if (lane + ({w}) < 0 || lane + ({w}) > 31 || xw < 0 || xw >= nx) {{"),
                 );
+                load_side(&mut g, 7);
+                g.line(6, "}");
             } else {
+                load_side(&mut g, 6);
+            }
+            g.line(5, "}");
+        }
+    }
+    // Sums and stores, row by row.
+    for r in 0..nr {
+        g.line(5, &format!("if (ob + {r} >= olo && ob + {r} < ohi) {{"));
+        for (o, stencil) in spec.stencils.iter().enumerate() {
+            g.line(6, &format!("{ty} acc{o}[{v}];"));
+            g.line(6, "#pragma unroll");
+            g.line(6, &format!("for (int l = 0; l < {v}; ++l) {{"));
+            g.line(7, &format!("{ty} a = ({ty})0;"));
+            for (ti, t) in stencil.taps().iter().enumerate() {
+                let w = g.weight(o, ti);
+                let key = (r + t.offset[oa], t.offset[ma]);
+                let (wl, _) = windows[&key];
                 g.line(
-                    5,
-                    &format!("*reinterpret_cast<{vt}*>(out{o} + {at}) = {make};"),
+                    7,
+                    &format!(
+                        "a += {w} * {}[l + {}];",
+                        sname(key.0, key.1),
+                        wl * v + t.offset[0]
+                    ),
                 );
             }
+            g.line(7, &format!("acc{o}[l] = a;"));
+            g.line(6, "}");
+            let orow = format!("ob + {r}");
+            let at = idx("i0", &orow, "m");
+            let vector_store = |g: &mut Gen, indent: usize| {
+                if p.vec == 1 {
+                    if p.streaming {
+                        g.line(indent, &format!("__stcs(out{o} + {at}, acc{o}[0]);"));
+                    } else {
+                        g.line(indent, &format!("out{o}[{at}] = acc{o}[0];"));
+                    }
+                } else {
+                    let parts: Vec<String> = (0..p.vec as usize)
+                        .map(|c| format!("acc{o}[{c}]"))
+                        .collect();
+                    let make = format!("make_{vt}({})", parts.join(", "));
+                    if p.streaming {
+                        g.line(
+                            indent,
+                            &format!("__stcs(reinterpret_cast<{vt}*>(out{o} + {at}), {make});"),
+                        );
+                    } else {
+                        g.line(
+                            indent,
+                            &format!("*reinterpret_cast<{vt}*>(out{o} + {at}) = {make};"),
+                        );
+                    }
+                }
+            };
+            if dirichlet {
+                // Lanes outside the interior are computed from zeros and must not be stored.
+                g.line(6, &format!("if (i0 >= ilo && i0 + {v} <= ihi) {{"));
+                vector_store(&mut g, 7);
+                g.line(6, "} else {");
+                g.line(7, "#pragma unroll");
+                g.line(7, &format!("for (int l = 0; l < {v}; ++l) {{"));
+                let at_l = idx("i0 + l", &orow, "m");
+                g.line(
+                    8,
+                    &format!("if (i0 + l >= ilo && i0 + l < ihi) out{o}[{at_l}] = acc{o}[l];"),
+                );
+                g.line(7, "}");
+                g.line(6, "}");
+            } else {
+                vector_store(&mut g, 6);
+            }
         }
+        g.line(5, "}");
     }
-    // Shift the queue.
-    for t in 0..nq - 1 {
+    // Advance every row's queue by one plane.
+    for r in 0..nr {
+        for t in 0..nq - 1 {
+            for c in 0..v {
+                g.line(5, &format!("q[{r}][{t}][{c}] = q[{r}][{}][{c}];", t + 1));
+            }
+        }
         for c in 0..v {
-            g.line(5, &format!("q[{t}][{c}] = q[{}][{c}];", t + 1));
+            g.line(5, &format!("q[{r}][{}][{c}] = f[u][{r}][{c}];", nq - 1));
         }
-    }
-    for c in 0..v {
-        g.line(5, &format!("q[{}][{c}] = f[u][{c}];", nq - 1));
     }
     g.line(5, "}");
     g.line(5, "}");
@@ -370,7 +438,6 @@ pub(crate) fn zmarch(
     g.line(1, "}");
     g.line(0, "}");
     src.block = [p.bx, p.by, 1];
-    src.grid_map = [(0, p.bx * p.vec), (oa, p.by), (ma, p.chunk)];
-    let _ = Boundary::Periodic;
+    src.grid_map = [(0, p.bx * p.vec), (oa, p.by * nr as u32), (ma, p.chunk)];
     g.finish(src)
 }

@@ -81,8 +81,16 @@ fn all_kernels() -> Vec<CudaSource> {
 
 #[test]
 fn every_generated_kernel_compiles_for_sm_90() {
-    let kernels = all_kernels();
+    let mut kernels = all_kernels();
     assert!(kernels.len() > 500, "only {} kernels", kernels.len());
+    // FDLAB_CODEGEN_FILTER=zmarch compiles only matching kernels (for quick local runs).
+    if let Ok(f) = std::env::var("FDLAB_CODEGEN_FILTER") {
+        kernels.retain(|k| k.name.contains(&f));
+        eprintln!(
+            "FDLAB_CODEGEN_FILTER={f}: compiling {} kernels",
+            kernels.len()
+        );
+    }
     if !nvrtc_or_skip("every_generated_kernel_compiles_for_sm_90") {
         return;
     }
@@ -108,6 +116,26 @@ fn every_generated_kernel_compiles_for_sm_90() {
         .sum();
     assert_eq!(compiled, kernels.len());
     eprintln!("compiled {compiled} kernels for sm_90");
+}
+
+#[test]
+fn kernels_compile_to_sm_90_machine_code() {
+    if !nvrtc_or_skip("kernels_compile_to_sm_90_machine_code") {
+        return;
+    }
+    // One kernel per strategy family, straight to CUBIN as the device path does.
+    let mut seen = std::collections::HashSet::new();
+    let picks: Vec<CudaSource> = all_kernels()
+        .into_iter()
+        .filter(|k| seen.insert(k.name.split('_').nth(1).unwrap_or("").to_string()))
+        .collect();
+    assert!(picks.len() >= 6, "{} families", picks.len());
+    for k in &picks {
+        let cubin =
+            nvrtc::compile_cubin(&k.name, &k.source(), "sm_90").unwrap_or_else(|e| panic!("{e}"));
+        // An ELF image.
+        assert_eq!(&cubin[..4], b"\x7fELF", "{}", k.name);
+    }
 }
 
 #[test]
