@@ -1,6 +1,6 @@
 //! The benchmark suites: the published experiments, as lists of cases.
 
-use crate::analytic::{cosine_along, sine_gradient, sine_product, Separable};
+use crate::analytic::{cosine_along, ones, sine_gradient, sine_product, Separable};
 use fdlab_core::{Axis, Boundary, Error, Grid, Precision, Stencil};
 use fdlab_cuda::Strategy;
 use std::f64::consts::PI;
@@ -141,16 +141,34 @@ fn derivative_case(
     published_grid: bool,
     strategies: Vec<Strategy>,
 ) -> Result<Case, Error> {
-    // fdlab's periodic grid: n points, spacing 1/n. NVIDIA's: spacing 1/(n−1), first point at −h,
-    // so the last point repeats the first.
-    let h = if published_grid {
-        1.0 / (n as f64 - 1.0)
-    } else {
-        1.0 / n as f64
-    };
-    let grid = Grid::new(&[n, n, n], &[h, h, h])?;
+    // fdlab's periodic grid: n points, spacing 1/n, x_i = i/n. NVIDIA's: x_i = (i−1)/(n−1), and
+    // the periodic images skip the last point, which repeats the first: the period is n−1
+    // points. fdlab computes that case on the n−1 distinct points (the repeated point has the
+    // same error as the first), with input and answer evaluated in f32 as the published code
+    // does (`cos(twopi*(i-1.f)/(mx-1.f))`).
     let a = axis.index();
-    let (input, exact) = cosine_along(&grid, a, if published_grid { 1.0 } else { 0.0 });
+    let (grid, input, exact) = if published_grid {
+        let h = 1.0 / (n as f64 - 1.0);
+        let mut shape = [n, n, n];
+        shape[a] = n - 1;
+        let grid = Grid::new(&shape, &[h, h, h])?;
+        let twopi = 8.0f32 * 1.0f32.atan();
+        let arg = |i: usize| twopi * (i as f32 - 1.0) / (n as f32 - 1.0);
+        let mut f = [ones(shape[0]), ones(shape[1]), ones(shape[2])];
+        let mut d = f.clone();
+        f[a] = (0..n - 1).map(|i| arg(i).cos() as f64).collect();
+        d[a] = (0..n - 1).map(|i| (-twopi * arg(i).sin()) as f64).collect();
+        (
+            grid,
+            Separable { f, scale: 1.0 },
+            Separable { f: d, scale: 1.0 },
+        )
+    } else {
+        let h = 1.0 / n as f64;
+        let grid = Grid::new(&[n, n, n], &[h, h, h])?;
+        let (input, exact) = cosine_along(&grid, a, 0.0);
+        (grid, input, exact)
+    };
     let stencil = Stencil::derivative(&grid, axis, 1, 8)?;
     let name = format!(
         "d1{}-8th{}",
@@ -174,7 +192,7 @@ fn derivative_case(
         exact: vec![exact],
         strategies,
         note: if published_grid {
-            "NVIDIA's grid: spacing 1/(n-1), endpoint repeated".into()
+            "NVIDIA's grid: x=(i-1)/(n-1), period n-1 (their last point repeats the first), f32 input and answer".into()
         } else {
             String::new()
         },
