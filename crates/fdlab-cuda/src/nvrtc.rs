@@ -44,23 +44,28 @@ pub fn compile(name: &str, source: &str, arch: &'static str) -> Result<Ptx> {
         ..Default::default()
     };
     cudarc::nvrtc::compile_ptx_with_opts(source, opts).map_err(|e| {
-        let path = failure_path(name);
-        let _ = std::fs::create_dir_all(path.parent().unwrap_or(&PathBuf::from(".")));
-        let written = std::fs::write(&path, source).is_ok();
         let log = match e {
             CompileError::CompileError { log, .. } => log.to_string_lossy().into_owned(),
             other => format!("{other:?}"),
         };
-        Error::Compile {
-            name: name.to_string(),
-            log,
-            source_path: if written {
-                path.display().to_string()
-            } else {
-                format!("(could not write {})", path.display())
-            },
-        }
+        compile_error(name, source, log)
     })
+}
+
+/// The error for a failed compile: the log, and the source written where the user can read it.
+fn compile_error(name: &str, source: &str, log: String) -> Error {
+    let path = failure_path(name);
+    let _ = std::fs::create_dir_all(path.parent().unwrap_or(&PathBuf::from(".")));
+    let written = std::fs::write(&path, source).is_ok();
+    Error::Compile {
+        name: name.to_string(),
+        log,
+        source_path: if written {
+            path.display().to_string()
+        } else {
+            format!("(could not write {})", path.display())
+        },
+    }
 }
 
 /// Compiles `source` straight to machine code (CUBIN) for a real architecture (`sm_90`), so the
@@ -75,19 +80,7 @@ pub fn compile_cubin(name: &str, source: &str, arch: &str) -> Result<Vec<u8>> {
         });
     }
     dump(name, source);
-    let fail = |log: String| {
-        let path = failure_path(name);
-        let written = std::fs::write(&path, source).is_ok();
-        Error::Compile {
-            name: name.to_string(),
-            log,
-            source_path: if written {
-                path.display().to_string()
-            } else {
-                format!("(could not write {})", path.display())
-            },
-        }
-    };
+    let fail = |log: String| compile_error(name, source, log);
     let c_src = CString::new(source).map_err(|_| fail("source contains a NUL byte".into()))?;
     let c_name = CString::new(format!("{name}.cu")).map_err(|_| fail("bad name".into()))?;
     let prog = result::create_program(&c_src, Some(&c_name))

@@ -8,8 +8,8 @@ use clap::{Parser, Subcommand, ValueEnum};
 use fdlab_bench::check::{check_cpu, check_cuda, CheckRow};
 use fdlab_bench::report::{header, row};
 use fdlab_bench::{
-    cases, check_suite, BenchResult, CpuRunner, CudaRunner, Meta, Report, RunOptions, SuiteOptions,
-    Target,
+    cases, check_suite, BenchResult, Case, CpuRunner, CudaRunner, Meta, Report, RunOptions,
+    SuiteOptions, Target,
 };
 use fdlab_core::Precision;
 use fdlab_cuda::{Coefficients, Device, Strategy};
@@ -271,6 +271,10 @@ fn fill_meta(meta: &mut Meta) {
     meta.command = std::env::args().collect::<Vec<_>>().join(" ");
 }
 
+/// Runs one case with its strategy (none on the CPU).
+type RunJob<'a> =
+    dyn Fn(&Case, Option<Strategy>) -> Result<BenchResult, fdlab_bench::BenchError> + 'a;
+
 fn bench(a: BenchArgs) -> Result<()> {
     for s in &a.suites {
         check_suite(s)?;
@@ -356,60 +360,58 @@ fn bench(a: BenchArgs) -> Result<()> {
     }
     let copy_bytes = 1usize << 30;
     eprintln!("fdlab bench: measuring copy bandwidth over 1 GiB ...");
-    let mut results: Vec<BenchResult> = vec![];
-    let mut failures = vec![];
-    let mut meta;
-    let pb;
-    match device {
+    // One runner for the backend; each job runs the case with its strategy (none on the CPU).
+    let cpu_runner;
+    let cuda_runner;
+    let (mut meta, copy_gbps, run): (Meta, f64, Box<RunJob>) = match device {
         None => {
-            let runner = CpuRunner::new(copy_bytes);
-            meta = runner.meta.clone();
-            eprintln!(
-                "copy bandwidth: {:.1} GB/s ({})",
-                runner.copy_gbps, meta.copy_method
-            );
-            pb = progress_bar(jobs.len() as u64);
-            for (i, _) in &jobs {
-                let c = &all[*i];
-                pb.set_message(format!("{} {} {}", c.suite, c.name, c.precision));
-                match runner.run(c, &opts) {
-                    Ok(r) => {
-                        pb.println(row(&r));
-                        results.push(r);
-                    }
-                    Err(e) => {
-                        pb.println(format!("FAILED {} {}: {e}", c.suite, c.name));
-                        failures.push(e.to_string());
-                    }
-                }
-                pb.inc(1);
-            }
+            cpu_runner = CpuRunner::new(copy_bytes);
+            let r = &cpu_runner;
+            let o = &opts;
+            (
+                r.meta.clone(),
+                r.copy_gbps,
+                Box::new(move |c: &Case, _| r.run(c, o)),
+            )
         }
         Some(dev) => {
-            let runner = CudaRunner::new(dev, copy_bytes)?;
-            meta = runner.meta.clone();
-            eprintln!(
-                "copy bandwidth: {:.1} GB/s ({})",
-                runner.copy_gbps, meta.copy_method
-            );
-            pb = progress_bar(jobs.len() as u64);
-            for (i, s) in &jobs {
-                let c = &all[*i];
-                let s = s.expect("CUDA jobs carry a strategy");
-                pb.set_message(format!("{} {} {} {}", c.suite, c.name, c.precision, s));
-                match runner.run(c, s, &opts) {
-                    Ok(r) => {
-                        pb.println(row(&r));
-                        results.push(r);
-                    }
-                    Err(e) => {
-                        pb.println(format!("FAILED {} {} {s}: {e}", c.suite, c.name));
-                        failures.push(e.to_string());
-                    }
-                }
-                pb.inc(1);
+            cuda_runner = CudaRunner::new(dev, copy_bytes)?;
+            let r = &cuda_runner;
+            let o = &opts;
+            (
+                r.meta.clone(),
+                r.copy_gbps,
+                Box::new(move |c: &Case, s: Option<Strategy>| {
+                    r.run(c, s.expect("CUDA jobs carry a strategy"), o)
+                }),
+            )
+        }
+    };
+    eprintln!("copy bandwidth: {copy_gbps:.1} GB/s ({})", meta.copy_method);
+    let pb = progress_bar(jobs.len() as u64);
+    let mut results: Vec<BenchResult> = vec![];
+    let mut failures = vec![];
+    for (i, s) in &jobs {
+        let c = &all[*i];
+        let label = format!(
+            "{} {} {} {}",
+            c.suite,
+            c.name,
+            c.precision,
+            s.map(|s| s.name()).unwrap_or_else(|| "cpu-fast".into())
+        );
+        pb.set_message(label.clone());
+        match run(c, *s) {
+            Ok(r) => {
+                pb.println(row(&r));
+                results.push(r);
+            }
+            Err(e) => {
+                pb.println(format!("FAILED {label}: {e}"));
+                failures.push(format!("{label}: {e}"));
             }
         }
+        pb.inc(1);
     }
     pb.finish_and_clear();
     fill_meta(&mut meta);
