@@ -97,17 +97,19 @@ fn cpu_case<T: Scalar>(case: &Case, seed: u64, par: Par) -> Result<(), String> {
     })
 }
 
-/// Runs the conformance suite on a CUDA device for `strategies`, both coefficient modes.
+/// Runs the conformance suite on a CUDA device for `strategies` and `precisions`, both
+/// coefficient modes.
 pub fn check_cuda(
     dev: &Device,
     strategies: &[Strategy],
+    precisions: &[Precision],
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Vec<CheckRow>, fdlab_cuda::Error> {
     let all = cases();
     // Generate and compile every kernel up front: one batch of NVRTC calls in parallel.
     let mut sources: Vec<CudaSource> = vec![];
     let modes = [Coefficients::Immediate, Coefficients::Constant];
-    for p in Precision::ALL {
+    for &p in precisions {
         for &s in strategies {
             for c in modes {
                 for case in &all {
@@ -125,10 +127,10 @@ pub fn check_cuda(
         }
     }
     dev.kernels(&sources)?;
-    let total = Precision::ALL.len() * strategies.len() * modes.len() * all.len();
+    let total = precisions.len() * strategies.len() * modes.len() * all.len();
     let mut done = 0;
     let mut rows = vec![];
-    for p in Precision::ALL {
+    for &p in precisions {
         for &s in strategies {
             for c in modes {
                 let mut row = CheckRow {

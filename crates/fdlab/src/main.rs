@@ -108,6 +108,9 @@ enum Command {
         /// Only these GPU strategies (repeatable); default: the conformance set.
         #[arg(long)]
         strategy: Vec<String>,
+        /// Only this precision on the GPU (f32 or f64); default both. Halves a sanitizer run.
+        #[arg(long)]
+        precision: Option<String>,
         /// Write the table as JSON here.
         #[arg(long)]
         json: Option<PathBuf>,
@@ -149,8 +152,9 @@ fn main() {
         Command::Check {
             backend,
             strategy,
+            precision,
             json,
-        } => check(backend, strategy, json),
+        } => check(backend, strategy, precision, json),
     };
     if let Err(e) = r {
         eprintln!("error: {e:#}");
@@ -451,7 +455,16 @@ fn write_json<T: serde::Serialize>(path: &PathBuf, value: &T) -> Result<()> {
     std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
 }
 
-fn check(backend: BackendArg, strategies: Vec<String>, json: Option<PathBuf>) -> Result<()> {
+fn check(
+    backend: BackendArg,
+    strategies: Vec<String>,
+    precision: Option<String>,
+    json: Option<PathBuf>,
+) -> Result<()> {
+    let precisions: Vec<Precision> = match precision.as_deref() {
+        Some(p) => vec![p.parse()?],
+        None => Precision::ALL.to_vec(),
+    };
     let strategies: Vec<Strategy> = if strategies.is_empty() {
         Strategy::conformance_set()
     } else {
@@ -470,7 +483,7 @@ fn check(backend: BackendArg, strategies: Vec<String>, json: Option<PathBuf>) ->
         None => check_cpu(&mut progress),
         Some(dev) => {
             eprintln!("fdlab check: compiling kernels for {} ...", dev.info.name);
-            check_cuda(dev, &strategies, &mut progress)?
+            check_cuda(dev, &strategies, &precisions, &mut progress)?
         }
     };
     pb.finish_and_clear();
