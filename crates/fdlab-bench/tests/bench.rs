@@ -1,0 +1,141 @@
+//! fdlab-bench without a GPU: byte formulas, timing summaries, suites, the tuner's search space
+//! and cache.
+
+use fdlab_bench::suites::{amd_bytes, cases, periodic_bytes, SuiteOptions, Target, SUITES};
+use fdlab_bench::tune::{candidates, default_strategy, key, Entry, TuneCache};
+use fdlab_bench::Timing;
+use fdlab_core::{Grid, Precision};
+use fdlab_cuda::codegen::{generate, KernelSpec};
+use fdlab_cuda::{Coefficients, Strategy};
+
+#[test]
+fn amd_byte_formula_counts_every_point_but_corners_and_edges_plus_the_interior() {
+    let (nx, ny, nz) = (7usize, 5usize, 6usize);
+    let g = Grid::unit(&[nx, ny, nz]).unwrap();
+    // Count by brute force: a point is fetched unless it lies on two or more boundary faces.
+    let mut fetched = 0u64;
+    for k in 0..nz {
+        for j in 0..ny {
+            for i in 0..nx {
+                let faces = [
+                    i == 0 || i == nx - 1,
+                    j == 0 || j == ny - 1,
+                    k == 0 || k == nz - 1,
+                ]
+                .iter()
+                .filter(|&&b| b)
+                .count();
+                if faces < 2 {
+                    fetched += 1;
+                }
+            }
+        }
+    }
+    let written = ((nx - 2) * (ny - 2) * (nz - 2)) as u64;
+    assert_eq!(amd_bytes(&g, Precision::F64), (fetched + written) * 8);
+    assert_eq!(periodic_bytes(&g, 3, Precision::F32), 4 * 7 * 5 * 6 * 4);
+}
+
+#[test]
+fn timing_summary_is_median_min_max() {
+    let t = Timing::of(&[3.0, 1.0, 2.0, 10.0]);
+    assert_eq!((t.median, t.min, t.max, t.runs), (2.5, 1.0, 10.0, 4));
+    assert_eq!(Timing::of(&[5.0, 1.0, 3.0]).median, 3.0);
+}
+
+#[test]
+fn every_suite_builds_its_cases_on_both_targets() {
+    for s in SUITES {
+        for target in [Target::Cpu, Target::Cuda] {
+            let c = cases(
+                s,
+                target,
+                &SuiteOptions {
+                    size: Some(16),
+                    precision: None,
+                },
+            )
+            .unwrap();
+            assert!(!c.is_empty(), "{s}");
+            for case in &c {
+                assert_eq!(case.exact.len(), case.stencils.len());
+                assert!(case.bytes > 0 && case.flops() > 0, "{s} {}", case.name);
+            }
+        }
+    }
+    assert!(cases("nope", Target::Cpu, &SuiteOptions::default()).is_err());
+}
+
+#[test]
+fn every_tuning_candidate_generates_and_round_trips_its_name() {
+    let opts = SuiteOptions {
+        size: Some(32),
+        precision: None,
+    };
+    for case in cases("roofline", Target::Cuda, &opts).unwrap() {
+        let mut cands = candidates(&case);
+        cands.push(default_strategy(&case));
+        assert!(cands.len() > 20, "{}", case.name);
+        for s in cands {
+            assert_eq!(s.name().parse::<Strategy>().unwrap(), s);
+            generate(&KernelSpec {
+                stencils: &case.stencils,
+                boundary: case.boundary,
+                precision: case.precision,
+                strategy: s,
+                coefficients: Coefficients::Immediate,
+            })
+            .unwrap_or_else(|e| panic!("{} {}: {e}", case.name, s));
+        }
+    }
+}
+
+#[test]
+fn tune_cache_round_trips_through_its_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sub").join("tune.json");
+    std::env::set_var("FDLAB_TUNE_CACHE", &path);
+    let case = &cases(
+        "roofline",
+        Target::Cuda,
+        &SuiteOptions {
+            size: Some(16),
+            precision: Some(Precision::F32),
+        },
+    )
+    .unwrap()[0];
+    assert_eq!(
+        TuneCache::load().winner("GPU", case),
+        None,
+        "a missing file is an empty cache"
+    );
+    let mut cache = TuneCache::default();
+    let winner = Strategy::ZMarch {
+        bx: 64,
+        by: 2,
+        vec: 4,
+        chunk: 32,
+        streaming: false,
+        unroll: 2,
+        rows: 2,
+    };
+    cache.entries.insert(
+        key("GPU", case),
+        Entry {
+            strategy: winner.name(),
+            time_ms: 1.0,
+            gbps: 2.0,
+            candidates: 3,
+            date: "d".into(),
+        },
+    );
+    assert_eq!(cache.save().unwrap(), path);
+    let back = TuneCache::load();
+    assert_eq!(back.winner("GPU", case), Some(winner));
+    assert_eq!(back.winner("other GPU", case), None);
+    std::fs::write(&path, "not json").unwrap();
+    assert!(
+        TuneCache::load().entries.is_empty(),
+        "a corrupt cache is ignored, not fatal"
+    );
+}
