@@ -4,7 +4,7 @@
 use fdlab_core::conformance::{cases, check_case, Case};
 use fdlab_core::{FieldView, FieldViewMut, Precision, Scalar};
 use fdlab_cpu::Par;
-use fdlab_cuda::codegen::{generate, CudaSource, InputKind, KernelSpec};
+use fdlab_cuda::codegen::{generate, CudaSource, KernelSpec};
 use fdlab_cuda::{Coefficients, CudaScalar, Device, Input, Strategy};
 use serde::Serialize;
 
@@ -43,6 +43,22 @@ fn reference<T: Scalar>(
 ) -> Result<(), String> {
     fdlab_cpu::reference::apply(&case.stencils, case.boundary, input, out)
         .map_err(|e| e.to_string())
+}
+
+/// The generated kernel for a conformance case.
+fn source_for(
+    case: &Case,
+    precision: Precision,
+    strategy: Strategy,
+    coefficients: Coefficients,
+) -> Result<CudaSource, fdlab_cuda::codegen::Unsupported> {
+    generate(&KernelSpec {
+        stencils: &case.stencils,
+        boundary: case.boundary,
+        precision,
+        strategy,
+        coefficients,
+    })
 }
 
 fn seed_of(label: &str, salt: u64) -> u64 {
@@ -113,13 +129,7 @@ pub fn check_cuda(
         for &s in strategies {
             for c in modes {
                 for case in &all {
-                    if let Ok(src) = generate(&KernelSpec {
-                        stencils: &case.stencils,
-                        boundary: case.boundary,
-                        precision: p,
-                        strategy: s,
-                        coefficients: c,
-                    }) {
+                    if let Ok(src) = source_for(case, p, s, c) {
                         sources.push(src);
                     }
                 }
@@ -149,15 +159,9 @@ pub fn check_cuda(
                 for case in &all {
                     done += 1;
                     progress(done, total);
-                    let applies = generate(&KernelSpec {
-                        stencils: &case.stencils,
-                        boundary: case.boundary,
-                        precision: p,
-                        strategy: s,
-                        coefficients: c,
-                    })
-                    .map(|k| case.grid.shape()[0] % k.x_multiple as usize == 0)
-                    .unwrap_or(false);
+                    let applies = source_for(case, p, s, c)
+                        .map(|k| case.grid.shape()[0] % k.x_multiple as usize == 0)
+                        .unwrap_or(false);
                     if !applies {
                         row.not_applicable += 1;
                         continue;
@@ -206,24 +210,14 @@ pub fn cuda_apply<T: CudaScalar>(
     input: FieldView<'_, T>,
     out: &mut [FieldViewMut<'_, T>],
 ) -> Result<(), fdlab_cuda::Error> {
-    let src = generate(&KernelSpec {
-        stencils: &case.stencils,
-        boundary: case.boundary,
-        precision: T::PRECISION,
-        strategy,
-        coefficients,
-    })?;
+    let src = source_for(case, T::PRECISION, strategy, coefficients)?;
     let kernel = dev.kernel(&src)?;
     let d_in = dev.upload(input.as_slice())?;
     let mut d_out = out
         .iter()
         .map(|o| dev.upload(o.as_slice()))
         .collect::<Result<Vec<_>, _>>()?;
-    let tex = if src.input == InputKind::Texture {
-        Some(dev.texture(&d_in)?)
-    } else {
-        None
-    };
+    let tex = dev.texture_for(&src, &d_in)?;
     dev.set_constants::<T>(&kernel, &src)?;
     dev.launch(
         &kernel,

@@ -5,7 +5,7 @@ use crate::report::{BenchResult, Meta, Timing};
 use crate::suites::Case;
 use fdlab_core::{compare, max_abs, Field, Precision, Scalar};
 use fdlab_cpu::Par;
-use fdlab_cuda::codegen::{generate, KernelSpec};
+use fdlab_cuda::codegen::{generate, CudaSource, KernelSpec};
 use fdlab_cuda::{Coefficients, CudaScalar, Device, Input, Strategy};
 use rayon::prelude::*;
 use std::time::Instant;
@@ -58,6 +58,21 @@ impl Default for RunOptions {
             coefficients: Coefficients::Immediate,
         }
     }
+}
+
+/// The generated kernel for `case` with `strategy`.
+fn source_for(
+    case: &Case,
+    strategy: Strategy,
+    coefficients: Coefficients,
+) -> Result<CudaSource, fdlab_cuda::codegen::Unsupported> {
+    generate(&KernelSpec {
+        stencils: &case.stencils,
+        boundary: case.boundary,
+        precision: case.precision,
+        strategy,
+        coefficients,
+    })
 }
 
 fn base_result(case: &Case, backend: &str, strategy: &str) -> BenchResult {
@@ -402,14 +417,7 @@ impl CudaRunner {
         let name = strategy.name();
         let mut r = base_result(case, "cuda", &name);
         case.boundary.check(&case.grid, &case.stencils)?;
-        let src = generate(&KernelSpec {
-            stencils: &case.stencils,
-            boundary: case.boundary,
-            precision: case.precision,
-            strategy,
-            coefficients: opts.coefficients,
-        })
-        .map_err(fdlab_cuda::Error::from)?;
+        let src = source_for(case, strategy, opts.coefficients).map_err(fdlab_cuda::Error::from)?;
         let kernel = dev.kernel(&src)?;
         dev.check_limits(&kernel, case.grid.shape())?;
         let n = case.grid.len();
@@ -422,11 +430,7 @@ impl CudaRunner {
             d_out.push(dev.upload(&poison)?);
         }
         drop(poison);
-        let tex = if src.input == fdlab_cuda::codegen::InputKind::Texture {
-            Some(dev.texture(&d_in)?)
-        } else {
-            None
-        };
+        let tex = dev.texture_for(&src, &d_in)?;
         let inp = Input {
             buffer: &d_in,
             texture: tex.as_ref(),
@@ -508,37 +512,20 @@ impl CudaRunner {
         for _ in &case.stencils {
             d_out.push(dev.zeros::<T>(n)?);
         }
-        let sources: Vec<_> = strategies
+        // Generate once; compile every candidate together (in parallel) before timing.
+        let generated: Vec<_> = strategies
             .iter()
-            .filter_map(|&s| {
-                generate(&KernelSpec {
-                    stencils: &case.stencils,
-                    boundary: case.boundary,
-                    precision: case.precision,
-                    strategy: s,
-                    coefficients: Coefficients::Immediate,
-                })
-                .ok()
-            })
+            .map(|&s| source_for(case, s, Coefficients::Immediate))
             .collect();
+        let sources: Vec<CudaSource> = generated.iter().filter_map(|g| g.clone().ok()).collect();
         dev.kernels(&sources)?;
         let shape = case.grid.shape();
         let mut out = vec![];
-        for &s in strategies {
+        for (&s, src) in strategies.iter().zip(generated) {
             let r = (|| -> Result<Timing, fdlab_cuda::Error> {
-                let src = generate(&KernelSpec {
-                    stencils: &case.stencils,
-                    boundary: case.boundary,
-                    precision: case.precision,
-                    strategy: s,
-                    coefficients: Coefficients::Immediate,
-                })?;
+                let src = src?;
                 let kernel = dev.kernel(&src)?;
-                let tex = if src.input == fdlab_cuda::codegen::InputKind::Texture {
-                    Some(dev.texture(&d_in)?)
-                } else {
-                    None
-                };
+                let tex = dev.texture_for(&src, &d_in)?;
                 let inp = Input {
                     buffer: &d_in,
                     texture: tex.as_ref(),

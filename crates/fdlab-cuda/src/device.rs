@@ -362,6 +362,18 @@ impl Device {
         }
     }
 
+    /// A texture over `buf` when `source` reads its input through one, else `None`.
+    pub fn texture_for<T: CudaScalar>(
+        &self,
+        source: &CudaSource,
+        buf: &CudaSlice<T>,
+    ) -> Result<Option<Texture>> {
+        match source.input {
+            InputKind::Texture => self.texture(buf).map(Some),
+            InputKind::Pointer => Ok(None),
+        }
+    }
+
     /// Copies the `__constant__` weights of `source` into `kernel`'s module (no-op for literal
     /// weights). The weights come from the caller's source, not the cached kernel's: kernels
     /// that differ only in their weights have the same code, name and module.
