@@ -78,7 +78,10 @@ impl TuneCache {
             std::fs::create_dir_all(d)?;
         }
         let text = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
-        std::fs::write(&path, text)?;
+        // Write then rename, so an interrupted save never leaves a truncated cache.
+        let tmp = path.with_extension("json.tmp");
+        std::fs::write(&tmp, text)?;
+        std::fs::rename(&tmp, &path)?;
         Ok(path)
     }
 
@@ -124,7 +127,7 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
     for &vec in vecs.iter().filter(|&&v| nx.is_multiple_of(v as usize)) {
         for (bx, by) in [(32, 4), (32, 8), (64, 2), (128, 1), (128, 2)] {
             for chunk in [32, 64] {
-                for (unroll, rows) in [(2, 1), (4, 1), (1, 2), (2, 2), (2, 4)] {
+                for (unroll, rows) in [(1, 1), (2, 1), (4, 1), (1, 2), (2, 2), (4, 2)] {
                     out.push(Strategy::ZMarch {
                         bx,
                         by,

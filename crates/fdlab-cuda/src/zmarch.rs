@@ -269,82 +269,146 @@ pub(crate) fn zmarch(
             load_vec(&mut g, 4, &format!("q[{r}][{t}]"), &at, guard_for(r));
         }
     }
+    // Software pipeline: every value a plane needs that is not in a queue (the front plane
+    // pushed after it, halo-row vectors, x sides at warp edges) lives in a per-plane buffer
+    // `b*[u]` that is refilled for plane m + U right after plane m is computed. Each thread
+    // thus keeps U planes of loads in flight while it computes: the latency of one plane's
+    // loads hides behind U - 1 planes of work instead of stalling every plane.
     let u = p.unroll.max(1);
-    g.line(4, &format!("for (int mu = mb; mu < me; mu += {u}) {{"));
-    g.line(5, &format!("{ty} f[{u}][{nr}][{v}];"));
-    g.line(5, "#pragma unroll");
-    g.line(5, &format!("for (int u = 0; u < {u}; ++u) {{"));
-    g.line(6, "if (mu + 1 + u < me) {");
-    for r in 0..nr {
-        let at = idx("i0", &row_var(r), &format!("{map}(mu + 1 + u + {rmh}, nm)"));
-        load_vec(&mut g, 7, &format!("f[u][{r}]"), &at, guard_for(r));
+    let own = |d: i32| (0..nr).contains(&d);
+    let halo: Vec<(i32, i32)> = windows.keys().copied().filter(|&(d, _)| !own(d)).collect();
+    // Sides taken from buffers: only at warp edges when shuffling; inline loads otherwise.
+    let sides: Vec<(i32, i32, i32)> = if shuffle {
+        windows
+            .iter()
+            .flat_map(|(&(d, om), &(wl, wh))| {
+                (-wl..=wh).filter(|&w| w != 0).map(move |w| (d, om, w))
+            })
+            .collect()
+    } else {
+        vec![]
+    };
+    let ws: BTreeSet<i32> = sides.iter().map(|&(_, _, w)| w).collect();
+    for &w in &ws {
+        let xn = coord_name("xw", w);
+        g.line(4, &format!("const int {xn}_raw = i0 + ({});", w * v));
+        let wrapped = match spec.boundary {
+            Boundary::Periodic => format!("{xn}_raw < 0 ? {xn}_raw + nx : ({xn}_raw >= nx ? {xn}_raw - nx : {xn}_raw)"),
+            _ => format!("{xn}_raw"),
+        };
+        g.line(4, &format!("const int {xn} = {wrapped};"));
+        g.line(
+            4,
+            &format!("const bool {} = lane + ({w}) < 0 || lane + ({w}) > 31 || {xn}_raw < 0 || {xn}_raw >= nx;", coord_name("edge", w)),
+        );
     }
-    g.line(6, "}");
-    g.line(5, "}");
+    let hname = |d: i32, om: i32| format!("bh_{}_{}", coord_name("d", d), coord_name("m", om));
+    let ename = |d: i32, om: i32, w: i32| {
+        format!(
+            "be_{}_{}_{}",
+            coord_name("d", d),
+            coord_name("m", om),
+            coord_name("w", w)
+        )
+    };
+    let plane_at = |m: &str, om: i32| {
+        if om == 0 {
+            m.to_string()
+        } else {
+            format!("{map}({m} {}, nm)", signed(om))
+        }
+    };
+    g.line(4, &format!("{ty} bf[{u}][{nr}][{v}];"));
+    for &(d, om) in &halo {
+        g.line(4, &format!("{ty} {}[{u}][{v}];", hname(d, om)));
+    }
+    for &(d, om, w) in &sides {
+        g.line(4, &format!("{ty} {}[{u}][{v}];", ename(d, om, w)));
+    }
+    // Loads of everything plane `mv` needs into slot `slot` (both C expressions).
+    let fill = |g: &mut Gen, indent: usize, mv: &str, slot: &str| {
+        g.line(indent, &format!("if ({mv} < me) {{"));
+        let i = indent + 1;
+        g.line(i, &format!("if ({mv} + 1 < me) {{"));
+        for r in 0..nr {
+            let at = idx("i0", &row_var(r), &format!("{map}({mv} + 1 + {rmh}, nm)"));
+            load_vec(g, i + 1, &format!("bf[{slot}][{r}]"), &at, guard_for(r));
+        }
+        g.line(i, "}");
+        for &(d, om) in &halo {
+            let at = idx("i0", &row_var(d), &plane_at(mv, om));
+            load_vec(g, i, &format!("{}[{slot}]", hname(d, om)), &at, guard_for(d));
+        }
+        for &(d, om, w) in &sides {
+            let xn = coord_name("xw", w);
+            g.line(i, &format!("if ({}) {{", coord_name("edge", w)));
+            let at = idx(&xn, &row_var(d), &plane_at(mv, om));
+            let gd = dirichlet.then(|| format!("({xn}_raw >= 0 && {xn}_raw < nx && {})", row_ok(d)));
+            load_vec(g, i + 1, &format!("{}[{slot}]", ename(d, om, w)), &at, gd);
+            g.line(i, "}");
+        }
+        g.line(indent, "}");
+    };
+    g.line(4, "#pragma unroll");
+    g.line(4, &format!("for (int u = 0; u < {u}; ++u) {{"));
+    fill(&mut g, 5, "mb + u", "u");
+    g.line(4, "}");
+    g.line(4, &format!("for (int mu = mb; mu < me; mu += {u}) {{"));
     g.line(5, "#pragma unroll");
     g.line(5, &format!("for (int u = 0; u < {u}; ++u) {{"));
     g.line(5, "const int m = mu + u;");
     g.line(5, "if (m < me) {");
-    plane_maps(&mut g, 5);
+    if !shuffle {
+        plane_maps(&mut g, 5);
+    }
     let sname = |d: i32, om: i32| format!("s_{}_{}", coord_name("d", d), coord_name("m", om));
     for (&(d, om), &(wl, wh)) in &windows {
         let s = sname(d, om);
         g.line(5, &format!("{ty} {s}[{}];", ((wl + 1 + wh) * v) as usize));
         let centre = (wl * v) as usize;
-        if (0..nr).contains(&d) {
-            for c in 0..v {
-                g.line(
-                    5,
-                    &format!("{s}[{}] = q[{d}][{}][{c}];", centre + c as usize, om + rml),
-                );
-            }
-        } else {
-            let at = idx("i0", &row_var(d), &mname(om));
-            load_vec(&mut g, 5, &format!("({s} + {centre})"), &at, guard_for(d));
+        for c in 0..v as usize {
+            let from = if own(d) {
+                format!("q[{d}][{}][{c}]", om + rml)
+            } else {
+                format!("{}[u][{c}]", hname(d, om))
+            };
+            g.line(5, &format!("{s}[{}] = {from};", centre + c));
         }
         for w in (-wl..=wh).filter(|&w| w != 0) {
             let base = ((w + wl) * v) as usize;
-            let dst = format!("({s} + {base})");
-            g.line(5, "{");
-            g.line(6, &format!("int xw = i0 + ({});", w * v));
-            let load_side = |g: &mut Gen, indent: usize| {
-                let at = idx("xw", &row_var(d), &mname(om));
-                match spec.boundary {
-                    Boundary::Periodic => {
-                        g.line(indent, "xw = xw < 0 ? xw + nx : (xw >= nx ? xw - nx : xw);");
-                        load_vec(g, indent, &dst, &at, None);
-                    }
-                    Boundary::Dirichlet => {
-                        let gd = format!("(xw >= 0 && xw < nx && {})", row_ok(d));
-                        load_vec(g, indent, &dst, &at, Some(gd));
-                    }
-                    Boundary::Neumann => load_vec(g, indent, &dst, &at, None),
-                }
-            };
             if shuffle {
                 let (f, dl) = if w < 0 {
                     ("__shfl_up_sync", -w)
                 } else {
                     ("__shfl_down_sync", w)
                 };
-                for c in 0..v {
+                for c in 0..v as usize {
                     g.line(
-                        6,
-                        &format!(
-                            "{s}[{}] = {f}(fd_mask, {s}[{}], {dl});",
-                            base + c as usize,
-                            centre + c as usize
-                        ),
+                        5,
+                        &format!("{s}[{}] = {f}(fd_mask, {s}[{}], {dl});", base + c, centre + c),
                     );
                 }
-                g.line(
-                    6,
-                    &format!("if (lane + ({w}) < 0 || lane + ({w}) > 31 || xw < 0 || xw >= nx) {{"),
-                );
-                load_side(&mut g, 7);
-                g.line(6, "}");
-            } else {
-                load_side(&mut g, 6);
+                g.line(5, &format!("if ({}) {{", coord_name("edge", w)));
+                for c in 0..v as usize {
+                    g.line(6, &format!("{s}[{}] = {}[u][{c}];", base + c, ename(d, om, w)));
+                }
+                g.line(5, "}");
+                continue;
+            }
+            let dst = format!("({s} + {base})");
+            g.line(5, "{");
+            g.line(6, &format!("int xw = i0 + ({});", w * v));
+            let at = idx("xw", &row_var(d), &mname(om));
+            match spec.boundary {
+                Boundary::Periodic => {
+                    g.line(6, "xw = xw < 0 ? xw + nx : (xw >= nx ? xw - nx : xw);");
+                    load_vec(&mut g, 6, &dst, &at, None);
+                }
+                Boundary::Dirichlet => {
+                    let gd = format!("(xw >= 0 && xw < nx && {})", row_ok(d));
+                    load_vec(&mut g, 6, &dst, &at, Some(gd));
+                }
+                Boundary::Neumann => load_vec(&mut g, 6, &dst, &at, None),
             }
             g.line(5, "}");
         }
@@ -427,9 +491,10 @@ pub(crate) fn zmarch(
             }
         }
         for c in 0..v {
-            g.line(5, &format!("q[{r}][{}][{c}] = f[u][{r}][{c}];", nq - 1));
+            g.line(5, &format!("q[{r}][{}][{c}] = bf[u][{r}][{c}];", nq - 1));
         }
     }
+    fill(&mut g, 5, &format!("m + {u}"), "u");
     g.line(5, "}");
     g.line(5, "}");
     g.line(4, "}");

@@ -250,6 +250,12 @@ struct BenchArgs {
     plot: Option<PathBuf>,
 }
 
+/// Prints a line above the progress bar; unlike `ProgressBar::println`, also when the bar is
+/// hidden because the output is not a terminal (logs of device runs).
+fn say(pb: &ProgressBar, line: impl AsRef<str>) {
+    pb.suspend(|| println!("{}", line.as_ref()));
+}
+
 fn progress_bar(len: u64) -> ProgressBar {
     let pb = ProgressBar::new(len);
     pb.set_style(
@@ -407,11 +413,11 @@ fn bench(a: BenchArgs) -> Result<()> {
         pb.set_message(label.clone());
         match run(c, *s) {
             Ok(r) => {
-                pb.println(row(&r));
+                say(&pb, row(&r));
                 results.push(r);
             }
             Err(e) => {
-                pb.println(format!("FAILED {label}: {e}"));
+                say(&pb, format!("FAILED {label}: {e}"));
                 failures.push(format!("{label}: {e}"));
             }
         }
@@ -595,12 +601,12 @@ fn tune(
                         best = Some((*s, t.median));
                     }
                 }
-                Err(e) => pb.println(format!("  skipped {s}: {e}")),
+                Err(e) => say(&pb, format!("  skipped {s}: {e}")),
             }
             pb.inc(1);
         }
         let Some((winner, _)) = best else {
-            pb.println(format!("no candidate ran for {}", c.name));
+            say(&pb, format!("no candidate ran for {}", c.name));
             continue;
         };
         let b = BenchResult {
@@ -616,7 +622,7 @@ fn tune(
                 ..Default::default()
             },
         )?;
-        pb.println(row(&checked));
+        say(&pb, row(&checked));
         cache.entries.insert(
             key(&name, c),
             Entry {
@@ -627,6 +633,8 @@ fn tune(
                 date: now_utc(),
             },
         );
+        // Saved after every case, so an interrupted search keeps what it found.
+        cache.save().context("saving the tune cache")?;
     }
     pb.finish_and_clear();
     let path = cache.save().context("saving the tune cache")?;
