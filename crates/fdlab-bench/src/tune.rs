@@ -150,6 +150,37 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
             });
         }
     }
+    // Shared-memory marching: tile × rows per thread × planes in flight.
+    let copy = 16 / case.precision.size();
+    if nx.is_multiple_of(copy) {
+        if case.grid.dims().len() == 3 {
+            for bx in [32, 64, 128] {
+                for (by, rows) in [(4, 2), (8, 1), (4, 4), (8, 2)] {
+                    for depth in [2, 4] {
+                        out.push(Strategy::SMarch {
+                            bx,
+                            by,
+                            rows,
+                            chunk: 64,
+                            depth,
+                        });
+                    }
+                }
+            }
+        } else {
+            for bx in [64, 128, 256, 512] {
+                for depth in [2, 4, 8] {
+                    out.push(Strategy::SMarch {
+                        bx,
+                        by: 1,
+                        rows: 1,
+                        chunk: 256,
+                        depth,
+                    });
+                }
+            }
+        }
+    }
     for s in [
         Strategy::PENCIL_LONG,
         Strategy::Pencil {

@@ -97,6 +97,13 @@ static __device__ __forceinline__ double fd_tex_double(unsigned long long t, int
   asm("tex.1d.v4.u32.s32 {%0, %1, %2, %3}, [%4, {%5}];" : "=r"(a), "=r"(b), "=r"(c), "=r"(d) : "l"(t), "r"(i));
   return __hiloint2double((int)b, (int)a);
 }
+// Asynchronous 16-byte global-to-shared copies (sm_80+); bytes = 0 zero-fills the target.
+static __device__ __forceinline__ void fd_cp_async16(void* smem, const void* g, int bytes) {
+  const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(s), "l"(g), "r"(bytes) : "memory");
+}
+static __device__ __forceinline__ void fd_cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int N> static __device__ __forceinline__ void fd_cp_async_wait() { asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory"); }
 #endif
 "#;
 
@@ -361,15 +368,8 @@ pub fn generate(spec: &KernelSpec<'_>) -> Result<CudaSource, Unsupported> {
         reason,
     };
     spec.strategy
-        .supports(spec.stencils)
+        .supports_spec(spec.stencils, spec.boundary, spec.precision)
         .map_err(&unsupported)?;
-    if let Strategy::ZMarch { vec: 4, .. } = spec.strategy {
-        if spec.precision == Precision::F64 {
-            return Err(unsupported(
-                "4 doubles per thread would be a 32-byte load; use vec 1 or 2 for f64".into(),
-            ));
-        }
-    }
     let constants = (spec.coefficients == Coefficients::Constant).then(|| ConstantWeights {
         symbol: String::new(),
         values: spec
@@ -404,6 +404,28 @@ pub fn generate(spec: &KernelSpec<'_>) -> Result<CudaSource, Unsupported> {
             threads_along,
             threads_across,
         } => pencil(spec, base, length, lines, threads_along, threads_across),
+        Strategy::SMarch {
+            bx,
+            by,
+            rows,
+            chunk,
+            depth,
+        } => {
+            let march_z = spec.stencils.iter().any(|s| s.radius()[2] > 0)
+                || spec.stencils.iter().all(|s| s.radius()[1] == 0);
+            crate::smarch::smarch(
+                spec,
+                base,
+                crate::smarch::SMarchParams {
+                    bx,
+                    by,
+                    rows,
+                    chunk,
+                    depth,
+                },
+                march_z,
+            )
+        }
         Strategy::ZMarch {
             bx,
             by,

@@ -3,6 +3,7 @@
 #![warn(missing_docs)]
 
 pub mod codegen;
+mod smarch;
 mod strategy;
 mod zmarch;
 

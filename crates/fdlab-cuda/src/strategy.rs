@@ -1,6 +1,6 @@
 //! Kernel strategies: how a stencil is mapped onto threads, blocks and memory.
 
-use fdlab_core::{Error as CoreError, Stencil};
+use fdlab_core::{Boundary, Error as CoreError, Precision, Stencil};
 use std::fmt;
 
 /// Where a pointwise kernel reads its input from.
@@ -83,6 +83,23 @@ pub enum Strategy {
         /// registers).
         rows: u32,
     },
+    /// 2.5-D marching through shared memory: each plane of an x × y tile and its halo is
+    /// copied with 16-byte `cp.async` into a ring of slots, `depth` planes ahead of the plane
+    /// being computed; every neighbour is read from shared memory (one point per thread along
+    /// x, `rows` rows per thread). Needs `nx` to be a multiple of 16 bytes of elements;
+    /// periodic and Dirichlet boundaries.
+    SMarch {
+        /// Threads (tile points) along x; a multiple of 4.
+        bx: u32,
+        /// Threads along the other axis.
+        by: u32,
+        /// Rows per thread.
+        rows: u32,
+        /// Planes per block along the marching axis.
+        chunk: u32,
+        /// Planes of copies in flight (1 to 8).
+        depth: u32,
+    },
     /// AMD's first optimisation: several consecutive z points per thread, loads issued in
     /// ascending address order.
     PointsPerThread {
@@ -135,6 +152,15 @@ impl Strategy {
         rows: 2,
     };
 
+    /// Default shared-memory marching kernel: 64×4 threads, 2 rows each, 4 planes in flight.
+    pub const SMARCH: Strategy = Strategy::SMarch {
+        bx: 64,
+        by: 4,
+        rows: 2,
+        chunk: 64,
+        depth: 4,
+    };
+
     /// The strategies the conformance suite checks.
     pub fn conformance_set() -> Vec<Strategy> {
         vec![
@@ -184,6 +210,22 @@ impl Strategy {
                 unroll: 4,
                 rows: 2,
             },
+            Strategy::SMARCH,
+            // Odd tiles, short chunks and deep rings: ring wrap-around and tile edges.
+            Strategy::SMarch {
+                bx: 12,
+                by: 3,
+                rows: 3,
+                chunk: 5,
+                depth: 3,
+            },
+            Strategy::SMarch {
+                bx: 32,
+                by: 2,
+                rows: 1,
+                chunk: 7,
+                depth: 8,
+            },
             // Odd tile sizes catch tiling arithmetic that only works for powers of two.
             Strategy::SharedTile { bx: 24, by: 5 },
             Strategy::Pencil {
@@ -202,7 +244,9 @@ impl Strategy {
             | Strategy::ReadOnly { block }
             | Strategy::Texture { block }
             | Strategy::PointsPerThread { block, .. } => block.iter().product(),
-            Strategy::SharedTile { bx, by } | Strategy::ZMarch { bx, by, .. } => bx * by,
+            Strategy::SharedTile { bx, by }
+            | Strategy::ZMarch { bx, by, .. }
+            | Strategy::SMarch { bx, by, .. } => bx * by,
             Strategy::Pencil {
                 threads_along,
                 threads_across,
@@ -257,8 +301,43 @@ impl Strategy {
                      {unroll} or rows {rows} (use 1 to 8)"
                 ))
             }
+            Strategy::SMarch {
+                bx,
+                rows,
+                chunk,
+                depth,
+                ..
+            } if !bx.is_multiple_of(4)
+                || chunk == 0
+                || !(1..=8).contains(&rows)
+                || !(1..=8).contains(&depth) =>
+            {
+                Err(format!(
+                    "tile width {bx} (use a multiple of 4), chunk {chunk} (use >= 1), rows \
+                     {rows} or depth {depth} (use 1 to 8)"
+                ))
+            }
             Strategy::PointsPerThread { points: 0, .. } => {
                 Err("points per thread must be at least 1".into())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// [`Strategy::supports`], plus what depends on the boundary and the scalar type.
+    pub fn supports_spec(
+        &self,
+        stencils: &[Stencil],
+        boundary: Boundary,
+        precision: Precision,
+    ) -> Result<(), String> {
+        self.supports(stencils)?;
+        match *self {
+            Strategy::ZMarch { vec: 4, .. } if precision == Precision::F64 => {
+                Err("4 doubles per thread would be a 32-byte load; use vec 1 or 2 for f64".into())
+            }
+            Strategy::SMarch { .. } if boundary == Boundary::Neumann => {
+                Err("Neumann's mirror images are not 16-byte copies; use zmarch or shared".into())
             }
             _ => Ok(()),
         }
@@ -290,6 +369,13 @@ impl fmt::Display for Strategy {
             Strategy::PointsPerThread { block, points } => {
                 write!(f, "ppt{points}-{}", b(block))
             }
+            Strategy::SMarch {
+                bx,
+                by,
+                rows,
+                chunk,
+                depth,
+            } => write!(f, "smarch-{bx}x{by}-r{rows}-c{chunk}-p{depth}"),
             Strategy::ZMarch {
                 bx,
                 by,
@@ -330,6 +416,7 @@ impl std::str::FromStr for Strategy {
             "amd" => Some(Strategy::AMD_BASELINE),
             "amd-ppt" => Some(Strategy::AMD_PPT),
             "zmarch" => Some(Strategy::ZMARCH),
+            "smarch" => Some(Strategy::SMARCH),
             _ => {
                 let (head, tail) = s.split_once('-').unwrap_or((s, ""));
                 match head {
@@ -372,6 +459,31 @@ impl std::str::FromStr for Strategy {
                             _ => None,
                         }
                     }
+                    "smarch" => {
+                        let parts: Vec<&str> = tail.split('-').collect();
+                        let num = |i: usize, pre: char| -> Option<u32> {
+                            parts.get(i)?.strip_prefix(pre)?.parse().ok()
+                        };
+                        match (
+                            parts.first().and_then(|d| parse_dims::<2>(d)),
+                            num(1, 'r'),
+                            num(2, 'c'),
+                            num(3, 'p'),
+                        ) {
+                            (Some([bx, by]), Some(rows), Some(chunk), Some(depth))
+                                if parts.len() == 4 =>
+                            {
+                                Some(Strategy::SMarch {
+                                    bx,
+                                    by,
+                                    rows,
+                                    chunk,
+                                    depth,
+                                })
+                            }
+                            _ => None,
+                        }
+                    }
                     h if h.starts_with("ppt") => h[3..].parse().ok().and_then(|points| {
                         parse_dims(tail).map(|block| Strategy::PointsPerThread { block, points })
                     }),
@@ -395,6 +507,8 @@ impl std::str::FromStr for Strategy {
                 "shared-BXxBY",
                 "pencil-LxP-tAxC",
                 "pptN-BXxBYxBZ",
+                "zmarch-BXxBY-vV-cC-uU-rR[-cs]",
+                "smarch-BXxBY-rR-cC-pP",
             ]
             .iter()
             .map(|s| s.to_string())

@@ -293,7 +293,9 @@ pub(crate) fn zmarch(
         let xn = coord_name("xw", w);
         g.line(4, &format!("const int {xn}_raw = i0 + ({});", w * v));
         let wrapped = match spec.boundary {
-            Boundary::Periodic => format!("{xn}_raw < 0 ? {xn}_raw + nx : ({xn}_raw >= nx ? {xn}_raw - nx : {xn}_raw)"),
+            Boundary::Periodic => format!(
+                "{xn}_raw < 0 ? {xn}_raw + nx : ({xn}_raw >= nx ? {xn}_raw - nx : {xn}_raw)"
+            ),
             _ => format!("{xn}_raw"),
         };
         g.line(4, &format!("const int {xn} = {wrapped};"));
@@ -337,13 +339,20 @@ pub(crate) fn zmarch(
         g.line(i, "}");
         for &(d, om) in &halo {
             let at = idx("i0", &row_var(d), &plane_at(mv, om));
-            load_vec(g, i, &format!("{}[{slot}]", hname(d, om)), &at, guard_for(d));
+            load_vec(
+                g,
+                i,
+                &format!("{}[{slot}]", hname(d, om)),
+                &at,
+                guard_for(d),
+            );
         }
         for &(d, om, w) in &sides {
             let xn = coord_name("xw", w);
             g.line(i, &format!("if ({}) {{", coord_name("edge", w)));
             let at = idx(&xn, &row_var(d), &plane_at(mv, om));
-            let gd = dirichlet.then(|| format!("({xn}_raw >= 0 && {xn}_raw < nx && {})", row_ok(d)));
+            let gd =
+                dirichlet.then(|| format!("({xn}_raw >= 0 && {xn}_raw < nx && {})", row_ok(d)));
             load_vec(g, i + 1, &format!("{}[{slot}]", ename(d, om, w)), &at, gd);
             g.line(i, "}");
         }
@@ -385,12 +394,19 @@ pub(crate) fn zmarch(
                 for c in 0..v as usize {
                     g.line(
                         5,
-                        &format!("{s}[{}] = {f}(fd_mask, {s}[{}], {dl});", base + c, centre + c),
+                        &format!(
+                            "{s}[{}] = {f}(fd_mask, {s}[{}], {dl});",
+                            base + c,
+                            centre + c
+                        ),
                     );
                 }
                 g.line(5, &format!("if ({}) {{", coord_name("edge", w)));
                 for c in 0..v as usize {
-                    g.line(6, &format!("{s}[{}] = {}[u][{c}];", base + c, ename(d, om, w)));
+                    g.line(
+                        6,
+                        &format!("{s}[{}] = {}[u][{c}];", base + c, ename(d, om, w)),
+                    );
                 }
                 g.line(5, "}");
                 continue;

@@ -62,9 +62,10 @@ fn all_kernels() -> Vec<CudaSource> {
                                 strategy,
                                 coefficients,
                             };
-                            let f64_vec4 = precision == Precision::F64
-                                && matches!(strategy, Strategy::ZMarch { vec: 4, .. });
-                            if strategy.supports(&stencils).is_ok() && !f64_vec4 {
+                            if strategy
+                                .supports_spec(&stencils, boundary, precision)
+                                .is_ok()
+                            {
                                 let k = generate(&spec).expect("supported strategy generates");
                                 if seen.insert(k.name.clone()) {
                                     out.push(k);

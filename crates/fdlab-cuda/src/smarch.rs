@@ -1,0 +1,260 @@
+//! 2.5-D marching through shared memory with asynchronous copies (`cp.async`).
+//!
+//! A block owns an x × y tile (x × z... in 2-D the marching axis is y) and marches along the
+//! last axis the stencils use. Each plane of the tile, with its halo, is copied from global
+//! to shared memory by 16-byte `cp.async` copies into a ring of `window + depth` slots: the
+//! copies for plane m + reach + depth are issued while plane m is computed, so `depth` planes
+//! of loads stay in flight per block without holding registers. Every neighbour (x, y and
+//! along the march) is then read from shared memory, one barrier per plane.
+//!
+//! Needs `nx` to be a multiple of 16 bytes of elements (whole 16-byte copies, also across
+//! periodic images) and supports periodic and Dirichlet boundaries (Neumann's mirror is not a
+//! 16-byte copy).
+
+use crate::codegen::{CudaSource, Gen, InputKind, KernelSpec};
+use fdlab_core::{Boundary, Precision};
+use std::collections::BTreeSet;
+
+/// Parameters of a shared-memory marching kernel.
+#[derive(Debug, Clone, Copy)]
+pub struct SMarchParams {
+    /// Threads (and tile points) along x.
+    pub bx: u32,
+    /// Threads along the other axis.
+    pub by: u32,
+    /// Rows of the other axis per thread (tile height `by * rows`).
+    pub rows: u32,
+    /// Planes per block along the marching axis.
+    pub chunk: u32,
+    /// Planes whose copies are in flight while one is computed.
+    pub depth: u32,
+}
+
+/// Elements per 16-byte copy.
+pub fn elements_per_copy(p: Precision) -> u32 {
+    16 / p.size() as u32
+}
+
+/// The ring of planes a kernel keeps in shared memory: (row width, rows, slots), in elements.
+pub fn ring_shape(
+    lo: [usize; 3],
+    hi: [usize; 3],
+    p: SMarchParams,
+    vl: u32,
+    march_z: bool,
+) -> (u32, u32, u32) {
+    let (ma, oa) = if march_z { (2, 1) } else { (1, 2) };
+    let round = |h: usize| (h as u32).div_ceil(vl) * vl;
+    let w = round(lo[0]) + p.bx + round(hi[0]);
+    let h = lo[oa] as u32 + p.by * p.rows + hi[oa] as u32;
+    let window = (lo[ma] + hi[ma] + 1) as u32;
+    (w, h, window + p.depth)
+}
+
+pub(crate) fn smarch(
+    spec: &KernelSpec<'_>,
+    mut src: CudaSource,
+    p: SMarchParams,
+    march_z: bool,
+) -> CudaSource {
+    let mut g = Gen::new(spec);
+    let ty = g.ty;
+    let vl = elements_per_copy(spec.precision);
+    let (ma, oa) = if march_z { (2, 1) } else { (1, 2) };
+    let (lo, hi) = g.reach();
+    let (w, h, slots) = ring_shape(lo, hi, p, vl, march_z);
+    let hxl = (lo[0] as u32).div_ceil(vl) * vl;
+    let hyl = lo[oa] as u32;
+    let (rzl, rzh) = (lo[ma] as i32, hi[ma] as i32);
+    let window = (rzl + rzh + 1) as u32;
+    let plane = w * h;
+    let threads = p.bx * p.by;
+    let ty_rows = p.by * p.rows;
+    let n = ["nx", "ny", "nz"];
+    let idx = |x: &str, o: &str, m: &str| -> String {
+        let mut c = ["", "", ""];
+        c[0] = x;
+        c[oa] = o;
+        c[ma] = m;
+        format!("FD_IDX({}, {}, {})", c[0], c[1], c[2])
+    };
+    let periodic = spec.boundary == Boundary::Periodic;
+    g.signature(InputKind::Pointer, threads);
+    g.region(1);
+    let ln = ["i", "j", "k"];
+    g.line(1, &format!("const int nm = {}, no = {};", n[ma], n[oa]));
+    g.line(
+        1,
+        &format!(
+            "const int mlo = {}lo, mhi = {}hi, olo = {}lo, ohi = {}hi;",
+            ln[ma], ln[ma], ln[oa], ln[oa]
+        ),
+    );
+    g.line(1, "extern __shared__ __align__(16) double fd_smem16[];");
+    g.line(
+        1,
+        &format!("{ty}* const sm = reinterpret_cast<{ty}*>(fd_smem16);"),
+    );
+    g.line(
+        1,
+        &format!("const int tid = threadIdx.y * {} + threadIdx.x;", p.bx),
+    );
+    g.line(
+        1,
+        &format!(
+            "for (int cm = blockIdx.z * {c}; cm < nm; cm += gridDim.z * {c}) {{",
+            c = p.chunk
+        ),
+    );
+    g.line(
+        2,
+        &format!("for (int y0 = blockIdx.y * {ty_rows}; y0 < no; y0 += gridDim.y * {ty_rows}) {{"),
+    );
+    g.line(
+        3,
+        &format!(
+            "for (int x0 = blockIdx.x * {bx}; x0 < nx; x0 += gridDim.x * {bx}) {{",
+            bx = p.bx
+        ),
+    );
+    g.line(
+        4,
+        &format!(
+            "const int mb = max(cm, mlo), me = min(cm + {}, mhi);",
+            p.chunk
+        ),
+    );
+    g.line(4, "if (mb >= me) continue;");
+    g.line(4, &format!("const int base = mb - {rzl};"));
+    g.line(4, &format!("const int mend = me + {rzh};"));
+    // The previous tile's readers must be done before its slots are refilled.
+    g.line(4, "__syncthreads();");
+    // Each thread's share of a plane's 16-byte copies, the same in every plane: source offset
+    // within the plane, target offset within the slot, and whether the source exists (chunks
+    // outside a Dirichlet grid are zero-filled; no computed point reads them).
+    let wv = w / vl;
+    let total = h * wv;
+    let per_thread = total.div_ceil(threads);
+    let wrap = |v: &str, n: &str| {
+        if periodic {
+            format!("{v} = (unsigned){v} < (unsigned){n} ? {v} : fd_periodic_any({v}, {n});")
+        } else {
+            String::new()
+        }
+    };
+    g.line(4, &format!("long long goff[{per_thread}];"));
+    g.line(4, &format!("int soff[{per_thread}];"));
+    g.line(4, &format!("int csize[{per_thread}];"));
+    g.line(4, "#pragma unroll");
+    g.line(4, &format!("for (int j = 0; j < {per_thread}; ++j) {{"));
+    g.line(5, &format!("const int c = tid + j * {threads};"));
+    g.line(
+        5,
+        &format!("const int row = c / {wv}, col = c - row * {wv};"),
+    );
+    g.line(5, &format!("int gy = y0 - {hyl} + row;"));
+    g.line(5, &format!("int gx = x0 - {hxl} + col * {vl};"));
+    g.line(5, &wrap("gy", "no"));
+    g.line(5, &wrap("gx", "nx"));
+    g.line(
+        5,
+        &format!("const bool ok = c < {total} && gx >= 0 && gx < nx && gy >= 0 && gy < no;"),
+    );
+    g.line(5, &format!("goff[j] = ok ? {} : 0;", idx("gx", "gy", "0")));
+    g.line(5, &format!("soff[j] = row * {w} + col * {vl};"));
+    g.line(5, &format!("csize[j] = c < {total} ? (ok ? 16 : 0) : -1;"));
+    g.line(4, "}");
+    let copy_plane = |g: &mut Gen, indent: usize, pl: &str, slot: &str| {
+        g.line(indent, &format!("if ({pl} < mend) {{"));
+        let i = indent + 1;
+        g.line(i, &format!("int pz = {pl};"));
+        g.line(i, &wrap("pz", "nm"));
+        g.line(
+            i,
+            &format!("const {ty}* const src = in + {};", idx("0", "0", "pz")),
+        );
+        g.line(i, &format!("{ty}* const dst = sm + ({slot}) * {plane};"));
+        g.line(i, "#pragma unroll");
+        g.line(i, &format!("for (int j = 0; j < {per_thread}; ++j) {{"));
+        g.line(
+            i + 1,
+            "if (csize[j] >= 0) fd_cp_async16(dst + soff[j], src + goff[j], csize[j]);",
+        );
+        g.line(i, "}");
+        g.line(indent, "}");
+        g.line(indent, "fd_cp_async_commit();");
+    };
+    // Prologue: the window and depth - 1 further planes.
+    g.line(
+        4,
+        &format!("for (int k = 0; k < {}; ++k) {{", window + p.depth - 1),
+    );
+    copy_plane(&mut g, 5, "base + k", "k");
+    g.line(4, "}");
+    g.line(4, "for (int m = mb; m < me; ++m) {");
+    g.line(5, "const int k = m - mb;");
+    // Groups committed so far: window + depth - 1 + k; plane m + rzh is group window - 1 + k.
+    g.line(5, &format!("fd_cp_async_wait<{}>();", p.depth - 1));
+    g.line(5, "__syncthreads();");
+    // The slot refilled now held plane m - rzl - 1, last read in the previous iteration.
+    copy_plane(
+        &mut g,
+        5,
+        &format!("base + {} + k", window + p.depth - 1),
+        &format!("({} + k) % {slots}", window + p.depth - 1),
+    );
+    // Slot offsets of the planes the taps read.
+    let mut dzs: BTreeSet<i32> = BTreeSet::new();
+    for s in spec.stencils {
+        for t in s.taps() {
+            dzs.insert(t.offset[ma]);
+        }
+    }
+    let zname = |dz: i32| crate::codegen::coord_name("sz", dz);
+    for &dz in &dzs {
+        g.line(
+            5,
+            &format!(
+                "const int {} = ((k + {}) % {slots}) * {plane};",
+                zname(dz),
+                rzl + dz
+            ),
+        );
+    }
+    g.line(5, "const int x = x0 + threadIdx.x;");
+    g.line(5, "#pragma unroll");
+    g.line(5, &format!("for (int r = 0; r < {}; ++r) {{", p.rows));
+    g.line(6, &format!("const int ry = threadIdx.y * {} + r;", p.rows));
+    g.line(6, "const int o = y0 + ry;");
+    g.line(
+        6,
+        "if (x < ilo || x >= ihi || o < olo || o >= ohi) continue;",
+    );
+    g.line(
+        6,
+        &format!("const {ty}* const c = sm + ({hyl} + ry) * {w} + {hxl} + threadIdx.x;"),
+    );
+    let load = |t: &fdlab_core::Tap| {
+        format!(
+            "c[{} + {}]",
+            zname(t.offset[ma]),
+            t.offset[oa] * w as i32 + t.offset[0]
+        )
+    };
+    let at = idx("x", "o", "m");
+    let store = |o: usize| format!("out{o}[{at}]");
+    g.sums(6, &load, &store);
+    g.line(5, "}");
+    g.line(4, "}");
+    // No copy may land in a slot once the block moves on.
+    g.line(4, "fd_cp_async_wait<0>();");
+    g.line(3, "}");
+    g.line(2, "}");
+    g.line(1, "}");
+    g.line(0, "}");
+    src.block = [p.bx, p.by, 1];
+    src.grid_map = [(0, p.bx), (oa, ty_rows), (ma, p.chunk)];
+    src.shared_bytes = slots * plane * spec.precision.size() as u32;
+    src.x_multiple = vl;
+    g.finish(src)
+}
