@@ -167,6 +167,16 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
                     }
                 }
             }
+            // Wide tiles: longer contiguous rows per plane.
+            for (by, rows) in [(4, 1), (4, 2)] {
+                out.push(Strategy::SMarch {
+                    bx: 256,
+                    by,
+                    rows,
+                    chunk: 64,
+                    depth: 2,
+                });
+            }
         } else {
             for bx in [64, 128, 256, 512] {
                 for depth in [2, 4, 8] {
