@@ -13,10 +13,12 @@ timeout ${CHECK_S:-260} $B check --backend cuda --json "$O/check.json" 2>&1 | te
 stamp "check rc=$?" | tee -a "$O/check.log"
 # Sanitizers last and killed outright at their limit (a SIGTERM'd sanitizer may leave the
 # checked process holding the GPU).
-stamp memcheck | tee "$O/memcheck.log"
-timeout -s KILL ${MEM_S:-180} compute-sanitizer --tool memcheck --leak-check full $B check --backend cuda --precision f32 ${MEM:---strategy smarch} 2>&1 | tail -60 | tee -a "$O/memcheck.log"
-stamp "memcheck rc=$?" | tee -a "$O/memcheck.log"
-stamp racecheck | tee "$O/racecheck.log"
-timeout -s KILL ${RACE_S:-120} compute-sanitizer --tool racecheck $B check --backend cuda --precision f32 ${RACE:---strategy smarch} 2>&1 | tail -60 | tee -a "$O/racecheck.log"
-stamp "racecheck rc=$?" | tee -a "$O/racecheck.log"
+for tool in memcheck racecheck; do
+  if [ $tool = memcheck ]; then list=${MEM:-smarch}; lim=${MEM_S:-60}; else list=${RACE:-smarch}; lim=${RACE_S:-60}; fi
+  for s in $list; do
+    stamp "$tool $s" | tee -a "$O/$tool.log"
+    timeout -s KILL $lim compute-sanitizer --tool $tool $B check --backend cuda --precision f32 --strategy $s 2>&1 | tail -12 | tee -a "$O/$tool.log"
+    stamp "$tool $s rc=$?" | tee -a "$O/$tool.log"
+  done
+done
 stamp all done
