@@ -25,10 +25,16 @@ fi
 } 2>&1 | tee -a "$O/run.log"
 stamp roofline | tee -a "$O/run.log"
 timeout ${BENCH_S:-120} $B bench --backend cuda --suite roofline --json "$O/roofline.json" --plot "$O/roofline.png" 2>&1 | tee -a "$O/run.log"
+# SUITES=1: the published suites (issue 3) with the same binary.
+if [ "${SUITES:-0}" = 1 ]; then
+  stamp suites | tee -a "$O/run.log"
+  timeout ${SUITES_S:-150} $B bench --backend cuda --suite nvidia-derivative --suite laplace-variants --suite amd-laplacian --json "$O/suites.json" 2>&1 | tee -a "$O/run.log"
+  stamp "suites rc=$?" | tee -a "$O/run.log"
+fi
 if [ "${NCU:-1}" = 1 ]; then
   stamp ncu | tee "$O/ncu.txt"
   timeout ${NCU_S:-150} ncu --clock-control none -k regex:${NCU_K:-march} -c ${NCU_C:-40} \
-    --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum,l1tex__t_bytes.sum,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,launch__occupancy_limit_registers,launch__grid_size,launch__block_size,dram__throughput.avg.pct_of_peak_sustained_elapsed,smsp__average_warp_latency_issue_stalled_long_scoreboard.ratio \
+    ${NCU_SECTIONS:-} --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum,l1tex__t_bytes.sum,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,launch__occupancy_limit_registers,launch__grid_size,launch__block_size,dram__throughput.avg.pct_of_peak_sustained_elapsed,smsp__average_warp_latency_issue_stalled_long_scoreboard.ratio \
     $B bench --backend cuda --suite roofline --size 512 --reps 1 >> "$O/ncu.txt" 2>&1
   stamp "ncu rc=$?" | tee -a "$O/ncu.txt"
 fi
@@ -41,8 +47,10 @@ fi
 # RACE="--strategy …": racecheck over that part of the conformance suite (f32), last, so a
 # sanitizer cut short by its time limit cannot hold the GPU while something else is measured.
 if [ -n "${RACE:-}" ]; then
-  stamp racecheck | tee -a "$O/check.log"
-  timeout -s KILL ${RACE_S:-120} compute-sanitizer --tool racecheck $B check --backend cuda --precision f32 $RACE 2>&1 | tail -40 | tee -a "$O/check.log"
-  stamp "racecheck rc=$?" | tee -a "$O/check.log"
+  for tool in ${SAN:-racecheck}; do
+    stamp $tool | tee -a "$O/check.log"
+    timeout -s KILL ${RACE_S:-120} compute-sanitizer --tool $tool $B check --backend cuda --precision f32 $RACE 2>&1 | tail -20 | tee -a "$O/check.log"
+    stamp "$tool rc=$?" | tee -a "$O/check.log"
+  done
 fi
 stamp all done

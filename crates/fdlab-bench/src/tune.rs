@@ -163,7 +163,25 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
                             rows,
                             chunk: 64,
                             depth,
+                            vec: 1,
                         });
+                    }
+                }
+            }
+            // Several x points per thread: fewer instructions per point.
+            for vec in [2, 4].into_iter().filter(|&v| v <= copy) {
+                for bx in [32, 64] {
+                    for (by, rows) in [(4, 2), (8, 1), (8, 2)] {
+                        for depth in [2, 4] {
+                            out.push(Strategy::SMarch {
+                                bx,
+                                by,
+                                rows,
+                                chunk: 64,
+                                depth,
+                                vec: vec as u32,
+                            });
+                        }
                     }
                 }
             }
@@ -175,6 +193,7 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
                     rows,
                     chunk: 64,
                     depth: 2,
+                    vec: 1,
                 });
             }
         } else {
@@ -186,7 +205,20 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
                         rows: 1,
                         chunk: 256,
                         depth,
+                        vec: 1,
                     });
+                }
+                if bx <= 128 {
+                    for depth in [2, 4] {
+                        out.push(Strategy::SMarch {
+                            bx,
+                            by: 1,
+                            rows: 1,
+                            chunk: 256,
+                            depth,
+                            vec: copy as u32,
+                        });
+                    }
                 }
             }
         }

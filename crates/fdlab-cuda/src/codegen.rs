@@ -410,6 +410,7 @@ pub fn generate(spec: &KernelSpec<'_>) -> Result<CudaSource, Unsupported> {
             rows,
             chunk,
             depth,
+            vec,
         } => {
             let march_z = spec.stencils.iter().any(|s| s.radius()[2] > 0)
                 || spec.stencils.iter().all(|s| s.radius()[1] == 0);
@@ -422,6 +423,7 @@ pub fn generate(spec: &KernelSpec<'_>) -> Result<CudaSource, Unsupported> {
                     rows,
                     chunk,
                     depth,
+                    vec,
                 },
                 march_z,
             )

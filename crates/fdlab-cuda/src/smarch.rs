@@ -28,6 +28,9 @@ pub struct SMarchParams {
     pub chunk: u32,
     /// Planes whose copies are in flight while one is computed.
     pub depth: u32,
+    /// x points per thread (1, 2 or 4, at most 16 bytes): read from shared memory and stored
+    /// as one vector, which cuts the instructions per point.
+    pub vec: u32,
 }
 
 /// Elements per 16-byte copy.
@@ -45,7 +48,7 @@ pub fn ring_shape(
 ) -> (u32, u32, u32) {
     let (ma, oa) = if march_z { (2, 1) } else { (1, 2) };
     let round = |h: usize| (h as u32).div_ceil(vl) * vl;
-    let w = round(lo[0]) + p.bx + round(hi[0]);
+    let w = round(lo[0]) + p.bx * p.vec + round(hi[0]);
     let h = lo[oa] as u32 + p.by * p.rows + hi[oa] as u32;
     let window = (lo[ma] + hi[ma] + 1) as u32;
     (w, h, window + p.depth)
@@ -70,6 +73,7 @@ pub(crate) fn smarch(
     let plane = w * h;
     let threads = p.bx * p.by;
     let ty_rows = p.by * p.rows;
+    let tx = p.bx * p.vec;
     let n = ["nx", "ny", "nz"];
     let idx = |x: &str, o: &str, m: &str| -> String {
         let mut c = ["", "", ""];
@@ -112,10 +116,7 @@ pub(crate) fn smarch(
     );
     g.line(
         3,
-        &format!(
-            "for (int x0 = blockIdx.x * {bx}; x0 < nx; x0 += gridDim.x * {bx}) {{",
-            bx = p.bx
-        ),
+        &format!("for (int x0 = blockIdx.x * {tx}; x0 < nx; x0 += gridDim.x * {tx}) {{"),
     );
     g.line(
         4,
@@ -221,29 +222,33 @@ pub(crate) fn smarch(
             ),
         );
     }
-    g.line(5, "const int x = x0 + threadIdx.x;");
-    g.line(5, "#pragma unroll");
-    g.line(5, &format!("for (int r = 0; r < {}; ++r) {{", p.rows));
-    g.line(6, &format!("const int ry = threadIdx.y * {} + r;", p.rows));
-    g.line(6, "const int o = y0 + ry;");
-    g.line(
-        6,
-        "if (x < ilo || x >= ihi || o < olo || o >= ohi) continue;",
-    );
-    g.line(
-        6,
-        &format!("const {ty}* const c = sm + ({hyl} + ry) * {w} + {hxl} + threadIdx.x;"),
-    );
-    let load = |t: &fdlab_core::Tap| {
-        format!(
-            "c[{} + {}]",
-            zname(t.offset[ma]),
-            t.offset[oa] * w as i32 + t.offset[0]
-        )
-    };
-    let at = idx("x", "o", "m");
-    let store = |o: usize| format!("out{o}[{at}]");
-    g.sums(6, &load, &store);
+    if p.vec == 1 {
+        g.line(5, "const int x = x0 + threadIdx.x;");
+        g.line(5, "#pragma unroll");
+        g.line(5, &format!("for (int r = 0; r < {}; ++r) {{", p.rows));
+        g.line(6, &format!("const int ry = threadIdx.y * {} + r;", p.rows));
+        g.line(6, "const int o = y0 + ry;");
+        g.line(
+            6,
+            "if (x < ilo || x >= ihi || o < olo || o >= ohi) continue;",
+        );
+        g.line(
+            6,
+            &format!("const {ty}* const c = sm + ({hyl} + ry) * {w} + {hxl} + threadIdx.x;"),
+        );
+        let load = |t: &fdlab_core::Tap| {
+            format!(
+                "c[{} + {}]",
+                zname(t.offset[ma]),
+                t.offset[oa] * w as i32 + t.offset[0]
+            )
+        };
+        let at = idx("x", "o", "m");
+        let store = |o: usize| format!("out{o}[{at}]");
+        g.sums(6, &load, &store);
+    } else {
+        vector_points(&mut g, spec, p, w, hyl, hxl, ma, oa, &zname, &idx);
+    }
     g.line(5, "}");
     g.line(4, "}");
     // No copy may land in a slot once the block moves on.
@@ -253,8 +258,125 @@ pub(crate) fn smarch(
     g.line(1, "}");
     g.line(0, "}");
     src.block = [p.bx, p.by, 1];
-    src.grid_map = [(0, p.bx), (oa, ty_rows), (ma, p.chunk)];
+    src.grid_map = [(0, tx), (oa, ty_rows), (ma, p.chunk)];
     src.shared_bytes = slots * plane * spec.precision.size() as u32;
     src.x_multiple = vl;
     g.finish(src)
+}
+
+/// The compute step with `p.vec` x points per thread: each row the taps touch is read as
+/// whole vectors covering the thread's points and their x reach, the sums are formed per
+/// point, and the results stored as one vector (per point where a Dirichlet edge cuts it).
+#[allow(clippy::too_many_arguments)]
+fn vector_points(
+    g: &mut Gen,
+    spec: &KernelSpec<'_>,
+    p: SMarchParams,
+    w: u32,
+    hyl: u32,
+    hxl: u32,
+    ma: usize,
+    oa: usize,
+    zname: &dyn Fn(i32) -> String,
+    idx: &dyn Fn(&str, &str, &str) -> String,
+) {
+    let ty = g.ty;
+    let v = p.vec as i32;
+    let vt = match (spec.precision, p.vec) {
+        (Precision::F32, 2) => "float2",
+        (Precision::F32, 4) => "float4",
+        _ => "double2",
+    };
+    let comps = ["x", "y", "z", "w"];
+    // Rows (dy, dz) the taps read, each with its x reach.
+    let mut rows: std::collections::BTreeMap<(i32, i32), (i32, i32)> = Default::default();
+    for s in spec.stencils {
+        for t in s.taps() {
+            let e = rows.entry((t.offset[oa], t.offset[ma])).or_insert((0, 0));
+            e.0 = e.0.min(t.offset[0]);
+            e.1 = e.1.max(t.offset[0]);
+        }
+    }
+    let kfirst = |mn: i32| mn.div_euclid(v);
+    let klast = |mx: i32| (v - 1 + mx).div_euclid(v);
+    let wname = |dy: i32, dz: i32| {
+        format!(
+            "win_{}_{}",
+            crate::codegen::coord_name("y", dy),
+            crate::codegen::coord_name("z", dz)
+        )
+    };
+    g.line(5, &format!("const int x = x0 + threadIdx.x * {v};"));
+    g.line(5, "#pragma unroll");
+    g.line(5, &format!("for (int r = 0; r < {}; ++r) {{", p.rows));
+    g.line(6, &format!("const int ry = threadIdx.y * {} + r;", p.rows));
+    g.line(6, "const int o = y0 + ry;");
+    g.line(6, "if (x >= nx || o < olo || o >= ohi) continue;");
+    g.line(
+        6,
+        &format!("const {ty}* const c = sm + ({hyl} + ry) * {w} + {hxl} + threadIdx.x * {v};"),
+    );
+    for (&(dy, dz), &(mn, mx)) in &rows {
+        let (k0, k1) = (kfirst(mn), klast(mx));
+        let name = wname(dy, dz);
+        g.line(6, &format!("{ty} {name}[{}];", (k1 - k0 + 1) * v));
+        for k in k0..=k1 {
+            g.line(
+                6,
+                &format!(
+                    "{{ const {vt} t = *reinterpret_cast<const {vt}*>(c + {} + {});",
+                    zname(dz),
+                    dy * w as i32 + k * v
+                ),
+            );
+            for (l, comp) in comps.iter().enumerate().take(v as usize) {
+                g.line(
+                    7,
+                    &format!("{name}[{}] = t.{comp};", (k - k0) * v + l as i32),
+                );
+            }
+            g.line(6, "}");
+        }
+    }
+    let at = idx("x", "o", "m");
+    for (o, stencil) in spec.stencils.iter().enumerate() {
+        g.line(6, &format!("{ty} acc{o}[{v}];"));
+        g.line(6, "#pragma unroll");
+        g.line(6, &format!("for (int l = 0; l < {v}; ++l) {{"));
+        g.line(7, &format!("{ty} a = ({ty})0;"));
+        for (ti, t) in stencil.taps().iter().enumerate() {
+            let key = (t.offset[oa], t.offset[ma]);
+            let k0 = kfirst(rows[&key].0);
+            g.line(
+                7,
+                &format!(
+                    "a += {} * {}[l + {}];",
+                    g.weight(o, ti),
+                    wname(key.0, key.1),
+                    t.offset[0] - k0 * v
+                ),
+            );
+        }
+        g.line(7, &format!("acc{o}[l] = a;"));
+        g.line(6, "}");
+        let parts: Vec<String> = (0..v).map(|l| format!("acc{o}[{l}]")).collect();
+        g.line(6, &format!("if (x >= ilo && x + {v} <= ihi) {{"));
+        g.line(
+            7,
+            &format!(
+                "*reinterpret_cast<{vt}*>(out{o} + {at}) = make_{vt}({});",
+                parts.join(", ")
+            ),
+        );
+        g.line(6, "} else {");
+        g.line(7, "#pragma unroll");
+        g.line(7, &format!("for (int l = 0; l < {v}; ++l) {{"));
+        let at_l = idx("x + l", "o", "m");
+        g.line(
+            8,
+            &format!("if (x + l >= ilo && x + l < ihi) out{o}[{at_l}] = acc{o}[l];"),
+        );
+        g.line(7, "}");
+        g.line(6, "}");
+    }
 }

@@ -99,6 +99,8 @@ pub enum Strategy {
         chunk: u32,
         /// Planes of copies in flight (1 to 8).
         depth: u32,
+        /// x points per thread (1, 2 or 4; at most 16 bytes).
+        vec: u32,
     },
     /// AMD's first optimisation: several consecutive z points per thread, loads issued in
     /// ascending address order.
@@ -159,6 +161,7 @@ impl Strategy {
         rows: 2,
         chunk: 64,
         depth: 4,
+        vec: 1,
     };
 
     /// The strategies the conformance suite checks.
@@ -218,6 +221,24 @@ impl Strategy {
                 rows: 3,
                 chunk: 5,
                 depth: 3,
+                vec: 1,
+            },
+            // Vector points: windows of whole vectors, partial vectors at Dirichlet edges.
+            Strategy::SMarch {
+                bx: 8,
+                by: 3,
+                rows: 2,
+                chunk: 5,
+                depth: 2,
+                vec: 2,
+            },
+            Strategy::SMarch {
+                bx: 16,
+                by: 2,
+                rows: 3,
+                chunk: 6,
+                depth: 3,
+                vec: 4,
             },
             Strategy::SMarch {
                 bx: 32,
@@ -225,6 +246,7 @@ impl Strategy {
                 rows: 1,
                 chunk: 7,
                 depth: 8,
+                vec: 1,
             },
             // Odd tile sizes catch tiling arithmetic that only works for powers of two.
             Strategy::SharedTile { bx: 24, by: 5 },
@@ -306,15 +328,17 @@ impl Strategy {
                 rows,
                 chunk,
                 depth,
+                vec,
                 ..
             } if !bx.is_multiple_of(4)
                 || chunk == 0
                 || !(1..=8).contains(&rows)
-                || !(1..=8).contains(&depth) =>
+                || !(1..=8).contains(&depth)
+                || !matches!(vec, 1 | 2 | 4) =>
             {
                 Err(format!(
                     "tile width {bx} (use a multiple of 4), chunk {chunk} (use >= 1), rows \
-                     {rows} or depth {depth} (use 1 to 8)"
+                     {rows} or depth {depth} (use 1 to 8), vector {vec} (use 1, 2 or 4)"
                 ))
             }
             Strategy::PointsPerThread { points: 0, .. } => {
@@ -335,6 +359,9 @@ impl Strategy {
         match *self {
             Strategy::ZMarch { vec: 4, .. } if precision == Precision::F64 => {
                 Err("4 doubles per thread would be a 32-byte load; use vec 1 or 2 for f64".into())
+            }
+            Strategy::SMarch { vec: 4, .. } if precision == Precision::F64 => {
+                Err("4 doubles per thread would be a 32-byte vector; use vec 1 or 2".into())
             }
             Strategy::SMarch { .. } if boundary == Boundary::Neumann => {
                 Err("Neumann's mirror images are not 16-byte copies; use zmarch or shared".into())
@@ -375,7 +402,14 @@ impl fmt::Display for Strategy {
                 rows,
                 chunk,
                 depth,
-            } => write!(f, "smarch-{bx}x{by}-r{rows}-c{chunk}-p{depth}"),
+                vec,
+            } => {
+                write!(f, "smarch-{bx}x{by}-r{rows}-c{chunk}-p{depth}")?;
+                if vec != 1 {
+                    write!(f, "-v{vec}")?;
+                }
+                Ok(())
+            }
             Strategy::ZMarch {
                 bx,
                 by,
@@ -464,14 +498,20 @@ impl std::str::FromStr for Strategy {
                         let num = |i: usize, pre: char| -> Option<u32> {
                             parts.get(i)?.strip_prefix(pre)?.parse().ok()
                         };
+                        let vec = if parts.len() == 5 {
+                            num(4, 'v')
+                        } else {
+                            Some(1)
+                        };
                         match (
                             parts.first().and_then(|d| parse_dims::<2>(d)),
                             num(1, 'r'),
                             num(2, 'c'),
                             num(3, 'p'),
+                            vec,
                         ) {
-                            (Some([bx, by]), Some(rows), Some(chunk), Some(depth))
-                                if parts.len() == 4 =>
+                            (Some([bx, by]), Some(rows), Some(chunk), Some(depth), Some(vec))
+                                if parts.len() <= 5 =>
                             {
                                 Some(Strategy::SMarch {
                                     bx,
@@ -479,6 +519,7 @@ impl std::str::FromStr for Strategy {
                                     rows,
                                     chunk,
                                     depth,
+                                    vec,
                                 })
                             }
                             _ => None,
@@ -508,7 +549,7 @@ impl std::str::FromStr for Strategy {
                 "pencil-LxP-tAxC",
                 "pptN-BXxBYxBZ",
                 "zmarch-BXxBY-vV-cC-uU-rR[-cs]",
-                "smarch-BXxBY-rR-cC-pP",
+                "smarch-BXxBY-rR-cC-pP[-vV]",
             ]
             .iter()
             .map(|s| s.to_string())
