@@ -191,6 +191,31 @@ fn coord(axis: usize, base: &str, o: i32) -> String {
     }
 }
 
+/// The axes of a 2.5-D march (`zmarch`, `smarch`): the marching axis and the other non-x axis.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct MarchAxes {
+    /// The marching axis (z in 3-D, y for stencils without z reach).
+    pub(crate) ma: usize,
+    /// The other axis across x.
+    pub(crate) oa: usize,
+}
+
+impl MarchAxes {
+    pub(crate) fn new(march_z: bool) -> Self {
+        let (ma, oa) = if march_z { (2, 1) } else { (1, 2) };
+        MarchAxes { ma, oa }
+    }
+
+    /// `FD_IDX` of a point given by its x, other-axis and marching-axis coordinates.
+    pub(crate) fn idx(&self, x: &str, o: &str, m: &str) -> String {
+        let mut c = ["", "", ""];
+        c[0] = x;
+        c[self.oa] = o;
+        c[self.ma] = m;
+        format!("FD_IDX({}, {}, {})", c[0], c[1], c[2])
+    }
+}
+
 pub(crate) struct Gen<'a> {
     spec: &'a KernelSpec<'a>,
     pub(crate) ty: &'static str,
@@ -328,6 +353,24 @@ impl<'a> Gen<'a> {
             let st = store(o);
             self.line(indent, &format!("{st} = acc{o};"));
         }
+    }
+
+    /// A marching kernel's opening: signature, computed region, and the region along the
+    /// marching (`m…`) and other (`o…`) axes.
+    pub(crate) fn march_prologue(&mut self, axes: MarchAxes, threads: u32) {
+        self.signature(InputKind::Pointer, threads);
+        self.region(1);
+        let n = ["nx", "ny", "nz"];
+        let ln = ["i", "j", "k"];
+        let (ma, oa) = (axes.ma, axes.oa);
+        self.line(1, &format!("const int nm = {}, no = {};", n[ma], n[oa]));
+        self.line(
+            1,
+            &format!(
+                "const int mlo = {}lo, mhi = {}hi, olo = {}lo, ohi = {}hi;",
+                ln[ma], ln[ma], ln[oa], ln[oa]
+            ),
+        );
     }
 
     pub(crate) fn finish(self, mut src: CudaSource) -> CudaSource {

@@ -11,7 +11,7 @@
 //! periodic images) and supports periodic and Dirichlet boundaries (Neumann's mirror is not a
 //! 16-byte copy).
 
-use crate::codegen::{CudaSource, Gen, InputKind, KernelSpec};
+use crate::codegen::{CudaSource, Gen, KernelSpec, MarchAxes};
 use fdlab_core::{Boundary, Precision};
 use std::collections::BTreeSet;
 
@@ -46,7 +46,8 @@ pub fn ring_shape(
     vl: u32,
     march_z: bool,
 ) -> (u32, u32, u32) {
-    let (ma, oa) = if march_z { (2, 1) } else { (1, 2) };
+    let axes = MarchAxes::new(march_z);
+    let (ma, oa) = (axes.ma, axes.oa);
     let round = |h: usize| (h as u32).div_ceil(vl) * vl;
     let w = round(lo[0]) + p.bx * p.vec + round(hi[0]);
     let h = lo[oa] as u32 + p.by * p.rows + hi[oa] as u32;
@@ -63,7 +64,8 @@ pub(crate) fn smarch(
     let mut g = Gen::new(spec);
     let ty = g.ty;
     let vl = elements_per_copy(spec.precision);
-    let (ma, oa) = if march_z { (2, 1) } else { (1, 2) };
+    let axes = MarchAxes::new(march_z);
+    let (ma, oa) = (axes.ma, axes.oa);
     let (lo, hi) = g.reach();
     let (w, h, slots) = ring_shape(lo, hi, p, vl, march_z);
     let hxl = (lo[0] as u32).div_ceil(vl) * vl;
@@ -74,26 +76,9 @@ pub(crate) fn smarch(
     let threads = p.bx * p.by;
     let ty_rows = p.by * p.rows;
     let tx = p.bx * p.vec;
-    let n = ["nx", "ny", "nz"];
-    let idx = |x: &str, o: &str, m: &str| -> String {
-        let mut c = ["", "", ""];
-        c[0] = x;
-        c[oa] = o;
-        c[ma] = m;
-        format!("FD_IDX({}, {}, {})", c[0], c[1], c[2])
-    };
+    let idx = |x: &str, o: &str, m: &str| axes.idx(x, o, m);
     let periodic = spec.boundary == Boundary::Periodic;
-    g.signature(InputKind::Pointer, threads);
-    g.region(1);
-    let ln = ["i", "j", "k"];
-    g.line(1, &format!("const int nm = {}, no = {};", n[ma], n[oa]));
-    g.line(
-        1,
-        &format!(
-            "const int mlo = {}lo, mhi = {}hi, olo = {}lo, ohi = {}hi;",
-            ln[ma], ln[ma], ln[oa], ln[oa]
-        ),
-    );
+    g.march_prologue(axes, threads);
     g.line(1, "extern __shared__ __align__(16) double fd_smem16[];");
     g.line(
         1,
@@ -282,11 +267,7 @@ fn vector_points(
 ) {
     let ty = g.ty;
     let v = p.vec as i32;
-    let vt = match (spec.precision, p.vec) {
-        (Precision::F32, 2) => "float2",
-        (Precision::F32, 4) => "float4",
-        _ => "double2",
-    };
+    let vt = crate::zmarch::vec_type(spec.precision, p.vec);
     let comps = ["x", "y", "z", "w"];
     // Rows (dy, dz) the taps read, each with its x reach.
     let mut rows: std::collections::BTreeMap<(i32, i32), (i32, i32)> = Default::default();

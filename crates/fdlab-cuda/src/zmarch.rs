@@ -6,7 +6,7 @@
 //! Neumann threads whose x neighbourhood leaves the grid take a scalar path that maps every
 //! read through the boundary.
 
-use crate::codegen::{coord_name, CudaSource, Gen, InputKind, KernelSpec};
+use crate::codegen::{coord_name, CudaSource, Gen, KernelSpec, MarchAxes};
 use fdlab_core::{Boundary, Precision, Tap};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -29,7 +29,8 @@ pub struct ZMarchParams {
     pub rows: u32,
 }
 
-fn vec_type(p: Precision, v: u32) -> &'static str {
+/// The CUDA vector type of `v` elements (`""` for one).
+pub(crate) fn vec_type(p: Precision, v: u32) -> &'static str {
     match (p, v) {
         (Precision::F32, 2) => "float2",
         (Precision::F32, 4) => "float4",
@@ -58,17 +59,11 @@ pub(crate) fn zmarch(
     let v = p.vec as i32;
     let nr = p.rows.max(1) as i32;
     // (march axis, other axis)
-    let (ma, oa) = if march_z { (2, 1) } else { (1, 2) };
+    let axes = MarchAxes::new(march_z);
+    let (ma, oa) = (axes.ma, axes.oa);
     let (lo, hi) = g.reach();
     let (rml, rmh) = (lo[ma] as i32, hi[ma] as i32);
-    let n = ["nx", "ny", "nz"];
-    let idx = |x: &str, o: &str, m: &str| -> String {
-        let mut c = ["", "", ""];
-        c[0] = x;
-        c[oa] = o;
-        c[ma] = m;
-        format!("FD_IDX({}, {}, {})", c[0], c[1], c[2])
-    };
+    let idx = |x: &str, o: &str, m: &str| axes.idx(x, o, m);
     let neumann = spec.boundary == Boundary::Neumann;
     let dirichlet = spec.boundary == Boundary::Dirichlet;
     let shuffle = p.bx.is_multiple_of(32) && !neumann;
@@ -78,17 +73,7 @@ pub(crate) fn zmarch(
         .flat_map(|s| s.taps().iter().copied())
         .collect();
     let threads = p.bx * p.by;
-    g.signature(InputKind::Pointer, threads);
-    g.region(1);
-    let ln = ["i", "j", "k"];
-    g.line(1, &format!("const int nm = {}, no = {};", n[ma], n[oa]));
-    g.line(
-        1,
-        &format!(
-            "const int mlo = {}lo, mhi = {}hi, olo = {}lo, ohi = {}hi;",
-            ln[ma], ln[ma], ln[oa], ln[oa]
-        ),
-    );
+    g.march_prologue(axes, threads);
     if shuffle {
         g.line(1, "const int lane = threadIdx.x & 31;");
     }
