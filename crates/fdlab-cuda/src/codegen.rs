@@ -373,6 +373,13 @@ impl<'a> Gen<'a> {
         );
     }
 
+    /// Closes the blocks opened at indents `from`, `from - 1`, …, 0.
+    pub(crate) fn close_from(&mut self, from: usize) {
+        for i in (0..=from).rev() {
+            self.line(i, "}");
+        }
+    }
+
     pub(crate) fn finish(self, mut src: CudaSource) -> CudaSource {
         let stem = src.name.clone();
         let h = fnv1a(&self.s) ^ fnv1a(&stem);

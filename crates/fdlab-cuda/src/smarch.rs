@@ -238,10 +238,7 @@ pub(crate) fn smarch(
     g.line(4, "}");
     // No copy may land in a slot once the block moves on.
     g.line(4, "fd_cp_async_wait<0>();");
-    g.line(3, "}");
-    g.line(2, "}");
-    g.line(1, "}");
-    g.line(0, "}");
+    g.close_from(3);
     src.block = [p.bx, p.by, 1];
     src.grid_map = [(0, tx), (oa, ty_rows), (ma, p.chunk)];
     src.shared_bytes = slots * plane * spec.precision.size() as u32;

@@ -498,11 +498,7 @@ pub(crate) fn zmarch(
     fill(&mut g, 5, &format!("m + {u}"), "u");
     g.line(5, "}");
     g.line(5, "}");
-    g.line(4, "}");
-    g.line(3, "}");
-    g.line(2, "}");
-    g.line(1, "}");
-    g.line(0, "}");
+    g.close_from(4);
     src.block = [p.bx, p.by, 1];
     src.grid_map = [(0, p.bx * p.vec), (oa, p.by * nr as u32), (ma, p.chunk)];
     g.finish(src)
