@@ -1,7 +1,7 @@
 //! 2.5-D marching through shared memory with asynchronous copies (`cp.async`).
 //!
-//! A block owns an x × y tile (x × z... in 2-D the marching axis is y) and marches along the
-//! last axis the stencils use. Each plane of the tile, with its halo, is copied from global
+//! A block owns a tile of x and the other axis and marches along the last axis the stencils
+//! use (z in 3-D, y for stencils without z reach; the other axis is then z). Each plane of the tile, with its halo, is copied from global
 //! to shared memory by 16-byte `cp.async` copies into a ring of `window + depth` slots: the
 //! copies for plane m + reach + depth are issued while plane m is computed, so `depth` planes
 //! of loads stay in flight per block without holding registers. Every neighbour (x, y and
