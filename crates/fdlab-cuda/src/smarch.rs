@@ -1,8 +1,9 @@
 //! 2.5-D marching through shared memory with asynchronous copies (`cp.async`).
 //!
 //! A block owns a tile of x and the other axis and marches along the last axis the stencils
-//! use (z in 3-D, y for stencils without z reach; the other axis is then z). Each plane of the tile, with its halo, is copied from global
-//! to shared memory by 16-byte `cp.async` copies into a ring of `window + depth` slots: the
+//! use (z in 3-D, y for stencils without z reach; the other axis is then z). Each plane of the
+//! tile, with its halo, is copied from global to shared memory by 16-byte `cp.async` copies
+//! into a ring of `window + depth` slots: the
 //! copies for plane m + reach + depth are issued while plane m is computed, so `depth` planes
 //! of loads stay in flight per block without holding registers. Every neighbour (x, y and
 //! along the march) is then read from shared memory, one barrier per plane.
