@@ -3,9 +3,9 @@
 //! A block owns a tile of x and the other axis and marches along the last axis the stencils
 //! use (z in 3-D, y for stencils without z reach; the other axis is then z). Each plane of the
 //! tile, with its halo, is copied from global to shared memory by 16-byte `cp.async` copies
-//! into a ring of `window + depth` slots: the
-//! copies for plane m + reach + depth are issued while plane m is computed, so `depth` planes
-//! of loads stay in flight per block without holding registers. Every neighbour (x, y and
+//! into a ring of `window + depth` slots: the copies for plane m + reach + depth are issued
+//! while plane m is computed, so `depth` planes of loads stay in flight per block without
+//! holding registers. Every neighbour (x, y and
 //! along the march) is then read from shared memory, one barrier per plane.
 //!
 //! Needs `nx` to be a multiple of 16 bytes of elements (whole 16-byte copies, also across
