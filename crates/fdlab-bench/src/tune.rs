@@ -179,21 +179,22 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
             });
         }
     }
-    // Shared-memory marching: tile × rows per thread × planes in flight.
-    let copy = 16 / case.precision.size();
-    if nx.is_multiple_of(copy) {
+    // Shared-memory marching: tile × rows per thread × planes in flight × x points per thread.
+    let copy = 16 / case.precision.size() as u32;
+    let smarch = |bx, by, rows, chunk, depth, vec| Strategy::SMarch {
+        bx,
+        by,
+        rows,
+        chunk,
+        depth,
+        vec,
+    };
+    if nx.is_multiple_of(copy as usize) {
         if case.grid.dims().len() == 3 {
             for bx in [32, 64, 128] {
                 for (by, rows) in [(4, 2), (8, 1), (4, 4), (8, 2)] {
                     for depth in [2, 4] {
-                        out.push(Strategy::SMarch {
-                            bx,
-                            by,
-                            rows,
-                            chunk: 64,
-                            depth,
-                            vec: 1,
-                        });
+                        out.push(smarch(bx, by, rows, 64, depth, 1));
                     }
                 }
             }
@@ -202,51 +203,23 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
                 for bx in [32, 64] {
                     for (by, rows) in [(4, 2), (8, 1), (8, 2)] {
                         for depth in [2, 4] {
-                            out.push(Strategy::SMarch {
-                                bx,
-                                by,
-                                rows,
-                                chunk: 64,
-                                depth,
-                                vec: vec as u32,
-                            });
+                            out.push(smarch(bx, by, rows, 64, depth, vec));
                         }
                     }
                 }
             }
             // Wide tiles: longer contiguous rows per plane.
             for (by, rows) in [(4, 1), (4, 2)] {
-                out.push(Strategy::SMarch {
-                    bx: 256,
-                    by,
-                    rows,
-                    chunk: 64,
-                    depth: 2,
-                    vec: 1,
-                });
+                out.push(smarch(256, by, rows, 64, 2, 1));
             }
         } else {
             for bx in [64, 128, 256, 512] {
                 for depth in [2, 4, 8] {
-                    out.push(Strategy::SMarch {
-                        bx,
-                        by: 1,
-                        rows: 1,
-                        chunk: 256,
-                        depth,
-                        vec: 1,
-                    });
+                    out.push(smarch(bx, 1, 1, 256, depth, 1));
                 }
                 if bx <= 128 {
                     for depth in [2, 4] {
-                        out.push(Strategy::SMarch {
-                            bx,
-                            by: 1,
-                            rows: 1,
-                            chunk: 256,
-                            depth,
-                            vec: copy as u32,
-                        });
+                        out.push(smarch(bx, 1, 1, 256, depth, copy));
                     }
                 }
             }

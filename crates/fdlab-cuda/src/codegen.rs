@@ -462,6 +462,8 @@ pub fn generate(spec: &KernelSpec<'_>) -> Result<CudaSource, Unsupported> {
             depth,
             vec,
         } => {
+            // As zmarch, but x-only stencils also march along z, so that a tile spans y rows
+            // (marching y would tile z, which has one plane in 2-D).
             let march_z = spec.stencils.iter().any(|s| s.radius()[2] > 0)
                 || spec.stencils.iter().all(|s| s.radius()[1] == 0);
             crate::smarch::smarch(
