@@ -525,6 +525,13 @@ fn check(
     if failed > 0 {
         bail!("{failed} of {run} checks failed");
     }
+    if run == 0 {
+        // A selection that applies to no case must not read as a pass.
+        bail!(
+            "nothing was checked: the selected strategies support none of the selected cases \
+             (see the n/a column); choose another --strategy or --precision"
+        );
+    }
     println!("all {run} checks passed");
     Ok(())
 }
