@@ -199,12 +199,32 @@ fn derivative_case(
     })
 }
 
-fn nvidia_derivative(target: Target, opts: &SuiteOptions) -> Result<Vec<Case>, Error> {
-    let strategies = vec![
+/// The pencil kernels of NVIDIA's experiment for lines of `n` points: as published, a tile
+/// spans the whole line (small: 4 lines, 64 threads along; long: 32 lines, block 32 × 8), while
+/// it fits in 96 KiB of shared memory and `n` is a multiple of the threads along; then fdlab's
+/// 64-point tiles that loop along any line, and `__ldg` for scale.
+fn pencil_strategies(n: usize, p: Precision) -> Vec<Strategy> {
+    let mut out = vec![];
+    for (lines, along) in [(4usize, 64usize), (32, 8)] {
+        let fits = (n + 8) * lines * p.size() <= 96 * 1024;
+        if n % along == 0 && fits && n != 64 {
+            out.push(Strategy::Pencil {
+                length: n as u32,
+                lines: lines as u32,
+                threads_along: along as u32,
+                threads_across: (256 / along) as u32,
+            });
+        }
+    }
+    out.extend([
         Strategy::PENCIL_SMALL,
         Strategy::PENCIL_LONG,
         Strategy::READ_ONLY,
-    ];
+    ]);
+    out
+}
+
+fn nvidia_derivative(target: Target, opts: &SuiteOptions) -> Result<Vec<Case>, Error> {
     let default_sizes: &[usize] = match target {
         Target::Cpu => &[64, 512],
         Target::Cuda => &[64, 256, 512],
@@ -212,6 +232,7 @@ fn nvidia_derivative(target: Target, opts: &SuiteOptions) -> Result<Vec<Case>, E
     let mut out = vec![];
     for p in precisions(opts, &[Precision::F32]) {
         for n in sizes(opts, default_sizes) {
+            let strategies = pencil_strategies(n, p);
             for axis in Axis::ALL {
                 out.push(derivative_case(
                     "nvidia-derivative",
@@ -333,6 +354,35 @@ pub fn interior_laplacian_case(
     })
 }
 
+/// The ceiling of a marching kernel: u(k+1) − u(k) along z, periodic. No x or y neighbours, so
+/// no tile halo: one read and one write of every point, like a copy, through the same
+/// generated z-march. How far this falls short of the copy is what the marching structure
+/// itself costs; the other roofline rows cannot be expected to beat it.
+fn z_difference_case(n: usize, p: Precision) -> Result<Case, Error> {
+    let grid = Grid::unit(&[n, n, n])?;
+    let stencil = Stencil::custom(&[([0, 0, 0], -1.0), ([0, 0, 1], 1.0)])?;
+    let (input, mut exact) = sine_product(&grid, 2.0 * PI);
+    let g = &input.f[2];
+    exact.f[0] = input.f[0].clone();
+    exact.f[1] = input.f[1].clone();
+    exact.f[2] = (0..n).map(|k| g[(k + 1) % n] - g[k]).collect();
+    exact.scale = input.scale;
+    Ok(Case {
+        suite: "roofline",
+        name: "zdiff-2pt".into(),
+        bytes: periodic_bytes(&grid, 1, p),
+        latency_bound: false,
+        stencils: vec![stencil],
+        grid,
+        boundary: Boundary::Periodic,
+        precision: p,
+        input,
+        exact: vec![exact],
+        strategies: vec![Strategy::READ_ONLY],
+        note: "ceiling of the marching kernels: 1 read + 1 write, no tile halo".into(),
+    })
+}
+
 fn amd_laplacian(target: Target, opts: &SuiteOptions) -> Result<Vec<Case>, Error> {
     let strategies = vec![
         Strategy::AMD_BASELINE,
@@ -384,6 +434,7 @@ fn roofline(target: Target, opts: &SuiteOptions) -> Result<Vec<Case>, Error> {
             p,
             fast3d.clone(),
         )?);
+        out.push(z_difference_case(n3, p)?);
     }
     for p in precisions(opts, &[Precision::F32]) {
         for axis in Axis::ALL {

@@ -212,6 +212,22 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
             for (by, rows) in [(4, 1), (4, 2)] {
                 out.push(smarch(256, by, rows, 64, 2, 1));
             }
+            // Tall tiles (32 rows): a y halo of r rows costs 2r/32 of a plane instead of
+            // 2r/8 — the wide stencils' halo.
+            for vec in [1, 2, 4].into_iter().filter(|&v| v <= copy) {
+                for bx in [32, 64, 128].into_iter().filter(|&b| b * vec <= 256) {
+                    for (by, rows) in [(8, 4), (16, 2)] {
+                        out.push(smarch(bx, by, rows, 64, 2, vec));
+                    }
+                }
+            }
+            // Longer chunks: fewer re-read planes at chunk ends (2r per chunk).
+            for chunk in [128, 256] {
+                out.push(smarch(128, 8, 2, chunk, 2, 1));
+                out.push(smarch(64, 8, 2, chunk, 4, copy));
+                out.push(smarch(64, 8, 1, chunk, 2, copy));
+                out.push(smarch(32, 8, 1, chunk, 2, 2));
+            }
         } else {
             for bx in [64, 128, 256, 512] {
                 for depth in [2, 4, 8] {

@@ -139,3 +139,45 @@ fn tune_cache_round_trips_through_its_file() {
         "a corrupt cache is ignored, not fatal"
     );
 }
+
+/// The tuner's candidates for the custom z-difference stencil (the roofline's ceiling row, a
+/// stencil no conformance operator has) compile with NVRTC for sm_90, one module per type.
+/// Skipped, saying so, where libnvrtc is missing (CI installs it and sets FDLAB_REQUIRE_NVRTC).
+#[test]
+fn newest_tuning_candidates_compile_for_sm90() {
+    if !fdlab_cuda::nvrtc::available() {
+        assert_ne!(
+            std::env::var("FDLAB_REQUIRE_NVRTC").as_deref(),
+            Ok("1"),
+            "FDLAB_REQUIRE_NVRTC=1 but libnvrtc cannot be loaded"
+        );
+        eprintln!("SKIPPED: libnvrtc not found");
+        return;
+    }
+    let opts = SuiteOptions {
+        size: Some(32),
+        precision: None,
+    };
+    for case in cases("roofline", Target::Cuda, &opts).unwrap() {
+        if case.name != "zdiff-2pt" {
+            continue;
+        }
+        let sources: Vec<_> = candidates(&case)
+            .into_iter()
+            .map(|s| {
+                generate(&KernelSpec {
+                    stencils: &case.stencils,
+                    boundary: case.boundary,
+                    precision: case.precision,
+                    strategy: s,
+                    coefficients: Coefficients::Immediate,
+                })
+                .unwrap()
+            })
+            .collect();
+        let refs: Vec<_> = sources.iter().collect();
+        let module = fdlab_cuda::codegen::module_source(&refs);
+        fdlab_cuda::nvrtc::compile_cubin(&case.name, &module, "sm_90")
+            .unwrap_or_else(|e| panic!("{} {:?}: {e}", case.name, case.precision));
+    }
+}

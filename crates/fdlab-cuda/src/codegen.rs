@@ -774,55 +774,70 @@ fn pencil(
         g.line(1, "const int tb = threadIdx.x, ta = threadIdx.y;");
     }
     g.line(1, "const int tid = threadIdx.y * blockDim.x + threadIdx.x;");
+    // Block x walks the x axis, as NVIDIA's launches do (grid mx/sPencils × mz for a y
+    // stencil): the blocks in flight together then read neighbouring pieces of the same rows
+    // instead of rows a plane apart.
+    let (bi_a, bi_b) = if axis == 0 { ("x", "y") } else { ("y", "x") };
     g.line(1, "for (int c = blockIdx.z; c < nc; c += gridDim.z) {");
     g.line(
         2,
-        &format!("for (int b0 = blockIdx.y * {p}; b0 < nb; b0 += gridDim.y * {p}) {{"),
+        &format!(
+            "for (int b0 = blockIdx.{bi_b} * {p}; b0 < nb; b0 += gridDim.{bi_b} * {p}) {{"
+        ),
     );
     g.line(
         3,
-        &format!("for (int a0 = blockIdx.x * {l}; a0 < na; a0 += gridDim.x * {l}) {{"),
+        &format!(
+            "for (int a0 = blockIdx.{bi_a} * {l}; a0 < na; a0 += gridDim.{bi_a} * {l}) {{"
+        ),
     );
-    // Two unrolled phases: every load of the tile is in flight before the first shared store.
+    // Two unrolled phases per batch: every load of a batch is in flight before its first
+    // shared store. Batches of at most 16 loads per thread keep a whole-line tile (NVIDIA's
+    // tile spans the line) out of local memory.
     let n_tile = lw * p;
     let iters = n_tile.div_ceil(threads as usize);
+    let batch = iters.min(16);
+    let batches = iters.div_ceil(batch);
     let split = |g: &mut Gen| {
         if axis == 0 {
-            g.line(6, &format!("const int al = s % {lw}, pl = s / {lw};"));
+            g.line(7, &format!("const int al = s % {lw}, pl = s / {lw};"));
         } else {
-            g.line(6, &format!("const int pl = s % {p}, al = s / {p};"));
+            g.line(7, &format!("const int pl = s % {p}, al = s / {p};"));
         }
     };
-    g.line(4, &format!("{ty} v[{iters}];"));
-    g.line(4, "#pragma unroll");
-    g.line(4, &format!("for (int r = 0; r < {iters}; ++r) {{"));
-    g.line(5, &format!("const int s = tid + r * {threads};"));
-    g.line(5, &format!("v[r] = ({ty})0;"));
-    g.line(5, &format!("if (s < {n_tile}) {{"));
+    g.line(4, "#pragma unroll 1");
+    g.line(4, &format!("for (int rb = 0; rb < {batches}; ++rb) {{"));
+    g.line(5, &format!("{ty} v[{batch}];"));
+    g.line(5, "#pragma unroll");
+    g.line(5, &format!("for (int r = 0; r < {batch}; ++r) {{"));
+    g.line(6, &format!("const int s = tid + (rb * {batch} + r) * {threads};"));
+    g.line(6, &format!("v[r] = ({ty})0;"));
+    g.line(6, &format!("if (s < {n_tile}) {{"));
     split(&mut g);
     g.line(
-        6,
+        7,
         &format!("int ga = a0 + al - {rl}; const int gb = b0 + pl;"),
     );
     let idx = xyz("ga", "gb", "c");
     if dirichlet {
         g.line(
-            6,
+            7,
             &format!("if (gb < nb && ga >= 0 && ga < na) v[r] = in[{idx}];"),
         );
     } else {
         let map = g.map;
-        g.line(6, &format!("if (gb < nb && ga >= -{rl} && ga < na + {rh}) {{ ga = {map}(ga, na); v[r] = in[{idx}]; }}"));
+        g.line(7, &format!("if (gb < nb && ga >= -{rl} && ga < na + {rh}) {{ ga = {map}(ga, na); v[r] = in[{idx}]; }}"));
     }
+    g.line(6, "}");
     g.line(5, "}");
-    g.line(4, "}");
-    g.line(4, "#pragma unroll");
-    g.line(4, &format!("for (int r = 0; r < {iters}; ++r) {{"));
-    g.line(5, &format!("const int s = tid + r * {threads};"));
-    g.line(5, &format!("if (s < {n_tile}) {{"));
+    g.line(5, "#pragma unroll");
+    g.line(5, &format!("for (int r = 0; r < {batch}; ++r) {{"));
+    g.line(6, &format!("const int s = tid + (rb * {batch} + r) * {threads};"));
+    g.line(6, &format!("if (s < {n_tile}) {{"));
     split(&mut g);
     let t = tile("al", "pl");
-    g.line(6, &format!("{t} = v[r];"));
+    g.line(7, &format!("{t} = v[r];"));
+    g.line(6, "}");
     g.line(5, "}");
     g.line(4, "}");
     g.line(4, "__syncthreads();");
@@ -832,7 +847,8 @@ fn pencil(
         &format!("for (int qb = 0; qb < {}; ++qb) {{", p / t_across as usize),
     );
     g.line(5, &format!("const int pl = tb + qb * {t_across};"));
-    g.line(5, "#pragma unroll");
+    // Full unrolling of a whole-line tile's 64 points per thread only bloats the code.
+    g.line(5, "#pragma unroll 8");
     g.line(
         5,
         &format!("for (int qa = 0; qa < {}; ++qa) {{", l / t_along as usize),
@@ -857,7 +873,11 @@ fn pencil(
     } else {
         [t_across, t_along, 1]
     };
-    src.grid_map = [(axis, length), (b_axis, lines), (c_axis, 1)];
+    src.grid_map = if axis == 0 {
+        [(axis, length), (b_axis, lines), (c_axis, 1)]
+    } else {
+        [(b_axis, lines), (axis, length), (c_axis, 1)]
+    };
     src.shared_bytes = (lw * p * spec.precision.size()) as u32;
     g.finish(src)
 }

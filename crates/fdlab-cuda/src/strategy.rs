@@ -250,6 +250,13 @@ impl Strategy {
             },
             // Odd tile sizes catch tiling arithmetic that only works for powers of two.
             Strategy::SharedTile { bx: 24, by: 5 },
+            // 34 loads per thread: three load batches, the last one partial.
+            Strategy::Pencil {
+                length: 128,
+                lines: 4,
+                threads_along: 8,
+                threads_across: 2,
+            },
             Strategy::Pencil {
                 length: 40,
                 lines: 6,
