@@ -207,7 +207,7 @@ fn pencil_strategies(n: usize, p: Precision) -> Vec<Strategy> {
     let mut out = vec![];
     for (lines, along) in [(4usize, 64usize), (32, 8)] {
         let fits = (n + 8) * lines * p.size() <= 96 * 1024;
-        if n % along == 0 && fits && n != 64 {
+        if n.is_multiple_of(along) && fits && n != 64 {
             out.push(Strategy::Pencil {
                 length: n as u32,
                 lines: lines as u32,

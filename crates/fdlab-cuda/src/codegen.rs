@@ -781,15 +781,11 @@ fn pencil(
     g.line(1, "for (int c = blockIdx.z; c < nc; c += gridDim.z) {");
     g.line(
         2,
-        &format!(
-            "for (int b0 = blockIdx.{bi_b} * {p}; b0 < nb; b0 += gridDim.{bi_b} * {p}) {{"
-        ),
+        &format!("for (int b0 = blockIdx.{bi_b} * {p}; b0 < nb; b0 += gridDim.{bi_b} * {p}) {{"),
     );
     g.line(
         3,
-        &format!(
-            "for (int a0 = blockIdx.{bi_a} * {l}; a0 < na; a0 += gridDim.{bi_a} * {l}) {{"
-        ),
+        &format!("for (int a0 = blockIdx.{bi_a} * {l}; a0 < na; a0 += gridDim.{bi_a} * {l}) {{"),
     );
     // Two unrolled phases per batch: every load of a batch is in flight before its first
     // shared store. Batches of at most 16 loads per thread keep a whole-line tile (NVIDIA's
@@ -810,7 +806,10 @@ fn pencil(
     g.line(5, &format!("{ty} v[{batch}];"));
     g.line(5, "#pragma unroll");
     g.line(5, &format!("for (int r = 0; r < {batch}; ++r) {{"));
-    g.line(6, &format!("const int s = tid + (rb * {batch} + r) * {threads};"));
+    g.line(
+        6,
+        &format!("const int s = tid + (rb * {batch} + r) * {threads};"),
+    );
     g.line(6, &format!("v[r] = ({ty})0;"));
     g.line(6, &format!("if (s < {n_tile}) {{"));
     split(&mut g);
@@ -832,7 +831,10 @@ fn pencil(
     g.line(5, "}");
     g.line(5, "#pragma unroll");
     g.line(5, &format!("for (int r = 0; r < {batch}; ++r) {{"));
-    g.line(6, &format!("const int s = tid + (rb * {batch} + r) * {threads};"));
+    g.line(
+        6,
+        &format!("const int s = tid + (rb * {batch} + r) * {threads};"),
+    );
     g.line(6, &format!("if (s < {n_tile}) {{"));
     split(&mut g);
     let t = tile("al", "pl");
