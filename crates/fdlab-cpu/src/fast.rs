@@ -19,6 +19,8 @@
 //!   later. Whole rows one after the other (no x-edges) are one long row. Stencils whose taps
 //!   all read one row within ±4 points (derivatives along x) load each input vector once and
 //!   build the shifted vectors with shuffles: the loads, not the arithmetic, limit these loops.
+//!   Stencils whose taps pair up with opposite offsets and weights (first derivatives along y or
+//!   z) sum `w·(u₊ − u₋)` per pair, so that the weights stay in registers.
 //! - The few points near the x-ends (periodic, Neumann) read small windows of boundary-mapped
 //!   copies through the same vector loop (or, without AVX2, sum the taps point by point with
 //!   precomputed indices).
@@ -225,6 +227,10 @@ struct PStencil<T> {
     above_x: usize,
     /// The taps grouped by the row they read (same y and z offsets).
     xrows: Vec<XRow>,
+    /// The taps as pairs `(a, b)` with opposite offsets and weights (`w_b = -w_a` exactly),
+    /// when every tap is in one pair: a central odd-order derivative. The AVX2 loops then sum
+    /// `w_a·(u_a - u_b)`, half the multiplies and weight registers of tap by tap.
+    pairs: Option<Vec<(usize, usize)>>,
 }
 
 /// The taps of one stencil that read the same row.
@@ -259,6 +265,28 @@ fn xrows<T>(taps: &[PTap<T>]) -> Vec<XRow> {
         }
     }
     out.into_iter().map(|(_, _, r)| r).collect()
+}
+
+/// [`PStencil::pairs`]: each tap with a negative weight is matched with the tap at the opposite
+/// offset; `None` unless every tap is matched exactly once.
+fn antisymmetric_pairs<T: Scalar>(taps: &[PTap<T>]) -> Option<Vec<(usize, usize)>> {
+    if taps.is_empty() {
+        return None;
+    }
+    let mut pairs = Vec::with_capacity(taps.len() / 2);
+    for (b, tb) in taps.iter().enumerate() {
+        if tb.w >= T::zero() {
+            continue;
+        }
+        let a = taps
+            .iter()
+            .position(|ta| ta.off == tb.off.map(|o| -o) && ta.w == -tb.w)?;
+        pairs.push((a, b));
+    }
+    let mut seen: Vec<usize> = pairs.iter().flat_map(|&(a, b)| [a, b]).collect();
+    seen.sort_unstable();
+    seen.dedup();
+    (seen.len() == taps.len() && 2 * pairs.len() == taps.len()).then_some(pairs)
 }
 
 /// Everything a task needs, computed once per call.
@@ -300,6 +328,7 @@ impl<T: Scalar> Plan<T> {
                         .max_by_key(|&t| (taps[t].off[2], taps[t].off[1]))
                         .unwrap_or(0),
                     xrows: xrows(&taps),
+                    pairs: antisymmetric_pairs(&taps),
                     taps,
                     below_x: s.reach_below()[0],
                     above_x: s.reach_above()[0],
@@ -709,8 +738,11 @@ fn interior<T: Scalar>(
 ) {
     let nx = plan.shape[0];
     let nt = s.taps.len();
-    // Whole rows one after the other are one long row.
-    let (range, n) = if rs == nx && xp.lo == 0 && xp.hi == nx && n > 1 {
+    // Whole rows one after the other are one long row, except for the pair loop
+    // (`PStencil::pairs`): row by row it measured 5-15% faster out of cache on the 2-core VM
+    // (bench/NOTES.md); why is not established.
+    let long = !(plan.avx2 && s.pairs.is_some() && nt <= plan.group);
+    let (range, n) = if rs == nx && xp.lo == 0 && xp.hi == nx && n > 1 && long {
         (0..n * nx, 1)
     } else {
         (xp.lo..xp.hi, n)
@@ -820,6 +852,8 @@ mod x86 {
         unsafe fn splat(x: Self) -> Self::V;
         unsafe fn load(p: *const Self) -> Self::V;
         unsafe fn vmul(a: Self::V, b: Self::V) -> Self::V;
+        unsafe fn vadd(a: Self::V, b: Self::V) -> Self::V;
+        unsafe fn vsub(a: Self::V, b: Self::V) -> Self::V;
         /// `a·b + c`.
         unsafe fn fmadd(a: Self::V, b: Self::V, c: Self::V) -> Self::V;
         unsafe fn store(p: *mut Self, v: Self::V);
@@ -859,6 +893,16 @@ mod x86 {
         #[target_feature(enable = "avx2,fma")]
         unsafe fn vmul(a: __m256, b: __m256) -> __m256 {
             _mm256_mul_ps(a, b)
+        }
+        #[inline]
+        #[target_feature(enable = "avx2,fma")]
+        unsafe fn vadd(a: __m256, b: __m256) -> __m256 {
+            _mm256_add_ps(a, b)
+        }
+        #[inline]
+        #[target_feature(enable = "avx2,fma")]
+        unsafe fn vsub(a: __m256, b: __m256) -> __m256 {
+            _mm256_sub_ps(a, b)
         }
         #[inline]
         #[target_feature(enable = "avx2,fma")]
@@ -918,6 +962,16 @@ mod x86 {
         #[target_feature(enable = "avx2,fma")]
         unsafe fn vmul(a: __m256d, b: __m256d) -> __m256d {
             _mm256_mul_pd(a, b)
+        }
+        #[inline]
+        #[target_feature(enable = "avx2,fma")]
+        unsafe fn vadd(a: __m256d, b: __m256d) -> __m256d {
+            _mm256_add_pd(a, b)
+        }
+        #[inline]
+        #[target_feature(enable = "avx2,fma")]
+        unsafe fn vsub(a: __m256d, b: __m256d) -> __m256d {
+            _mm256_sub_pd(a, b)
         }
         #[inline]
         #[target_feature(enable = "avx2,fma")]
@@ -1051,6 +1105,26 @@ mod x86 {
                 // with `before = b >= reach` and `len + reach = e - b + reach <= after`;
                 // `dst` covers the `len` points of each row; input and output are disjoint.
                 unsafe { dispatch_x(reach, &k, plan.nt) };
+            } else if let (1, Some(pairs)) = (groups, &s.pairs) {
+                let mut k = PairKernel {
+                    dst: out,
+                    plus: [std::ptr::null(); MAX_PAIRS],
+                    minus: [std::ptr::null(); MAX_PAIRS],
+                    w: [U::zero(); MAX_PAIRS],
+                    len,
+                    rows: n,
+                    stride: rs,
+                    pf,
+                };
+                for (q, &(a, b)) in pairs.iter().enumerate() {
+                    k.plus[q] = src(a);
+                    k.minus[q] = src(b);
+                    k.w[q] = weight(a);
+                }
+                // SAFETY: as for the tap-by-tap kernel below (`pairs` holds each tap once, so
+                // `plus` and `minus` are the same `src(t)` pointers); `pairs.len() <= ntaps / 2
+                // <= MAX_PAIRS` since the group holds every tap.
+                unsafe { dispatch_pairs(pairs.len(), &k, plan.nt) };
             } else if groups == 1 {
                 let mut p = [std::ptr::null::<U>(); MAX_GROUP];
                 let mut w = [U::zero(); MAX_GROUP];
@@ -1428,6 +1502,159 @@ mod x86 {
                     }
                 } else {
                     for p in l..h {
+                        *dst.add(p) = point(p);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Most tap pairs of [`pair_kernel`].
+    const MAX_PAIRS: usize = MAX_GROUP / 2;
+
+    /// One call of [`pair_kernel`]: `rows` rows `stride` elements apart (output and every
+    /// input), of `len` points each.
+    struct PairKernel<U> {
+        dst: *mut U,
+        /// Per pair, the input read with weight `w` and the one read with `-w`.
+        plus: [*const U; MAX_PAIRS],
+        minus: [*const U; MAX_PAIRS],
+        w: [U; MAX_PAIRS],
+        len: usize,
+        rows: usize,
+        stride: usize,
+        /// Prefetch address for row 0, point 0 (null: no prefetch).
+        pf: *const U,
+    }
+
+    /// Calls [`pair_kernel`] with `n` pairs.
+    ///
+    /// # Safety
+    /// As [`pair_kernel`].
+    #[inline]
+    unsafe fn dispatch_pairs<U: Lanes>(n: usize, k: &PairKernel<U>, stream: bool) {
+        match (n, stream) {
+            (1, false) => pair_kernel::<U, 1, false>(k),
+            (2, false) => pair_kernel::<U, 2, false>(k),
+            (3, false) => pair_kernel::<U, 3, false>(k),
+            (4, false) => pair_kernel::<U, 4, false>(k),
+            (1, true) => pair_kernel::<U, 1, true>(k),
+            (2, true) => pair_kernel::<U, 2, true>(k),
+            (3, true) => pair_kernel::<U, 3, true>(k),
+            (4, true) => pair_kernel::<U, 4, true>(k),
+            _ => unreachable!("a group of MAX_GROUP taps holds 1 to MAX_PAIRS pairs"),
+        }
+    }
+
+    /// For each row `r < k.rows` (offset `o = r·k.stride`) and `i < k.len`:
+    /// `dst[o+i] = Σ_{p<P} w[p]·(plus[p][o+i] - minus[p][o+i])`, two vectors per step, stored,
+    /// streamed and prefetched as in [`kernel`].
+    ///
+    /// Why not [`kernel`] (measured on the 2-core Zen 4 VM, bench/NOTES.md): with eight taps
+    /// its eight weight vectors, two sums and the loads do not fit the 16 ymm registers, so
+    /// the loop reloads the weights from the stack (27 loads per 16 points instead of 16)
+    /// and each output vector is one chain of eight dependent multiply-adds. Here four
+    /// weights stay in registers, the differences go to the FP add pipes, and each vector is
+    /// two chains of two multiply(-add)s joined by one add.
+    ///
+    /// # Safety
+    /// The CPU has AVX2 and FMA; for every row, `plus[..P]` and `minus[..P]` are valid for
+    /// reading `len` elements and `dst` for writing `len` elements; `dst` overlaps no input.
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn pair_kernel<U: Lanes, const P: usize, const NT: bool>(k: &PairKernel<U>) {
+        // SAFETY (every pointer access below): as in [`kernel`] — for each row the indices
+        // `i < len` read through `plus[p] + o`, `minus[p] + o` and written through `dst + o`
+        // are in bounds by the contract; vectors start at `q` with `q + lanes <= len`;
+        // streamed vectors start on a 64-byte boundary of `dst`; prefetch addresses are
+        // never dereferenced.
+        let wv: [U::V; P] = std::array::from_fn(|p| U::splat(k.w[p]));
+        let w = k.w;
+        let lanes = U::W;
+        let size = std::mem::size_of::<U>();
+        let align = if NT { 64 } else { 32 };
+        let len = k.len;
+        for r in 0..k.rows {
+            let o = r * k.stride;
+            let dst = k.dst.add(o);
+            let plus: [*const U; P] = std::array::from_fn(|p| k.plus[p].add(o));
+            let minus: [*const U; P] = std::array::from_fn(|p| k.minus[p].add(o));
+            let pf = k.pf.wrapping_add(o);
+            let point = |i: usize| {
+                let mut a = w[0] * (*plus[0].add(i) - *minus[0].add(i));
+                for ((&wp, &pp), &mp) in w.iter().zip(&plus).zip(&minus).skip(1) {
+                    a = wp.mul_add(*pp.add(i) - *mp.add(i), a);
+                }
+                a
+            };
+            let vector = |i: usize| {
+                let d = |p: usize| U::vsub(U::load(plus[p].add(i)), U::load(minus[p].add(i)));
+                // Even and odd pairs in two sums: shorter dependency chains.
+                let mut even = U::vmul(wv[0], d(0));
+                if P == 1 {
+                    return even;
+                }
+                let mut odd = U::vmul(wv[1], d(1));
+                for (p, &wp) in wv.iter().enumerate().skip(2) {
+                    if p % 2 == 0 {
+                        even = U::fmadd(wp, d(p), even);
+                    } else {
+                        odd = U::fmadd(wp, d(p), odd);
+                    }
+                }
+                U::vadd(even, odd)
+            };
+            if len < 2 * lanes {
+                let mut i = 0;
+                while i + lanes <= len {
+                    U::store(dst.add(i), vector(i));
+                    i += lanes;
+                }
+                while i < len {
+                    *dst.add(i) = point(i);
+                    i += 1;
+                }
+                continue;
+            }
+            // Ordinary stores before the first aligned point and after the last whole step.
+            let mis = dst as usize % align;
+            let a = if mis == 0 {
+                0
+            } else {
+                ((align - mis) / size).min(len)
+            };
+            let prefetch = |i: usize| {
+                if !k.pf.is_null() {
+                    _mm_prefetch::<_MM_HINT_T0>(pf.wrapping_add(i).cast::<i8>());
+                }
+            };
+            if a > 0 {
+                prefetch(0);
+            }
+            let mut i = a;
+            while i + 2 * lanes <= len {
+                prefetch(i);
+                let (v0, v1) = (vector(i), vector(i + lanes));
+                if NT {
+                    U::stream(dst.add(i), v0);
+                    U::stream(dst.add(i + lanes), v1);
+                } else {
+                    U::store(dst.add(i), v0);
+                    U::store(dst.add(i + lanes), v1);
+                }
+                i += 2 * lanes;
+            }
+            prefetch(i);
+            prefetch(i + 2 * lanes);
+            for (lo, hi) in [(0, a), (i, len)] {
+                if hi - lo >= lanes {
+                    let mut p = lo;
+                    while p < hi {
+                        let q = p.min(hi - lanes);
+                        U::store(dst.add(q), vector(q));
+                        p += lanes;
+                    }
+                } else {
+                    for p in lo..hi {
                         *dst.add(p) = point(p);
                     }
                 }
