@@ -109,6 +109,7 @@ pub fn default_strategy(case: &Case) -> Strategy {
         chunk: 64,
         depth: 2,
         vec: copy as u32,
+        staged: 0,
     };
     let three_d = case.grid.dims().len() == 3;
     if three_d
@@ -154,7 +155,7 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
     };
     let mut out = vec![];
     for &vec in vecs.iter().filter(|&&v| nx.is_multiple_of(v as usize)) {
-        for (bx, by) in [(32, 4), (32, 8), (64, 2), (128, 1), (128, 2)] {
+        for (bx, by) in [(32, 4), (32, 8), (64, 2), (128, 1), (128, 2), (256, 1)] {
             for chunk in [32, 64] {
                 for (unroll, rows) in [(1, 1), (2, 1), (4, 1), (1, 2), (2, 2), (4, 2)] {
                     out.push(Strategy::ZMarch {
@@ -188,6 +189,16 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
         chunk,
         depth,
         vec,
+        staged: 0,
+    };
+    let staged = |bx, by, rows, chunk, depth, vec, stages| Strategy::SMarch {
+        bx,
+        by,
+        rows,
+        chunk,
+        depth,
+        vec,
+        staged: stages,
     };
     if nx.is_multiple_of(copy as usize) {
         if case.grid.dims().len() == 3 {
@@ -219,6 +230,30 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
                     for (by, rows) in [(8, 4), (16, 2)] {
                         out.push(smarch(bx, by, rows, 64, 2, vec));
                     }
+                }
+            }
+            // Staged copies (coalesced loads through registers instead of per-thread
+            // cp.async, which costs two L2 sector accesses per sector): tiles 128-256 points
+            // wide as vectors, 8-16 rows, one or two planes of loads in registers
+            // (bench/NOTES.md, session 4).
+            let mut vecs = vec![copy, 2];
+            vecs.dedup();
+            for (tx, by, rows) in [
+                (128, 4, 2),
+                (128, 8, 2),
+                (128, 2, 4),
+                (256, 2, 4),
+                (256, 4, 2),
+                (128, 4, 4),
+                (64, 8, 2),
+            ] {
+                for &vec in &vecs {
+                    for depth in [1, 2] {
+                        for stages in [1, 2] {
+                            out.push(staged(tx / vec, by, rows, 64, depth, vec, stages));
+                        }
+                    }
+                    out.push(staged(tx / vec, by, rows, 128, 1, vec, 1));
                 }
             }
             // Longer chunks: fewer re-read planes at chunk ends (2r per chunk).

@@ -461,6 +461,7 @@ pub fn generate(spec: &KernelSpec<'_>) -> Result<CudaSource, Unsupported> {
             chunk,
             depth,
             vec,
+            staged,
         } => {
             // As zmarch, but x-only stencils also march along z, so that a tile spans y rows
             // (marching y would tile z, which has one plane in 2-D).
@@ -476,6 +477,7 @@ pub fn generate(spec: &KernelSpec<'_>) -> Result<CudaSource, Unsupported> {
                     chunk,
                     depth,
                     vec,
+                    staged,
                 },
                 march_z,
             )

@@ -32,6 +32,10 @@ pub struct SMarchParams {
     /// x points per thread (1, 2 or 4, at most 16 bytes): read from shared memory and stored
     /// as one vector, which cuts the instructions per point.
     pub vec: u32,
+    /// 0: copy each plane with per-thread `cp.async`. N: through registers (coalesced 16-byte
+    /// `__ldg`, then 16-byte shared stores), the loads of N planes in flight per thread while
+    /// planes are computed.
+    pub staged: u32,
 }
 
 /// Elements per 16-byte copy.
@@ -171,25 +175,83 @@ pub(crate) fn smarch(
         g.line(indent, "}");
         g.line(indent, "fd_cp_async_commit();");
     };
-    // Prologue: the window and depth - 1 further planes.
-    g.line(
-        4,
-        &format!("for (int k = 0; k < {}; ++k) {{", window + p.depth - 1),
-    );
-    copy_plane(&mut g, 5, "base + k", "k");
-    g.line(4, "}");
-    g.line(4, "for (int m = mb; m < me; ++m) {");
-    g.line(5, "const int k = m - mb;");
-    // Groups committed so far: window + depth - 1 + k; plane m + rzh is group window - 1 + k.
-    g.line(5, &format!("fd_cp_async_wait<{}>();", p.depth - 1));
-    g.line(5, "__syncthreads();");
-    // The slot refilled now held plane m - rzl - 1, last read in the previous iteration.
-    copy_plane(
-        &mut g,
-        5,
-        &format!("base + {} + k", window + p.depth - 1),
-        &format!("({} + k) % {slots}", window + p.depth - 1),
-    );
+    // Staged copies: `st[j]` holds this thread's share of one plane between its loads and its
+    // shared stores. Why (bench/NOTES.md, session 4): with per-thread 16-byte `cp.async`, ncu
+    // counted L2 read sectors at 2.3x the input for a tile that needs 1.17x, about twice what
+    // the tile moves; warp-wide 16-byte loads are coalesced into whole sectors.
+    let vt = crate::zmarch::vec_type(spec.precision, vl);
+    let stage_load = |g: &mut Gen, indent: usize, pl: &str, stage: u32| {
+        g.line(indent, &format!("if ({pl} < mend) {{"));
+        let i = indent + 1;
+        g.line(i, &format!("int pz = {pl};"));
+        g.line(i, &wrap("pz", "nm"));
+        g.line(
+            i,
+            &format!("const {ty}* const src = in + {};", idx("0", "0", "pz")),
+        );
+        g.line(i, "#pragma unroll");
+        g.line(i, &format!("for (int j = 0; j < {per_thread}; ++j) {{"));
+        g.line(
+            i + 1,
+            &format!(
+                "st[{stage}][j] = csize[j] > 0 ? __ldg(reinterpret_cast<const {vt}*>(src + goff[j])) : \
+                 make_{vt}({});",
+                vec!["0"; vl as usize].join(", ")
+            ),
+        );
+        g.line(i, "}");
+        g.line(indent, "}");
+    };
+    let stage_store = |g: &mut Gen, indent: usize, pl: &str, slot: &str| {
+        g.line(indent, &format!("if ({pl} < mend) {{"));
+        let i = indent + 1;
+        g.line(i, &format!("{ty}* const dst = sm + ({slot}) * {plane};"));
+        g.line(i, "#pragma unroll");
+        g.line(i, &format!("for (int j = 0; j < {per_thread}; ++j) {{"));
+        g.line(
+            i + 1,
+            &format!("if (csize[j] >= 0) *reinterpret_cast<{vt}*>(dst + soff[j]) = st[0][j];"),
+        );
+        g.line(i, "}");
+        g.line(indent, "}");
+    };
+    let ahead = window + p.depth - 1;
+    let ns = p.staged;
+    if ns > 0 {
+        // st[s] holds plane base + ahead + k + s during iteration k: stage 0 is stored at the
+        // end of the iteration, the others were loaded in earlier iterations.
+        g.line(4, &format!("{vt} st[{ns}][{per_thread}];"));
+        g.line(4, &format!("for (int k = 0; k < {ahead}; ++k) {{"));
+        stage_load(&mut g, 5, "base + k", 0);
+        stage_store(&mut g, 5, "base + k", "k");
+        g.line(4, "}");
+        for s in 0..ns - 1 {
+            stage_load(&mut g, 4, &format!("base + {}", ahead + s), s);
+        }
+        g.line(4, "for (int m = mb; m < me; ++m) {");
+        g.line(5, "const int k = m - mb;");
+        // Stores of the previous iteration visible; its readers done with the slot refilled
+        // at the end of this one (it held plane m - rzl - 1).
+        g.line(5, "__syncthreads();");
+        stage_load(&mut g, 5, &format!("base + {} + k", ahead + ns - 1), ns - 1);
+    } else {
+        // Prologue: the window and depth - 1 further planes.
+        g.line(4, &format!("for (int k = 0; k < {ahead}; ++k) {{"));
+        copy_plane(&mut g, 5, "base + k", "k");
+        g.line(4, "}");
+        g.line(4, "for (int m = mb; m < me; ++m) {");
+        g.line(5, "const int k = m - mb;");
+        // Groups committed so far: window + depth - 1 + k; plane m + rzh is group window - 1 + k.
+        g.line(5, &format!("fd_cp_async_wait<{}>();", p.depth - 1));
+        g.line(5, "__syncthreads();");
+        // The slot refilled now held plane m - rzl - 1, last read in the previous iteration.
+        copy_plane(
+            &mut g,
+            5,
+            &format!("base + {ahead} + k"),
+            &format!("({ahead} + k) % {slots}"),
+        );
+    }
     // Slot offsets of the planes the taps read.
     let mut dzs: BTreeSet<i32> = BTreeSet::new();
     for s in spec.stencils {
@@ -235,10 +297,31 @@ pub(crate) fn smarch(
     } else {
         vector_points(&mut g, spec, p, w, hyl, hxl, ma, oa, &zname, &idx);
     }
+    // Closes the compute step's loop over rows.
     g.line(5, "}");
+    if ns > 0 {
+        stage_store(
+            &mut g,
+            5,
+            &format!("base + {ahead} + k"),
+            &format!("({ahead} + k) % {slots}"),
+        );
+        if ns > 1 {
+            g.line(5, "#pragma unroll");
+            g.line(5, &format!("for (int s = 0; s < {}; ++s) {{", ns - 1));
+            g.line(6, "#pragma unroll");
+            g.line(
+                6,
+                &format!("for (int j = 0; j < {per_thread}; ++j) st[s][j] = st[s + 1][j];"),
+            );
+            g.line(5, "}");
+        }
+    }
     g.line(4, "}");
-    // No copy may land in a slot once the block moves on.
-    g.line(4, "fd_cp_async_wait<0>();");
+    if ns == 0 {
+        // No copy may land in a slot once the block moves on.
+        g.line(4, "fd_cp_async_wait<0>();");
+    }
     g.close_from(3);
     src.block = [p.bx, p.by, 1];
     src.grid_map = [(0, tx), (oa, ty_rows), (ma, p.chunk)];

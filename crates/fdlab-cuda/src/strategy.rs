@@ -101,6 +101,10 @@ pub enum Strategy {
         depth: u32,
         /// x points per thread (1, 2 or 4; at most 16 bytes).
         vec: u32,
+        /// 0: copy with per-thread `cp.async`. N (1 or 2): copy through registers (coalesced
+        /// 16-byte `__ldg`, then shared stores), N planes of loads in flight per thread (name
+        /// suffix `-l` or `-lN`).
+        staged: u32,
     },
     /// AMD's first optimisation: several consecutive z points per thread, loads issued in
     /// ascending address order.
@@ -162,6 +166,7 @@ impl Strategy {
         chunk: 64,
         depth: 4,
         vec: 1,
+        staged: 0,
     };
 
     /// The strategies the conformance suite checks.
@@ -222,6 +227,7 @@ impl Strategy {
                 chunk: 5,
                 depth: 3,
                 vec: 1,
+                staged: 0,
             },
             // Vector points: windows of whole vectors, partial vectors at Dirichlet edges.
             Strategy::SMarch {
@@ -231,6 +237,7 @@ impl Strategy {
                 chunk: 5,
                 depth: 2,
                 vec: 2,
+                staged: 0,
             },
             Strategy::SMarch {
                 bx: 16,
@@ -239,6 +246,7 @@ impl Strategy {
                 chunk: 6,
                 depth: 3,
                 vec: 4,
+                staged: 0,
             },
             Strategy::SMarch {
                 bx: 32,
@@ -247,6 +255,37 @@ impl Strategy {
                 chunk: 7,
                 depth: 8,
                 vec: 1,
+                staged: 0,
+            },
+            // Staged copies (through registers): odd tile, one plane of ring beyond the
+            // window (the slot refilled last in each iteration), vectors at Dirichlet edges.
+            Strategy::SMarch {
+                bx: 12,
+                by: 3,
+                rows: 3,
+                chunk: 5,
+                depth: 1,
+                vec: 1,
+                staged: 1,
+            },
+            Strategy::SMarch {
+                bx: 8,
+                by: 3,
+                rows: 2,
+                chunk: 5,
+                depth: 2,
+                vec: 2,
+                staged: 1,
+            },
+            // Two planes of loads in registers: the stage shift and the early loads.
+            Strategy::SMarch {
+                bx: 16,
+                by: 2,
+                rows: 2,
+                chunk: 7,
+                depth: 2,
+                vec: 2,
+                staged: 2,
             },
             // Odd tile sizes catch tiling arithmetic that only works for powers of two.
             Strategy::SharedTile { bx: 24, by: 5 },
@@ -336,8 +375,10 @@ impl Strategy {
                 chunk,
                 depth,
                 vec,
+                staged,
                 ..
             } if !bx.is_multiple_of(4)
+                || staged > 2
                 || chunk == 0
                 || !(1..=8).contains(&rows)
                 || !(1..=8).contains(&depth)
@@ -345,7 +386,8 @@ impl Strategy {
             {
                 Err(format!(
                     "tile width {bx} (use a multiple of 4), chunk {chunk} (use >= 1), rows \
-                     {rows} or depth {depth} (use 1 to 8), vector {vec} (use 1, 2 or 4)"
+                     {rows} or depth {depth} (use 1 to 8), vector {vec} (use 1, 2 or 4), \
+                     register stages {staged} (use 0 to 2)"
                 ))
             }
             Strategy::PointsPerThread { points: 0, .. } => {
@@ -410,10 +452,16 @@ impl fmt::Display for Strategy {
                 chunk,
                 depth,
                 vec,
+                staged,
             } => {
                 write!(f, "smarch-{bx}x{by}-r{rows}-c{chunk}-p{depth}")?;
                 if vec != 1 {
                     write!(f, "-v{vec}")?;
+                }
+                match staged {
+                    0 => {}
+                    1 => write!(f, "-l")?,
+                    n => write!(f, "-l{n}")?,
                 }
                 Ok(())
             }
@@ -501,7 +549,15 @@ impl std::str::FromStr for Strategy {
                         }
                     }
                     "smarch" => {
-                        let parts: Vec<&str> = tail.split('-').collect();
+                        let mut parts: Vec<&str> = tail.split('-').collect();
+                        let staged = match parts.last().and_then(|l| l.strip_prefix('l')) {
+                            Some("") => 1,
+                            Some(n) => n.parse().unwrap_or(u32::MAX),
+                            None => 0,
+                        };
+                        if staged > 0 {
+                            parts.pop();
+                        }
                         let num = |i: usize, pre: char| -> Option<u32> {
                             parts.get(i)?.strip_prefix(pre)?.parse().ok()
                         };
@@ -527,6 +583,7 @@ impl std::str::FromStr for Strategy {
                                     chunk,
                                     depth,
                                     vec,
+                                    staged,
                                 })
                             }
                             _ => None,
@@ -556,7 +613,7 @@ impl std::str::FromStr for Strategy {
                 "pencil-LxP-tAxC",
                 "pptN-BXxBYxBZ",
                 "zmarch-BXxBY-vV-cC-uU-rR[-cs]",
-                "smarch-BXxBY-rR-cC-pP[-vV]",
+                "smarch-BXxBY-rR-cC-pP[-vV][-l]",
             ]
             .iter()
             .map(|s| s.to_string())

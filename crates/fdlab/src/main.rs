@@ -64,7 +64,8 @@ enum Command {
         /// Only this precision (f32 or f64).
         #[arg(long)]
         precision: Option<String>,
-        /// Only these GPU strategies (repeatable), e.g. pencil-long, naive-256x1x1.
+        /// Run these GPU strategies (repeatable), e.g. pencil-long, zmarch-32x4-v2-c64-u1-r4,
+        /// on every selected case that can take them, instead of each suite's own list.
         #[arg(long)]
         strategy: Vec<String>,
         /// Where GPU kernels read their weights.
@@ -98,6 +99,10 @@ enum Command {
         /// Write every candidate's timing as JSON here.
         #[arg(long)]
         json: Option<PathBuf>,
+        /// Time only these strategies (repeatable) instead of the built-in search space; those
+        /// a case cannot run are skipped for that case.
+        #[arg(long)]
+        strategy: Vec<String>,
     },
     /// Run the conformance suite: every strategy × stencil × boundary × scalar type × odd
     /// shape against the CPU reference.
@@ -148,7 +153,8 @@ fn main() {
             precision,
             reps,
             json,
-        } => tune(suite, size, precision, reps, json),
+            strategy,
+        } => tune(suite, size, precision, reps, json, strategy),
         Command::Check {
             backend,
             strategy,
@@ -357,10 +363,17 @@ fn bench(a: BenchArgs) -> Result<()> {
         .enumerate()
         .flat_map(|(i, c)| match target {
             Target::Cpu => vec![(i, None)],
-            Target::Cuda => c
-                .strategies
+            // Given strategies run on every case that can take them (not only the ones a
+            // suite lists), so that any kernel can be measured on any case.
+            Target::Cuda if strategies.is_empty() => {
+                c.strategies.iter().map(|s| (i, Some(*s))).collect()
+            }
+            Target::Cuda => strategies
                 .iter()
-                .filter(|s| strategies.is_empty() || strategies.contains(s))
+                .filter(|s| {
+                    s.supports_spec(&c.stencils, c.boundary, c.precision)
+                        .is_ok()
+                })
                 .map(|s| (i, Some(*s)))
                 .collect(),
         })
@@ -542,8 +555,24 @@ fn tune(
     precision: Option<String>,
     reps: usize,
     json: Option<PathBuf>,
+    only: Vec<String>,
 ) -> Result<()> {
     use fdlab_bench::tune::{candidates, key, Entry, TuneCache};
+    let only: Vec<Strategy> = only.iter().map(|s| s.parse()).collect::<Result<_, _>>()?;
+    // The search space of a case: the built-in one, or the strategies given that can run it.
+    let candidates = |c: &fdlab_bench::suites::Case| -> Vec<Strategy> {
+        if only.is_empty() {
+            candidates(c)
+        } else {
+            only.iter()
+                .copied()
+                .filter(|s| {
+                    s.supports_spec(&c.stencils, c.boundary, c.precision)
+                        .is_ok()
+                })
+                .collect()
+        }
+    };
     let suites = if suites.is_empty() {
         vec!["roofline".to_string()]
     } else {
