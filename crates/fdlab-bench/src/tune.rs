@@ -111,6 +111,25 @@ pub fn default_strategy(case: &Case) -> Strategy {
         vec: copy as u32,
         staged: 0,
     };
+    // Radius-1 stencils (the 7-point Laplacian): the register-staged march of a 128×8 tile,
+    // chosen from the H200 tuner data of roofline run 7 (tune.json there): 89.8% / 87.1%
+    // (f64, 512³ / 1024³) and 78.1% / 79.8% (f32) against 73.1% / 75.2% and 69.6% / 71.7%
+    // for the cp.async default below; on the radius-4 stencils staging loses (37% vs 48%
+    // for the 25-point Laplacian), so they keep the cp.async march.
+    let radius_one = case
+        .stencils
+        .iter()
+        .all(|s| s.radius().iter().all(|&r| r <= 1));
+    let staged = Strategy::SMarch {
+        bx: 64,
+        by: 4,
+        rows: 2,
+        chunk: 64,
+        depth: 1,
+        vec: 2,
+        staged: 1,
+    };
+    let smarch = if radius_one { staged } else { smarch };
     let three_d = case.grid.dims().len() == 3;
     if three_d
         && !case.latency_bound
@@ -130,10 +149,12 @@ pub fn default_strategy(case: &Case) -> Strategy {
     } else {
         1
     };
+    // 2-D: 256-thread rows, 64-row chunks: 83.3-84.1% for the 8192² 5-point Laplacian in
+    // both exploration runs of session 4 against 82.0-82.3% for 128 x 1, chunk 32.
     let (bx, by, chunk, unroll) = if three_d {
         (32, 4, 64, 4)
     } else {
-        (128, 1, 32, 2)
+        (256, 1, 64, 2)
     };
     Strategy::ZMarch {
         bx,

@@ -104,6 +104,19 @@ enum Command {
         #[arg(long)]
         strategy: Vec<String>,
     },
+    /// Draw a roofline chart (PNG) from JSON that `fdlab bench` or `fdlab tune` wrote.
+    Plot {
+        /// Bench or tune JSON files (their results are drawn together; the first one's
+        /// device and copy bandwidth label the chart).
+        #[arg(required = true)]
+        json: Vec<PathBuf>,
+        /// Where to write the PNG.
+        #[arg(long)]
+        out: PathBuf,
+        /// Keep only the fastest result per case, precision and shape (a tuner's winners).
+        #[arg(long)]
+        best: bool,
+    },
     /// Run the conformance suite: every strategy × stencil × boundary × scalar type × odd
     /// shape against the CPU reference.
     Check {
@@ -155,6 +168,7 @@ fn main() {
             json,
             strategy,
         } => tune(suite, size, precision, reps, json, strategy),
+        Command::Plot { json, out, best } => plot(json, out, best),
         Command::Check {
             backend,
             strategy,
@@ -411,8 +425,12 @@ fn bench(a: BenchArgs) -> Result<()> {
         }
     };
     eprintln!("copy bandwidth: {copy_gbps:.1} GB/s ({})", meta.copy_method);
+    fill_meta(&mut meta);
     let pb = progress_bar(jobs.len() as u64);
-    let mut results: Vec<BenchResult> = vec![];
+    let mut report = Report {
+        meta,
+        results: vec![],
+    };
     let mut failures = vec![];
     for (i, s) in &jobs {
         let c = &all[*i];
@@ -427,7 +445,11 @@ fn bench(a: BenchArgs) -> Result<()> {
         match run(c, *s) {
             Ok(r) => {
                 say(&pb, row(&r));
-                results.push(r);
+                report.results.push(r);
+                // Written after every case, so a run stopped early keeps what it measured.
+                if let Some(path) = &a.json {
+                    write_json(path, &report)?;
+                }
             }
             Err(e) => {
                 say(&pb, format!("FAILED {label}: {e}"));
@@ -437,16 +459,15 @@ fn bench(a: BenchArgs) -> Result<()> {
         pb.inc(1);
     }
     pb.finish_and_clear();
-    fill_meta(&mut meta);
+    let meta = &report.meta;
     println!(
         "\n{} ({}), copy bandwidth {:.1} GB/s",
         meta.device, meta.backend, meta.copy_gbps
     );
     println!("{}", header());
-    for r in &results {
+    for r in &report.results {
         println!("{}", row(r));
     }
-    let report = Report { meta, results };
     if let Some(path) = &a.json {
         write_json(path, &report)?;
         eprintln!("wrote {}", path.display());
@@ -463,6 +484,42 @@ fn bench(a: BenchArgs) -> Result<()> {
             failures.join("\n  ")
         );
     }
+    Ok(())
+}
+
+fn plot(files: Vec<PathBuf>, out: PathBuf, best: bool) -> Result<()> {
+    let mut merged: Option<Report> = None;
+    for f in &files {
+        let text =
+            std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
+        let r: Report = serde_json::from_str(&text).with_context(|| {
+            format!(
+                "{}: not a JSON file written by `fdlab bench --json` or `fdlab tune --json`",
+                f.display()
+            )
+        })?;
+        match &mut merged {
+            None => merged = Some(r),
+            Some(m) => m.results.extend(r.results),
+        }
+    }
+    let mut report = merged.context("give at least one JSON file")?;
+    if best {
+        let mut winners: std::collections::BTreeMap<String, BenchResult> = Default::default();
+        for r in report.results.drain(..) {
+            let key = format!("{}|{}|{:?}", r.case, r.precision, r.shape);
+            match winners.get(&key) {
+                Some(w) if w.gbps >= r.gbps => {}
+                _ => {
+                    winners.insert(key, r);
+                }
+            }
+        }
+        report.results = winners.into_values().collect();
+    }
+    fdlab_bench::plot::roofline_png(&report, &out)
+        .map_err(|e| anyhow::anyhow!("roofline plot: {e}"))?;
+    eprintln!("wrote {} ({} points)", out.display(), report.results.len());
     Ok(())
 }
 
@@ -671,6 +728,17 @@ fn tune(
         );
         // Saved after every case, so an interrupted search keeps what it found.
         cache.save().context("saving the tune cache")?;
+        if let Some(p) = &json {
+            let mut meta = runner.meta.clone();
+            fill_meta(&mut meta);
+            write_json(
+                p,
+                &Report {
+                    meta,
+                    results: log.clone(),
+                },
+            )?;
+        }
     }
     pb.finish_and_clear();
     let path = cache.save().context("saving the tune cache")?;

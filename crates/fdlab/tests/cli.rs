@@ -143,6 +143,52 @@ fn cpu_bench_writes_json_and_a_plot() {
         std::fs::metadata(&png).unwrap().len() > 10_000,
         "plot too small"
     );
+    // The same JSON drawn again by `fdlab plot`, once as is and once keeping the best rows.
+    for best in [false, true] {
+        let again = dir.path().join(format!("again-{best}.png"));
+        let mut args = vec![
+            "plot",
+            json.to_str().unwrap(),
+            "--out",
+            again.to_str().unwrap(),
+        ];
+        if best {
+            args.push("--best");
+        }
+        let out = fdlab(&args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(std::fs::metadata(&again).unwrap().len() > 10_000);
+    }
+}
+
+#[test]
+fn plot_refuses_missing_and_foreign_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let png = dir.path().join("p.png");
+    fails_with(
+        &[
+            "plot",
+            "/nonexistent/b.json",
+            "--out",
+            png.to_str().unwrap(),
+        ],
+        "reading /nonexistent/b.json",
+    );
+    let foreign = dir.path().join("foreign.json");
+    std::fs::write(&foreign, r#"{"hello": 1}"#).unwrap();
+    fails_with(
+        &[
+            "plot",
+            foreign.to_str().unwrap(),
+            "--out",
+            png.to_str().unwrap(),
+        ],
+        "not a JSON file written by `fdlab bench --json`",
+    );
 }
 
 #[test]
