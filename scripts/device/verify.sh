@@ -15,10 +15,12 @@ ALL="naive-32x4x2 ldg-32x4x2 texture-32x4x2 shared-32x8 pencil-64x4-t64x4 pencil
  naive-256x1x1 ppt4-256x1x1 zmarch-32x4-v1-c64-u2-r2 zmarch-8x3-v2-c5-u3-r3-cs
  zmarch-16x2-v4-c7-u4-r1 zmarch-32x2-v4-c7-u2-r4 zmarch-32x3-v2-c9-u4-r2-cs smarch-64x4-r2-c64-p4
  smarch-12x3-r3-c5-p3 smarch-8x3-r2-c5-p2-v2 smarch-16x2-r3-c6-p3-v4 smarch-32x2-r1-c7-p8
- shared-24x5 pencil-40x6-t8x3"
+ shared-24x5 pencil-40x6-t8x3 smarch-12x3-r3-c5-p1-l smarch-8x3-r2-c5-p2-v2-l
+ smarch-16x2-r2-c7-p2-v2-l2 pencil-128x4-t8x2"
 SHARED="shared-32x8 shared-24x5 pencil-64x4-t64x4 pencil-64x32-t8x32 pencil-40x6-t8x3
  smarch-64x4-r2-c64-p4 smarch-12x3-r3-c5-p3 smarch-8x3-r2-c5-p2-v2 smarch-16x2-r3-c6-p3-v4
- smarch-32x2-r1-c7-p8"
+ smarch-32x2-r1-c7-p8 smarch-12x3-r3-c5-p1-l smarch-8x3-r2-c5-p2-v2-l smarch-16x2-r2-c7-p2-v2-l2
+ pencil-128x4-t8x2"
 t0=$(date +%s)
 stamp() { echo "[$(( $(date +%s) - t0 ))s] $*"; }
 if [ "${CHECK_S:-260}" != 0 ]; then
