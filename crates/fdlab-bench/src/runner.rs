@@ -195,11 +195,16 @@ pub fn cpu_model() -> String {
         .unwrap_or_else(|| std::env::consts::ARCH.to_string())
 }
 
-/// One parallel copy of `src` into `dst` (`copy_from_slice` in chunks over all threads):
+/// One parallel copy of `src` into `dst` (`copy_from_slice`, one contiguous piece per thread):
 /// milliseconds.
+///
+/// One piece per thread, not many small ones: `memcpy` streams its stores only above a size
+/// threshold, and 4 MiB pieces (16 per thread, this function before session 4) ran at 23-28
+/// GB/s on the 2-vCPU Xeon VM against 38-44 GB/s for 512 MiB pieces — a baseline that slow
+/// flattered every CPU figure (bench/NOTES.md, session 4).
 pub fn cpu_copy_gbps(src: &[f64], dst: &std::sync::Mutex<Vec<f64>>) -> f64 {
     let mut dst = dst.lock().expect("copy buffer lock");
-    let chunk = (src.len() / (rayon::current_num_threads() * 16)).max(1 << 16);
+    let chunk = src.len().div_ceil(rayon::current_num_threads()).max(1);
     let t = Instant::now();
     dst.par_chunks_mut(chunk)
         .zip(src.par_chunks(chunk))
