@@ -203,15 +203,6 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
     }
     // Shared-memory marching: tile × rows per thread × planes in flight × x points per thread.
     let copy = 16 / case.precision.size() as u32;
-    let smarch = |bx, by, rows, chunk, depth, vec| Strategy::SMarch {
-        bx,
-        by,
-        rows,
-        chunk,
-        depth,
-        vec,
-        staged: 0,
-    };
     let staged = |bx, by, rows, chunk, depth, vec, stages| Strategy::SMarch {
         bx,
         by,
@@ -221,6 +212,7 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
         vec,
         staged: stages,
     };
+    let smarch = |bx, by, rows, chunk, depth, vec| staged(bx, by, rows, chunk, depth, vec, 0);
     if nx.is_multiple_of(copy as usize) {
         if case.grid.dims().len() == 3 {
             for bx in [32, 64, 128] {

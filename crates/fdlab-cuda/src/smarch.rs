@@ -155,7 +155,9 @@ pub(crate) fn smarch(
     g.line(5, &format!("soff[j] = row * {w} + col * {vl};"));
     g.line(5, &format!("csize[j] = c < {total} ? (ok ? 16 : 0) : -1;"));
     g.line(4, "}");
-    let copy_plane = |g: &mut Gen, indent: usize, pl: &str, slot: &str| {
+    // Opens `if (plane < mend) {` and points `src` at that plane (wrapped when periodic);
+    // returns the indent inside.
+    let open_plane = |g: &mut Gen, indent: usize, pl: &str| {
         g.line(indent, &format!("if ({pl} < mend) {{"));
         let i = indent + 1;
         g.line(i, &format!("int pz = {pl};"));
@@ -164,6 +166,10 @@ pub(crate) fn smarch(
             i,
             &format!("const {ty}* const src = in + {};", idx("0", "0", "pz")),
         );
+        i
+    };
+    let copy_plane = |g: &mut Gen, indent: usize, pl: &str, slot: &str| {
+        let i = open_plane(g, indent, pl);
         g.line(i, &format!("{ty}* const dst = sm + ({slot}) * {plane};"));
         g.line(i, "#pragma unroll");
         g.line(i, &format!("for (int j = 0; j < {per_thread}; ++j) {{"));
@@ -181,14 +187,7 @@ pub(crate) fn smarch(
     // the tile moves; warp-wide 16-byte loads are coalesced into whole sectors.
     let vt = crate::zmarch::vec_type(spec.precision, vl);
     let stage_load = |g: &mut Gen, indent: usize, pl: &str, stage: u32| {
-        g.line(indent, &format!("if ({pl} < mend) {{"));
-        let i = indent + 1;
-        g.line(i, &format!("int pz = {pl};"));
-        g.line(i, &wrap("pz", "nm"));
-        g.line(
-            i,
-            &format!("const {ty}* const src = in + {};", idx("0", "0", "pz")),
-        );
+        let i = open_plane(g, indent, pl);
         g.line(i, "#pragma unroll");
         g.line(i, &format!("for (int j = 0; j < {per_thread}; ++j) {{"));
         g.line(
