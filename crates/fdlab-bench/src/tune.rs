@@ -3,7 +3,7 @@
 
 use crate::suites::Case;
 use fdlab_core::Precision;
-use fdlab_cuda::Strategy;
+use fdlab_cuda::{SmCopy, Strategy};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -109,7 +109,7 @@ pub fn default_strategy(case: &Case) -> Strategy {
         chunk: 64,
         depth: 2,
         vec: copy as u32,
-        staged: 0,
+        copy: SmCopy::Async,
     };
     // Radius-1 stencils (the 7-point Laplacian): the register-staged march of a 128×8 tile,
     // chosen from the H200 tuner data of roofline run 7 (tune.json there): 89.8% / 87.1%
@@ -127,7 +127,7 @@ pub fn default_strategy(case: &Case) -> Strategy {
         chunk: 64,
         depth: 1,
         vec: 2,
-        staged: 1,
+        copy: SmCopy::Registers(1),
     };
     let smarch = if radius_one { staged } else { smarch };
     let three_d = case.grid.dims().len() == 3;
@@ -210,9 +210,10 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
         chunk,
         depth,
         vec,
-        staged: stages,
+        copy: stages,
     };
-    let smarch = |bx, by, rows, chunk, depth, vec| staged(bx, by, rows, chunk, depth, vec, 0);
+    let smarch =
+        |bx, by, rows, chunk, depth, vec| staged(bx, by, rows, chunk, depth, vec, SmCopy::Async);
     if nx.is_multiple_of(copy as usize) {
         if case.grid.dims().len() == 3 {
             for bx in [32, 64, 128] {
@@ -262,11 +263,28 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
             ] {
                 for &vec in &vecs {
                     for depth in [1, 2] {
-                        for stages in [1, 2] {
+                        for stages in [SmCopy::Registers(1), SmCopy::Registers(2)] {
                             out.push(staged(tx / vec, by, rows, 64, depth, vec, stages));
                         }
                     }
-                    out.push(staged(tx / vec, by, rows, 128, 1, vec, 1));
+                    out.push(staged(
+                        tx / vec,
+                        by,
+                        rows,
+                        128,
+                        1,
+                        vec,
+                        SmCopy::Registers(1),
+                    ));
+                }
+            }
+            // Bulk (TMA) copies: whole sectors per row like the staged copies, and planes in
+            // flight without registers like cp.async. Measured on the H200 (bench/NOTES.md,
+            // session 5) they lose 10-30 points on every case but d/dz (a tie at 90%), so
+            // only the two shapes that came closest stay in the search.
+            for (tx, by, rows) in [(256, 8, 1), (128, 4, 2)] {
+                for &vec in &vecs {
+                    out.push(staged(tx / vec, by, rows, 64, 4, vec, SmCopy::Bulk));
                 }
             }
             // Longer chunks: fewer re-read planes at chunk ends (2r per chunk).

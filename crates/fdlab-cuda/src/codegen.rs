@@ -104,6 +104,27 @@ static __device__ __forceinline__ void fd_cp_async16(void* smem, const void* g, 
 }
 static __device__ __forceinline__ void fd_cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
 template <int N> static __device__ __forceinline__ void fd_cp_async_wait() { asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory"); }
+// Bulk copies (the tensor memory accelerator, sm_90) completing on an mbarrier in shared
+// memory: each copy first adds its bytes to the barrier's expected transaction count.
+static __device__ __forceinline__ void fd_mbar_init(unsigned long long* bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"((unsigned)__cvta_generic_to_shared(bar)), "r"(count) : "memory");
+}
+static __device__ __forceinline__ void fd_mbar_init_fence() { asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory"); }
+static __device__ __forceinline__ void fd_mbar_arrive(unsigned long long* bar) {
+  asm volatile("{ .reg .b64 st; mbarrier.arrive.shared::cta.b64 st, [%0]; }" :: "r"((unsigned)__cvta_generic_to_shared(bar)) : "memory");
+}
+static __device__ __forceinline__ void fd_mbar_wait(unsigned long long* bar, unsigned parity) {
+  const unsigned b = (unsigned)__cvta_generic_to_shared(bar);
+  unsigned done = 0;
+  while (!done) {
+    asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }" : "=r"(done) : "r"(b), "r"(parity) : "memory");
+  }
+}
+static __device__ __forceinline__ void fd_bulk_copy(void* smem, const void* g, unsigned bytes, unsigned long long* bar) {
+  const unsigned s = (unsigned)__cvta_generic_to_shared(smem), b = (unsigned)__cvta_generic_to_shared(bar);
+  asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;" :: "r"(b), "r"(bytes) : "memory");
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" :: "r"(s), "l"(g), "r"(bytes), "r"(b) : "memory");
+}
 #endif
 "#;
 
@@ -217,7 +238,7 @@ impl MarchAxes {
 }
 
 pub(crate) struct Gen<'a> {
-    spec: &'a KernelSpec<'a>,
+    pub(crate) spec: &'a KernelSpec<'a>,
     pub(crate) ty: &'static str,
     pub(crate) map: &'static str,
     s: String,
@@ -461,7 +482,7 @@ pub fn generate(spec: &KernelSpec<'_>) -> Result<CudaSource, Unsupported> {
             chunk,
             depth,
             vec,
-            staged,
+            copy,
         } => {
             // As zmarch, but x-only stencils also march along z, so that a tile spans y rows
             // (marching y would tile z, which has one plane in 2-D).
@@ -477,7 +498,7 @@ pub fn generate(spec: &KernelSpec<'_>) -> Result<CudaSource, Unsupported> {
                     chunk,
                     depth,
                     vec,
-                    staged,
+                    copy,
                 },
                 march_z,
             )

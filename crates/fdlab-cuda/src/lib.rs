@@ -7,7 +7,7 @@ mod smarch;
 mod strategy;
 mod zmarch;
 
-pub use strategy::{Coefficients, LoadPath, Strategy};
+pub use strategy::{Coefficients, LoadPath, SmCopy, Strategy};
 mod error;
 pub mod nvrtc;
 

@@ -13,6 +13,7 @@
 //! 16-byte copy).
 
 use crate::codegen::{CudaSource, Gen, KernelSpec, MarchAxes};
+use crate::strategy::SmCopy;
 use fdlab_core::{Boundary, Precision};
 use std::collections::BTreeSet;
 
@@ -32,10 +33,8 @@ pub struct SMarchParams {
     /// x points per thread (1, 2 or 4, at most 16 bytes): read from shared memory and stored
     /// as one vector, which cuts the instructions per point.
     pub vec: u32,
-    /// 0: copy each plane with per-thread `cp.async`. N: through registers (coalesced 16-byte
-    /// `__ldg`, then 16-byte shared stores), the loads of N planes in flight per thread while
-    /// planes are computed.
-    pub staged: u32,
+    /// How each plane is copied into the ring.
+    pub copy: SmCopy,
 }
 
 /// Elements per 16-byte copy.
@@ -93,6 +92,27 @@ pub(crate) fn smarch(
         1,
         &format!("const int tid = threadIdx.y * {} + threadIdx.x;", p.bx),
     );
+    let bulk = p.copy == SmCopy::Bulk;
+    if bulk {
+        // One mbarrier per slot, initialised once; each thread tracks every slot's phase
+        // parity in one bit, flipped at each wait (every filled slot is waited for once).
+        g.line(
+            1,
+            &format!(
+                "unsigned long long* const fd_bars = reinterpret_cast<unsigned long long*>(sm + {});",
+                slots * plane
+            ),
+        );
+        g.line(
+            1,
+            &format!(
+                "for (int i = tid; i < {slots}; i += {threads}) fd_mbar_init(fd_bars + i, 1);"
+            ),
+        );
+        g.line(1, "fd_mbar_init_fence();");
+        g.line(1, "__syncthreads();");
+        g.line(1, "unsigned fd_phase = 0u;");
+    }
     g.line(
         1,
         &format!(
@@ -133,28 +153,30 @@ pub(crate) fn smarch(
             String::new()
         }
     };
-    g.line(4, &format!("long long goff[{per_thread}];"));
-    g.line(4, &format!("int soff[{per_thread}];"));
-    g.line(4, &format!("int csize[{per_thread}];"));
-    g.line(4, "#pragma unroll");
-    g.line(4, &format!("for (int j = 0; j < {per_thread}; ++j) {{"));
-    g.line(5, &format!("const int c = tid + j * {threads};"));
-    g.line(
-        5,
-        &format!("const int row = c / {wv}, col = c - row * {wv};"),
-    );
-    g.line(5, &format!("int gy = y0 - {hyl} + row;"));
-    g.line(5, &format!("int gx = x0 - {hxl} + col * {vl};"));
-    g.line(5, &wrap("gy", "no"));
-    g.line(5, &wrap("gx", "nx"));
-    g.line(
-        5,
-        &format!("const bool ok = c < {total} && gx >= 0 && gx < nx && gy >= 0 && gy < no;"),
-    );
-    g.line(5, &format!("goff[j] = ok ? {} : 0;", idx("gx", "gy", "0")));
-    g.line(5, &format!("soff[j] = row * {w} + col * {vl};"));
-    g.line(5, &format!("csize[j] = c < {total} ? (ok ? 16 : 0) : -1;"));
-    g.line(4, "}");
+    if !bulk {
+        g.line(4, &format!("long long goff[{per_thread}];"));
+        g.line(4, &format!("int soff[{per_thread}];"));
+        g.line(4, &format!("int csize[{per_thread}];"));
+        g.line(4, "#pragma unroll");
+        g.line(4, &format!("for (int j = 0; j < {per_thread}; ++j) {{"));
+        g.line(5, &format!("const int c = tid + j * {threads};"));
+        g.line(
+            5,
+            &format!("const int row = c / {wv}, col = c - row * {wv};"),
+        );
+        g.line(5, &format!("int gy = y0 - {hyl} + row;"));
+        g.line(5, &format!("int gx = x0 - {hxl} + col * {vl};"));
+        g.line(5, &wrap("gy", "no"));
+        g.line(5, &wrap("gx", "nx"));
+        g.line(
+            5,
+            &format!("const bool ok = c < {total} && gx >= 0 && gx < nx && gy >= 0 && gy < no;"),
+        );
+        g.line(5, &format!("goff[j] = ok ? {} : 0;", idx("gx", "gy", "0")));
+        g.line(5, &format!("soff[j] = row * {w} + col * {vl};"));
+        g.line(5, &format!("csize[j] = c < {total} ? (ok ? 16 : 0) : -1;"));
+        g.line(4, "}");
+    }
     // Opens `if (plane < mend) {` and points `src` at that plane (wrapped when periodic);
     // returns the indent inside.
     let open_plane = |g: &mut Gen, indent: usize, pl: &str| {
@@ -215,8 +237,19 @@ pub(crate) fn smarch(
         g.line(indent, "}");
     };
     let ahead = window + p.depth - 1;
-    let ns = p.staged;
-    if ns > 0 {
+    let ns = match p.copy {
+        SmCopy::Registers(n) => n,
+        _ => 0,
+    };
+    if bulk {
+        bulk_pipeline(
+            &mut g,
+            &p,
+            [w, h, slots, window, ahead, hxl, hyl],
+            &wrap,
+            &idx,
+        );
+    } else if ns > 0 {
         // st[s] holds plane base + ahead + k + s during iteration k: stage 0 is stored at the
         // end of the iteration, the others were loaded in earlier iterations.
         g.line(4, &format!("{vt} st[{ns}][{per_thread}];"));
@@ -317,14 +350,16 @@ pub(crate) fn smarch(
         }
     }
     g.line(4, "}");
-    if ns == 0 {
+    if ns == 0 && !bulk {
         // No copy may land in a slot once the block moves on.
         g.line(4, "fd_cp_async_wait<0>();");
     }
     g.close_from(3);
     src.block = [p.bx, p.by, 1];
     src.grid_map = [(0, tx), (oa, ty_rows), (ma, p.chunk)];
-    src.shared_bytes = slots * plane * spec.precision.size() as u32;
+    // Bulk copies complete on one 8-byte mbarrier per slot, after the ring.
+    src.shared_bytes =
+        slots * plane * spec.precision.size() as u32 + if bulk { 8 * slots } else { 0 };
     src.x_multiple = vl;
     g.finish(src)
 }
@@ -440,4 +475,99 @@ fn vector_points(
         g.line(7, "}");
         g.line(6, "}");
     }
+}
+
+/// The plane copies and waits of [`SmCopy::Bulk`], up to the compute step of iteration `k`:
+/// one warp issues, per row of a plane, one `cp.async.bulk` per contiguous piece (a periodic
+/// image splits a row where it wraps; pieces outside a Dirichlet grid are skipped: no computed
+/// point reads them), each adding its bytes to the slot's mbarrier, then one arrival closes
+/// the plane. Dims: `[w, h, slots, window, ahead, hxl, hyl]`.
+fn bulk_pipeline(
+    g: &mut Gen,
+    p: &SMarchParams,
+    dims: [u32; 7],
+    wrap: &dyn Fn(&str, &str) -> String,
+    idx: &dyn Fn(&str, &str, &str) -> String,
+) {
+    let [w, h, slots, window, ahead, hxl, hyl] = dims;
+    let ty = g.ty;
+    let size = g.spec.precision.size();
+    let lanes = (p.bx * p.by).min(32);
+    let mask = if lanes == 32 {
+        "0xffffffffu".to_string()
+    } else {
+        format!("{:#x}u", (1u64 << lanes) - 1)
+    };
+    let periodic = g.spec.boundary == Boundary::Periodic;
+    let issue = |g: &mut Gen, indent: usize, pl: &str, slot: &str| {
+        g.line(indent, &format!("if ({pl} < mend && tid < {lanes}) {{"));
+        let i = indent + 1;
+        g.line(i, &format!("int pz = {pl};"));
+        g.line(i, &wrap("pz", "nm"));
+        g.line(
+            i,
+            &format!("const {ty}* const src = in + {};", idx("0", "0", "pz")),
+        );
+        g.line(i, &format!("const int sl = {slot};"));
+        g.line(i, &format!("{ty}* const dst = sm + sl * {};", w * h));
+        g.line(i, &format!("for (int r = tid; r < {h}; r += {lanes}) {{"));
+        g.line(i + 1, &format!("int gy = y0 - {hyl} + r;"));
+        if periodic {
+            g.line(i + 1, &wrap("gy", "no"));
+        } else {
+            g.line(i + 1, "if (gy < 0 || gy >= no) continue;");
+        }
+        g.line(
+            i + 1,
+            &format!("const {ty}* const srow = src + {};", idx("0", "gy", "0")),
+        );
+        g.line(i + 1, &format!("for (int col = 0; col < {w};) {{"));
+        g.line(i + 2, &format!("int gx = x0 - {hxl} + col;"));
+        if periodic {
+            g.line(i + 2, &wrap("gx", "nx"));
+        } else {
+            g.line(i + 2, "if (gx < 0) { col -= gx; continue; }");
+            g.line(i + 2, "if (gx >= nx) break;");
+        }
+        g.line(i + 2, &format!("const int len = min({w} - col, nx - gx);"));
+        g.line(
+            i + 2,
+            &format!("fd_bulk_copy(dst + r * {w} + col, srow + gx, len * {size}, fd_bars + sl);"),
+        );
+        g.line(i + 2, "col += len;");
+        g.line(i + 1, "}");
+        g.line(i, "}");
+        // Every lane's bytes are expected before the arrival that lets the phase complete.
+        g.line(i, &format!("__syncwarp({mask});"));
+        g.line(i, "if (tid == 0) fd_mbar_arrive(fd_bars + sl);");
+        g.line(indent, "}");
+    };
+    let wait = |g: &mut Gen, indent: usize, slot: &str| {
+        g.line(
+            indent,
+            &format!(
+                "{{ const int sl = {slot}; fd_mbar_wait(fd_bars + sl, (fd_phase >> sl) & 1u); fd_phase ^= 1u << sl; }}"
+            ),
+        );
+    };
+    // Prologue: the window and depth - 1 further planes; then wait for all of the first
+    // window but its front plane, which the first iteration waits for.
+    g.line(4, &format!("for (int k = 0; k < {ahead}; ++k) {{"));
+    issue(g, 5, "base + k", "k");
+    g.line(4, "}");
+    g.line(4, &format!("for (int k = 0; k + 1 < {window}; ++k) {{"));
+    wait(g, 5, "k");
+    g.line(4, "}");
+    g.line(4, "for (int m = mb; m < me; ++m) {");
+    g.line(5, "const int k = m - mb;");
+    // The front plane m + rzh (issued `depth` iterations ago, or in the prologue).
+    wait(g, 5, &format!("(k + {}) % {slots}", window - 1));
+    // The slot refilled now held plane m - rzl - 1, last read in the previous iteration.
+    g.line(5, "__syncthreads();");
+    issue(
+        g,
+        5,
+        &format!("base + {ahead} + k"),
+        &format!("({ahead} + k) % {slots}"),
+    );
 }

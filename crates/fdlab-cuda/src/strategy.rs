@@ -3,6 +3,23 @@
 use fdlab_core::{Boundary, Error as CoreError, Precision, Stencil};
 use std::fmt;
 
+/// How the shared-memory march ([`Strategy::SMarch`]) copies each plane of its tile into the
+/// ring of shared-memory slots.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SmCopy {
+    /// One 16-byte `cp.async` per thread and piece, `depth` planes in flight without holding
+    /// registers. ncu counted two L2 sector requests per sector (bench/NOTES.md, session 4).
+    Async,
+    /// Warp-coalesced 16-byte `__ldg` into registers, then shared stores; N (1 or 2) planes
+    /// of loads held in registers per thread.
+    Registers(u32),
+    /// Tensor-memory-accelerator bulk copies (`cp.async.bulk`, sm_90): one request per
+    /// contiguous piece of a row, issued by one warp, completing on a per-slot `mbarrier`;
+    /// whole sectors like [`SmCopy::Registers`], `depth` planes in flight like
+    /// [`SmCopy::Async`].
+    Bulk,
+}
+
 /// Where a pointwise kernel reads its input from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum LoadPath {
@@ -101,10 +118,8 @@ pub enum Strategy {
         depth: u32,
         /// x points per thread (1, 2 or 4; at most 16 bytes).
         vec: u32,
-        /// 0: copy with per-thread `cp.async`. N (1 or 2): copy through registers (coalesced
-        /// 16-byte `__ldg`, then shared stores), N planes of loads in flight per thread (name
-        /// suffix `-l` or `-lN`).
-        staged: u32,
+        /// How planes reach the ring (name suffix: none, `-l`/`-lN`, `-b`).
+        copy: SmCopy,
     },
     /// AMD's first optimisation: several consecutive z points per thread, loads issued in
     /// ascending address order.
@@ -166,7 +181,7 @@ impl Strategy {
         chunk: 64,
         depth: 4,
         vec: 1,
-        staged: 0,
+        copy: SmCopy::Async,
     };
 
     /// The strategies the conformance suite checks.
@@ -227,7 +242,7 @@ impl Strategy {
                 chunk: 5,
                 depth: 3,
                 vec: 1,
-                staged: 0,
+                copy: SmCopy::Async,
             },
             // Vector points: windows of whole vectors, partial vectors at Dirichlet edges.
             Strategy::SMarch {
@@ -237,7 +252,7 @@ impl Strategy {
                 chunk: 5,
                 depth: 2,
                 vec: 2,
-                staged: 0,
+                copy: SmCopy::Async,
             },
             Strategy::SMarch {
                 bx: 16,
@@ -246,7 +261,7 @@ impl Strategy {
                 chunk: 6,
                 depth: 3,
                 vec: 4,
-                staged: 0,
+                copy: SmCopy::Async,
             },
             Strategy::SMarch {
                 bx: 32,
@@ -255,7 +270,7 @@ impl Strategy {
                 chunk: 7,
                 depth: 8,
                 vec: 1,
-                staged: 0,
+                copy: SmCopy::Async,
             },
             // Staged copies (through registers): odd tile, one plane of ring beyond the
             // window (the slot refilled last in each iteration), vectors at Dirichlet edges.
@@ -266,7 +281,7 @@ impl Strategy {
                 chunk: 5,
                 depth: 1,
                 vec: 1,
-                staged: 1,
+                copy: SmCopy::Registers(1),
             },
             Strategy::SMarch {
                 bx: 8,
@@ -275,7 +290,7 @@ impl Strategy {
                 chunk: 5,
                 depth: 2,
                 vec: 2,
-                staged: 1,
+                copy: SmCopy::Registers(1),
             },
             // Two planes of loads in registers: the stage shift and the early loads.
             Strategy::SMarch {
@@ -285,7 +300,37 @@ impl Strategy {
                 chunk: 7,
                 depth: 2,
                 vec: 2,
-                staged: 2,
+                copy: SmCopy::Registers(2),
+            },
+            // Bulk copies: an odd tile (rows split over lanes, several pieces per row where a
+            // periodic image wraps), a block of fewer than 32 threads (partial issuing warp),
+            // one plane beyond the window, and vectors.
+            Strategy::SMarch {
+                bx: 12,
+                by: 3,
+                rows: 3,
+                chunk: 5,
+                depth: 3,
+                vec: 1,
+                copy: SmCopy::Bulk,
+            },
+            Strategy::SMarch {
+                bx: 8,
+                by: 3,
+                rows: 2,
+                chunk: 5,
+                depth: 1,
+                vec: 2,
+                copy: SmCopy::Bulk,
+            },
+            Strategy::SMarch {
+                bx: 32,
+                by: 4,
+                rows: 2,
+                chunk: 7,
+                depth: 4,
+                vec: 4,
+                copy: SmCopy::Bulk,
             },
             // Odd tile sizes catch tiling arithmetic that only works for powers of two.
             Strategy::SharedTile { bx: 24, by: 5 },
@@ -375,10 +420,10 @@ impl Strategy {
                 chunk,
                 depth,
                 vec,
-                staged,
+                copy,
                 ..
             } if !bx.is_multiple_of(4)
-                || staged > 2
+                || matches!(copy, SmCopy::Registers(n) if !(1..=2).contains(&n))
                 || chunk == 0
                 || !(1..=8).contains(&rows)
                 || !(1..=8).contains(&depth)
@@ -387,7 +432,7 @@ impl Strategy {
                 Err(format!(
                     "tile width {bx} (use a multiple of 4), chunk {chunk} (use >= 1), rows \
                      {rows} or depth {depth} (use 1 to 8), vector {vec} (use 1, 2 or 4), \
-                     register stages {staged} (use 0 to 2)"
+                     register stages {copy:?} (use 1 or 2)"
                 ))
             }
             Strategy::PointsPerThread { points: 0, .. } => {
@@ -452,16 +497,17 @@ impl fmt::Display for Strategy {
                 chunk,
                 depth,
                 vec,
-                staged,
+                copy,
             } => {
                 write!(f, "smarch-{bx}x{by}-r{rows}-c{chunk}-p{depth}")?;
                 if vec != 1 {
                     write!(f, "-v{vec}")?;
                 }
-                match staged {
-                    0 => {}
-                    1 => write!(f, "-l")?,
-                    n => write!(f, "-l{n}")?,
+                match copy {
+                    SmCopy::Async => {}
+                    SmCopy::Registers(1) => write!(f, "-l")?,
+                    SmCopy::Registers(n) => write!(f, "-l{n}")?,
+                    SmCopy::Bulk => write!(f, "-b")?,
                 }
                 Ok(())
             }
@@ -550,12 +596,15 @@ impl std::str::FromStr for Strategy {
                     }
                     "smarch" => {
                         let mut parts: Vec<&str> = tail.split('-').collect();
-                        let staged = match parts.last().and_then(|l| l.strip_prefix('l')) {
-                            Some("") => 1,
-                            Some(n) => n.parse().unwrap_or(u32::MAX),
-                            None => 0,
+                        let copy = match parts.last().copied() {
+                            Some("b") => SmCopy::Bulk,
+                            Some("l") => SmCopy::Registers(1),
+                            Some(l) if l.starts_with('l') => {
+                                SmCopy::Registers(l[1..].parse().unwrap_or(u32::MAX))
+                            }
+                            _ => SmCopy::Async,
                         };
-                        if staged > 0 {
+                        if copy != SmCopy::Async {
                             parts.pop();
                         }
                         let num = |i: usize, pre: char| -> Option<u32> {
@@ -583,7 +632,7 @@ impl std::str::FromStr for Strategy {
                                     chunk,
                                     depth,
                                     vec,
-                                    staged,
+                                    copy,
                                 })
                             }
                             _ => None,
@@ -613,7 +662,7 @@ impl std::str::FromStr for Strategy {
                 "pencil-LxP-tAxC",
                 "pptN-BXxBYxBZ",
                 "zmarch-BXxBY-vV-cC-uU-rR[-cs]",
-                "smarch-BXxBY-rR-cC-pP[-vV][-l]",
+                "smarch-BXxBY-rR-cC-pP[-vV][-l|-lN|-b]",
             ]
             .iter()
             .map(|s| s.to_string())
