@@ -287,6 +287,30 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
                     out.push(staged(tx / vec, by, rows, 64, 4, vec, SmCopy::Bulk));
                 }
             }
+            // Queue marches: the march-axis reach in registers, one plane (and its halo) in
+            // shared memory; taller tiles cut the other-axis halo (bench/NOTES.md, session 5).
+            // Registers, not halo, limit these (ptxas: 80-250 per thread for the 8th-order
+            // Laplacian), so scalar and 2-wide points are in the space next to 16-byte ones.
+            let mut qvecs = vec![1, 2, copy];
+            qvecs.dedup();
+            for (tx, by, rows) in [
+                (64, 8, 2),
+                (128, 4, 2),
+                (64, 4, 4),
+                (128, 4, 4),
+                (64, 16, 1),
+                (64, 2, 8),
+            ] {
+                for &vec in &qvecs {
+                    out.push(Strategy::QMarch {
+                        bx: tx / vec,
+                        by,
+                        rows,
+                        chunk: 64,
+                        vec,
+                    });
+                }
+            }
             // Longer chunks: fewer re-read planes at chunk ends (2r per chunk).
             for chunk in [128, 256] {
                 out.push(smarch(128, 8, 2, chunk, 2, 1));
@@ -304,6 +328,13 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
                         out.push(smarch(bx, 1, 1, 256, depth, copy));
                     }
                 }
+                out.push(Strategy::QMarch {
+                    bx: bx / copy,
+                    by: 1,
+                    rows: 1,
+                    chunk: 256,
+                    vec: copy,
+                });
             }
         }
     }

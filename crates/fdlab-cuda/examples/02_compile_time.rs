@@ -1,5 +1,6 @@
 //! Times NVRTC on one generated kernel: `cargo run -p fdlab-cuda --example 02_compile_time --
-//! zmarch-32x4-v2-c64-u4-r1 lap dirichlet f64` (needs libnvrtc on the library path).
+//! zmarch-32x4-v2-c64-u4-r1 lap dirichlet f64` (needs libnvrtc on the library path;
+//! `FDLAB_PTXAS_INFO=1` adds ptxas's register and spill report).
 use fdlab_core::{Axis, Boundary, Grid, Precision, Stencil};
 use fdlab_cuda::codegen::{generate, KernelSpec};
 use fdlab_cuda::{nvrtc, Coefficients, Strategy};
@@ -33,5 +34,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ptx.to_src().lines().count(),
         t.elapsed().as_secs_f64()
     );
+    // Machine code too; with FDLAB_PTXAS_INFO=1 ptxas reports registers and spills.
+    let cubin = nvrtc::compile_cubin(&k.name, &k.source(), "sm_90")?;
+    println!("{}: {} bytes of sm_90 CUBIN", k.name, cubin.len());
     Ok(())
 }

@@ -503,6 +503,24 @@ pub fn generate(spec: &KernelSpec<'_>) -> Result<CudaSource, Unsupported> {
                 march_z,
             )
         }
+        Strategy::QMarch {
+            bx,
+            by,
+            rows,
+            chunk,
+            vec,
+        } => crate::qmarch::qmarch(
+            spec,
+            base,
+            crate::qmarch::QMarchParams {
+                bx,
+                by,
+                rows,
+                chunk,
+                vec,
+            },
+            crate::qmarch::marches_z(spec.stencils),
+        ),
         Strategy::ZMarch {
             bx,
             by,

@@ -3,6 +3,7 @@
 #![warn(missing_docs)]
 
 pub mod codegen;
+mod qmarch;
 mod smarch;
 mod strategy;
 mod zmarch;

@@ -85,11 +85,17 @@ pub fn compile_cubin(name: &str, source: &str, arch: &str) -> Result<Vec<u8>> {
     let c_name = CString::new(format!("{name}.cu")).map_err(|_| fail("bad name".into()))?;
     let prog = result::create_program(&c_src, Some(&c_name))
         .map_err(|e| fail(format!("nvrtcCreateProgram: {e:?}")))?;
-    let opts = [
+    let mut opts = vec![
         format!("--gpu-architecture={arch}"),
         "--std=c++17".to_string(),
         "-default-device".to_string(),
     ];
+    // FDLAB_PTXAS_INFO=1 prints ptxas's resource report (registers, spills, shared memory)
+    // for every kernel compiled: the first thing to read about a slow kernel, at no device time.
+    let info = std::env::var_os("FDLAB_PTXAS_INFO").is_some();
+    if info {
+        opts.push("--ptxas-options=-v".to_string());
+    }
     // SAFETY: `prog` was just created and is destroyed once below; the buffers passed to
     // nvrtcGetCUBIN are sized by nvrtcGetCUBINSize.
     let out = unsafe {
@@ -102,6 +108,14 @@ pub fn compile_cubin(name: &str, source: &str, arch: &str) -> Result<Vec<u8>> {
                 Err(fail(log))
             }
             Ok(()) => {
+                if info {
+                    if let Ok(l) = result::get_program_log(prog) {
+                        eprintln!(
+                            "{name}: {}",
+                            CStr::from_ptr(l.as_ptr()).to_string_lossy().trim()
+                        );
+                    }
+                }
                 let mut size = 0usize;
                 let mut bin = Vec::new();
                 let ok = sys::nvrtcGetCUBINSize(prog, &mut size).result().is_ok() && size > 0 && {

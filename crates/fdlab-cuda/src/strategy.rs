@@ -121,6 +121,23 @@ pub enum Strategy {
         /// How planes reach the ring (name suffix: none, `-l`/`-lN`, `-b`).
         copy: SmCopy,
     },
+    /// 2.5-D marching with the march-axis neighbours in a register queue and one plane of
+    /// the tile (with its halo) in shared memory, filled from the queues and by coalesced
+    /// halo loads one plane ahead (see the `qmarch` module). Needs `nx` to be a multiple of
+    /// 16 bytes of elements and every off-plane tap on the march column; periodic and
+    /// Dirichlet boundaries.
+    QMarch {
+        /// Threads along x.
+        bx: u32,
+        /// Threads along the other axis.
+        by: u32,
+        /// Rows per thread.
+        rows: u32,
+        /// Planes per block along the march.
+        chunk: u32,
+        /// x points per thread (1, 2 or 4; at most 16 bytes).
+        vec: u32,
+    },
     /// AMD's first optimisation: several consecutive z points per thread, loads issued in
     /// ascending address order.
     PointsPerThread {
@@ -332,6 +349,30 @@ impl Strategy {
                 vec: 4,
                 copy: SmCopy::Bulk,
             },
+            // Queue marches: an odd tile and rows (halo tables over several granules per
+            // thread, tiles cut by the grid's edge), short chunks (prologue each few planes),
+            // vectors cut by Dirichlet edges, scalar points.
+            Strategy::QMarch {
+                bx: 12,
+                by: 3,
+                rows: 3,
+                chunk: 5,
+                vec: 1,
+            },
+            Strategy::QMarch {
+                bx: 8,
+                by: 3,
+                rows: 2,
+                chunk: 6,
+                vec: 2,
+            },
+            Strategy::QMarch {
+                bx: 16,
+                by: 4,
+                rows: 2,
+                chunk: 7,
+                vec: 4,
+            },
             // Odd tile sizes catch tiling arithmetic that only works for powers of two.
             Strategy::SharedTile { bx: 24, by: 5 },
             // 34 loads per thread: three load batches, the last one partial.
@@ -359,7 +400,8 @@ impl Strategy {
             | Strategy::PointsPerThread { block, .. } => block.iter().product(),
             Strategy::SharedTile { bx, by }
             | Strategy::ZMarch { bx, by, .. }
-            | Strategy::SMarch { bx, by, .. } => bx * by,
+            | Strategy::SMarch { bx, by, .. }
+            | Strategy::QMarch { bx, by, .. } => bx * by,
             Strategy::Pencil {
                 threads_along,
                 threads_across,
@@ -435,6 +477,18 @@ impl Strategy {
                      register stages {copy:?} (use 1 or 2)"
                 ))
             }
+            Strategy::QMarch {
+                rows, chunk, vec, ..
+            } if chunk == 0 || !(1..=8).contains(&rows) || !matches!(vec, 1 | 2 | 4) => {
+                Err(format!(
+                    "chunk {chunk} (use >= 1), rows {rows} (use 1 to 8) or vector {vec} (use 1, \
+                     2 or 4)"
+                ))
+            }
+            Strategy::QMarch { .. } => match crate::qmarch::unsupported(stencils) {
+                Some(why) => Err(why),
+                None => Ok(()),
+            },
             Strategy::PointsPerThread { points: 0, .. } => {
                 Err("points per thread must be at least 1".into())
             }
@@ -456,6 +510,18 @@ impl Strategy {
             }
             Strategy::SMarch { vec: 4, .. } if precision == Precision::F64 => {
                 Err("4 doubles per thread would be a 32-byte vector; use vec 1 or 2".into())
+            }
+            Strategy::QMarch { bx, vec, .. }
+                if vec as usize * precision.size() > 16
+                    || !(bx * vec).is_multiple_of(16 / precision.size() as u32) =>
+            {
+                Err(format!(
+                    "{vec} x points per thread over {bx} threads: the vector must fit 16 bytes \
+                     and the tile width be a multiple of 16 bytes"
+                ))
+            }
+            Strategy::QMarch { .. } if boundary == Boundary::Neumann => {
+                Err("Neumann's mirror images are not 16-byte loads; use zmarch or shared".into())
             }
             Strategy::SMarch { .. } if boundary == Boundary::Neumann => {
                 Err("Neumann's mirror images are not 16-byte copies; use zmarch or shared".into())
@@ -490,6 +556,13 @@ impl fmt::Display for Strategy {
             Strategy::PointsPerThread { block, points } => {
                 write!(f, "ppt{points}-{}", b(block))
             }
+            Strategy::QMarch {
+                bx,
+                by,
+                rows,
+                chunk,
+                vec,
+            } => write!(f, "qmarch-{bx}x{by}-r{rows}-c{chunk}-v{vec}"),
             Strategy::SMarch {
                 bx,
                 by,
@@ -638,6 +711,31 @@ impl std::str::FromStr for Strategy {
                             _ => None,
                         }
                     }
+                    "qmarch" => {
+                        let parts: Vec<&str> = tail.split('-').collect();
+                        let num = |i: usize, pre: char| -> Option<u32> {
+                            parts.get(i)?.strip_prefix(pre)?.parse().ok()
+                        };
+                        match (
+                            parts.first().and_then(|d| parse_dims::<2>(d)),
+                            num(1, 'r'),
+                            num(2, 'c'),
+                            num(3, 'v'),
+                        ) {
+                            (Some([bx, by]), Some(rows), Some(chunk), Some(vec))
+                                if parts.len() == 4 =>
+                            {
+                                Some(Strategy::QMarch {
+                                    bx,
+                                    by,
+                                    rows,
+                                    chunk,
+                                    vec,
+                                })
+                            }
+                            _ => None,
+                        }
+                    }
                     h if h.starts_with("ppt") => h[3..].parse().ok().and_then(|points| {
                         parse_dims(tail).map(|block| Strategy::PointsPerThread { block, points })
                     }),
@@ -663,6 +761,7 @@ impl std::str::FromStr for Strategy {
                 "pptN-BXxBYxBZ",
                 "zmarch-BXxBY-vV-cC-uU-rR[-cs]",
                 "smarch-BXxBY-rR-cC-pP[-vV][-l|-lN|-b]",
+                "qmarch-BXxBY-rR-cC-vV",
             ]
             .iter()
             .map(|s| s.to_string())

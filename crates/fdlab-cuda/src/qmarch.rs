@@ -1,0 +1,486 @@
+//! 2.5-D marching with a register queue along the march and one shared-memory plane
+//! (Micikevicius' 3-D finite-difference scheme, with 16-byte vectors).
+//!
+//! A block owns an x × other-axis tile and marches along the last axis the stencils use (as
+//! [`crate::smarch`]). Each thread keeps its own `vec` x points of `rows` rows for the whole
+//! march window (`reach below + 1 + reach above` planes) in registers: the march-axis taps
+//! read registers, and each plane's interior is loaded from global memory once, as the front of
+//! the queue. Only the centre plane goes to shared memory — its interior from the threads'
+//! queues, its x and other-axis halo by coalesced 16-byte loads, both issued one plane ahead —
+//! so the taps across the plane read shared memory. Two plane slots alternate: one barrier per
+//! plane.
+//!
+//! Why (bench/NOTES.md, session 5): the shared-memory march keeps the whole window (9 planes
+//! for an 8th-order stencil) in its ring, which for the radius-4 stencils costs occupancy and,
+//! with a short tile, reads every plane's 2× halo through L2 per plane; here shared memory holds
+//! two planes, and the march-axis reach costs registers, not L2 traffic.
+//!
+//! Needs every tap off the centre plane to lie on the march-axis column (true of derivatives,
+//! gradients and Laplacians), `nx` a multiple of 16 bytes of elements, and periodic or
+//! Dirichlet boundaries.
+
+use crate::codegen::{coord_name, CudaSource, Gen, KernelSpec, MarchAxes};
+use fdlab_core::{Boundary, Stencil};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Parameters of a queue-marching kernel.
+#[derive(Debug, Clone, Copy)]
+pub struct QMarchParams {
+    /// Threads along x.
+    pub bx: u32,
+    /// Threads along the other axis.
+    pub by: u32,
+    /// Rows of the other axis per thread.
+    pub rows: u32,
+    /// Planes per block along the march.
+    pub chunk: u32,
+    /// x points per thread (1, 2 or 4, at most 16 bytes).
+    pub vec: u32,
+}
+
+/// Whether the march goes along z (else along y, the tile then spanning z): as the
+/// shared-memory march decides.
+pub(crate) fn marches_z(stencils: &[Stencil]) -> bool {
+    stencils.iter().any(|s| s.radius()[2] > 0) || stencils.iter().all(|s| s.radius()[1] == 0)
+}
+
+/// Why `stencils` cannot be computed with a register queue, if they cannot: a tap that leaves
+/// the centre plane must stay on the march-axis column.
+pub(crate) fn unsupported(stencils: &[Stencil]) -> Option<String> {
+    let axes = MarchAxes::new(marches_z(stencils));
+    for s in stencils {
+        for t in s.taps() {
+            if t.offset[axes.ma] != 0 && (t.offset[0] != 0 || t.offset[axes.oa] != 0) {
+                return Some(format!(
+                    "tap {:?} leaves the centre plane off the march column; use smarch",
+                    t.offset
+                ));
+            }
+        }
+    }
+    None
+}
+
+pub(crate) fn qmarch(
+    spec: &KernelSpec<'_>,
+    mut src: CudaSource,
+    p: QMarchParams,
+    march_z: bool,
+) -> CudaSource {
+    let mut g = Gen::new(spec);
+    let ty = g.ty;
+    let size = spec.precision.size() as u32;
+    let vl = 16 / size;
+    let v = p.vec;
+    let vt = crate::zmarch::vec_type(spec.precision, v);
+    let vt = if vt.is_empty() { ty } else { vt };
+    let gt = crate::zmarch::vec_type(spec.precision, vl);
+    let axes = MarchAxes::new(march_z);
+    let (ma, oa) = (axes.ma, axes.oa);
+    let idx = |x: &str, o: &str, m: &str| axes.idx(x, o, m);
+    let (lo, hi) = g.reach();
+    let round = |h: usize| (h as u32).div_ceil(vl) * vl;
+    let (hxl, hxr) = (round(lo[0]), round(hi[0]));
+    let (hyl, hyh) = (lo[oa] as u32, hi[oa] as u32);
+    let (rzl, rzh) = (lo[ma] as u32, hi[ma] as u32);
+    let window = rzl + rzh + 1;
+    let (tx, tyr) = (p.bx * v, p.by * p.rows);
+    let w = hxl + tx + hxr;
+    let h = hyl + tyr + hyh;
+    let plane = w * h;
+    let threads = p.bx * p.by;
+    let periodic = spec.boundary == Boundary::Periodic;
+    // Halo granules (16 bytes): the other-axis halo rows (over the interior columns, or the
+    // whole width when a tap reads a corner), then the x halo of the tile's rows.
+    let corners = spec
+        .stencils
+        .iter()
+        .flat_map(|s| s.taps())
+        .any(|t| t.offset[0] != 0 && t.offset[oa] != 0);
+    let (wv, lv, rv, txv) = (w / vl, hxl / vl, hxr / vl, tx / vl);
+    let band = if corners { wv } else { txv };
+    let band0 = if corners { 0 } else { lv };
+    let top = hyl * band;
+    let mid = tyr * (lv + rv);
+    let halo = top + mid + hyh * band;
+    let per_thread = halo.div_ceil(threads);
+    let wrap = |var: &str, n: &str| {
+        if periodic {
+            format!(
+                "{var} = (unsigned){var} < (unsigned){n} ? {var} : fd_periodic_any({var}, {n});"
+            )
+        } else {
+            String::new()
+        }
+    };
+
+    g.march_prologue(axes, threads);
+    g.line(1, "extern __shared__ __align__(16) double fd_smem16[];");
+    g.line(
+        1,
+        &format!("{ty}* const sm = reinterpret_cast<{ty}*>(fd_smem16);"),
+    );
+    g.line(
+        1,
+        &format!("const int tid = threadIdx.y * {} + threadIdx.x;", p.bx),
+    );
+    g.line(
+        1,
+        &format!(
+            "for (int cm = blockIdx.z * {c}; cm < nm; cm += gridDim.z * {c}) {{",
+            c = p.chunk
+        ),
+    );
+    g.line(
+        2,
+        &format!("for (int y0 = blockIdx.y * {tyr}; y0 < no; y0 += gridDim.y * {tyr}) {{"),
+    );
+    g.line(
+        3,
+        &format!("for (int x0 = blockIdx.x * {tx}; x0 < nx; x0 += gridDim.x * {tx}) {{"),
+    );
+    g.line(
+        4,
+        &format!(
+            "const int mb = max(cm, mlo), me = min(cm + {}, mhi);",
+            p.chunk
+        ),
+    );
+    g.line(4, "if (mb >= me) continue;");
+    // The previous tile's readers must be done with both slots.
+    g.line(4, "__syncthreads();");
+    if halo > 0 {
+        // This thread's halo granules: source offset within a plane, target within a slot.
+        g.line(4, &format!("long long hoff[{per_thread}];"));
+        g.line(4, &format!("int hdst[{per_thread}];"));
+        g.line(4, &format!("bool hok[{per_thread}];"));
+        g.line(4, "#pragma unroll");
+        g.line(4, &format!("for (int j = 0; j < {per_thread}; ++j) {{"));
+        g.line(5, &format!("const int c = tid + j * {threads};"));
+        g.line(5, "int row, col;");
+        g.line(
+            5,
+            &format!("if (c < {top}) {{ row = c / {band}; col = {band0} + c % {band}; }}"),
+        );
+        if lv + rv > 0 {
+            g.line(
+            5,
+            &format!(
+                "else if (c < {}) {{ const int e = c - {top}; row = {hyl} + e / {}; col = e % {}; if (col >= {lv}) col += {txv}; }}",
+                top + mid,
+                lv + rv,
+                lv + rv
+            ),
+        );
+        }
+        g.line(
+            5,
+            &format!(
+            "else {{ const int e = c - {}; row = {} + e / {band}; col = {band0} + e % {band}; }}",
+            top + mid,
+            hyl + tyr
+        ),
+        );
+        g.line(5, &format!("int gy = y0 - {hyl} + row;"));
+        g.line(5, &format!("int gx = x0 - {hxl} + col * {vl};"));
+        g.line(5, &wrap("gy", "no"));
+        g.line(5, &wrap("gx", "nx"));
+        g.line(
+            5,
+            &format!("hok[j] = c < {halo} && gx >= 0 && gx < nx && gy >= 0 && gy < no;"),
+        );
+        g.line(
+            5,
+            &format!("hoff[j] = hok[j] ? {} : 0;", idx("gx", "gy", "0")),
+        );
+        g.line(
+            5,
+            &format!("hdst[j] = c < {halo} ? row * {w} + col * {vl} : -1;"),
+        );
+        g.line(4, "}");
+    }
+    // This thread's own points; with periodic images, points of a tile that overhangs the
+    // grid load their wrapped values (neighbours of the last points read them from the slot),
+    // but only points inside the grid are computed.
+    g.line(4, &format!("const int x = x0 + threadIdx.x * {v};"));
+    g.line(4, "int xl = x;");
+    g.line(4, &wrap("xl", "nx"));
+    for r in 0..p.rows {
+        g.line(
+            4,
+            &format!("const int o{r} = y0 + threadIdx.y * {} + {r};", p.rows),
+        );
+        g.line(4, &format!("int ol{r} = o{r};"));
+        g.line(4, &wrap(&format!("ol{r}"), "no"));
+        g.line(4, &format!("const bool in{r} = x < nx && o{r} < no;"));
+        let load = if periodic {
+            "true".to_string()
+        } else {
+            format!("in{r}")
+        };
+        g.line(4, &format!("const bool ld{r} = {load};"));
+        g.line(
+            4,
+            &format!(
+                "const long long own{r} = ld{r} ? {} : 0;",
+                idx("xl", &format!("ol{r}"), "0")
+            ),
+        );
+    }
+    // Loads of plane `pl`: the own points into `dst{r}`, and (with `halo`) the halo granules.
+    let zero = |t: &str, n: u32| {
+        if n == 1 {
+            format!("({ty})0")
+        } else {
+            format!("make_{t}({})", vec!["0"; n as usize].join(", "))
+        }
+    };
+    let plane_src = |g: &mut Gen, indent: usize, pl: &str| {
+        g.line(indent, &format!("int pz = {pl};"));
+        g.line(indent, &wrap("pz", "nm"));
+        g.line(
+            indent,
+            &format!("const {ty}* const src = in + {};", idx("0", "0", "pz")),
+        );
+    };
+    let load_own = |g: &mut Gen, indent: usize, dst: &dyn Fn(u32) -> String| {
+        for r in 0..p.rows {
+            g.line(
+                indent,
+                &format!(
+                    "{} = ld{r} ? __ldg(reinterpret_cast<const {vt}*>(src + own{r})) : {};",
+                    dst(r),
+                    zero(vt, v)
+                ),
+            );
+        }
+    };
+    let load_halo = |g: &mut Gen, indent: usize| {
+        if halo == 0 {
+            return;
+        }
+        g.line(indent, "#pragma unroll");
+        g.line(indent, &format!("for (int j = 0; j < {per_thread}; ++j) hv[j] = hok[j] ? __ldg(reinterpret_cast<const {gt}*>(src + hoff[j])) : {};", zero(gt, vl)));
+    };
+    // The queue: q{r}_{i}_{l} holds plane m - rzl + i of row r, x point l; named scalars so
+    // that every index is fixed at generation time (registers, never local memory).
+    let comps = ["x", "y", "z", "w"];
+    let comp = |var: &str, l: u32| {
+        if v == 1 {
+            var.to_string()
+        } else {
+            format!("{var}.{}", comps[l as usize])
+        }
+    };
+    for r in 0..p.rows {
+        let names: Vec<String> = (0..window)
+            .flat_map(|i| (0..v).map(move |l| format!("q{r}_{i}_{l}")))
+            .collect();
+        g.line(4, &format!("{ty} {};", names.join(", ")));
+        g.line(4, &format!("{vt} nxt{r};"));
+    }
+    if halo > 0 {
+        g.line(4, &format!("{gt} hv[{per_thread}];"));
+    }
+    // Prologue: planes mb - rzl … mb + rzh - 1 into the queue; the front plane mb + rzh and
+    // the halo of plane mb in flight.
+    for i in 0..window - 1 {
+        g.line(4, "{");
+        plane_src(&mut g, 5, &format!("mb - {rzl} + {i}"));
+        load_own(&mut g, 5, &|r| format!("nxt{r}"));
+        for r in 0..p.rows {
+            for l in 0..v {
+                g.line(
+                    5,
+                    &format!("q{r}_{i}_{l} = {};", comp(&format!("nxt{r}"), l)),
+                );
+            }
+        }
+        g.line(4, "}");
+    }
+    g.line(4, "{");
+    plane_src(&mut g, 5, &format!("mb + {rzh}"));
+    load_own(&mut g, 5, &|r| format!("nxt{r}"));
+    g.line(4, "}");
+    g.line(4, "{");
+    plane_src(&mut g, 5, "mb");
+    load_halo(&mut g, 5);
+    g.line(4, "}");
+
+    g.line(4, "for (int m = mb; m < me; ++m) {");
+    g.line(
+        5,
+        &format!("{ty}* const slot = sm + ((m - mb) & 1) * {plane};"),
+    );
+    // The front plane enters the queue; the centre plane and its halo go to the slot.
+    for r in 0..p.rows {
+        for l in 0..v {
+            g.line(
+                5,
+                &format!("q{r}_{}_{l} = {};", window - 1, comp(&format!("nxt{r}"), l)),
+            );
+        }
+        let centre: Vec<String> = (0..v).map(|l| format!("q{r}_{rzl}_{l}")).collect();
+        let value = if v == 1 {
+            centre[0].clone()
+        } else {
+            format!("make_{vt}({})", centre.join(", "))
+        };
+        g.line(
+            5,
+            &format!(
+                "*reinterpret_cast<{vt}*>(slot + ({hyl} + threadIdx.y * {} + {r}) * {w} + {hxl} + threadIdx.x * {v}) = {value};",
+                p.rows
+            ),
+        );
+    }
+    if halo > 0 {
+        g.line(5, "#pragma unroll");
+        g.line(
+            5,
+            &format!("for (int j = 0; j < {per_thread}; ++j) if (hdst[j] >= 0) *reinterpret_cast<{gt}*>(slot + hdst[j]) = hv[j];"),
+        );
+    }
+    // Next plane's loads, in flight during this plane's sums.
+    g.line(5, "if (m + 1 < me) {");
+    plane_src(&mut g, 6, &format!("m + 1 + {rzh}"));
+    load_own(&mut g, 6, &|r| format!("nxt{r}"));
+    g.line(5, "}");
+    g.line(5, "if (m + 1 < me) {");
+    plane_src(&mut g, 6, "m + 1");
+    load_halo(&mut g, 6);
+    g.line(5, "}");
+    g.line(5, "__syncthreads();");
+    sums(&mut g, spec, p, [w, hyl, hxl, rzl], ma, oa, &idx);
+    // Shift the queue.
+    for r in 0..p.rows {
+        for i in 0..window - 1 {
+            for l in 0..v {
+                g.line(5, &format!("q{r}_{i}_{l} = q{r}_{}_{l};", i + 1));
+            }
+        }
+    }
+    g.close_from(4);
+    src.block = [p.bx, p.by, 1];
+    src.grid_map = [(0, tx), (oa, tyr), (ma, p.chunk)];
+    src.shared_bytes = 2 * plane * size;
+    src.x_multiple = vl;
+    g.finish(src)
+}
+
+/// The sums of every row of the thread: taps on the centre plane from whole vectors of the
+/// slot, march-axis taps from the queue; one vector store per row (per point where a
+/// Dirichlet edge cuts the vector). Dims: `[w, hyl, hxl, rzl]`.
+fn sums(
+    g: &mut Gen,
+    spec: &KernelSpec<'_>,
+    p: QMarchParams,
+    dims: [u32; 4],
+    ma: usize,
+    oa: usize,
+    idx: &dyn Fn(&str, &str, &str) -> String,
+) {
+    let [w, hyl, hxl, rzl] = dims;
+    let ty = g.ty;
+    let v = p.vec as i32;
+    let vt = crate::zmarch::vec_type(spec.precision, p.vec);
+    let comps = ["x", "y", "z", "w"];
+    // Rows of the centre plane the taps read (other-axis offset → x reach).
+    let mut rows: BTreeMap<i32, (i32, i32)> = BTreeMap::new();
+    let mut column: BTreeSet<i32> = BTreeSet::new();
+    for s in spec.stencils {
+        for t in s.taps() {
+            if t.offset[ma] != 0 || (t.offset[0] == 0 && t.offset[oa] == 0) {
+                column.insert(t.offset[ma]);
+            } else {
+                let e = rows.entry(t.offset[oa]).or_insert((0, 0));
+                e.0 = e.0.min(t.offset[0]);
+                e.1 = e.1.max(t.offset[0]);
+            }
+        }
+    }
+    let kfirst = |mn: i32| mn.div_euclid(v);
+    let klast = |mx: i32| (v - 1 + mx).div_euclid(v);
+    for r in 0..p.rows {
+        g.line(5, &format!("if (in{r} && o{r} >= olo && o{r} < ohi) {{"));
+        g.line(
+            6,
+            &format!(
+                "const {ty}* const c = slot + ({hyl} + threadIdx.y * {} + {r}) * {w} + {hxl} + threadIdx.x * {v};",
+                p.rows
+            ),
+        );
+        for (&dy, &(mn, mx)) in &rows {
+            let (k0, k1) = (kfirst(mn), klast(mx));
+            let name = format!("win_{}", coord_name("y", dy));
+            g.line(6, &format!("{ty} {name}[{}];", (k1 - k0 + 1) * v));
+            for k in k0..=k1 {
+                let at = format!("c + {}", dy * w as i32 + k * v);
+                if v == 1 {
+                    g.line(6, &format!("{name}[{}] = *({at});", k - k0));
+                } else {
+                    g.line(
+                        6,
+                        &format!("{{ const {vt} t = *reinterpret_cast<const {vt}*>({at});"),
+                    );
+                    for (l, cn) in comps.iter().enumerate().take(v as usize) {
+                        g.line(7, &format!("{name}[{}] = t.{cn};", (k - k0) * v + l as i32));
+                    }
+                    g.line(6, "}");
+                }
+            }
+        }
+        let at = idx("x", &format!("o{r}"), "m");
+        for (o, stencil) in spec.stencils.iter().enumerate() {
+            let mut acc = Vec::new();
+            for l in 0..v {
+                let mut terms = Vec::new();
+                for (ti, t) in stencil.taps().iter().enumerate() {
+                    let wgt = g.weight(o, ti);
+                    let val = if t.offset[ma] != 0 || (t.offset[0] == 0 && t.offset[oa] == 0) {
+                        format!("q{r}_{}_{l}", rzl as i32 + t.offset[ma])
+                    } else {
+                        let k0 = kfirst(rows[&t.offset[oa]].0);
+                        format!(
+                            "win_{}[{}]",
+                            coord_name("y", t.offset[oa]),
+                            l + t.offset[0] - k0 * v
+                        )
+                    };
+                    terms.push(format!("{wgt} * {val}"));
+                }
+                let name = format!("a{o}_{l}");
+                g.line(6, &format!("{ty} {name} = ({ty})0;"));
+                for term in terms {
+                    g.line(6, &format!("{name} += {term};"));
+                }
+                acc.push(name);
+            }
+            if v == 1 {
+                g.line(
+                    6,
+                    &format!("if (x >= ilo && x < ihi) out{o}[{at}] = {};", acc[0]),
+                );
+            } else {
+                g.line(6, &format!("if (x >= ilo && x + {v} <= ihi) {{"));
+                g.line(
+                    7,
+                    &format!(
+                        "*reinterpret_cast<{vt}*>(out{o} + {at}) = make_{vt}({});",
+                        acc.join(", ")
+                    ),
+                );
+                g.line(6, "} else {");
+                for (l, a) in acc.iter().enumerate() {
+                    let at_l = idx(&format!("x + {l}"), &format!("o{r}"), "m");
+                    g.line(
+                        7,
+                        &format!("if (x + {l} >= ilo && x + {l} < ihi) out{o}[{at_l}] = {a};"),
+                    );
+                }
+                g.line(6, "}");
+            }
+        }
+        g.line(5, "}");
+    }
+}
