@@ -202,23 +202,40 @@ fn derivative_case(
 /// The pencil kernels of NVIDIA's experiment for lines of `n` points: as published, a tile
 /// spans the whole line (small: 4 lines, 64 threads along; long: 32 lines, block 32 × 8), while
 /// it fits in 96 KiB of shared memory and `n` is a multiple of the threads along; then fdlab's
-/// 64-point tiles that loop along any line, and `__ldg` for scale.
+/// 64-point tiles that loop along any line, and `__ldg` for scale. Each long-pencil form is
+/// followed by its sliding-window form (`-w`: the same tile and block, a run of consecutive
+/// points per thread from a register window, affine tile loads; x rows padded to an odd
+/// stride).
 fn pencil_strategies(n: usize, p: Precision) -> Vec<Strategy> {
     let mut out = vec![];
     for (lines, along) in [(4usize, 64usize), (32, 8)] {
         let fits = (n + 8) * lines * p.size() <= 96 * 1024;
         if n.is_multiple_of(along) && fits && n != 64 {
-            out.push(Strategy::Pencil {
+            let published = Strategy::Pencil {
                 length: n as u32,
                 lines: lines as u32,
                 threads_along: along as u32,
                 threads_across: (256 / along) as u32,
-            });
+                window: false,
+            };
+            out.push(published);
+            // The window form pads x rows by at most one element.
+            let window_fits = (n + 9) * lines * p.size() <= 96 * 1024;
+            if lines == 32 && window_fits {
+                out.push(Strategy::Pencil {
+                    length: n as u32,
+                    lines: lines as u32,
+                    threads_along: along as u32,
+                    threads_across: (256 / along) as u32,
+                    window: true,
+                });
+            }
         }
     }
     out.extend([
         Strategy::PENCIL_SMALL,
         Strategy::PENCIL_LONG,
+        Strategy::PENCIL_LONG_WINDOW,
         Strategy::READ_ONLY,
     ]);
     out

@@ -345,12 +345,14 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
             lines: 64,
             threads_along: 4,
             threads_across: 64,
+            window: false,
         },
         Strategy::Pencil {
             length: 128,
             lines: 32,
             threads_along: 8,
             threads_across: 32,
+            window: false,
         },
         Strategy::AMD_PPT,
         Strategy::PointsPerThread {

@@ -474,7 +474,18 @@ pub fn generate(spec: &KernelSpec<'_>) -> Result<CudaSource, Unsupported> {
             lines,
             threads_along,
             threads_across,
-        } => pencil(spec, base, length, lines, threads_along, threads_across),
+            window,
+        } => pencil(
+            spec,
+            base,
+            PencilParams {
+                length,
+                lines,
+                t_along: threads_along,
+                t_across: threads_across,
+                window,
+            },
+        ),
         Strategy::SMarch {
             bx,
             by,
@@ -751,15 +762,25 @@ fn shared_tile(spec: &KernelSpec<'_>, mut src: CudaSource, bx: u32, by: u32) -> 
     g.finish(src)
 }
 
-/// NVIDIA's pencils along the stencil's one axis, generalised to any tile and block.
-fn pencil(
-    spec: &KernelSpec<'_>,
-    mut src: CudaSource,
+/// A pencil tile and its block (see [`Strategy::Pencil`]).
+struct PencilParams {
     length: u32,
     lines: u32,
     t_along: u32,
     t_across: u32,
-) -> CudaSource {
+    window: bool,
+}
+
+/// NVIDIA's pencils along the stencil's one axis, generalised to any tile and block; with
+/// `window`, each thread computes a run of consecutive points from a sliding register window.
+fn pencil(spec: &KernelSpec<'_>, mut src: CudaSource, pp: PencilParams) -> CudaSource {
+    let PencilParams {
+        length,
+        lines,
+        t_along,
+        t_across,
+        window,
+    } = pp;
     let stencil = &spec.stencils[0];
     let axis = stencil.single_axis().map(|a| a.index()).unwrap_or(0);
     let mut g = Gen::new(spec);
@@ -784,9 +805,21 @@ fn pencil(
     };
     // Shared layout: rows are pencils for an x stencil (x contiguous), rows are positions along
     // the axis otherwise (the across direction, x, contiguous): both match global coalescing.
+    //
+    // Window kernels give every axis the same thread mapping: lane = pencil (tb = threadIdx.x,
+    // 32 consecutive pencils in a warp when threads_across >= 32), ta = threadIdx.y picks the
+    // run of m = length / threads_along consecutive points along the axis. A warp's shared
+    // load for run position j then reads, in 4-byte words (f32):
+    //   y, z: tile[(ta*m + j) * lines + tb]  -> 32 consecutive words: 32 distinct banks;
+    //   x:    tile[tb * S + ta*m + j]        -> bank (tb * S + const) mod 32, distinct for the
+    //         32 lanes iff the row stride S is odd (gcd(S, 32) = 1). So x rows are padded from
+    //         lw = length + halo to S = lw | 1 (lw = 520 for a 512 line: S = 521).
+    // f64 (8-byte words, served per half-warp of 16 lanes): tb * S mod 16 is again distinct
+    // for odd S, and y/z read 16 consecutive doubles per half-warp.
+    let lw_row = if window && axis == 0 { lw | 1 } else { lw };
     let tile = |a: &str, b: &str| -> String {
         if axis == 0 {
-            format!("tile[({b}) * {lw} + ({a})]")
+            format!("tile[({b}) * {lw_row} + ({a})]")
         } else {
             format!("tile[({a}) * {p} + ({b})]")
         }
@@ -808,8 +841,11 @@ fn pencil(
     let dirichlet = spec.boundary == Boundary::Dirichlet;
     let (alo, ahi) = if dirichlet { (rl, rh) } else { (0, 0) };
     g.line(1, &format!("const int alo = {alo}, ahi = na - {ahi};"));
-    // Thread coordinates: x is along for an x stencil, across otherwise.
-    if axis == 0 {
+    // Thread coordinates: x is along for an x stencil, across otherwise; window kernels put
+    // the pencils across x for every axis (see the bank arithmetic above).
+    if window {
+        g.line(1, "const int tb = threadIdx.x, ta = threadIdx.y;");
+    } else if axis == 0 {
         g.line(1, "const int ta = threadIdx.x, tb = threadIdx.y;");
     } else {
         g.line(1, "const int tb = threadIdx.x, ta = threadIdx.y;");
@@ -842,6 +878,27 @@ fn pencil(
             g.line(7, &format!("const int pl = s % {p}, al = s / {p};"));
         }
     };
+    if window {
+        pencil_fast_load(
+            &mut g,
+            &FastLoad {
+                axis,
+                rl,
+                rh,
+                l,
+                p,
+                lw_row,
+                threads: threads as usize,
+                load_idx: xyz("ga", "gb", "c"),
+                base_idx: if axis == 0 {
+                    xyz("a0 + ci0", "b0 + oi0", "c")
+                } else {
+                    xyz("a0 + oi0", "b0 + ci0", "c")
+                },
+            },
+        );
+        g.line(4, "} else {");
+    }
     g.line(4, "#pragma unroll 1");
     g.line(4, &format!("for (int rb = 0; rb < {batches}; ++rb) {{"));
     g.line(5, &format!("{ty} v[{batch}];"));
@@ -883,35 +940,55 @@ fn pencil(
     g.line(6, "}");
     g.line(5, "}");
     g.line(4, "}");
+    if window {
+        g.line(4, "}");
+    }
     g.line(4, "__syncthreads();");
-    g.line(4, "#pragma unroll");
-    g.line(
-        4,
-        &format!("for (int qb = 0; qb < {}; ++qb) {{", p / t_across as usize),
-    );
-    g.line(5, &format!("const int pl = tb + qb * {t_across};"));
-    // Full unrolling of a whole-line tile's 64 points per thread only bloats the code.
-    g.line(5, "#pragma unroll 8");
-    g.line(
-        5,
-        &format!("for (int qa = 0; qa < {}; ++qa) {{", l / t_along as usize),
-    );
-    g.line(6, &format!("const int al = ta + qa * {t_along};"));
-    g.line(6, "const int a = a0 + al, b = b0 + pl;");
-    g.line(6, "if (a >= alo && a < ahi && b < nb) {");
-    let load = |tp: &Tap| tile(&format!("al + {}", rl as i32 + tp.offset[axis]), "pl");
-    let out_idx = xyz("a", "b", "c");
-    let store = |o: usize| format!("out{o}[{out_idx}]");
-    g.sums(7, &load, &store);
-    g.line(6, "}");
-    g.line(5, "}");
-    g.line(4, "}");
+    if window {
+        pencil_window(
+            &mut g,
+            &WindowLayout {
+                axis,
+                rl,
+                rh,
+                l,
+                p,
+                lw_row,
+                t_along: t_along as usize,
+                t_across: t_across as usize,
+                out_idx: xyz("a", "b", "c"),
+            },
+        );
+    } else {
+        g.line(4, "#pragma unroll");
+        g.line(
+            4,
+            &format!("for (int qb = 0; qb < {}; ++qb) {{", p / t_across as usize),
+        );
+        g.line(5, &format!("const int pl = tb + qb * {t_across};"));
+        // Full unrolling of a whole-line tile's 64 points per thread only bloats the code.
+        g.line(5, "#pragma unroll 8");
+        g.line(
+            5,
+            &format!("for (int qa = 0; qa < {}; ++qa) {{", l / t_along as usize),
+        );
+        g.line(6, &format!("const int al = ta + qa * {t_along};"));
+        g.line(6, "const int a = a0 + al, b = b0 + pl;");
+        g.line(6, "if (a >= alo && a < ahi && b < nb) {");
+        let load = |tp: &Tap| tile(&format!("al + {}", rl as i32 + tp.offset[axis]), "pl");
+        let out_idx = xyz("a", "b", "c");
+        let store = |o: usize| format!("out{o}[{out_idx}]");
+        g.sums(7, &load, &store);
+        g.line(6, "}");
+        g.line(5, "}");
+        g.line(4, "}");
+    }
     g.line(4, "__syncthreads();");
     g.line(3, "}");
     g.line(2, "}");
     g.line(1, "}");
     g.line(0, "}");
-    src.block = if axis == 0 {
+    src.block = if axis == 0 && !window {
         [t_along, t_across, 1]
     } else {
         [t_across, t_along, 1]
@@ -921,8 +998,419 @@ fn pencil(
     } else {
         [(b_axis, lines), (axis, length), (c_axis, 1)]
     };
-    src.shared_bytes = (lw * p * spec.precision.size()) as u32;
+    src.shared_bytes = (lw_row * p * spec.precision.size()) as u32;
     g.finish(src)
+}
+
+/// What the window kernels' fast tile load needs to know.
+struct FastLoad {
+    axis: usize,
+    rl: usize,
+    rh: usize,
+    l: usize,
+    p: usize,
+    lw_row: usize,
+    threads: usize,
+    /// `FD_IDX` of (ga, gb, c).
+    load_idx: String,
+    /// `FD_IDX` of the thread's first body element (ci0, oi0).
+    base_idx: String,
+}
+
+/// How `threads` threads walk a `cols × rows` block row by row (cols contiguous in global
+/// memory): element k of a thread is (ci0 + dci, oi0 + doi) with compile-time (dci, doi), or
+/// `None` when neither count divides the other (then the kernel divides per element).
+fn walk(cols: usize, rows: usize, threads: usize) -> Option<Walk> {
+    let per = cols * rows / threads;
+    if !(cols * rows).is_multiple_of(threads) {
+        return None;
+    }
+    if threads.is_multiple_of(cols) {
+        let step = threads / cols;
+        Some(Walk {
+            ci0: format!("tid % {cols}"),
+            oi0: format!("tid / {cols}"),
+            offs: (0..per).map(|k| (0, k * step)).collect(),
+        })
+    } else if cols.is_multiple_of(threads) {
+        let across = cols / threads;
+        Some(Walk {
+            ci0: "tid".into(),
+            oi0: "0".into(),
+            offs: (0..per)
+                .map(|k| ((k % across) * threads, k / across))
+                .collect(),
+        })
+    } else {
+        None
+    }
+}
+
+/// A thread's walk over a block of the tile (see [`walk`]).
+struct Walk {
+    /// Its first element's column (contiguous in global memory), a C expression.
+    ci0: String,
+    /// Its first element's row, a C expression.
+    oi0: String,
+    /// Every element's (column, row) offset from the first.
+    offs: Vec<(usize, usize)>,
+}
+
+/// The window kernels' tile load for tiles whose body lies inside the grid (`a0 + l <= na`,
+/// `b0 + p <= nb`; the kernel opens `if (…) {` here and the generic loader is the `else`).
+/// The body (l × p points, no boundary images) is read with affine addresses: one base pointer
+/// per thread, compile-time element offsets times the pencil or along stride, no division,
+/// no boundary map, no guards; batches of at most 16 loads in flight. Then the rl + rh halo
+/// lines of each pencil through the boundary map. The same for every axis: the tile's
+/// coalesced direction is x (the along axis for an x stencil, the pencils otherwise).
+fn pencil_fast_load(g: &mut Gen, f: &FastLoad) {
+    let ty = g.ty;
+    let map = g.map;
+    let dirichlet = g.spec.boundary == Boundary::Dirichlet;
+    let (axis, rl, rh, l, p, t) = (f.axis, f.rl, f.rh, f.l, f.p, f.threads);
+    // Coalesced (x) count and the other count of the body.
+    let (cols, rows) = if axis == 0 { (l, p) } else { (p, l) };
+    let ostride = match axis {
+        0 | 1 => "(long long)nx",
+        _ => "(long long)nx * ny",
+    };
+    // Tile offset of body element (ci, oi), relative or absolute.
+    let tile_off = |ci: &str, oi: &str| -> String {
+        if axis == 0 {
+            format!("({oi}) * {} + {rl} + ({ci})", f.lw_row)
+        } else {
+            format!("({rl} + ({oi})) * {p} + ({ci})")
+        }
+    };
+    g.line(4, &format!("if (a0 + {l} <= na && b0 + {p} <= nb) {{"));
+    // Halo: rl lines before the body and rh after it, for every pencil; loaded first (in
+    // flight with the body's first batch), stored last.
+    let hl = rl + rh;
+    let total = hl * p;
+    let hn = total.div_ceil(t);
+    for k in 0..hn {
+        let guard = if (k + 1) * t > total {
+            format!("h{k} < {total} && ")
+        } else {
+            String::new()
+        };
+        g.line(5, &format!("const int h{k} = tid + {};", k * t));
+        if axis == 0 {
+            g.line(
+                5,
+                &format!("const int j{k} = h{k} % {hl}, pl{k} = h{k} / {hl};"),
+            );
+        } else {
+            g.line(
+                5,
+                &format!("const int pl{k} = h{k} % {p}, j{k} = h{k} / {p};"),
+            );
+        }
+        g.line(
+            5,
+            &format!("const int al{k} = j{k} < {rl} ? j{k} : j{k} + {l};"),
+        );
+        let idx = f
+            .load_idx
+            .replace("ga", &format!("ga{k}"))
+            .replace("gb", &format!("b0 + pl{k}"));
+        if dirichlet {
+            g.line(5, &format!("const int ga{k} = a0 + al{k} - {rl};"));
+            g.line(
+                5,
+                &format!(
+                    "const {ty} hv{k} = ({guard}ga{k} >= 0 && ga{k} < na) ? in[{idx}] : ({ty})0;"
+                ),
+            );
+        } else {
+            g.line(
+                5,
+                &format!("const int ga{k} = {map}(a0 + al{k} - {rl}, na);"),
+            );
+            let cond = guard.trim_end_matches(" && ");
+            if cond.is_empty() {
+                g.line(5, &format!("const {ty} hv{k} = in[{idx}];"));
+            } else {
+                g.line(
+                    5,
+                    &format!("const {ty} hv{k} = {cond} ? in[{idx}] : ({ty})0;"),
+                );
+            }
+        }
+    }
+    match walk(cols, rows, t) {
+        Some(Walk { ci0, oi0, offs }) => {
+            g.line(5, &format!("const int ci0 = {ci0}, oi0 = {oi0};"));
+            g.line(5, &format!("const {ty}* src = in + {};", f.base_idx));
+            g.line(
+                5,
+                &format!("{ty}* dst = tile + {};", tile_off("ci0", "oi0")),
+            );
+            g.line(5, &format!("const long long os = {ostride};"));
+            for chunk in offs.chunks(16) {
+                g.line(5, "{");
+                for (k, (dci, doi)) in chunk.iter().enumerate() {
+                    g.line(6, &format!("const {ty} v{k} = src[{doi} * os + {dci}];"));
+                }
+                for (k, (dci, doi)) in chunk.iter().enumerate() {
+                    let off = if axis == 0 {
+                        doi * f.lw_row + dci
+                    } else {
+                        doi * p + dci
+                    };
+                    g.line(6, &format!("dst[{off}] = v{k};"));
+                }
+                g.line(5, "}");
+            }
+        }
+        None => {
+            let per = cols * rows / t;
+            let total = cols * rows;
+            g.line(5, &format!("{ty} v[{}];", per.min(16)));
+            g.line(5, "#pragma unroll 1");
+            g.line(
+                5,
+                &format!("for (int kb = 0; kb < {}; kb += 16) {{", per.max(1)),
+            );
+            g.line(6, "#pragma unroll");
+            g.line(6, &format!("for (int k = 0; k < {}; ++k) {{", per.min(16)));
+            g.line(7, &format!("const int e = tid + (kb + k) * {t};"));
+            g.line(7, &format!("v[k] = ({ty})0;"));
+            g.line(7, &format!("if (e < {total}) {{"));
+            g.line(8, &format!("const int ci0 = e % {cols}, oi0 = e / {cols};"));
+            g.line(8, &format!("v[k] = in[{}];", f.base_idx));
+            g.line(7, "}");
+            g.line(6, "}");
+            g.line(6, "#pragma unroll");
+            g.line(6, &format!("for (int k = 0; k < {}; ++k) {{", per.min(16)));
+            g.line(7, &format!("const int e = tid + (kb + k) * {t};"));
+            g.line(
+                7,
+                &format!(
+                    "if (e < {total}) tile[{}] = v[k];",
+                    tile_off(&format!("e % {cols}"), &format!("e / {cols}"))
+                ),
+            );
+            g.line(6, "}");
+            g.line(5, "}");
+        }
+    }
+    for k in 0..hn {
+        let t_idx = if axis == 0 {
+            format!("pl{k} * {} + al{k}", f.lw_row)
+        } else {
+            format!("al{k} * {p} + pl{k}")
+        };
+        if (k + 1) * t > total {
+            g.line(5, &format!("if (h{k} < {total}) tile[{t_idx}] = hv{k};"));
+        } else {
+            g.line(5, &format!("tile[{t_idx}] = hv{k};"));
+        }
+    }
+}
+
+/// What the window compute phase needs to know about the pencil tile.
+struct WindowLayout {
+    axis: usize,
+    rl: usize,
+    rh: usize,
+    /// Points per pencil in the tile (without halo).
+    l: usize,
+    /// Pencils in the tile.
+    p: usize,
+    /// Row stride of an x tile (padded to odd).
+    lw_row: usize,
+    t_along: usize,
+    t_across: usize,
+    /// `FD_IDX` of output point (a, b, c).
+    out_idx: String,
+}
+
+/// The window compute phase of a pencil kernel (after the tile is loaded and synchronised):
+/// thread (ta, tb) computes the m = l / t_along consecutive points ta·m … ta·m + m − 1 of
+/// pencils tb, tb + t_across, …. Fully unrolled along the run: the window is named registers
+/// `u0 … u{m+rl+rh-1}` (no indexed register array, so no local memory), one shared load per
+/// point after the first rl + rh, and the taps' tile offsets are compile-time immediates.
+///
+/// y and z store each point straight to global memory (a warp writes 32 consecutive x). An x
+/// warp's 32 lanes hold 32 different pencils, so direct stores would touch 32 rows per
+/// instruction: x results go back into the tile (after a barrier; each pencil's row is only
+/// read by its own threads, so one barrier per group of pencils suffices) and a coalesced
+/// copy-out loop stores them.
+fn pencil_window(g: &mut Gen, w: &WindowLayout) {
+    let ty = g.ty;
+    let (axis, rl, rh, l, p) = (w.axis, w.rl, w.rh, w.l, w.p);
+    let m = l / w.t_along;
+    let span = rl + rh; // window length − 1
+    let groups = p / w.t_across;
+    let tc = w.t_across;
+    let out_idx = &w.out_idx;
+    // Window element c is tile position ta·m + c along the axis (halo included), i.e. global
+    // position a + c − rl; output q uses elements q + rl + offset.
+    let elem = |c: usize| -> String {
+        if axis == 0 {
+            format!("wt[{c}]")
+        } else {
+            format!("wt[{}]", c * p)
+        }
+    };
+    let point = |g: &mut Gen, indent: usize, q: usize, store: &dyn Fn(usize) -> String| {
+        g.line(indent, "{");
+        let load = |tp: &Tap| format!("u{}", (q + rl) as i32 + tp.offset[axis]);
+        g.sums(indent + 1, &load, store);
+        g.line(indent, "}");
+    };
+    // Loads of the elements output q needs that earlier outputs did not.
+    let fetch = |g: &mut Gen, indent: usize, q: usize| {
+        let from = if q == 0 { 0 } else { q + span };
+        for c in from..=q + span {
+            g.line(indent, &format!("const {ty} u{c} = {};", elem(c)));
+        }
+    };
+    g.line(4, "#pragma unroll 1");
+    g.line(4, &format!("for (int qb = 0; qb < {groups}; ++qb) {{"));
+    g.line(5, &format!("const int pl = tb + qb * {tc};"));
+    g.line(
+        5,
+        &format!("const int a = a0 + ta * {m}, b = b0 + pl; // first output of the run"),
+    );
+    if axis == 0 {
+        g.line(
+            5,
+            &format!("const {ty}* wt = tile + pl * {} + ta * {m};", w.lw_row),
+        );
+        for q in 0..m {
+            g.line(5, &format!("{ty} r{q};"));
+        }
+        for q in 0..m {
+            fetch(g, 5, q);
+            let st = move |_o: usize| format!("r{q}");
+            point(g, 5, q, &st);
+        }
+        g.line(
+            5,
+            "// Every thread of these pencils has read its window: results replace them.",
+        );
+        g.line(5, "__syncthreads();");
+        g.line(
+            5,
+            &format!("{ty}* rt = tile + pl * {} + {rl} + ta * {m};", w.lw_row),
+        );
+        for q in 0..m {
+            g.line(5, &format!("rt[{q}] = r{q};"));
+        }
+        g.line(4, "}");
+        g.line(4, "__syncthreads();");
+        // Copy-out: consecutive threads store consecutive x of one pencil. Tiles wholly inside
+        // the computed region: affine addresses as in the fast load; others: a check per point.
+        let threads = w.t_along * w.t_across;
+        let fast = walk(l, p, threads);
+        if let Some(Walk { ci0, oi0, offs }) = &fast {
+            g.line(
+                4,
+                &format!("if (a0 >= alo && a0 + {l} <= ahi && b0 + {p} <= nb) {{"),
+            );
+            g.line(5, &format!("const int ci0 = {ci0}, oi0 = {oi0};"));
+            g.line(
+                5,
+                &format!(
+                    "{ty}* dst = out0 + {};",
+                    w.out_idx.replace("(a, b,", "(a0 + ci0, b0 + oi0,")
+                ),
+            );
+            g.line(
+                5,
+                &format!("const {ty}* res = tile + oi0 * {} + {rl} + ci0;", w.lw_row),
+            );
+            g.line(5, "const long long os = nx;");
+            for (dci, doi) in offs {
+                g.line(
+                    5,
+                    &format!("dst[{doi} * os + {dci}] = res[{}];", doi * w.lw_row + dci),
+                );
+            }
+            g.line(4, "} else {");
+        }
+        let guard = format!(
+            "if (a >= alo && a < ahi && b < nb) out0[{out_idx}] = tile[pl * {} + {rl} + al];",
+            w.lw_row
+        );
+        if l.is_multiple_of(threads) {
+            g.line(4, "#pragma unroll 1");
+            g.line(4, &format!("for (int pl = 0; pl < {p}; ++pl) {{"));
+            g.line(5, "const int b = b0 + pl;");
+            g.line(5, "#pragma unroll");
+            g.line(5, &format!("for (int k = 0; k < {}; ++k) {{", l / threads));
+            g.line(
+                6,
+                &format!("const int al = tid + k * {threads}, a = a0 + al;"),
+            );
+            g.line(6, &guard);
+            g.line(5, "}");
+            g.line(4, "}");
+        } else if threads.is_multiple_of(l) {
+            g.line(4, &format!("const int al = tid % {l}, a = a0 + al;"));
+            g.line(4, "#pragma unroll 4");
+            g.line(
+                4,
+                &format!(
+                    "for (int pl = tid / {l}; pl < {p}; pl += {}) {{",
+                    threads / l
+                ),
+            );
+            g.line(5, "const int b = b0 + pl;");
+            g.line(5, &guard);
+            g.line(4, "}");
+        } else {
+            g.line(4, "#pragma unroll 4");
+            g.line(
+                4,
+                &format!("for (int s = tid; s < {}; s += {threads}) {{", l * p),
+            );
+            g.line(
+                5,
+                &format!("const int al = s % {l}, pl = s / {l}, a = a0 + al, b = b0 + pl;"),
+            );
+            g.line(5, &guard);
+            g.line(4, "}");
+        }
+        if fast.is_some() {
+            g.line(4, "}");
+        }
+    } else {
+        g.line(5, "if (b < nb) {");
+        g.line(6, &format!("const {ty}* wt = tile + ta * {} + pl;", m * p));
+        g.line(6, &format!("{ty}* o = out0 + {out_idx};"));
+        let stride = if axis == 1 {
+            "(long long)nx"
+        } else {
+            "(long long)nx * ny"
+        };
+        g.line(6, &format!("const long long so = {stride};"));
+        // Fast path: the whole run is inside the computed region; else a check per point.
+        g.line(6, &format!("if (a >= alo && a + {m} <= ahi) {{"));
+        for q in 0..m {
+            fetch(g, 7, q);
+            let st = |_o: usize| "*o".to_string();
+            point(g, 7, q, &st);
+            if q + 1 < m {
+                g.line(7, "o += so;");
+            }
+        }
+        g.line(6, "} else {");
+        for q in 0..m {
+            fetch(g, 7, q);
+            g.line(7, &format!("if (a + {q} >= alo && a + {q} < ahi)"));
+            let st = |_o: usize| "*o".to_string();
+            point(g, 7, q, &st);
+            if q + 1 < m {
+                g.line(7, "o += so;");
+            }
+        }
+        g.line(6, "}");
+        g.line(5, "}");
+        g.line(4, "}");
+    }
 }
 
 /// One module's source holding several kernels (they share the prelude): one NVRTC call

@@ -79,6 +79,10 @@ pub enum Strategy {
         threads_along: u32,
         /// Threads across.
         threads_across: u32,
+        /// Sliding register window (name suffix `-w`): each thread computes a run of
+        /// `length / threads_along` consecutive points along the axis, reading one new value
+        /// from shared memory per point; block `threads_across × threads_along` for every axis.
+        window: bool,
     },
     /// 2.5-D marching along the last axis the stencil uses, that axis's neighbours in a
     /// register queue, the others through the read-only cache as aligned vectors of `vec`
@@ -163,6 +167,7 @@ impl Strategy {
         lines: 4,
         threads_along: 64,
         threads_across: 4,
+        window: false,
     };
     /// NVIDIA's long pencils: 64 points × 32 pencils, block 32×8 (8 points per thread).
     pub const PENCIL_LONG: Strategy = Strategy::Pencil {
@@ -170,6 +175,16 @@ impl Strategy {
         lines: 32,
         threads_along: 8,
         threads_across: 32,
+        window: false,
+    };
+    /// [`Strategy::PENCIL_LONG`] with the sliding register window: block 32×8, each thread a
+    /// run of 8 consecutive points of one pencil.
+    pub const PENCIL_LONG_WINDOW: Strategy = Strategy::Pencil {
+        length: 64,
+        lines: 32,
+        threads_along: 8,
+        threads_across: 32,
+        window: true,
     };
     /// AMD's baseline: one point per thread, block 256×1×1.
     pub const AMD_BASELINE: Strategy = Strategy::Naive { block: [256, 1, 1] };
@@ -381,12 +396,38 @@ impl Strategy {
                 lines: 4,
                 threads_along: 8,
                 threads_across: 2,
+                window: false,
             },
             Strategy::Pencil {
                 length: 40,
                 lines: 6,
                 threads_along: 8,
                 threads_across: 3,
+                window: false,
+            },
+            Strategy::PENCIL_LONG_WINDOW,
+            // Windows: odd tiles and runs (several pencils per thread, a tile longer than
+            // small grids' lines, runs of 5 and 16 points, a single-thread run).
+            Strategy::Pencil {
+                length: 40,
+                lines: 6,
+                threads_along: 8,
+                threads_across: 3,
+                window: true,
+            },
+            Strategy::Pencil {
+                length: 128,
+                lines: 4,
+                threads_along: 8,
+                threads_across: 2,
+                window: true,
+            },
+            Strategy::Pencil {
+                length: 24,
+                lines: 10,
+                threads_along: 1,
+                threads_across: 5,
+                window: true,
             },
         ]
     }
@@ -425,6 +466,7 @@ impl Strategy {
                 lines,
                 threads_along,
                 threads_across,
+                ..
             } => {
                 if stencils.len() != 1 {
                     return Err("pencils apply one stencil at a time".into());
@@ -549,9 +591,11 @@ impl fmt::Display for Strategy {
                 lines,
                 threads_along,
                 threads_across,
+                window,
             } => write!(
                 f,
-                "pencil-{length}x{lines}-t{threads_along}x{threads_across}"
+                "pencil-{length}x{lines}-t{threads_along}x{threads_across}{}",
+                if window { "-w" } else { "" }
             ),
             Strategy::PointsPerThread { block, points } => {
                 write!(f, "ppt{points}-{}", b(block))
@@ -621,6 +665,7 @@ impl std::str::FromStr for Strategy {
             "shared" => Some(Strategy::SHARED),
             "pencil-small" => Some(Strategy::PENCIL_SMALL),
             "pencil-long" => Some(Strategy::PENCIL_LONG),
+            "pencil-long-w" => Some(Strategy::PENCIL_LONG_WINDOW),
             "amd" => Some(Strategy::AMD_BASELINE),
             "amd-ppt" => Some(Strategy::AMD_PPT),
             "zmarch" => Some(Strategy::ZMARCH),
@@ -636,12 +681,17 @@ impl std::str::FromStr for Strategy {
                     }
                     "pencil" => tail.split_once("-t").and_then(|(tile, thr)| {
                         let [length, lines] = parse_dims::<2>(tile)?;
+                        let (thr, window) = match thr.strip_suffix("-w") {
+                            Some(t) => (t, true),
+                            None => (thr, false),
+                        };
                         let [threads_along, threads_across] = parse_dims::<2>(thr)?;
                         Some(Strategy::Pencil {
                             length,
                             lines,
                             threads_along,
                             threads_across,
+                            window,
                         })
                     }),
                     "zmarch" => {
@@ -753,11 +803,12 @@ impl std::str::FromStr for Strategy {
                 "shared",
                 "pencil-small",
                 "pencil-long",
+                "pencil-long-w",
                 "amd",
                 "amd-ppt",
                 "naive-BXxBYxBZ",
                 "shared-BXxBY",
-                "pencil-LxP-tAxC",
+                "pencil-LxP-tAxC[-w]",
                 "pptN-BXxBYxBZ",
                 "zmarch-BXxBY-vV-cC-uU-rR[-cs]",
                 "smarch-BXxBY-rR-cC-pP[-vV][-l|-lN|-b]",
