@@ -94,7 +94,8 @@ impl TuneCache {
 }
 
 /// A good default when nothing was tuned: 2.5-D marching with 16-byte vectors (through a
-/// shared-memory ring in 3-D where the boundary allows, a register queue otherwise).
+/// shared-memory ring or one shared plane and a register queue in 3-D where the boundary
+/// allows, a register queue otherwise).
 pub fn default_strategy(case: &Case) -> Strategy {
     // Chosen from the H200 tuner data of roofline run 5 (tune.json there): the shared-memory
     // march with one row and 16-byte vectors per thread is within 0–10 points of the best
@@ -129,7 +130,28 @@ pub fn default_strategy(case: &Case) -> Strategy {
         vec: 2,
         copy: SmCopy::Registers(1),
     };
-    let smarch = if radius_one { staged } else { smarch };
+    // One wide stencil across the plane (the 8th-order, 25-point Laplacian): the register
+    // queue march of a 64 × 16 tile, four rows per thread, chosen from the H200 tuner data of
+    // session 5 (bench/runs/2026-11-23-h200-roofline-s5/tune.json): 65.1% (f64) and 67.6%
+    // (f32, 16-byte vectors) against 56-57% and 53-54% for the cp.async march. Gradients
+    // (three one-axis stencils) keep the cp.async march (81% against 77%).
+    let wide_plane = case.stencils.len() == 1
+        && !radius_one
+        && case.stencils[0].radius().iter().filter(|&&r| r > 0).count() >= 2;
+    let queue = Strategy::QMarch {
+        bx: 64 / copy as u32,
+        by: 4,
+        rows: 4,
+        chunk: 64,
+        vec: copy as u32,
+    };
+    let smarch = if radius_one {
+        staged
+    } else if wide_plane {
+        queue
+    } else {
+        smarch
+    };
     let three_d = case.grid.dims().len() == 3;
     if three_d
         && !case.latency_bound
@@ -338,8 +360,23 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
             }
         }
     }
+    // Whole-line long pencils with the register window (d/dy 92% of copy on the H200,
+    // session 5), where the tile fits in 96 KiB.
+    if let Some(axis) = case.stencils.first().and_then(|s| s.single_axis()) {
+        let n = case.grid.shape()[axis.index()];
+        if n.is_multiple_of(8) && (n + 8) * 32 * case.precision.size() <= 96 * 1024 {
+            out.push(Strategy::Pencil {
+                length: n as u32,
+                lines: 32,
+                threads_along: 8,
+                threads_across: 32,
+                window: true,
+            });
+        }
+    }
     for s in [
         Strategy::PENCIL_LONG,
+        Strategy::PENCIL_LONG_WINDOW,
         Strategy::Pencil {
             length: 64,
             lines: 64,
