@@ -394,6 +394,29 @@ impl<'a> Gen<'a> {
         );
     }
 
+    /// The three loops of a shared-memory march over its tiles (chunks of `chunk` planes,
+    /// `rows` rows of the other axis, `cols` x points), opened at indents 1–3, and the tile's
+    /// computed planes `mb..me` (skipping tiles with none) at indent 4.
+    pub(crate) fn march_tiles(&mut self, chunk: u32, rows: u32, cols: u32) {
+        self.line(
+            1,
+            &format!("for (int cm = blockIdx.z * {chunk}; cm < nm; cm += gridDim.z * {chunk}) {{"),
+        );
+        self.line(
+            2,
+            &format!("for (int y0 = blockIdx.y * {rows}; y0 < no; y0 += gridDim.y * {rows}) {{"),
+        );
+        self.line(
+            3,
+            &format!("for (int x0 = blockIdx.x * {cols}; x0 < nx; x0 += gridDim.x * {cols}) {{"),
+        );
+        self.line(
+            4,
+            &format!("const int mb = max(cm, mlo), me = min(cm + {chunk}, mhi);"),
+        );
+        self.line(4, "if (mb >= me) continue;");
+    }
+
     /// Closes the blocks opened at indents `from`, `from - 1`, …, 0.
     pub(crate) fn close_from(&mut self, from: usize) {
         for i in (0..=from).rev() {

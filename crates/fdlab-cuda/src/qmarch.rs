@@ -124,29 +124,7 @@ pub(crate) fn qmarch(
         1,
         &format!("const int tid = threadIdx.y * {} + threadIdx.x;", p.bx),
     );
-    g.line(
-        1,
-        &format!(
-            "for (int cm = blockIdx.z * {c}; cm < nm; cm += gridDim.z * {c}) {{",
-            c = p.chunk
-        ),
-    );
-    g.line(
-        2,
-        &format!("for (int y0 = blockIdx.y * {tyr}; y0 < no; y0 += gridDim.y * {tyr}) {{"),
-    );
-    g.line(
-        3,
-        &format!("for (int x0 = blockIdx.x * {tx}; x0 < nx; x0 += gridDim.x * {tx}) {{"),
-    );
-    g.line(
-        4,
-        &format!(
-            "const int mb = max(cm, mlo), me = min(cm + {}, mhi);",
-            p.chunk
-        ),
-    );
-    g.line(4, "if (mb >= me) continue;");
+    g.march_tiles(p.chunk, tyr, tx);
     // The previous tile's readers must be done with both slots.
     g.line(4, "__syncthreads();");
     if halo > 0 {

@@ -1,11 +1,13 @@
-//! 2.5-D marching through shared memory with asynchronous copies (`cp.async`).
+//! 2.5-D marching through shared memory with asynchronous copies.
 //!
 //! A block owns a tile of x and the other axis and marches along the last axis the stencils
 //! use (z in 3-D, y for stencils without z reach; the other axis is then z). Each plane of the
-//! tile, with its halo, is copied from global to shared memory by 16-byte `cp.async` copies
-//! into a ring of `window + depth` slots: the copies for plane m + reach + depth are issued
-//! while plane m is computed, so `depth` planes of loads stay in flight per block without
-//! holding registers. Every neighbour (x, y and
+//! tile, with its halo, is copied from global to shared memory into a ring of `window + depth`
+//! slots: the copies for plane m + reach + depth are issued while plane m is computed, so
+//! `depth` planes of loads stay in flight per block. [`SmCopy`] picks the copies: 16-byte
+//! `cp.async` per thread (no registers held), coalesced 16-byte loads staged through
+//! registers (whole L2 sectors), or TMA bulk copies of row pieces completing on one mbarrier
+//! per slot. Every neighbour (x, y and
 //! along the march) is then read from shared memory, one barrier per plane.
 //!
 //! Needs `nx` to be a multiple of 16 bytes of elements (whole 16-byte copies, also across
@@ -113,29 +115,7 @@ pub(crate) fn smarch(
         g.line(1, "__syncthreads();");
         g.line(1, "unsigned fd_phase = 0u;");
     }
-    g.line(
-        1,
-        &format!(
-            "for (int cm = blockIdx.z * {c}; cm < nm; cm += gridDim.z * {c}) {{",
-            c = p.chunk
-        ),
-    );
-    g.line(
-        2,
-        &format!("for (int y0 = blockIdx.y * {ty_rows}; y0 < no; y0 += gridDim.y * {ty_rows}) {{"),
-    );
-    g.line(
-        3,
-        &format!("for (int x0 = blockIdx.x * {tx}; x0 < nx; x0 += gridDim.x * {tx}) {{"),
-    );
-    g.line(
-        4,
-        &format!(
-            "const int mb = max(cm, mlo), me = min(cm + {}, mhi);",
-            p.chunk
-        ),
-    );
-    g.line(4, "if (mb >= me) continue;");
+    g.march_tiles(p.chunk, ty_rows, tx);
     g.line(4, &format!("const int base = mb - {rzl};"));
     g.line(4, &format!("const int mend = me + {rzh};"));
     // The previous tile's readers must be done before its slots are refilled.
