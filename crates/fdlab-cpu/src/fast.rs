@@ -15,8 +15,9 @@
 //!   block reads stay in cache ([`Options::block_bytes`]).
 //! - Over the x-interior of a row (every tap inside the row) one loop per group of up to
 //!   [`Options::group`] taps computes `out[i] = Σ w·row_t[i + ox_t]` in `T`, two vectors per
-//!   step, and prefetches the input row the loop will need [`Options::prefetch_rows`] rows
-//!   later. Whole rows one after the other (no x-edges) are one long row. Stencils whose taps
+//!   step, and prefetches into L2 the input row the loop will need [`Options::prefetch_rows`]
+//!   rows later (in the order the rows are computed: across a y-block's planes, not into the
+//!   next block). Whole rows one after the other (no x-edges) are one long row. Stencils whose taps
 //!   all read one row within ±4 points (derivatives along x) load each input vector once and
 //!   build the shifted vectors with shuffles: the loads, not the arithmetic, limit these loops.
 //!   Stencils whose taps pair up with opposite offsets and weights (first derivatives along y or
@@ -111,7 +112,13 @@ pub struct Options {
     pub min_par_work: usize,
     /// Software prefetch distance in rows (AVX2 loops): while computing an output row, the
     /// input row that the output row this many rows later reads first (its tap with the
-    /// largest z, then y offset) is prefetched, one cache line per line of output. 0: off.
+    /// largest z, then y offset) is prefetched into L2 (`prefetcht1`), one cache line per line
+    /// of output. 0: off.
+    ///
+    /// Into L2, not L1 (`prefetcht0` before session 5): on the 2-vCPU Zen 4 VM the 7-point
+    /// Laplacian f64 at 512³ went from ~66-69% to ~81-83% of the paired copy (bench/NOTES.md,
+    /// session 5). Likely why (not measured: no hardware counters there): L1 prefetches hold
+    /// the core's few L1 miss buffers, so fewer lines are in flight from memory.
     pub prefetch_rows: usize,
     /// Most output rows handled by one inner-loop call (consecutive rows along y, or along z
     /// for stencils that reach along z but not y, whose taps need no boundary mapping along
