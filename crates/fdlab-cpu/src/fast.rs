@@ -15,11 +15,12 @@
 //!   block reads stay in cache ([`Options::block_bytes`]).
 //! - Over the x-interior of a row (every tap inside the row) one loop per group of up to
 //!   [`Options::group`] taps computes `out[i] = Σ w·row_t[i + ox_t]` in `T`, two vectors per
-//!   step, and prefetches into L2 the input row the loop will need [`Options::prefetch_rows`]
-//!   rows later (in the order the rows are computed: across a y-block's planes, not into the
-//!   next block). Whole rows one after the other (no x-edges) are one long row. Stencils whose taps
-//!   all read one row within ±4 points (derivatives along x) load each input vector once and
-//!   build the shifted vectors with shuffles: the loads, not the arithmetic, limit these loops.
+//!   step, and prefetches into L2 (L1 for derivatives along x) the input row the loop will
+//!   need [`Options::prefetch_rows`] rows later (in the order the rows are computed: across a
+//!   y-block's planes, not into the next block). Whole rows one after the other (no x-edges)
+//!   are one long row. Stencils whose taps all read one row within ±4 points (derivatives
+//!   along x) load each input vector once and build the shifted vectors with shuffles: the
+//!   loads, not the arithmetic, limit these loops.
 //!   Stencils whose taps pair up with opposite offsets and weights (first derivatives along y or
 //!   z) sum `w·(u₊ − u₋)` per pair, so that the weights stay in registers.
 //! - The few points near the x-ends (periodic, Neumann) read small windows of boundary-mapped
@@ -112,8 +113,8 @@ pub struct Options {
     pub min_par_work: usize,
     /// Software prefetch distance in rows (AVX2 loops): while computing an output row, the
     /// input row that the output row this many rows later reads first (its tap with the
-    /// largest z, then y offset) is prefetched into L2 (`prefetcht1`), one cache line per line
-    /// of output. 0: off.
+    /// largest z, then y offset) is prefetched into L2 (`prefetcht1`; into L1 in the loop for
+    /// derivatives along x), one cache line per line of output. 0: off.
     ///
     /// Into L2, not L1 (`prefetcht0` before session 5): on the 2-vCPU Zen 4 VM the 7-point
     /// Laplacian f64 at 512³ went from ~66-69% to ~81-83% of the paired copy (bench/NOTES.md,
@@ -1435,9 +1436,13 @@ mod x86 {
             let dst = k.dst.add(o);
             let x = k.x.add(o);
             let pf = k.jump.at(k.pf, r).wrapping_add(o);
+            // Into L1 here, unlike the other loops: with L2 (`prefetcht1`) d/dx measured 0-6
+            // points lower in 4 of 6 alternated windows on the 2-vCPU Zen 4 VM, within that
+            // machine's noise (bench/NOTES.md, session 5); no gain was seen, so it stays as it
+            // was.
             let prefetch = |i: usize| {
                 if !k.pf.is_null() {
-                    _mm_prefetch::<_MM_HINT_T1>(pf.wrapping_add(i).cast::<i8>());
+                    _mm_prefetch::<_MM_HINT_T0>(pf.wrapping_add(i).cast::<i8>());
                 }
             };
             let point = |i: usize| {
