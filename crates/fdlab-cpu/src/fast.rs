@@ -15,10 +15,12 @@
 //!   block reads stay in cache ([`Options::block_bytes`]).
 //! - Over the x-interior of a row (every tap inside the row) one loop per group of up to
 //!   [`Options::group`] taps computes `out[i] = Σ w·row_t[i + ox_t]` in `T`, two vectors per
-//!   step, and prefetches the input row the loop will need [`Options::prefetch_rows`] rows
-//!   later. Whole rows one after the other (no x-edges) are one long row. Stencils whose taps
-//!   all read one row within ±4 points (derivatives along x) load each input vector once and
-//!   build the shifted vectors with shuffles: the loads, not the arithmetic, limit these loops.
+//!   step, and prefetches into L2 (L1 for derivatives along x) the input row the loop will
+//!   need [`Options::prefetch_rows`] rows later (in the order the rows are computed: across a
+//!   y-block's planes, not into the next block). Whole rows one after the other (no x-edges)
+//!   are one long row. Stencils whose taps all read one row within ±4 points (derivatives
+//!   along x) load each input vector once and build the shifted vectors with shuffles: the
+//!   loads, not the arithmetic, limit these loops.
 //!   Stencils whose taps pair up with opposite offsets and weights (first derivatives along y or
 //!   z) sum `w·(u₊ − u₋)` per pair, so that the weights stay in registers.
 //! - The few points near the x-ends (periodic, Neumann) read small windows of boundary-mapped
@@ -111,7 +113,13 @@ pub struct Options {
     pub min_par_work: usize,
     /// Software prefetch distance in rows (AVX2 loops): while computing an output row, the
     /// input row that the output row this many rows later reads first (its tap with the
-    /// largest z, then y offset) is prefetched, one cache line per line of output. 0: off.
+    /// largest z, then y offset) is prefetched into L2 (`prefetcht1`; into L1 in the loop for
+    /// derivatives along x), one cache line per line of output. 0: off.
+    ///
+    /// Into L2, not L1 (`prefetcht0` before session 5): on the 2-vCPU Zen 4 VM the 7-point
+    /// Laplacian f64 at 512³ went from ~66-69% to ~81-83% of the paired copy (bench/NOTES.md,
+    /// session 5). Likely why (not measured: no hardware counters there): L1 prefetches hold
+    /// the core's few L1 miss buffers, so fewer lines are in flight from memory.
     pub prefetch_rows: usize,
     /// Most output rows handled by one inner-loop call (consecutive rows along y, or along z
     /// for stencils that reach along z but not y, whose taps need no boundary mapping along
@@ -394,6 +402,36 @@ fn has_avx2_fma() -> bool {
     }
 }
 
+/// Where the prefetch stream of a run jumps: output rows `r >= row` of the run prefetch `by`
+/// elements past `prefetch` rows ahead. The rows a task computes after the last row of a y-block
+/// in one plane are the block's first rows in the next plane, not the rows that follow in
+/// memory (those belong to the next y-block, read much later): without the jump, the last
+/// `prefetch` rows of each block and plane would fetch lines that are evicted unused, and the
+/// block's first rows in the next plane would not be prefetched.
+#[derive(Debug, Clone, Copy)]
+struct PfJump {
+    row: usize,
+    by: isize,
+}
+
+impl PfJump {
+    /// No jump.
+    const NONE: PfJump = PfJump {
+        row: usize::MAX,
+        by: 0,
+    };
+
+    /// The prefetch address of row `r`, given the address `pf` it would have without the jump.
+    #[inline]
+    fn at<U>(self, pf: *const U, r: usize) -> *const U {
+        if r >= self.row {
+            pf.wrapping_offset(self.by)
+        } else {
+            pf
+        }
+    }
+}
+
 /// A box of points one thread computes, and the part `start..end` of each output's data that
 /// holds them.
 #[derive(Debug, Clone, Copy)]
@@ -621,7 +659,7 @@ fn run_task<T: Scalar>(plan: &Plan<T>, u: &[T], task: &Task, spans: &mut [&mut [
             a_hi = a_hi.min(n_axis as i64 - t.off[axis]);
         }
     }
-    let mut one_row = |j: usize, k: usize, n: usize| {
+    let mut one_row = |j: usize, k: usize, n: usize, jump: PfJump| {
         let ji = j as i64;
         let row_start = (k * ny + j) * nx;
         let span = (n - 1) * stride;
@@ -634,7 +672,7 @@ fn run_task<T: Scalar>(plan: &Plan<T>, u: &[T], task: &Task, spans: &mut [&mut [
                 rows.push(&u[st..st + span + nx]);
             }
             let seg = &mut out[row_start + i0 - task.start..row_start + span + i1 - task.start];
-            row(plan, s, xp, &rows, seg, i0, n, stride, &mut bufs);
+            row(plan, s, xp, &rows, seg, i0, n, stride, jump, &mut bufs);
         }
     };
     let run = |c: usize, end: usize| {
@@ -650,7 +688,7 @@ fn run_task<T: Scalar>(plan: &Plan<T>, u: &[T], task: &Task, spans: &mut [&mut [
             let mut k = r.lo[2];
             while k < r.hi[2] {
                 let n = run(k, r.hi[2]);
-                one_row(j, k, n);
+                one_row(j, k, n, PfJump::NONE);
                 k += n;
             }
         }
@@ -658,11 +696,17 @@ fn run_task<T: Scalar>(plan: &Plan<T>, u: &[T], task: &Task, spans: &mut [&mut [
         let mut jb = r.lo[1];
         while jb < r.hi[1] {
             let je = jb.saturating_add(plan.j_block).min(r.hi[1]);
+            // After row `je - 1` of plane `k` come rows `jb..` of plane `k + 1`.
+            let by = plane as isize - ((je - jb) * nx) as isize;
             for k in r.lo[2]..r.hi[2] {
                 let mut j = jb;
                 while j < je {
                     let n = run(j, je);
-                    one_row(j, k, n);
+                    let jump = PfJump {
+                        row: (je - j).saturating_sub(plan.prefetch),
+                        by,
+                    };
+                    one_row(j, k, n, jump);
                     j += n;
                 }
             }
@@ -688,11 +732,12 @@ fn row<T: Scalar>(
     i0: usize,
     n: usize,
     rs: usize,
+    jump: PfJump,
     bufs: &mut Bufs<T>,
 ) {
     // The interior first: its loops prefetch the rows the edges then read.
     if xp.lo < xp.hi {
-        interior(plan, s, xp, rows, seg, i0, n, rs, &mut bufs.scratch);
+        interior(plan, s, xp, rows, seg, i0, n, rs, jump, &mut bufs.scratch);
     }
     let nx = plan.shape[0];
     let ne = xp.edges.len();
@@ -734,6 +779,7 @@ fn interior<T: Scalar>(
     i0: usize,
     n: usize,
     rs: usize,
+    jump: PfJump,
     scratch: &mut [T],
 ) {
     let nx = plan.shape[0];
@@ -742,13 +788,14 @@ fn interior<T: Scalar>(
     // (`PStencil::pairs`): row by row it measured 5-15% faster out of cache on the 2-core VM
     // (bench/NOTES.md); why is not established.
     let long = !(plan.avx2 && s.pairs.is_some() && nt <= plan.group);
-    let (range, n) = if rs == nx && xp.lo == 0 && xp.hi == nx && n > 1 && long {
-        (0..n * nx, 1)
+    // (A long row keeps prefetching the rows that follow in memory: no jump.)
+    let (range, n, jump) = if rs == nx && xp.lo == 0 && xp.hi == nx && n > 1 && long {
+        (0..n * nx, 1, PfJump::NONE)
     } else {
-        (xp.lo..xp.hi, n)
+        (xp.lo..xp.hi, n, jump)
     };
     #[cfg(target_arch = "x86_64")]
-    if plan.avx2 && x86::interior(plan, s, rows, seg, i0, range.clone(), n, rs, scratch) {
+    if plan.avx2 && x86::interior(plan, s, rows, seg, i0, range.clone(), n, rs, jump, scratch) {
         return;
     }
     for r in 0..n {
@@ -835,7 +882,7 @@ fn body<T: Scalar, const N: usize, const ACC: bool>(dst: &mut [T], src: &[&[T]; 
 /// streaming stores when asked).
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use super::{Bufs, PStencil, Plan, XPlan, MAX_GROUP, X_BLOCK};
+    use super::{Bufs, PStencil, PfJump, Plan, XPlan, MAX_GROUP, X_BLOCK};
     use fdlab_core::Scalar;
     use std::any::TypeId;
     use std::arch::x86_64::*;
@@ -1028,12 +1075,13 @@ mod x86 {
         range: std::ops::Range<usize>,
         n: usize,
         rs: usize,
+        jump: PfJump,
         scratch: &mut [T],
     ) -> bool {
         if TypeId::of::<T>() == TypeId::of::<f32>() {
-            interior_as::<T, f32>(plan, s, rows, seg, i0, range, n, rs, scratch);
+            interior_as::<T, f32>(plan, s, rows, seg, i0, range, n, rs, jump, scratch);
         } else if TypeId::of::<T>() == TypeId::of::<f64>() {
-            interior_as::<T, f64>(plan, s, rows, seg, i0, range, n, rs, scratch);
+            interior_as::<T, f64>(plan, s, rows, seg, i0, range, n, rs, jump, scratch);
         } else {
             return false;
         }
@@ -1051,6 +1099,7 @@ mod x86 {
         range: std::ops::Range<usize>,
         n: usize,
         rs: usize,
+        jump: PfJump,
         scratch: &mut [T],
     ) {
         debug_assert_eq!(TypeId::of::<T>(), TypeId::of::<U>());
@@ -1099,6 +1148,7 @@ mod x86 {
                     rows: n,
                     stride: rs,
                     pf,
+                    jump,
                 };
                 // SAFETY: `plan.avx2`; `rows[0]` (all taps read that row; `span + nx` points)
                 // holds every row `r < n` at `r·rs` from `b - before = 0` to `b + after = nx`,
@@ -1115,6 +1165,7 @@ mod x86 {
                     rows: n,
                     stride: rs,
                     pf,
+                    jump,
                 };
                 for (q, &(a, b)) in pairs.iter().enumerate() {
                     k.plus[q] = src(a);
@@ -1142,6 +1193,7 @@ mod x86 {
                     dstride: rs,
                     sstride: [rs; MAX_GROUP],
                     pf,
+                    jump,
                 };
                 // SAFETY: `plan.avx2` means `has_avx2_fma()`; the pointers come from slices
                 // of `span + len` elements (input for `src`, the output rows for `dst`), so
@@ -1172,10 +1224,11 @@ mod x86 {
                             dstride: nx,
                             sstride: [nx; MAX_GROUP],
                             pf: if g == 0 && !pf.is_null() {
-                                pf.wrapping_add(o)
+                                jump.at(pf, r).wrapping_add(o)
                             } else {
                                 std::ptr::null()
                             },
+                            jump: PfJump::NONE,
                         };
                         // SAFETY: as above, for row `r` (offset `o < span + 1`, so `o + len`
                         // stays inside the slices); `tmp` is `scratch[..len]`, disjoint from
@@ -1276,6 +1329,7 @@ mod x86 {
                     dstride: w,
                     sstride,
                     pf: std::ptr::null(),
+                    jump: PfJump::NONE,
                 };
                 // SAFETY: `plan.avx2`; tap `t` reads `n` rows of `w` elements at stride `len`
                 // inside its window (`n·len` elements of `wins[..at]`, from `from` with
@@ -1318,6 +1372,8 @@ mod x86 {
         stride: usize,
         /// Prefetch address for row 0, point 0 (null: no prefetch).
         pf: *const U,
+        /// Where the prefetch rows jump.
+        jump: PfJump,
     }
 
     /// Calls [`xkernel`] with reach `r`.
@@ -1379,7 +1435,11 @@ mod x86 {
             let o = r * k.stride;
             let dst = k.dst.add(o);
             let x = k.x.add(o);
-            let pf = k.pf.wrapping_add(o);
+            let pf = k.jump.at(k.pf, r).wrapping_add(o);
+            // Into L1 here, unlike the other loops: with L2 (`prefetcht1`) d/dx measured 0-6
+            // points lower in 4 of 6 alternated windows on the 2-vCPU Zen 4 VM, within that
+            // machine's noise (bench/NOTES.md, session 5); no gain was seen, so it stays as it
+            // was.
             let prefetch = |i: usize| {
                 if !k.pf.is_null() {
                     _mm_prefetch::<_MM_HINT_T0>(pf.wrapping_add(i).cast::<i8>());
@@ -1525,6 +1585,8 @@ mod x86 {
         stride: usize,
         /// Prefetch address for row 0, point 0 (null: no prefetch).
         pf: *const U,
+        /// Where the prefetch rows jump.
+        jump: PfJump,
     }
 
     /// Calls [`pair_kernel`] with `n` pairs.
@@ -1578,7 +1640,7 @@ mod x86 {
             let dst = k.dst.add(o);
             let plus: [*const U; P] = std::array::from_fn(|p| k.plus[p].add(o));
             let minus: [*const U; P] = std::array::from_fn(|p| k.minus[p].add(o));
-            let pf = k.pf.wrapping_add(o);
+            let pf = k.jump.at(k.pf, r).wrapping_add(o);
             let point = |i: usize| {
                 let mut a = w[0] * (*plus[0].add(i) - *minus[0].add(i));
                 for ((&wp, &pp), &mp) in w.iter().zip(&plus).zip(&minus).skip(1) {
@@ -1624,25 +1686,15 @@ mod x86 {
             };
             let prefetch = |i: usize| {
                 if !k.pf.is_null() {
-                    _mm_prefetch::<_MM_HINT_T0>(pf.wrapping_add(i).cast::<i8>());
+                    _mm_prefetch::<_MM_HINT_T1>(pf.wrapping_add(i).cast::<i8>());
                 }
             };
             if a > 0 {
                 prefetch(0);
             }
-            let mut i = a;
-            while i + 2 * lanes <= len {
-                prefetch(i);
-                let (v0, v1) = (vector(i), vector(i + lanes));
-                if NT {
-                    U::stream(dst.add(i), v0);
-                    U::stream(dst.add(i + lanes), v1);
-                } else {
-                    U::store(dst.add(i), v0);
-                    U::store(dst.add(i + lanes), v1);
-                }
-                i += 2 * lanes;
-            }
+            let i = a + (len - a) / (2 * lanes) * (2 * lanes);
+            let pfi = if k.pf.is_null() { std::ptr::null() } else { pf };
+            pair_steps::<U, P, NT>(dst, &plus, &minus, &wv, a, i, pfi);
             prefetch(i);
             prefetch(i + 2 * lanes);
             for (lo, hi) in [(0, a), (i, len)] {
@@ -1662,6 +1714,75 @@ mod x86 {
         }
     }
 
+    /// The aligned part `from..to` of one row of [`pair_kernel`] (`to - from` a multiple of two
+    /// vectors; with `NT`, `dst + from` on a 64-byte boundary), prefetching `pf + i` at each
+    /// step unless `pf` is null.
+    ///
+    /// A function of its own (not inlined) so that the weights and row pointers stay in
+    /// registers: inlined into `pair_kernel`, whose edge code needs many registers too, the
+    /// compiler kept them on the stack and reloaded them at every step.
+    ///
+    /// # Safety
+    /// The CPU has AVX2 and FMA; `plus[p]`, `minus[p]` are readable and `dst` writable at
+    /// `from..to`; `dst` overlaps no input.
+    #[inline(never)]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn pair_steps<U: Lanes, const P: usize, const NT: bool>(
+        dst: *mut U,
+        plus: &[*const U; P],
+        minus: &[*const U; P],
+        wv: &[U::V; P],
+        from: usize,
+        to: usize,
+        pf: *const U,
+    ) {
+        // SAFETY (every access): vectors at `i`, `i + lanes` with `i + 2·lanes <= to`, inside
+        // the ranges of the contract; streamed vectors at `from` + a multiple of 64 bytes;
+        // prefetch addresses are never dereferenced.
+        let (plus, minus, wv) = (*plus, *minus, *wv);
+        let lanes = U::W;
+        let vector = |i: usize| {
+            let d = |p: usize| U::vsub(U::load(plus[p].add(i)), U::load(minus[p].add(i)));
+            // Even and odd pairs in two sums: shorter dependency chains.
+            let mut even = U::vmul(wv[0], d(0));
+            if P == 1 {
+                return even;
+            }
+            let mut odd = U::vmul(wv[1], d(1));
+            for (p, &wp) in wv.iter().enumerate().skip(2) {
+                if p % 2 == 0 {
+                    even = U::fmadd(wp, d(p), even);
+                } else {
+                    odd = U::fmadd(wp, d(p), odd);
+                }
+            }
+            U::vadd(even, odd)
+        };
+        let step = |i: usize| {
+            let (v0, v1) = (vector(i), vector(i + lanes));
+            if NT {
+                U::stream(dst.add(i), v0);
+                U::stream(dst.add(i + lanes), v1);
+            } else {
+                U::store(dst.add(i), v0);
+                U::store(dst.add(i + lanes), v1);
+            }
+        };
+        let mut i = from;
+        if pf.is_null() {
+            while i < to {
+                step(i);
+                i += 2 * lanes;
+            }
+        } else {
+            while i < to {
+                _mm_prefetch::<_MM_HINT_T1>(pf.wrapping_add(i).cast::<i8>());
+                step(i);
+                i += 2 * lanes;
+            }
+        }
+    }
+
     /// One call of [`kernel`]: `rows` rows `stride` elements apart, of `len` points each.
     struct Kernel<U> {
         dst: *mut U,
@@ -1677,6 +1798,8 @@ mod x86 {
         sstride: [usize; MAX_GROUP],
         /// Prefetch address for row 0, point 0 (null: no prefetch).
         pf: *const U,
+        /// Where the prefetch rows jump.
+        jump: PfJump,
     }
 
     /// Calls [`kernel`] with `n` taps.
@@ -1738,7 +1861,7 @@ mod x86 {
             let dst = k.dst.add(o);
             let acc = if ACC { k.acc.add(o) } else { k.acc };
             let src: [*const U; N] = std::array::from_fn(|t| k.src[t].add(r * k.sstride[t]));
-            let pf = k.pf.wrapping_add(o);
+            let pf = k.jump.at(k.pf, r).wrapping_add(o);
             let len = k.len;
             let point = |i: usize| {
                 let mut a = if ACC {
@@ -1784,25 +1907,15 @@ mod x86 {
             };
             let prefetch = |i: usize| {
                 if !k.pf.is_null() {
-                    _mm_prefetch::<_MM_HINT_T0>(pf.wrapping_add(i).cast::<i8>());
+                    _mm_prefetch::<_MM_HINT_T1>(pf.wrapping_add(i).cast::<i8>());
                 }
             };
             if a > 0 {
                 prefetch(0);
             }
-            let mut i = a;
-            while i + 2 * lanes <= len {
-                prefetch(i);
-                let (v0, v1) = (vector(i), vector(i + lanes));
-                if NT {
-                    U::stream(dst.add(i), v0);
-                    U::stream(dst.add(i + lanes), v1);
-                } else {
-                    U::store(dst.add(i), v0);
-                    U::store(dst.add(i + lanes), v1);
-                }
-                i += 2 * lanes;
-            }
+            let i = a + (len - a) / (2 * lanes) * (2 * lanes);
+            let pfi = if k.pf.is_null() { std::ptr::null() } else { pf };
+            kernel_steps::<U, N, ACC, NT>(dst, acc, &src, &wv, a, i, pfi);
             // The lead row's last points, and its reach past the row's end.
             prefetch(i);
             prefetch(i + 2 * lanes);
@@ -1819,6 +1932,66 @@ mod x86 {
                         *dst.add(p) = point(p);
                     }
                 }
+            }
+        }
+    }
+    /// The aligned part `from..to` of one row of [`kernel`] (`to - from` a multiple of two
+    /// vectors; with `NT`, `dst + from` on a 64-byte boundary), prefetching `pf + i` at each
+    /// step unless `pf` is null. Not inlined, as [`pair_steps`].
+    ///
+    /// # Safety
+    /// The CPU has AVX2 and FMA; `src[t]` (and `acc` when `ACC`) are readable and `dst`
+    /// writable at `from..to`; `dst` overlaps no `src[t]` and is not `acc` (in-place rows do
+    /// not come here).
+    #[inline(never)]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn kernel_steps<U: Lanes, const N: usize, const ACC: bool, const NT: bool>(
+        dst: *mut U,
+        acc: *const U,
+        src: &[*const U; N],
+        wv: &[U::V; N],
+        from: usize,
+        to: usize,
+        pf: *const U,
+    ) {
+        // SAFETY (every access): vectors at `i`, `i + lanes` with `i + 2·lanes <= to`, inside
+        // the ranges of the contract; streamed vectors at `from` + a multiple of 64 bytes;
+        // prefetch addresses are never dereferenced.
+        let (src, wv) = (*src, *wv);
+        let lanes = U::W;
+        let first = if ACC { 0 } else { 1 };
+        let vector = |i: usize| {
+            let mut v = if ACC {
+                U::load(acc.add(i))
+            } else {
+                U::vmul(wv[0], U::load(src[0].add(i)))
+            };
+            for t in first..N {
+                v = U::fmadd(wv[t], U::load(src[t].add(i)), v);
+            }
+            v
+        };
+        let step = |i: usize| {
+            let (v0, v1) = (vector(i), vector(i + lanes));
+            if NT {
+                U::stream(dst.add(i), v0);
+                U::stream(dst.add(i + lanes), v1);
+            } else {
+                U::store(dst.add(i), v0);
+                U::store(dst.add(i + lanes), v1);
+            }
+        };
+        let mut i = from;
+        if pf.is_null() {
+            while i < to {
+                step(i);
+                i += 2 * lanes;
+            }
+        } else {
+            while i < to {
+                _mm_prefetch::<_MM_HINT_T1>(pf.wrapping_add(i).cast::<i8>());
+                step(i);
+                i += 2 * lanes;
             }
         }
     }
