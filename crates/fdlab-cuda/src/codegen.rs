@@ -417,6 +417,22 @@ impl<'a> Gen<'a> {
         self.line(4, "if (mb >= me) continue;");
     }
 
+    /// [`Gen::march_prologue`] for the shared-memory marches: also the 16-byte aligned dynamic
+    /// shared memory as `sm` and the thread's linear index `tid` in a block `bx` wide.
+    pub(crate) fn shared_march_prologue(&mut self, axes: MarchAxes, threads: u32, bx: u32) {
+        self.march_prologue(axes, threads);
+        let ty = self.ty;
+        self.line(1, "extern __shared__ __align__(16) double fd_smem16[];");
+        self.line(
+            1,
+            &format!("{ty}* const sm = reinterpret_cast<{ty}*>(fd_smem16);"),
+        );
+        self.line(
+            1,
+            &format!("const int tid = threadIdx.y * {bx} + threadIdx.x;"),
+        );
+    }
+
     /// Closes the blocks opened at indents `from`, `from - 1`, …, 0.
     pub(crate) fn close_from(&mut self, from: usize) {
         for i in (0..=from).rev() {

@@ -114,16 +114,7 @@ pub(crate) fn qmarch(
         }
     };
 
-    g.march_prologue(axes, threads);
-    g.line(1, "extern __shared__ __align__(16) double fd_smem16[];");
-    g.line(
-        1,
-        &format!("{ty}* const sm = reinterpret_cast<{ty}*>(fd_smem16);"),
-    );
-    g.line(
-        1,
-        &format!("const int tid = threadIdx.y * {} + threadIdx.x;", p.bx),
-    );
+    g.shared_march_prologue(axes, threads, p.bx);
     g.march_tiles(p.chunk, tyr, tx);
     // The previous tile's readers must be done with both slots.
     g.line(4, "__syncthreads();");

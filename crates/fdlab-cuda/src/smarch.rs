@@ -84,16 +84,7 @@ pub(crate) fn smarch(
     let tx = p.bx * p.vec;
     let idx = |x: &str, o: &str, m: &str| axes.idx(x, o, m);
     let periodic = spec.boundary == Boundary::Periodic;
-    g.march_prologue(axes, threads);
-    g.line(1, "extern __shared__ __align__(16) double fd_smem16[];");
-    g.line(
-        1,
-        &format!("{ty}* const sm = reinterpret_cast<{ty}*>(fd_smem16);"),
-    );
-    g.line(
-        1,
-        &format!("const int tid = threadIdx.y * {} + threadIdx.x;", p.bx),
-    );
+    g.shared_march_prologue(axes, threads, p.bx);
     let bulk = p.copy == SmCopy::Bulk;
     if bulk {
         // One mbarrier per slot, initialised once; each thread tracks every slot's phase
