@@ -400,6 +400,55 @@ fn z_difference_case(n: usize, p: Precision) -> Result<Case, Error> {
     })
 }
 
+/// The ceiling of the gradient row: three copies of the input in one kernel (1 read + 3
+/// writes, the gradient's bytes, no halo, no arithmetic). How far the best kernel for it falls
+/// short of the copy is what the 1 : 3 mix of reads and writes itself costs on the device.
+fn fan_out_case(n: usize, p: Precision) -> Result<Case, Error> {
+    let grid = Grid::unit(&[n, n, n])?;
+    let identity = Stencil::custom(&[([0, 0, 0], 1.0)])?;
+    let (input, _) = sine_product(&grid, 2.0 * PI);
+    Ok(Case {
+        suite: "roofline",
+        name: "fanout-3".into(),
+        bytes: periodic_bytes(&grid, 3, p),
+        latency_bound: false,
+        stencils: vec![identity; 3],
+        grid,
+        boundary: Boundary::Periodic,
+        precision: p,
+        exact: vec![input.clone(); 3],
+        input,
+        strategies: vec![Strategy::READ_ONLY],
+        note: "ceiling of the gradient: 1 read + 3 writes, no halo".into(),
+    })
+}
+
+/// The ceiling of the 2-D Laplacian row: u(j+1) − u(j) along y, periodic, through the same
+/// 2-D marches (one read and one write of every point, no x neighbours).
+fn y_difference_case(n: usize, p: Precision) -> Result<Case, Error> {
+    let grid = Grid::new(&[n, n], &[1.0 / 256.0; 2])?;
+    let stencil = Stencil::custom(&[([0, 0, 0], -1.0), ([0, 1, 0], 1.0)])?;
+    let (input, mut exact) = sine_product(&grid, 2.0 * PI);
+    let g = &input.f[1];
+    exact.f[0] = input.f[0].clone();
+    exact.f[1] = (0..n).map(|j| g[(j + 1) % n] - g[j]).collect();
+    exact.scale = input.scale;
+    Ok(Case {
+        suite: "roofline",
+        name: "ydiff2d-2pt".into(),
+        bytes: periodic_bytes(&grid, 1, p),
+        latency_bound: false,
+        stencils: vec![stencil],
+        grid,
+        boundary: Boundary::Periodic,
+        precision: p,
+        input,
+        exact: vec![exact],
+        strategies: vec![Strategy::ReadOnly { block: [128, 2, 1] }],
+        note: "ceiling of the 2-D marches: 1 read + 1 write, no x halo".into(),
+    })
+}
+
 fn amd_laplacian(target: Target, opts: &SuiteOptions) -> Result<Vec<Case>, Error> {
     let strategies = vec![
         Strategy::AMD_BASELINE,
@@ -480,6 +529,7 @@ fn roofline(target: Target, opts: &SuiteOptions) -> Result<Vec<Case>, Error> {
             strategies: vec![Strategy::READ_ONLY, Strategy::SHARED],
             note: "bytes: 1 read + 3 writes".into(),
         });
+        out.push(fan_out_case(n3, p)?);
         let n2 = opts.size.map(|n| n * 16).unwrap_or(8192);
         let g2 = Grid::new(&[n2, n2], &[1.0 / 256.0; 2])?;
         let (input, exact) = sine_product(&g2, 2.0 * PI);
@@ -497,6 +547,7 @@ fn roofline(target: Target, opts: &SuiteOptions) -> Result<Vec<Case>, Error> {
             strategies: vec![Strategy::ReadOnly { block: [128, 2, 1] }],
             note: String::new(),
         });
+        out.push(y_difference_case(n2, p)?);
         out.push(derivative_case(
             "roofline",
             64,

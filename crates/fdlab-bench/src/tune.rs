@@ -144,6 +144,7 @@ pub fn default_strategy(case: &Case) -> Strategy {
         rows: 4,
         chunk: 64,
         vec: copy as u32,
+        tma: 0,
     };
     let smarch = if radius_one {
         staged
@@ -330,7 +331,24 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
                         rows,
                         chunk: 64,
                         vec,
+                        tma: 0,
                     });
+                }
+            }
+            // The same queue marches fed by TMA tensor copies (one per plane, 1-3 planes in
+            // flight beyond the front without registers); Dirichlet only.
+            if case.boundary == fdlab_core::Boundary::Dirichlet {
+                for (tx, by, rows) in [(64, 4, 4), (64, 8, 2), (128, 4, 2), (64, 2, 8)] {
+                    for tma in [1, 2, 3] {
+                        out.push(Strategy::QMarch {
+                            bx: tx / copy,
+                            by,
+                            rows,
+                            chunk: 64,
+                            vec: copy,
+                            tma,
+                        });
+                    }
                 }
             }
             // Longer chunks: fewer re-read planes at chunk ends (2r per chunk).
@@ -356,6 +374,7 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
                     rows: 1,
                     chunk: 256,
                     vec: copy,
+                    tma: 0,
                 });
             }
         }

@@ -1,7 +1,9 @@
 //! fdlab-bench without a GPU: byte formulas, timing summaries, suites, the tuner's search space
 //! and cache.
 
-use fdlab_bench::suites::{amd_bytes, cases, periodic_bytes, SuiteOptions, Target, SUITES};
+use fdlab_bench::suites::{
+    amd_bytes, cases, interior_laplacian_case, periodic_bytes, SuiteOptions, Target, SUITES,
+};
 use fdlab_bench::tune::{candidates, default_strategy, key, Entry, TuneCache};
 use fdlab_bench::Timing;
 use fdlab_core::{Grid, Precision};
@@ -141,7 +143,8 @@ fn tune_cache_round_trips_through_its_file() {
 }
 
 /// The tuner's candidates for the custom z-difference stencil (the roofline's ceiling row, a
-/// stencil no conformance operator has) compile with NVRTC for sm_90, one module per type.
+/// stencil no conformance operator has) and its TMA-fed candidates for the interior Laplacians
+/// compile with NVRTC for sm_90, one module per case and type.
 /// Skipped, saying so, where libnvrtc is missing (CI installs it and sets FDLAB_REQUIRE_NVRTC).
 #[test]
 fn newest_tuning_candidates_compile_for_sm90() {
@@ -158,12 +161,21 @@ fn newest_tuning_candidates_compile_for_sm90() {
         size: Some(32),
         precision: None,
     };
-    for case in cases("roofline", Target::Cuda, &opts).unwrap() {
-        if case.name != "zdiff-2pt" {
-            continue;
+    let mut all = cases("roofline", Target::Cuda, &opts).unwrap();
+    all.retain(|c| c.name == "zdiff-2pt");
+    // The TMA-fed queue marches the tuner tries on the interior Laplacians (session 6), which
+    // the conformance strategies cover with two shapes only; 512³ so that the tuner's 3-D
+    // search applies.
+    for p in Precision::ALL {
+        for accuracy in [2, 8] {
+            all.push(interior_laplacian_case("roofline", 512, accuracy, p, vec![]).unwrap());
         }
+    }
+    for case in all {
+        let tma_only = case.name != "zdiff-2pt";
         let sources: Vec<_> = candidates(&case)
             .into_iter()
+            .filter(|s| !tma_only || matches!(s, Strategy::QMarch { tma: 1.., .. }))
             .map(|s| {
                 generate(&KernelSpec {
                     stencils: &case.stencils,
@@ -175,6 +187,7 @@ fn newest_tuning_candidates_compile_for_sm90() {
                 .unwrap()
             })
             .collect();
+        assert!(!sources.is_empty(), "no candidates for {}", case.name);
         let refs: Vec<_> = sources.iter().collect();
         let module = fdlab_cuda::codegen::module_source(&refs);
         fdlab_cuda::nvrtc::compile_cubin(&case.name, &module, "sm_90")

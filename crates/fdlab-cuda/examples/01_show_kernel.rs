@@ -9,9 +9,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let arg = |i: usize, d: &str| args.get(i).cloned().unwrap_or_else(|| d.to_string());
     let strategy: Strategy = arg(0, "pencil-long").parse()?;
-    let grid = Grid::unit(&[64, 64, 64])?;
-    let stencils = match arg(1, "x").as_str() {
-        "lap" => vec![Stencil::laplacian(&grid, 2)?],
+    let which = arg(1, "x");
+    let grid = if which == "lap2d" {
+        Grid::unit(&[64, 64])?
+    } else {
+        Grid::unit(&[64, 64, 64])?
+    };
+    let stencils = match which.as_str() {
+        "lap" | "lap2d" => vec![Stencil::laplacian(&grid, 2)?],
+        "lap8" => vec![Stencil::laplacian(&grid, 8)?],
         "grad" => Stencil::gradient(&grid, 8)?,
         a => vec![Stencil::derivative(&grid, a.parse::<Axis>()?, 1, 8)?],
     };

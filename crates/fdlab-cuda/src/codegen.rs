@@ -66,6 +66,9 @@ pub struct CudaSource {
     pub precision: Precision,
     /// The kernel needs `nx` to be a multiple of this (vector loads).
     pub x_multiple: u32,
+    /// The box (points along x, y, z) of the TMA tensor map over the input that the kernel
+    /// takes as its last parameter, if it takes one: the launcher encodes the map.
+    pub tensor_box: Option<[u32; 3]>,
 }
 
 /// The helpers every kernel uses, guarded so several kernels can share one module.
@@ -124,6 +127,17 @@ static __device__ __forceinline__ void fd_bulk_copy(void* smem, const void* g, u
   const unsigned s = (unsigned)__cvta_generic_to_shared(smem), b = (unsigned)__cvta_generic_to_shared(bar);
   asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;" :: "r"(b), "r"(bytes) : "memory");
   asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" :: "r"(s), "l"(g), "r"(bytes), "r"(b) : "memory");
+}
+// A TMA tensor map (CUtensorMap, 128 bytes), passed by value as a __grid_constant__ parameter.
+struct __align__(64) fd_tmap_t { unsigned long long opaque[16]; };
+// One tile of a 3-D tensor map at (c0, c1, c2) into shared memory (128-byte aligned), completing
+// on `bar`; the issuing thread first announces the box's bytes and arrives (count 1). Points
+// outside the tensor arrive as zeros and count towards the bytes.
+static __device__ __forceinline__ void fd_tma_load3d(void* smem, const fd_tmap_t* map, int c0, int c1, int c2, unsigned bytes, unsigned long long* bar) {
+  const unsigned s = (unsigned)__cvta_generic_to_shared(smem), b = (unsigned)__cvta_generic_to_shared(bar);
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(b), "r"(bytes) : "memory");
+  asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];"
+               :: "r"(s), "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(b) : "memory");
 }
 #endif
 "#;
@@ -241,6 +255,8 @@ pub(crate) struct Gen<'a> {
     pub(crate) spec: &'a KernelSpec<'a>,
     pub(crate) ty: &'static str,
     pub(crate) map: &'static str,
+    /// The signature ends with a TMA tensor map parameter `tmap`.
+    pub(crate) tensor_map: bool,
     s: String,
 }
 
@@ -254,6 +270,7 @@ impl<'a> Gen<'a> {
                 Boundary::Dirichlet => "fd_dirichlet",
                 Boundary::Neumann => "fd_neumann",
             },
+            tensor_map: false,
             s: String::new(),
         }
     }
@@ -320,10 +337,15 @@ impl<'a> Gen<'a> {
         let outs: Vec<String> = (0..n)
             .map(|o| format!("{ty}* __restrict__ out{o}"))
             .collect();
+        let tmap = if self.tensor_map {
+            ", const __grid_constant__ fd_tmap_t tmap"
+        } else {
+            ""
+        };
         self.line(
             0,
             &format!(
-                "extern \"C\" __global__ void __launch_bounds__({threads}) @NAME@({first}, {}, const int nx, const int ny, const int nz) {{",
+                "extern \"C\" __global__ void __launch_bounds__({threads}) @NAME@({first}, {}, const int nx, const int ny, const int nz{tmap}) {{",
                 outs.join(", ")
             ),
         );
@@ -420,12 +442,27 @@ impl<'a> Gen<'a> {
     /// [`Gen::march_prologue`] for the shared-memory marches: also the 16-byte aligned dynamic
     /// shared memory as `sm` and the thread's linear index `tid` in a block `bx` wide.
     pub(crate) fn shared_march_prologue(&mut self, axes: MarchAxes, threads: u32, bx: u32) {
+        self.shared_march_prologue_aligned(axes, threads, bx, 16);
+    }
+
+    /// [`Gen::shared_march_prologue`] with the dynamic shared memory aligned to `align`
+    /// bytes (128 for TMA tensor copies).
+    pub(crate) fn shared_march_prologue_aligned(
+        &mut self,
+        axes: MarchAxes,
+        threads: u32,
+        bx: u32,
+        align: u32,
+    ) {
         self.march_prologue(axes, threads);
         let ty = self.ty;
-        self.line(1, "extern __shared__ __align__(16) double fd_smem16[];");
         self.line(
             1,
-            &format!("{ty}* const sm = reinterpret_cast<{ty}*>(fd_smem16);"),
+            &format!("extern __shared__ __align__({align}) double fd_smem{align}[];"),
+        );
+        self.line(
+            1,
+            &format!("{ty}* const sm = reinterpret_cast<{ty}*>(fd_smem{align});"),
         );
         self.line(
             1,
@@ -499,6 +536,7 @@ pub fn generate(spec: &KernelSpec<'_>) -> Result<CudaSource, Unsupported> {
         constants,
         precision: spec.precision,
         x_multiple: 1,
+        tensor_box: None,
     };
     Ok(match spec.strategy {
         Strategy::Naive { block } => pointwise(spec, base, LoadPath::Global, block, 1),
@@ -559,6 +597,7 @@ pub fn generate(spec: &KernelSpec<'_>) -> Result<CudaSource, Unsupported> {
             rows,
             chunk,
             vec,
+            tma,
         } => crate::qmarch::qmarch(
             spec,
             base,
@@ -568,6 +607,7 @@ pub fn generate(spec: &KernelSpec<'_>) -> Result<CudaSource, Unsupported> {
                 rows,
                 chunk,
                 vec,
+                tma,
             },
             crate::qmarch::marches_z(spec.stencils),
         ),

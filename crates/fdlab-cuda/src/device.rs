@@ -17,6 +17,15 @@ pub trait CudaScalar: Scalar + DeviceRepr + ValidAsZeroBits + Unpin {}
 impl CudaScalar for f32 {}
 impl CudaScalar for f64 {}
 
+/// A TMA tensor map (`CUtensorMap`), passed to a kernel by value.
+#[derive(Debug, Clone, Copy)]
+#[repr(transparent)]
+pub struct TensorMap(sys::CUtensorMap);
+
+// SAFETY: a CUtensorMap is 128 bytes of plain data that the kernel takes by value as a
+// `__grid_constant__` parameter of the same size.
+unsafe impl DeviceRepr for TensorMap {}
+
 /// What fdlab reads off the device.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DeviceInfo {
@@ -362,6 +371,62 @@ impl Device {
         }
     }
 
+    /// The TMA tensor map over `buf`, a grid of `shape` points, with the box `tile` (points
+    /// along x, y, z) that a kernel with [`CudaSource::tensor_box`] copies per request.
+    pub fn tensor_map<T: CudaScalar>(
+        &self,
+        buf: &CudaSlice<T>,
+        shape: [usize; 3],
+        tile: [u32; 3],
+    ) -> Result<TensorMap> {
+        let size = std::mem::size_of::<T>() as u64;
+        let dims = shape.map(|n| n as u64);
+        let strides = [dims[0] * size, dims[0] * dims[1] * size];
+        if !strides[0].is_multiple_of(16) {
+            return Err(Error::Driver {
+                call: "cuTensorMapEncodeTiled".into(),
+                detail: format!(
+                    "a TMA tensor map needs rows of a multiple of 16 bytes; nx = {} has {} \
+                     bytes: use a strategy without -t",
+                    shape[0], strides[0]
+                ),
+            });
+        }
+        let dtype = match T::PRECISION {
+            fdlab_core::Precision::F32 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+            fdlab_core::Precision::F64 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT64,
+        };
+        let (ptr, _sync) = cudarc::driver::DevicePtr::device_ptr(buf, &self.stream);
+        let elem = [1u32; 3];
+        // SAFETY: `map` is plain old data the call fills; the dimension, stride, box and element
+        // stride arrays have the lengths rank 3 asks for; the map addresses `buf`, which the
+        // caller keeps alive while the map is used (launch borrows both).
+        unsafe {
+            let mut map: sys::CUtensorMap = std::mem::zeroed();
+            let r = sys::cuTensorMapEncodeTiled(
+                &mut map,
+                dtype,
+                3,
+                ptr as *mut std::ffi::c_void,
+                dims.as_ptr(),
+                strides.as_ptr(),
+                tile.as_ptr(),
+                elem.as_ptr(),
+                sys::CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
+                sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_NONE,
+                sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                sys::CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+            );
+            if r != sys::CUresult::CUDA_SUCCESS {
+                return Err(Error::Driver {
+                    call: "cuTensorMapEncodeTiled".into(),
+                    detail: format!("{r:?} (shape {shape:?}, box {tile:?})"),
+                });
+            }
+            Ok(TensorMap(map))
+        }
+    }
+
     /// A texture over `buf` when `source` reads its input through one, else `None`.
     pub fn texture_for<T: CudaScalar>(
         &self,
@@ -500,7 +565,13 @@ impl Device {
             b.arg(o);
         }
         b.arg(&nx).arg(&ny).arg(&nz);
-        // SAFETY: the arguments match the generated signature (input, outputs, nx, ny, nz),
+        let tmap;
+        if let Some(tile) = src.tensor_box {
+            tmap = self.tensor_map(input.buffer, shape, tile)?;
+            b.arg(&tmap);
+        }
+        // SAFETY: the arguments match the generated signature (input, outputs, nx, ny, nz,
+        // and the tensor map over the input where the kernel takes one),
         // buffers hold nx·ny·nz elements (checked above), and the kernel only indexes inside
         // the grid.
         unsafe { b.launch(cfg) }.map_err(driver("cuLaunchKernel"))?;

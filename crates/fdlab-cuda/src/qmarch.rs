@@ -36,6 +36,9 @@ pub struct QMarchParams {
     pub chunk: u32,
     /// x points per thread (1, 2 or 4, at most 16 bytes).
     pub vec: u32,
+    /// 0: planes through registers; N ≥ 1: TMA tensor copies, N planes in flight beyond the
+    /// queue's front (Dirichlet only; see [`qmarch_tma`]).
+    pub tma: u32,
 }
 
 /// Whether the march goes along z (else along y, the tile then spanning z): as the
@@ -67,6 +70,9 @@ pub(crate) fn qmarch(
     p: QMarchParams,
     march_z: bool,
 ) -> CudaSource {
+    if p.tma > 0 {
+        return qmarch_tma(spec, src, p, march_z);
+    }
     let mut g = Gen::new(spec);
     let ty = g.ty;
     let size = spec.precision.size() as u32;
@@ -334,6 +340,180 @@ pub(crate) fn qmarch(
     src.grid_map = [(0, tx), (oa, tyr), (ma, p.chunk)];
     src.shared_bytes = 2 * plane * size;
     src.x_multiple = vl;
+    g.finish(src)
+}
+
+/// The queue march fed by the tensor memory accelerator: every plane of the tile, halo
+/// included, arrives as one `cp.async.bulk.tensor` copy into a ring of `reach above + 1 + tma`
+/// shared slots (128-byte aligned, one mbarrier each), issued by one thread. Each thread takes
+/// its own points of the queue's front plane from its slot, and the taps across the centre
+/// plane read the centre plane's slot; a slot is refilled, `S` planes on, after the barrier
+/// that ends the step which last reads it. No registers hold planes in flight, so the depth
+/// costs shared memory only.
+///
+/// Why (bench/NOTES.md, session 6): the register-fed queue march of the 25-point Laplacian
+/// holds 234 registers per thread, and with two blocks per SM only one plane of loads is in
+/// flight; the 1-D bulk copies of session 5 paid one request per row piece, a tensor copy is one
+/// request per plane.
+///
+/// Dirichlet only: the copy fills points outside the grid with zeros, and no computed point
+/// reads one. Needs `nx` a multiple of 16 bytes of elements (the tensor map's row pitch) and a
+/// tile, halo included, of at most 256 points along each axis.
+fn qmarch_tma(
+    spec: &KernelSpec<'_>,
+    mut src: CudaSource,
+    p: QMarchParams,
+    march_z: bool,
+) -> CudaSource {
+    let mut g = Gen::new(spec);
+    g.tensor_map = true;
+    let ty = g.ty;
+    let size = spec.precision.size() as u32;
+    let vl = 16 / size;
+    let v = p.vec;
+    let vt = crate::zmarch::vec_type(spec.precision, v);
+    let vt = if vt.is_empty() { ty } else { vt };
+    let axes = MarchAxes::new(march_z);
+    let (ma, oa) = (axes.ma, axes.oa);
+    let idx = |x: &str, o: &str, m: &str| axes.idx(x, o, m);
+    let (lo, hi) = g.reach();
+    let round = |h: usize| (h as u32).div_ceil(vl) * vl;
+    let (hxl, hxr) = (round(lo[0]), round(hi[0]));
+    let (hyl, hyh) = (lo[oa] as u32, hi[oa] as u32);
+    let (rzl, rzh) = (lo[ma] as u32, hi[ma] as u32);
+    let window = rzl + rzh + 1;
+    let (tx, tyr) = (p.bx * v, p.by * p.rows);
+    let w = hxl + tx + hxr;
+    let h = hyl + tyr + hyh;
+    let bytes = w * h * size;
+    // Slots start on 128-byte boundaries, as tensor copies require.
+    let slot = bytes.div_ceil(128) * 128 / size;
+    let slots = rzh + 1 + p.tma;
+    let threads = p.bx * p.by;
+    let mut tbox = [1u32; 3];
+    tbox[0] = w;
+    tbox[oa] = h;
+    let coords = |pl: &str| {
+        let mut c = ["".to_string(), "".to_string(), "".to_string()];
+        c[0] = format!("x0 - {hxl}");
+        c[oa] = format!("y0 - {hyl}");
+        c[ma] = pl.to_string();
+        c.join(", ")
+    };
+
+    g.shared_march_prologue_aligned(axes, threads, p.bx, 128);
+    g.line(
+        1,
+        &format!(
+            "unsigned long long* const fd_bars = reinterpret_cast<unsigned long long*>(sm + {});",
+            slots * slot
+        ),
+    );
+    g.line(
+        1,
+        &format!("for (int i = tid; i < {slots}; i += {threads}) fd_mbar_init(fd_bars + i, 1);"),
+    );
+    g.line(1, "fd_mbar_init_fence();");
+    g.line(1, "__syncthreads();");
+    // Each thread flips a slot's parity bit at each wait: every filled slot is waited for once.
+    g.line(1, "unsigned fd_phase = 0u;");
+    g.march_tiles(p.chunk, tyr, tx);
+    // The previous tile's readers must be done with every slot.
+    g.line(4, "__syncthreads();");
+    g.line(4, &format!("const int base = mb - {rzl}, mend = me + {rzh};"));
+    let issue = |g: &mut Gen, indent: usize, pl: &str, sl: &str| {
+        g.line(
+            indent,
+            &format!(
+                "if (tid == 0 && {pl} < mend) fd_tma_load3d(sm + ({sl}) * {slot}, &tmap, {}, {bytes}u, fd_bars + ({sl}));",
+                coords(pl)
+            ),
+        );
+    };
+    g.line(4, &format!("for (int k = 0; k < {slots}; ++k) {{"));
+    issue(&mut g, 5, "base + k", "k");
+    g.line(4, "}");
+    g.line(4, &format!("const int x = x0 + threadIdx.x * {v};"));
+    for r in 0..p.rows {
+        g.line(
+            4,
+            &format!("const int o{r} = y0 + threadIdx.y * {} + {r};", p.rows),
+        );
+        g.line(4, &format!("const bool in{r} = x < nx && o{r} < no;"));
+    }
+    let own = |r: u32| {
+        format!(
+            "({hyl} + threadIdx.y * {} + {r}) * {w} + {hxl} + threadIdx.x * {v}",
+            p.rows
+        )
+    };
+    let comps = ["x", "y", "z", "w"];
+    for r in 0..p.rows {
+        let names: Vec<String> = (0..window)
+            .flat_map(|i| (0..v).map(move |l| format!("q{r}_{i}_{l}")))
+            .collect();
+        g.line(4, &format!("{ty} {};", names.join(", ")));
+    }
+    // Waits for the plane in slot `sl` and moves this thread's points into queue entry `i`.
+    let take = |g: &mut Gen, indent: usize, sl: &str, i: u32| {
+        g.line(indent, "{");
+        g.line(
+            indent + 1,
+            &format!("const int sl = {sl}; fd_mbar_wait(fd_bars + sl, (fd_phase >> sl) & 1u); fd_phase ^= 1u << sl;"),
+        );
+        g.line(
+            indent + 1,
+            &format!("const {ty}* const s = sm + sl * {slot};"),
+        );
+        for r in 0..p.rows {
+            if v == 1 {
+                g.line(indent + 1, &format!("q{r}_{i}_0 = s[{}];", own(r)));
+            } else {
+                g.line(
+                    indent + 1,
+                    &format!(
+                        "{{ const {vt} t = *reinterpret_cast<const {vt}*>(s + {}); {} }}",
+                        own(r),
+                        (0..v)
+                            .map(|l| format!("q{r}_{i}_{l} = t.{};", comps[l as usize]))
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    ),
+                );
+            }
+        }
+        g.line(indent, "}");
+    };
+    // Warm-up: the planes below the first centre and up to the plane before the first front.
+    // Planes below mb are never a centre: their slots are refilled as soon as all have read.
+    for i in 0..window - 1 {
+        take(&mut g, 4, &format!("{}", i % slots), i);
+        if i < rzl {
+            g.line(4, "__syncthreads();");
+            issue(&mut g, 4, &format!("base + {}", i + slots), &format!("{}", i % slots));
+        }
+    }
+    g.line(4, "for (int m = mb; m < me; ++m) {");
+    g.line(5, "const int k = m - base;");
+    take(&mut g, 5, &format!("(k + {rzh}) % {slots}"), window - 1);
+    g.line(5, &format!("{ty}* const slot = sm + (k % {slots}) * {slot};"));
+    sums(&mut g, spec, p, [w, hyl, hxl, rzl], ma, oa, &idx);
+    // Every thread is done with the centre plane: its slot takes the plane `slots` on.
+    g.line(5, "__syncthreads();");
+    issue(&mut g, 5, &format!("m + {slots}"), &format!("k % {slots}"));
+    for r in 0..p.rows {
+        for i in 0..window - 1 {
+            for l in 0..v {
+                g.line(5, &format!("q{r}_{i}_{l} = q{r}_{}_{l};", i + 1));
+            }
+        }
+    }
+    g.close_from(4);
+    src.block = [p.bx, p.by, 1];
+    src.grid_map = [(0, tx), (oa, tyr), (ma, p.chunk)];
+    src.shared_bytes = slots * slot * size + slots * 8;
+    src.x_multiple = vl;
+    src.tensor_box = Some(tbox);
     g.finish(src)
 }
 

@@ -141,6 +141,12 @@ pub enum Strategy {
         chunk: u32,
         /// x points per thread (1, 2 or 4; at most 16 bytes).
         vec: u32,
+        /// 0: planes reach the slot through registers (as described above). N ≥ 1 (name
+        /// suffix `-tN`): every plane of the tile, halo included, is one TMA tensor copy
+        /// (`cp.async.bulk.tensor`, sm_90) into a ring of shared slots, N planes in flight
+        /// beyond the queue's front, no registers held for them; Dirichlet boundaries only
+        /// (the copy fills points outside the grid with zeros, which no computed point reads).
+        tma: u32,
     },
     /// AMD's first optimisation: several consecutive z points per thread, loads issued in
     /// ascending address order.
@@ -373,6 +379,7 @@ impl Strategy {
                 rows: 3,
                 chunk: 5,
                 vec: 1,
+                tma: 0,
             },
             Strategy::QMarch {
                 bx: 8,
@@ -380,6 +387,7 @@ impl Strategy {
                 rows: 2,
                 chunk: 6,
                 vec: 2,
+                tma: 0,
             },
             Strategy::QMarch {
                 bx: 16,
@@ -387,6 +395,25 @@ impl Strategy {
                 rows: 2,
                 chunk: 7,
                 vec: 4,
+                tma: 0,
+            },
+            // TMA tensor copies (Dirichlet cases only): a ring of 2 + reach slots with an
+            // odd tile and short chunks, and a deep ring with vectors.
+            Strategy::QMarch {
+                bx: 12,
+                by: 3,
+                rows: 3,
+                chunk: 5,
+                vec: 1,
+                tma: 1,
+            },
+            Strategy::QMarch {
+                bx: 8,
+                by: 3,
+                rows: 2,
+                chunk: 6,
+                vec: 2,
+                tma: 3,
             },
             // Odd tile sizes catch tiling arithmetic that only works for powers of two.
             Strategy::SharedTile { bx: 24, by: 5 },
@@ -520,11 +547,19 @@ impl Strategy {
                 ))
             }
             Strategy::QMarch {
-                rows, chunk, vec, ..
-            } if chunk == 0 || !(1..=8).contains(&rows) || !matches!(vec, 1 | 2 | 4) => {
+                rows,
+                chunk,
+                vec,
+                tma,
+                ..
+            } if chunk == 0
+                || !(1..=8).contains(&rows)
+                || !matches!(vec, 1 | 2 | 4)
+                || tma > 8 =>
+            {
                 Err(format!(
-                    "chunk {chunk} (use >= 1), rows {rows} (use 1 to 8) or vector {vec} (use 1, \
-                     2 or 4)"
+                    "chunk {chunk} (use >= 1), rows {rows} (use 1 to 8), vector {vec} (use 1, \
+                     2 or 4) or TMA depth {tma} (use 0 to 8)"
                 ))
             }
             Strategy::QMarch { .. } => match crate::qmarch::unsupported(stencils) {
@@ -565,6 +600,11 @@ impl Strategy {
             Strategy::QMarch { .. } if boundary == Boundary::Neumann => {
                 Err("Neumann's mirror images are not 16-byte loads; use zmarch or shared".into())
             }
+            Strategy::QMarch { tma: 1.., .. } if boundary != Boundary::Dirichlet => Err(
+                "TMA tensor copies fill points outside the grid with zeros, not periodic images; \
+                 use -t only with Dirichlet boundaries (drop the -tN suffix)"
+                    .into(),
+            ),
             Strategy::SMarch { .. } if boundary == Boundary::Neumann => {
                 Err("Neumann's mirror images are not 16-byte copies; use zmarch or shared".into())
             }
@@ -606,7 +646,14 @@ impl fmt::Display for Strategy {
                 rows,
                 chunk,
                 vec,
-            } => write!(f, "qmarch-{bx}x{by}-r{rows}-c{chunk}-v{vec}"),
+                tma,
+            } => {
+                write!(f, "qmarch-{bx}x{by}-r{rows}-c{chunk}-v{vec}")?;
+                if tma > 0 {
+                    write!(f, "-t{tma}")?;
+                }
+                Ok(())
+            }
             Strategy::SMarch {
                 bx,
                 by,
@@ -771,9 +818,10 @@ impl std::str::FromStr for Strategy {
                             num(1, 'r'),
                             num(2, 'c'),
                             num(3, 'v'),
+                            if parts.len() == 5 { num(4, 't') } else { Some(0) },
                         ) {
-                            (Some([bx, by]), Some(rows), Some(chunk), Some(vec))
-                                if parts.len() == 4 =>
+                            (Some([bx, by]), Some(rows), Some(chunk), Some(vec), Some(tma))
+                                if parts.len() == 4 || (parts.len() == 5 && tma > 0) =>
                             {
                                 Some(Strategy::QMarch {
                                     bx,
@@ -781,6 +829,7 @@ impl std::str::FromStr for Strategy {
                                     rows,
                                     chunk,
                                     vec,
+                                    tma,
                                 })
                             }
                             _ => None,
@@ -812,7 +861,7 @@ impl std::str::FromStr for Strategy {
                 "pptN-BXxBYxBZ",
                 "zmarch-BXxBY-vV-cC-uU-rR[-cs]",
                 "smarch-BXxBY-rR-cC-pP[-vV][-l|-lN|-b]",
-                "qmarch-BXxBY-rR-cC-vV",
+                "qmarch-BXxBY-rR-cC-vV[-tN]",
             ]
             .iter()
             .map(|s| s.to_string())
