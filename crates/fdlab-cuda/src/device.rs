@@ -396,6 +396,15 @@ impl Device {
             fdlab_core::Precision::F32 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
             fdlab_core::Precision::F64 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT64,
         };
+        // How far the copy unit widens each L2 request: an experiment knob
+        // (`FDLAB_TMA_L2_PROMOTION` = none, 64, 128 or 256; default 256).
+        use sys::CUtensorMapL2promotion as Promo;
+        let promotion = match std::env::var("FDLAB_TMA_L2_PROMOTION").as_deref() {
+            Ok("none") => Promo::CU_TENSOR_MAP_L2_PROMOTION_NONE,
+            Ok("64") => Promo::CU_TENSOR_MAP_L2_PROMOTION_L2_64B,
+            Ok("128") => Promo::CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+            _ => Promo::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+        };
         let (ptr, _sync) = cudarc::driver::DevicePtr::device_ptr(buf, &self.stream);
         let elem = [1u32; 3];
         // SAFETY: `map` is plain old data the call fills; the dimension, stride, box and element
@@ -414,7 +423,7 @@ impl Device {
                 elem.as_ptr(),
                 sys::CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
                 sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_NONE,
-                sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                promotion,
                 sys::CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
             );
             if r != sys::CUresult::CUDA_SUCCESS {
