@@ -145,6 +145,7 @@ pub fn default_strategy(case: &Case) -> Strategy {
         chunk: 64,
         vec: copy as u32,
         tma: 0,
+        accumulate: false,
     };
     let smarch = if radius_one {
         staged
@@ -332,24 +333,32 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
                         chunk: 64,
                         vec,
                         tma: 0,
+                        accumulate: false,
                     });
                 }
             }
-            // The same queue marches fed by TMA tensor copies (one per plane, 1-3 planes in
-            // flight beyond the front without registers); Dirichlet only.
+            // The queue marches fed by TMA tensor copies, one per plane (Dirichlet only).
+            // Session 6 on the H200 (bench/NOTES.md): the partial-sum queue (`-tNa`, a ring of
+            // 1 + N slots) beat the value queue (reach + 1 + N slots) on the 25-point
+            // Laplacian, 81.8 against 77.7% (f64); 64-wide, 16-row tiles with two rows per
+            // thread won; the value queue keeps one shape.
             if case.boundary == fdlab_core::Boundary::Dirichlet {
-                for (tx, by, rows) in [(64, 4, 4), (64, 8, 2), (128, 4, 2), (64, 2, 8)] {
-                    for tma in [1, 2, 3] {
-                        out.push(Strategy::QMarch {
-                            bx: tx / copy,
-                            by,
-                            rows,
-                            chunk: 64,
-                            vec: copy,
-                            tma,
-                        });
+                let tma = |tx: u32, by, rows, chunk, tma, accumulate| Strategy::QMarch {
+                    bx: tx / copy,
+                    by,
+                    rows,
+                    chunk,
+                    vec: copy,
+                    tma,
+                    accumulate,
+                };
+                out.push(tma(64, 8, 2, 128, 2, false));
+                for (tx, by, rows) in [(64, 8, 2), (64, 16, 2), (128, 8, 2), (128, 32, 1)] {
+                    for chunk in [64, 128] {
+                        out.push(tma(tx, by, rows, chunk, 2, true));
                     }
                 }
+                out.push(tma(64, 8, 2, 64, 3, true));
             }
             // Longer chunks: fewer re-read planes at chunk ends (2r per chunk).
             for chunk in [128, 256] {
@@ -375,6 +384,7 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
                     chunk: 256,
                     vec: copy,
                     tma: 0,
+                    accumulate: false,
                 });
             }
         }

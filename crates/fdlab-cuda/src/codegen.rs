@@ -598,6 +598,7 @@ pub fn generate(spec: &KernelSpec<'_>) -> Result<CudaSource, Unsupported> {
             chunk,
             vec,
             tma,
+            accumulate,
         } => crate::qmarch::qmarch(
             spec,
             base,
@@ -608,6 +609,7 @@ pub fn generate(spec: &KernelSpec<'_>) -> Result<CudaSource, Unsupported> {
                 chunk,
                 vec,
                 tma,
+                accumulate,
             },
             crate::qmarch::marches_z(spec.stencils),
         ),

@@ -21,7 +21,7 @@
 
 use crate::codegen::{coord_name, CudaSource, Gen, KernelSpec, MarchAxes};
 use fdlab_core::{Boundary, Stencil};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 /// Parameters of a queue-marching kernel.
 #[derive(Debug, Clone, Copy)]
@@ -39,6 +39,8 @@ pub struct QMarchParams {
     /// 0: planes through registers; N ≥ 1: TMA tensor copies, N planes in flight beyond the
     /// queue's front (Dirichlet only; see [`qmarch_tma`]).
     pub tma: u32,
+    /// With `tma`: a queue of partial sums, so the ring holds only the planes in flight.
+    pub accumulate: bool,
 }
 
 /// Whether the march goes along z (else along y, the tile then spanning z): as the
@@ -388,7 +390,9 @@ fn qmarch_tma(
     let bytes = w * h * size;
     // Slots start on 128-byte boundaries, as tensor copies require.
     let slot = bytes.div_ceil(128) * 128 / size;
-    let slots = rzh + 1 + p.tma;
+    // The value queue reads a plane's slot until it is the centre, rzh planes after its
+    // arrival; the partial-sum queue reads it only on arrival.
+    let slots = if p.accumulate { 1 } else { rzh + 1 } + p.tma;
     let threads = p.bx * p.by;
     let mut tbox = [1u32; 3];
     tbox[0] = w;
@@ -434,6 +438,68 @@ fn qmarch_tma(
     issue(&mut g, 5, "base + k", "k");
     g.line(4, "}");
     g.line(4, &format!("const int x = x0 + threadIdx.x * {v};"));
+    if p.accumulate {
+        for r in 0..p.rows {
+            g.line(
+                4,
+                &format!("const int o{r} = y0 + threadIdx.y * {} + {r};", p.rows),
+            );
+            g.line(4, &format!("const bool in{r} = x < nx && o{r} < no;"));
+        }
+        // acc{o}_{r}_{i}_{l}: output plane a − rzh + i of stencil o, row r, x point l.
+        for o in 0..spec.stencils.len() {
+            for r in 0..p.rows {
+                let names: Vec<String> = (0..window)
+                    .flat_map(|i| (0..v).map(move |l| format!("acc{o}_{r}_{i}_{l} = ({ty})0")))
+                    .collect();
+                g.line(4, &format!("{ty} {};", names.join(", ")));
+            }
+        }
+        g.line(4, "for (int a = base; a < mend; ++a) {");
+        g.line(5, "const int k = a - base;");
+        g.line(
+            5,
+            &format!("const int sl = k % {slots}; fd_mbar_wait(fd_bars + sl, (fd_phase >> sl) & 1u); fd_phase ^= 1u << sl;"),
+        );
+        g.line(5, &format!("const {ty}* const s = sm + sl * {slot};"));
+        accumulate(&mut g, spec, p, [w, hyl, hxl, rzh], ma, oa);
+        // Every thread has read plane a: its slot takes the plane `slots` on.
+        g.line(5, "__syncthreads();");
+        issue(&mut g, 5, &format!("a + {slots}"), "sl");
+        // Output a − rzh has all its taps.
+        g.line(5, &format!("const int m = a - {rzh};"));
+        g.line(5, "if (m >= mb) {");
+        for r in 0..p.rows {
+            g.line(6, &format!("if (in{r} && o{r} >= olo && o{r} < ohi) {{"));
+            for o in 0..spec.stencils.len() {
+                let acc: Vec<String> = (0..v).map(|l| format!("acc{o}_{r}_0_{l}")).collect();
+                store_row(&mut g, 7, &idx, (o, r, "m"), &acc, vt);
+            }
+            g.line(6, "}");
+        }
+        g.line(5, "}");
+        for o in 0..spec.stencils.len() {
+            for r in 0..p.rows {
+                for i in 0..window {
+                    for l in 0..v {
+                        let next = if i + 1 < window {
+                            format!("acc{o}_{r}_{}_{l}", i + 1)
+                        } else {
+                            format!("({ty})0")
+                        };
+                        g.line(5, &format!("acc{o}_{r}_{i}_{l} = {next};"));
+                    }
+                }
+            }
+        }
+        g.close_from(4);
+        src.block = [p.bx, p.by, 1];
+        src.grid_map = [(0, tx), (oa, tyr), (ma, p.chunk)];
+        src.shared_bytes = slots * slot * size + slots * 8;
+        src.x_multiple = vl;
+        src.tensor_box = Some(tbox);
+        return g.finish(src);
+    }
     for r in 0..p.rows {
         g.line(
             4,
@@ -517,6 +583,113 @@ fn qmarch_tma(
     g.finish(src)
 }
 
+/// The rows of the centre plane that the in-plane taps read: other-axis offset → (lowest,
+/// highest) x offset. Taps on the march column (the centre included) are not in it.
+fn plane_rows(spec: &KernelSpec<'_>, ma: usize, oa: usize) -> BTreeMap<i32, (i32, i32)> {
+    let mut rows: BTreeMap<i32, (i32, i32)> = BTreeMap::new();
+    for s in spec.stencils {
+        for t in s.taps() {
+            if !on_column(t.offset, ma, oa) {
+                let e = rows.entry(t.offset[oa]).or_insert((0, 0));
+                e.0 = e.0.min(t.offset[0]);
+                e.1 = e.1.max(t.offset[0]);
+            }
+        }
+    }
+    rows
+}
+
+/// Whether a tap lies on the march column (read from the thread's own points), not across the
+/// plane.
+fn on_column(offset: [i32; 3], ma: usize, oa: usize) -> bool {
+    offset[ma] != 0 || (offset[0] == 0 && offset[oa] == 0)
+}
+
+/// Loads, from the slot row at `c`, the whole vectors each in-plane row of taps reads, into
+/// `win_y…` arrays; returns how to name the value at x offset `dx` of lane `l` on row `dy`.
+fn plane_windows(
+    g: &mut Gen,
+    indent: usize,
+    rows: &BTreeMap<i32, (i32, i32)>,
+    w: u32,
+    v: i32,
+    vt: &str,
+) -> impl Fn(i32, i32, i32) -> String {
+    let ty = g.ty;
+    let comps = ["x", "y", "z", "w"];
+    let kfirst = move |mn: i32| mn.div_euclid(v);
+    let klast = |mx: i32| (v - 1 + mx).div_euclid(v);
+    for (&dy, &(mn, mx)) in rows {
+        let (k0, k1) = (kfirst(mn), klast(mx));
+        let name = format!("win_{}", coord_name("y", dy));
+        g.line(indent, &format!("{ty} {name}[{}];", (k1 - k0 + 1) * v));
+        for k in k0..=k1 {
+            let at = format!("c + {}", dy * w as i32 + k * v);
+            if v == 1 {
+                g.line(indent, &format!("{name}[{}] = *({at});", k - k0));
+            } else {
+                g.line(
+                    indent,
+                    &format!("{{ const {vt} t = *reinterpret_cast<const {vt}*>({at});"),
+                );
+                for (l, cn) in comps.iter().enumerate().take(v as usize) {
+                    g.line(
+                        indent + 1,
+                        &format!("{name}[{}] = t.{cn};", (k - k0) * v + l as i32),
+                    );
+                }
+                g.line(indent, "}");
+            }
+        }
+    }
+    let first: BTreeMap<i32, i32> = rows.iter().map(|(&dy, &(mn, _))| (dy, kfirst(mn))).collect();
+    move |dy: i32, dx: i32, l: i32| {
+        format!(
+            "win_{}[{}]",
+            coord_name("y", dy),
+            l + dx - first[&dy] * v
+        )
+    }
+}
+
+/// Stores lane values `acc` of output `o` at x point `x` of row `o{r}`, plane `m`: one vector
+/// store, or one per point where a Dirichlet edge cuts the vector.
+fn store_row(
+    g: &mut Gen,
+    indent: usize,
+    idx: &dyn Fn(&str, &str, &str) -> String,
+    (o, r, m): (usize, u32, &str),
+    acc: &[String],
+    vt: &str,
+) {
+    let at = idx("x", &format!("o{r}"), m);
+    if acc.len() == 1 {
+        g.line(
+            indent,
+            &format!("if (x >= ilo && x < ihi) out{o}[{at}] = {};", acc[0]),
+        );
+        return;
+    }
+    let v = acc.len();
+    g.line(indent, &format!("if (x >= ilo && x + {v} <= ihi) {{"));
+    g.line(
+        indent + 1,
+        &format!(
+            "*reinterpret_cast<{vt}*>(out{o} + {at}) = make_{vt}({});",
+            acc.join(", ")
+        ),
+    );
+    g.line(indent, "} else {");
+    for (l, a) in acc.iter().enumerate() {
+        let at_l = idx(&format!("x + {l}"), &format!("o{r}"), m);
+        g.line(
+            indent + 1,
+            &format!("if (x + {l} >= ilo && x + {l} < ihi) out{o}[{at_l}] = {a};"),
+        );
+    }
+    g.line(indent, "}");
+}
+
 /// The sums of every row of the thread: taps on the centre plane from whole vectors of the
 /// slot, march-axis taps from the queue; one vector store per row (per point where a
 /// Dirichlet edge cuts the vector). Dims: `[w, hyl, hxl, rzl]`.
@@ -533,23 +706,7 @@ fn sums(
     let ty = g.ty;
     let v = p.vec as i32;
     let vt = crate::zmarch::vec_type(spec.precision, p.vec);
-    let comps = ["x", "y", "z", "w"];
-    // Rows of the centre plane the taps read (other-axis offset → x reach).
-    let mut rows: BTreeMap<i32, (i32, i32)> = BTreeMap::new();
-    let mut column: BTreeSet<i32> = BTreeSet::new();
-    for s in spec.stencils {
-        for t in s.taps() {
-            if t.offset[ma] != 0 || (t.offset[0] == 0 && t.offset[oa] == 0) {
-                column.insert(t.offset[ma]);
-            } else {
-                let e = rows.entry(t.offset[oa]).or_insert((0, 0));
-                e.0 = e.0.min(t.offset[0]);
-                e.1 = e.1.max(t.offset[0]);
-            }
-        }
-    }
-    let kfirst = |mn: i32| mn.div_euclid(v);
-    let klast = |mx: i32| (v - 1 + mx).div_euclid(v);
+    let rows = plane_rows(spec, ma, oa);
     for r in 0..p.rows {
         g.line(5, &format!("if (in{r} && o{r} >= olo && o{r} < ohi) {{"));
         g.line(
@@ -559,76 +716,95 @@ fn sums(
                 p.rows
             ),
         );
-        for (&dy, &(mn, mx)) in &rows {
-            let (k0, k1) = (kfirst(mn), klast(mx));
-            let name = format!("win_{}", coord_name("y", dy));
-            g.line(6, &format!("{ty} {name}[{}];", (k1 - k0 + 1) * v));
-            for k in k0..=k1 {
-                let at = format!("c + {}", dy * w as i32 + k * v);
-                if v == 1 {
-                    g.line(6, &format!("{name}[{}] = *({at});", k - k0));
-                } else {
-                    g.line(
-                        6,
-                        &format!("{{ const {vt} t = *reinterpret_cast<const {vt}*>({at});"),
-                    );
-                    for (l, cn) in comps.iter().enumerate().take(v as usize) {
-                        g.line(7, &format!("{name}[{}] = t.{cn};", (k - k0) * v + l as i32));
-                    }
-                    g.line(6, "}");
-                }
-            }
-        }
-        let at = idx("x", &format!("o{r}"), "m");
+        let win = plane_windows(g, 6, &rows, w, v, vt);
         for (o, stencil) in spec.stencils.iter().enumerate() {
             let mut acc = Vec::new();
             for l in 0..v {
-                let mut terms = Vec::new();
-                for (ti, t) in stencil.taps().iter().enumerate() {
-                    let wgt = g.weight(o, ti);
-                    let val = if t.offset[ma] != 0 || (t.offset[0] == 0 && t.offset[oa] == 0) {
-                        format!("q{r}_{}_{l}", rzl as i32 + t.offset[ma])
-                    } else {
-                        let k0 = kfirst(rows[&t.offset[oa]].0);
-                        format!(
-                            "win_{}[{}]",
-                            coord_name("y", t.offset[oa]),
-                            l + t.offset[0] - k0 * v
-                        )
-                    };
-                    terms.push(format!("{wgt} * {val}"));
-                }
                 let name = format!("a{o}_{l}");
                 g.line(6, &format!("{ty} {name} = ({ty})0;"));
-                for term in terms {
-                    g.line(6, &format!("{name} += {term};"));
+                for (ti, t) in stencil.taps().iter().enumerate() {
+                    let wgt = g.weight(o, ti);
+                    let val = if on_column(t.offset, ma, oa) {
+                        format!("q{r}_{}_{l}", rzl as i32 + t.offset[ma])
+                    } else {
+                        win(t.offset[oa], t.offset[0], l)
+                    };
+                    g.line(6, &format!("{name} += {wgt} * {val};"));
                 }
                 acc.push(name);
             }
-            if v == 1 {
-                g.line(
-                    6,
-                    &format!("if (x >= ilo && x < ihi) out{o}[{at}] = {};", acc[0]),
-                );
-            } else {
-                g.line(6, &format!("if (x >= ilo && x + {v} <= ihi) {{"));
-                g.line(
-                    7,
-                    &format!(
-                        "*reinterpret_cast<{vt}*>(out{o} + {at}) = make_{vt}({});",
-                        acc.join(", ")
-                    ),
-                );
-                g.line(6, "} else {");
-                for (l, a) in acc.iter().enumerate() {
-                    let at_l = idx(&format!("x + {l}"), &format!("o{r}"), "m");
+            store_row(g, 6, idx, (o, r, "m"), &acc, vt);
+        }
+        g.line(5, "}");
+    }
+}
+
+/// The accumulating step of [`qmarch_tma`] for the plane `a` in slot `s`: each row's own points
+/// `u` add their march-column taps to the pending outputs `a − rzh … a + rzl` (accumulators
+/// `acc{o}_{r}_{i}_{l}` for output `a − rzh + i`), and, for a computed plane, the in-plane taps
+/// of output `a` from the slot. Dims: `[w, hyl, hxl, rzh]`.
+fn accumulate(
+    g: &mut Gen,
+    spec: &KernelSpec<'_>,
+    p: QMarchParams,
+    dims: [u32; 4],
+    ma: usize,
+    oa: usize,
+) {
+    let [w, hyl, hxl, rzh] = dims;
+    let ty = g.ty;
+    let v = p.vec as i32;
+    let vt = crate::zmarch::vec_type(spec.precision, p.vec);
+    let mut rows = plane_rows(spec, ma, oa);
+    let across = !rows.is_empty();
+    // The thread's own points come from row 0 of the window even with no in-plane taps.
+    rows.entry(0).or_insert((0, 0));
+    for r in 0..p.rows {
+        g.line(5, "{");
+        g.line(
+            6,
+            &format!(
+                "const {ty}* const c = s + ({hyl} + threadIdx.y * {} + {r}) * {w} + {hxl} + threadIdx.x * {v};",
+                p.rows
+            ),
+        );
+        let win = plane_windows(g, 6, &rows, w, v, vt);
+        for (o, stencil) in spec.stencils.iter().enumerate() {
+            for l in 0..v {
+                for (ti, t) in stencil.taps().iter().enumerate() {
+                    if !on_column(t.offset, ma, oa) {
+                        continue;
+                    }
+                    let wgt = g.weight(o, ti);
+                    // Plane a is offset d from output a − d: accumulator rzh − d.
+                    let i = rzh as i32 - t.offset[ma];
                     g.line(
-                        7,
-                        &format!("if (x + {l} >= ilo && x + {l} < ihi) out{o}[{at_l}] = {a};"),
+                        6,
+                        &format!("acc{o}_{r}_{i}_{l} += {wgt} * {};", win(0, 0, l)),
                     );
                 }
-                g.line(6, "}");
             }
+        }
+        if across {
+            g.line(6, "if (a >= mb && a < me) {");
+            for (o, stencil) in spec.stencils.iter().enumerate() {
+                for l in 0..v {
+                    for (ti, t) in stencil.taps().iter().enumerate() {
+                        if on_column(t.offset, ma, oa) {
+                            continue;
+                        }
+                        let wgt = g.weight(o, ti);
+                        g.line(
+                            7,
+                            &format!(
+                                "acc{o}_{r}_{rzh}_{l} += {wgt} * {};",
+                                win(t.offset[oa], t.offset[0], l)
+                            ),
+                        );
+                    }
+                }
+            }
+            g.line(6, "}");
         }
         g.line(5, "}");
     }

@@ -147,6 +147,10 @@ pub enum Strategy {
         /// beyond the queue's front, no registers held for them; Dirichlet boundaries only
         /// (the copy fills points outside the grid with zeros, which no computed point reads).
         tma: u32,
+        /// With `tma`, name suffix `-tNa`: each arriving plane adds its taps to the pending
+        /// outputs (a queue of partial sums instead of a queue of values), so its slot is free
+        /// as soon as it is read: a ring of 1 + N slots instead of reach + 1 + N.
+        accumulate: bool,
     },
     /// AMD's first optimisation: several consecutive z points per thread, loads issued in
     /// ascending address order.
@@ -380,6 +384,7 @@ impl Strategy {
                 chunk: 5,
                 vec: 1,
                 tma: 0,
+                accumulate: false,
             },
             Strategy::QMarch {
                 bx: 8,
@@ -388,6 +393,7 @@ impl Strategy {
                 chunk: 6,
                 vec: 2,
                 tma: 0,
+                accumulate: false,
             },
             Strategy::QMarch {
                 bx: 16,
@@ -396,6 +402,7 @@ impl Strategy {
                 chunk: 7,
                 vec: 4,
                 tma: 0,
+                accumulate: false,
             },
             // TMA tensor copies (Dirichlet cases only): a ring of 2 + reach slots with an
             // odd tile and short chunks, and a deep ring with vectors.
@@ -406,6 +413,7 @@ impl Strategy {
                 chunk: 5,
                 vec: 1,
                 tma: 1,
+                accumulate: false,
             },
             Strategy::QMarch {
                 bx: 8,
@@ -414,6 +422,25 @@ impl Strategy {
                 chunk: 6,
                 vec: 2,
                 tma: 3,
+                accumulate: false,
+            },
+            Strategy::QMarch {
+                bx: 12,
+                by: 3,
+                rows: 3,
+                chunk: 5,
+                vec: 1,
+                tma: 2,
+                accumulate: true,
+            },
+            Strategy::QMarch {
+                bx: 8,
+                by: 3,
+                rows: 2,
+                chunk: 6,
+                vec: 2,
+                tma: 1,
+                accumulate: true,
             },
             // Odd tile sizes catch tiling arithmetic that only works for powers of two.
             Strategy::SharedTile { bx: 24, by: 5 },
@@ -551,15 +578,17 @@ impl Strategy {
                 chunk,
                 vec,
                 tma,
+                accumulate,
                 ..
             } if chunk == 0
                 || !(1..=8).contains(&rows)
                 || !matches!(vec, 1 | 2 | 4)
-                || tma > 8 =>
+                || tma > 8
+                || (accumulate && tma == 0) =>
             {
                 Err(format!(
                     "chunk {chunk} (use >= 1), rows {rows} (use 1 to 8), vector {vec} (use 1, \
-                     2 or 4) or TMA depth {tma} (use 0 to 8)"
+                     2 or 4) or TMA depth {tma} (use 0 to 8; accumulating needs 1 or more)"
                 ))
             }
             Strategy::QMarch { .. } => match crate::qmarch::unsupported(stencils) {
@@ -647,10 +676,11 @@ impl fmt::Display for Strategy {
                 chunk,
                 vec,
                 tma,
+                accumulate,
             } => {
                 write!(f, "qmarch-{bx}x{by}-r{rows}-c{chunk}-v{vec}")?;
                 if tma > 0 {
-                    write!(f, "-t{tma}")?;
+                    write!(f, "-t{tma}{}", if accumulate { "a" } else { "" })?;
                 }
                 Ok(())
             }
@@ -818,18 +848,28 @@ impl std::str::FromStr for Strategy {
                             num(1, 'r'),
                             num(2, 'c'),
                             num(3, 'v'),
-                            if parts.len() == 5 { num(4, 't') } else { Some(0) },
                         ) {
-                            (Some([bx, by]), Some(rows), Some(chunk), Some(vec), Some(tma))
-                                if parts.len() == 4 || (parts.len() == 5 && tma > 0) =>
+                            (Some([bx, by]), Some(rows), Some(chunk), Some(vec))
+                                if parts.len() == 4 || parts.len() == 5 =>
                             {
-                                Some(Strategy::QMarch {
+                                let t = parts.get(4).and_then(|t| t.strip_prefix('t'));
+                                let (t, accumulate) = match t.map(|t| (t.strip_suffix('a'), t)) {
+                                    Some((Some(n), _)) => (Some(n), true),
+                                    Some((None, n)) => (Some(n), false),
+                                    None => (None, false),
+                                };
+                                let tma = match t {
+                                    Some(n) => n.parse().ok().filter(|&n: &u32| n > 0),
+                                    None => Some(0),
+                                };
+                                tma.map(|tma| Strategy::QMarch {
                                     bx,
                                     by,
                                     rows,
                                     chunk,
                                     vec,
                                     tma,
+                                    accumulate,
                                 })
                             }
                             _ => None,
@@ -861,7 +901,7 @@ impl std::str::FromStr for Strategy {
                 "pptN-BXxBYxBZ",
                 "zmarch-BXxBY-vV-cC-uU-rR[-cs]",
                 "smarch-BXxBY-rR-cC-pP[-vV][-l|-lN|-b]",
-                "qmarch-BXxBY-rR-cC-vV[-tN]",
+                "qmarch-BXxBY-rR-cC-vV[-tN|-tNa]",
             ]
             .iter()
             .map(|s| s.to_string())
