@@ -357,6 +357,10 @@ pub(crate) fn zmarch(
     }
     let sname = |d: i32, om: i32| format!("s_{}_{}", coord_name("d", d), coord_name("m", om));
     for (&(d, om), &(wl, wh)) in &windows {
+        // Points of the window that some tap reads: x offsets mn ..= v − 1 + mx from i0.
+        // Shuffles of the others would be dead, but ptxas keeps every SHFL (session 6).
+        let (mn, mx) = sources[&(d, om)];
+        let needed = |w: i32, c: usize| (mn..=v - 1 + mx).contains(&(w * v + c as i32));
         let s = sname(d, om);
         g.line(5, &format!("{ty} {s}[{}];", ((wl + 1 + wh) * v) as usize));
         let centre = (wl * v) as usize;
@@ -376,7 +380,7 @@ pub(crate) fn zmarch(
                 } else {
                     ("__shfl_down_sync", w)
                 };
-                for c in 0..v as usize {
+                for c in (0..v as usize).filter(|&c| needed(w, c)) {
                     g.line(
                         5,
                         &format!(
@@ -387,7 +391,7 @@ pub(crate) fn zmarch(
                     );
                 }
                 g.line(5, &format!("if ({}) {{", coord_name("edge", w)));
-                for c in 0..v as usize {
+                for c in (0..v as usize).filter(|&c| needed(w, c)) {
                     g.line(
                         6,
                         &format!("{s}[{}] = {}[u][{c}];", base + c, ename(d, om, w)),
