@@ -424,7 +424,10 @@ fn qmarch_tma(
     g.march_tiles(p.chunk, tyr, tx);
     // The previous tile's readers must be done with every slot.
     g.line(4, "__syncthreads();");
-    g.line(4, &format!("const int base = mb - {rzl}, mend = me + {rzh};"));
+    g.line(
+        4,
+        &format!("const int base = mb - {rzl}, mend = me + {rzh};"),
+    );
     let issue = |g: &mut Gen, indent: usize, pl: &str, sl: &str| {
         g.line(
             indent,
@@ -556,13 +559,21 @@ fn qmarch_tma(
         take(&mut g, 4, &format!("{}", i % slots), i);
         if i < rzl {
             g.line(4, "__syncthreads();");
-            issue(&mut g, 4, &format!("base + {}", i + slots), &format!("{}", i % slots));
+            issue(
+                &mut g,
+                4,
+                &format!("base + {}", i + slots),
+                &format!("{}", i % slots),
+            );
         }
     }
     g.line(4, "for (int m = mb; m < me; ++m) {");
     g.line(5, "const int k = m - base;");
     take(&mut g, 5, &format!("(k + {rzh}) % {slots}"), window - 1);
-    g.line(5, &format!("{ty}* const slot = sm + (k % {slots}) * {slot};"));
+    g.line(
+        5,
+        &format!("{ty}* const slot = sm + (k % {slots}) * {slot};"),
+    );
     sums(&mut g, spec, p, [w, hyl, hxl, rzl], ma, oa, &idx);
     // Every thread is done with the centre plane: its slot takes the plane `slots` on.
     g.line(5, "__syncthreads();");
@@ -642,13 +653,12 @@ fn plane_windows(
             }
         }
     }
-    let first: BTreeMap<i32, i32> = rows.iter().map(|(&dy, &(mn, _))| (dy, kfirst(mn))).collect();
+    let first: BTreeMap<i32, i32> = rows
+        .iter()
+        .map(|(&dy, &(mn, _))| (dy, kfirst(mn)))
+        .collect();
     move |dy: i32, dx: i32, l: i32| {
-        format!(
-            "win_{}[{}]",
-            coord_name("y", dy),
-            l + dx - first[&dy] * v
-        )
+        format!("win_{}[{}]", coord_name("y", dy), l + dx - first[&dy] * v)
     }
 }
 
