@@ -371,22 +371,25 @@ pub fn interior_laplacian_case(
     })
 }
 
-/// The ceiling of a marching kernel: u(k+1) − u(k) along z, periodic. No x or y neighbours, so
-/// no tile halo: one read and one write of every point, like a copy, through the same
-/// generated z-march. How far this falls short of the copy is what the marching structure
-/// itself costs; the other roofline rows cannot be expected to beat it.
-fn z_difference_case(n: usize, p: Precision) -> Result<Case, Error> {
-    let grid = Grid::unit(&[n, n, n])?;
-    let stencil = Stencil::custom(&[([0, 0, 0], -1.0), ([0, 0, 1], 1.0)])?;
+/// The ceiling of a marching kernel: u(i + 1) − u(i) along the last axis of `grid` (z in 3-D,
+/// y in 2-D), periodic. No neighbours across the march, so no tile halo: one read and one write
+/// of every point, like a copy, through the same generated marches. How far this falls short of
+/// the copy is what the marching structure itself costs; the other roofline rows cannot be
+/// expected to beat it.
+fn march_difference_case(name: &str, grid: Grid, p: Precision, note: &str) -> Result<Case, Error> {
+    let axis = grid.dim() - 1;
+    let mut offset = [0; 3];
+    offset[axis] = 1;
+    let stencil = Stencil::custom(&[([0, 0, 0], -1.0), (offset, 1.0)])?;
     let (input, mut exact) = sine_product(&grid, 2.0 * PI);
-    let g = &input.f[2];
-    exact.f[0] = input.f[0].clone();
-    exact.f[1] = input.f[1].clone();
-    exact.f[2] = (0..n).map(|k| g[(k + 1) % n] - g[k]).collect();
+    let n = grid.shape()[axis];
+    let g = &input.f[axis];
+    exact.f = input.f.clone();
+    exact.f[axis] = (0..n).map(|k| g[(k + 1) % n] - g[k]).collect();
     exact.scale = input.scale;
     Ok(Case {
         suite: "roofline",
-        name: "zdiff-2pt".into(),
+        name: name.into(),
         bytes: periodic_bytes(&grid, 1, p),
         latency_bound: false,
         stencils: vec![stencil],
@@ -396,8 +399,22 @@ fn z_difference_case(n: usize, p: Precision) -> Result<Case, Error> {
         input,
         exact: vec![exact],
         strategies: vec![Strategy::READ_ONLY],
-        note: "ceiling of the marching kernels: 1 read + 1 write, no tile halo".into(),
+        note: note.into(),
     })
+}
+
+/// The 3-D march's ceiling: the z difference on n³.
+fn z_difference_case(n: usize, p: Precision) -> Result<Case, Error> {
+    let note = "ceiling of the marching kernels: 1 read + 1 write, no tile halo";
+    march_difference_case("zdiff-2pt", Grid::unit(&[n, n, n])?, p, note)
+}
+
+/// The ceiling of the 2-D Laplacian row: the y difference on n² through the same 2-D marches
+/// (no x neighbours).
+fn y_difference_case(n: usize, p: Precision) -> Result<Case, Error> {
+    let grid = Grid::new(&[n, n], &[1.0 / 256.0; 2])?;
+    let note = "ceiling of the 2-D marches: 1 read + 1 write, no x halo";
+    march_difference_case("ydiff2d-2pt", grid, p, note)
 }
 
 /// The ceiling of the gradient row: three copies of the input in one kernel (1 read + 3
@@ -420,32 +437,6 @@ fn fan_out_case(n: usize, p: Precision) -> Result<Case, Error> {
         input,
         strategies: vec![Strategy::READ_ONLY],
         note: "ceiling of the gradient: 1 read + 3 writes, no halo".into(),
-    })
-}
-
-/// The ceiling of the 2-D Laplacian row: u(j+1) − u(j) along y, periodic, through the same
-/// 2-D marches (one read and one write of every point, no x neighbours).
-fn y_difference_case(n: usize, p: Precision) -> Result<Case, Error> {
-    let grid = Grid::new(&[n, n], &[1.0 / 256.0; 2])?;
-    let stencil = Stencil::custom(&[([0, 0, 0], -1.0), ([0, 1, 0], 1.0)])?;
-    let (input, mut exact) = sine_product(&grid, 2.0 * PI);
-    let g = &input.f[1];
-    exact.f[0] = input.f[0].clone();
-    exact.f[1] = (0..n).map(|j| g[(j + 1) % n] - g[j]).collect();
-    exact.scale = input.scale;
-    Ok(Case {
-        suite: "roofline",
-        name: "ydiff2d-2pt".into(),
-        bytes: periodic_bytes(&grid, 1, p),
-        latency_bound: false,
-        stencils: vec![stencil],
-        grid,
-        boundary: Boundary::Periodic,
-        precision: p,
-        input,
-        exact: vec![exact],
-        strategies: vec![Strategy::ReadOnly { block: [128, 2, 1] }],
-        note: "ceiling of the 2-D marches: 1 read + 1 write, no x halo".into(),
     })
 }
 

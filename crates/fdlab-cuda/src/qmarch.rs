@@ -66,6 +66,68 @@ pub(crate) fn unsupported(stencils: &[Stencil]) -> Option<String> {
     None
 }
 
+/// The tile geometry both queue marches share: 16-byte granules, the tile with its halo, the
+/// march window.
+struct Tile {
+    /// Scalar type, and the vector type of a thread's `vec` points.
+    ty: &'static str,
+    vt: &'static str,
+    /// Bytes per element; elements per 16-byte granule.
+    size: u32,
+    vl: u32,
+    axes: MarchAxes,
+    /// x halo (rounded up to granules), other-axis halo, march-axis reach below and above.
+    hxl: u32,
+    hxr: u32,
+    hyl: u32,
+    hyh: u32,
+    rzl: u32,
+    rzh: u32,
+    /// Planes in the queue: `rzl + 1 + rzh`.
+    window: u32,
+    /// Tile points along x and the other axis; the slot's width and height with halo.
+    tx: u32,
+    tyr: u32,
+    w: u32,
+    h: u32,
+    threads: u32,
+}
+
+impl Tile {
+    fn new(g: &Gen<'_>, p: &QMarchParams, march_z: bool) -> Tile {
+        let ty = g.ty;
+        let size = g.spec.precision.size() as u32;
+        let vl = 16 / size;
+        let vt = crate::zmarch::vec_type(g.spec.precision, p.vec);
+        let axes = MarchAxes::new(march_z);
+        let (lo, hi) = g.reach();
+        let round = |h: usize| (h as u32).div_ceil(vl) * vl;
+        let (hxl, hxr) = (round(lo[0]), round(hi[0]));
+        let (hyl, hyh) = (lo[axes.oa] as u32, hi[axes.oa] as u32);
+        let (rzl, rzh) = (lo[axes.ma] as u32, hi[axes.ma] as u32);
+        let (tx, tyr) = (p.bx * p.vec, p.by * p.rows);
+        Tile {
+            ty,
+            vt: if vt.is_empty() { ty } else { vt },
+            size,
+            vl,
+            axes,
+            hxl,
+            hxr,
+            hyl,
+            hyh,
+            rzl,
+            rzh,
+            window: rzl + rzh + 1,
+            tx,
+            tyr,
+            w: hxl + tx + hxr,
+            h: hyl + tyr + hyh,
+            threads: p.bx * p.by,
+        }
+    }
+}
+
 pub(crate) fn qmarch(
     spec: &KernelSpec<'_>,
     mut src: CudaSource,
@@ -76,27 +138,30 @@ pub(crate) fn qmarch(
         return qmarch_tma(spec, src, p, march_z);
     }
     let mut g = Gen::new(spec);
-    let ty = g.ty;
-    let size = spec.precision.size() as u32;
-    let vl = 16 / size;
+    let Tile {
+        ty,
+        vt,
+        size,
+        vl,
+        axes,
+        hxl,
+        hxr,
+        hyl,
+        hyh,
+        rzl,
+        rzh,
+        window,
+        tx,
+        tyr,
+        w,
+        h,
+        threads,
+    } = Tile::new(&g, &p, march_z);
     let v = p.vec;
-    let vt = crate::zmarch::vec_type(spec.precision, v);
-    let vt = if vt.is_empty() { ty } else { vt };
     let gt = crate::zmarch::vec_type(spec.precision, vl);
-    let axes = MarchAxes::new(march_z);
     let (ma, oa) = (axes.ma, axes.oa);
     let idx = |x: &str, o: &str, m: &str| axes.idx(x, o, m);
-    let (lo, hi) = g.reach();
-    let round = |h: usize| (h as u32).div_ceil(vl) * vl;
-    let (hxl, hxr) = (round(lo[0]), round(hi[0]));
-    let (hyl, hyh) = (lo[oa] as u32, hi[oa] as u32);
-    let (rzl, rzh) = (lo[ma] as u32, hi[ma] as u32);
-    let window = rzl + rzh + 1;
-    let (tx, tyr) = (p.bx * v, p.by * p.rows);
-    let w = hxl + tx + hxr;
-    let h = hyl + tyr + hyh;
     let plane = w * h;
-    let threads = p.bx * p.by;
     let periodic = spec.boundary == Boundary::Periodic;
     // Halo granules (16 bytes): the other-axis halo rows (over the interior columns, or the
     // whole width when a tap reads a corner), then the x halo of the tile's rows.
@@ -369,31 +434,33 @@ fn qmarch_tma(
 ) -> CudaSource {
     let mut g = Gen::new(spec);
     g.tensor_map = true;
-    let ty = g.ty;
-    let size = spec.precision.size() as u32;
-    let vl = 16 / size;
+    let Tile {
+        ty,
+        vt,
+        size,
+        vl,
+        axes,
+        hxl,
+        hyl,
+        rzl,
+        rzh,
+        window,
+        tx,
+        tyr,
+        w,
+        h,
+        threads,
+        ..
+    } = Tile::new(&g, &p, march_z);
     let v = p.vec;
-    let vt = crate::zmarch::vec_type(spec.precision, v);
-    let vt = if vt.is_empty() { ty } else { vt };
-    let axes = MarchAxes::new(march_z);
     let (ma, oa) = (axes.ma, axes.oa);
     let idx = |x: &str, o: &str, m: &str| axes.idx(x, o, m);
-    let (lo, hi) = g.reach();
-    let round = |h: usize| (h as u32).div_ceil(vl) * vl;
-    let (hxl, hxr) = (round(lo[0]), round(hi[0]));
-    let (hyl, hyh) = (lo[oa] as u32, hi[oa] as u32);
-    let (rzl, rzh) = (lo[ma] as u32, hi[ma] as u32);
-    let window = rzl + rzh + 1;
-    let (tx, tyr) = (p.bx * v, p.by * p.rows);
-    let w = hxl + tx + hxr;
-    let h = hyl + tyr + hyh;
     let bytes = w * h * size;
     // Slots start on 128-byte boundaries, as tensor copies require.
     let slot = bytes.div_ceil(128) * 128 / size;
     // The value queue reads a plane's slot until it is the centre, rzh planes after its
     // arrival; the partial-sum queue reads it only on arrival.
     let slots = if p.accumulate { 1 } else { rzh + 1 } + p.tma;
-    let threads = p.bx * p.by;
     let mut tbox = [1u32; 3];
     tbox[0] = w;
     tbox[oa] = h;
