@@ -130,7 +130,7 @@ impl Tile {
 
 pub(crate) fn qmarch(
     spec: &KernelSpec<'_>,
-    mut src: CudaSource,
+    src: CudaSource,
     p: QMarchParams,
     march_z: bool,
 ) -> CudaSource {
@@ -394,20 +394,8 @@ pub(crate) fn qmarch(
     g.line(5, "}");
     g.line(5, "__syncthreads();");
     sums(&mut g, spec, p, [w, hyl, hxl, rzl], ma, oa, &idx);
-    // Shift the queue.
-    for r in 0..p.rows {
-        for i in 0..window - 1 {
-            for l in 0..v {
-                g.line(5, &format!("q{r}_{i}_{l} = q{r}_{}_{l};", i + 1));
-            }
-        }
-    }
-    g.close_from(4);
-    src.block = [p.bx, p.by, 1];
-    src.grid_map = [(0, tx), (oa, tyr), (ma, p.chunk)];
-    src.shared_bytes = 2 * plane * size;
-    src.x_multiple = vl;
-    g.finish(src)
+    shift_queue(&mut g, p.rows, window, v);
+    finish_tile(g, src, &p, (tx, tyr, axes), 2 * plane * size, None)
 }
 
 /// The queue march fed by the tensor memory accelerator: every plane of the tile, halo
@@ -428,7 +416,7 @@ pub(crate) fn qmarch(
 /// tile, halo included, of at most 256 points along each axis.
 fn qmarch_tma(
     spec: &KernelSpec<'_>,
-    mut src: CudaSource,
+    src: CudaSource,
     p: QMarchParams,
     march_z: bool,
 ) -> CudaSource {
@@ -438,7 +426,6 @@ fn qmarch_tma(
         ty,
         vt,
         size,
-        vl,
         axes,
         hxl,
         hyl,
@@ -562,13 +549,8 @@ fn qmarch_tma(
                 }
             }
         }
-        g.close_from(4);
-        src.block = [p.bx, p.by, 1];
-        src.grid_map = [(0, tx), (oa, tyr), (ma, p.chunk)];
-        src.shared_bytes = slots * slot * size + slots * 8;
-        src.x_multiple = vl;
-        src.tensor_box = Some(tbox);
-        return g.finish(src);
+        let shared = slots * slot * size + slots * 8;
+        return finish_tile(g, src, &p, (tx, tyr, axes), shared, Some(tbox));
     }
     for r in 0..p.rows {
         g.line(
@@ -645,19 +627,39 @@ fn qmarch_tma(
     // Every thread is done with the centre plane: its slot takes the plane `slots` on.
     g.line(5, "__syncthreads();");
     issue(&mut g, 5, &format!("m + {slots}"), &format!("k % {slots}"));
-    for r in 0..p.rows {
+    shift_queue(&mut g, p.rows, window, v);
+    let shared = slots * slot * size + slots * 8;
+    finish_tile(g, src, &p, (tx, tyr, axes), shared, Some(tbox))
+}
+
+/// Moves every row's queue down one plane (entry i takes entry i + 1).
+fn shift_queue(g: &mut Gen, rows: u32, window: u32, v: u32) {
+    for r in 0..rows {
         for i in 0..window - 1 {
             for l in 0..v {
                 g.line(5, &format!("q{r}_{i}_{l} = q{r}_{}_{l};", i + 1));
             }
         }
     }
+}
+
+/// Closes the tile loops and fills in the launch shape: one block per `tx × tyr` tile and
+/// chunk, `shared` bytes of dynamic shared memory, rows of a multiple of 16 bytes, and the
+/// tensor map's box where planes arrive by TMA.
+fn finish_tile(
+    mut g: Gen<'_>,
+    mut src: CudaSource,
+    p: &QMarchParams,
+    (tx, tyr, axes): (u32, u32, MarchAxes),
+    shared: u32,
+    tensor_box: Option<[u32; 3]>,
+) -> CudaSource {
     g.close_from(4);
     src.block = [p.bx, p.by, 1];
-    src.grid_map = [(0, tx), (oa, tyr), (ma, p.chunk)];
-    src.shared_bytes = slots * slot * size + slots * 8;
-    src.x_multiple = vl;
-    src.tensor_box = Some(tbox);
+    src.grid_map = [(0, tx), (axes.oa, tyr), (axes.ma, p.chunk)];
+    src.shared_bytes = shared;
+    src.x_multiple = 16 / g.spec.precision.size() as u32;
+    src.tensor_box = tensor_box;
     g.finish(src)
 }
 
