@@ -95,8 +95,10 @@ impl TuneCache {
 
 /// A good default when nothing was tuned: 2.5-D marching with 16-byte vectors (through a
 /// shared-memory ring or one shared plane and a register queue in 3-D where the boundary
-/// allows, a register queue otherwise).
-pub fn default_strategy(case: &Case) -> Strategy {
+/// allows, a register queue otherwise). `tma`: the device has the tensor memory accelerator
+/// (compute capability 9.0 or later), so the 25-point-style Laplacians with Dirichlet
+/// boundaries may take the TMA-fed queue march.
+pub fn default_strategy(case: &Case, tma: bool) -> Strategy {
     // Chosen from the H200 tuner data of roofline run 5 (tune.json there): the shared-memory
     // march with one row and 16-byte vectors per thread is within 0–10 points of the best
     // kernel on every 3-D case (0–32 points above the previous zmarch default); in 2-D the
@@ -147,8 +149,33 @@ pub fn default_strategy(case: &Case) -> Strategy {
         tma: 0,
         accumulate: false,
     };
+    // With TMA (sm_90 and later) and Dirichlet boundaries, the same march fed by tensor copies
+    // with a queue of partial sums: 81.0% (f64, 64 × 16 tile) and 71.9% (f32, 64 × 32 tile) in
+    // session 6's roofline run (bench/runs/2026-11-23-h200-roofline-s6/).
+    let tma_queue = match case.precision {
+        Precision::F64 => Strategy::QMarch {
+            bx: 32,
+            by: 8,
+            rows: 2,
+            chunk: 128,
+            vec: 2,
+            tma: 2,
+            accumulate: true,
+        },
+        Precision::F32 => Strategy::QMarch {
+            bx: 16,
+            by: 16,
+            rows: 2,
+            chunk: 64,
+            vec: 4,
+            tma: 2,
+            accumulate: true,
+        },
+    };
     let smarch = if radius_one {
         staged
+    } else if wide_plane && tma && case.boundary == fdlab_core::Boundary::Dirichlet {
+        tma_queue
     } else if wide_plane {
         queue
     } else {
@@ -173,12 +200,13 @@ pub fn default_strategy(case: &Case) -> Strategy {
     } else {
         1
     };
-    // 2-D: 256-thread rows, 64-row chunks: 83.3-84.1% for the 8192² 5-point Laplacian in
-    // both exploration runs of session 4 against 82.0-82.3% for 128 x 1, chunk 32.
+    // 2-D: 256-thread rows, 32-row chunks: 85.9-86.1% for the 8192² 5-point Laplacian in
+    // session 6 (bench/runs/2026-11-23-h200-s6-lap2d/, after the dead shuffles went) against
+    // 84.9% for 64-row chunks and 82.2% for 128-thread rows.
     let (bx, by, chunk, unroll) = if three_d {
         (32, 4, 64, 4)
     } else {
-        (256, 1, 64, 2)
+        (256, 1, 32, 2)
     };
     Strategy::ZMarch {
         bx,

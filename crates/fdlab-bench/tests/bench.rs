@@ -76,7 +76,8 @@ fn every_tuning_candidate_generates_and_round_trips_its_name() {
     };
     for case in cases("roofline", Target::Cuda, &opts).unwrap() {
         let mut cands = candidates(&case);
-        cands.push(default_strategy(&case));
+        cands.push(default_strategy(&case, false));
+        cands.push(default_strategy(&case, true));
         assert!(cands.len() > 20, "{}", case.name);
         for s in cands {
             assert_eq!(s.name().parse::<Strategy>().unwrap(), s);

@@ -363,9 +363,9 @@ fn bench(a: BenchArgs) -> Result<()> {
     if let Some(dev) = &device {
         let cache = fdlab_bench::tune::TuneCache::load();
         for c in all.iter_mut().filter(|c| c.suite == "roofline") {
-            let s = cache
-                .winner(&dev.info.name, c)
-                .unwrap_or_else(|| fdlab_bench::tune::default_strategy(c));
+            let s = cache.winner(&dev.info.name, c).unwrap_or_else(|| {
+                fdlab_bench::tune::default_strategy(c, dev.info.compute_capability.0 >= 9)
+            });
             if !c.strategies.contains(&s) {
                 c.strategies.insert(0, s);
             }
