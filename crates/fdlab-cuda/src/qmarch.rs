@@ -399,12 +399,17 @@ pub(crate) fn qmarch(
 }
 
 /// The queue march fed by the tensor memory accelerator: every plane of the tile, halo
-/// included, arrives as one `cp.async.bulk.tensor` copy into a ring of `reach above + 1 + tma`
-/// shared slots (128-byte aligned, one mbarrier each), issued by one thread. Each thread takes
-/// its own points of the queue's front plane from its slot, and the taps across the centre
-/// plane read the centre plane's slot; a slot is refilled, `S` planes on, after the barrier
-/// that ends the step which last reads it. No registers hold planes in flight, so the depth
-/// costs shared memory only.
+/// included, arrives as one `cp.async.bulk.tensor` copy into a ring of `S` shared slots
+/// (128-byte aligned, one mbarrier each), issued by one thread; a slot is refilled, `S` planes
+/// on, after the barrier that ends the step which last reads it. No registers hold planes in
+/// flight, so the depth costs shared memory only.
+///
+/// - Value queue (`-tN`): each thread takes its own points of the queue's front plane from its
+///   slot, and the taps across the centre plane read the centre plane's slot, `reach above`
+///   planes later: `S = reach above + 1 + N`.
+/// - Partial-sum queue (`-tNa`): each arriving plane adds its march-column taps to the pending
+///   outputs and its in-plane taps to its own output at once, so its slot is free as soon as
+///   it is read: `S = 1 + N`.
 ///
 /// Why (bench/NOTES.md, session 6): the register-fed queue march of the 25-point Laplacian
 /// holds 234 registers per thread, and with two blocks per SM only one plane of loads is in

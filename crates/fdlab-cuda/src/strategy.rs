@@ -629,6 +629,19 @@ impl Strategy {
             Strategy::QMarch { .. } if boundary == Boundary::Neumann => {
                 Err("Neumann's mirror images are not 16-byte loads; use zmarch or shared".into())
             }
+            Strategy::QMarch {
+                bx,
+                by,
+                rows,
+                vec,
+                tma: 1..,
+                ..
+            } if tma_box_too_large(stencils, precision, bx * vec, by * rows) => Err(format!(
+                "a TMA copy moves at most 256 points per axis, and a {}×{} tile with this \
+                 stencil's halo is larger; use a smaller tile",
+                bx * vec,
+                by * rows
+            )),
             Strategy::QMarch { tma: 1.., .. } if boundary != Boundary::Dirichlet => Err(
                 "TMA tensor copies fill points outside the grid with zeros, not periodic images; \
                  use -t only with Dirichlet boundaries (drop the -tN suffix)"
@@ -645,6 +658,24 @@ impl Strategy {
     pub fn name(&self) -> String {
         self.to_string()
     }
+}
+
+/// Whether a TMA box — a `tx × ty` tile of the queue march with the halo of `stencils` (the x
+/// halo in whole 16-byte granules) — exceeds the 256 points per axis a tensor copy allows.
+fn tma_box_too_large(stencils: &[Stencil], precision: Precision, tx: u32, ty: u32) -> bool {
+    let mut r = [0u32; 3];
+    for s in stencils {
+        for (a, &ra) in s.radius().iter().enumerate() {
+            r[a] = r[a].max(ra as u32);
+        }
+    }
+    let vl = 16 / precision.size() as u32;
+    let across = if crate::qmarch::marches_z(stencils) {
+        1
+    } else {
+        2
+    };
+    tx + 2 * r[0].div_ceil(vl) * vl > 256 || ty + 2 * r[across] > 256
 }
 
 impl fmt::Display for Strategy {
@@ -860,7 +891,8 @@ impl std::str::FromStr for Strategy {
                                 };
                                 let tma = match t {
                                     Some(n) => n.parse().ok().filter(|&n: &u32| n > 0),
-                                    None => Some(0),
+                                    None if parts.len() == 4 => Some(0),
+                                    None => None,
                                 };
                                 tma.map(|tma| Strategy::QMarch {
                                     bx,

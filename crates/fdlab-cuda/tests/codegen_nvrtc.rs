@@ -193,3 +193,50 @@ fn strategy_names_round_trip() {
     }
     assert!("warp-drive".parse::<Strategy>().is_err());
 }
+
+/// TMA-fed queue marches refuse what a tensor copy cannot do, with a message that says what to
+/// use instead: periodic or Neumann images, boxes over 256 points, malformed names.
+#[test]
+fn tma_marches_refuse_what_tensor_copies_cannot_do() {
+    let g = Grid::unit(&[64, 64, 64]).unwrap();
+    let lap = [Stencil::laplacian(&g, 8).unwrap()];
+    let ok: Strategy = "qmarch-32x8-r2-c128-v2-t2a".parse().unwrap();
+    assert!(ok
+        .supports_spec(&lap, Boundary::Dirichlet, Precision::F64)
+        .is_ok());
+    for b in [Boundary::Periodic, Boundary::Neumann] {
+        let e = ok.supports_spec(&lap, b, Precision::F64).unwrap_err();
+        assert!(
+            e.contains("Dirichlet") || e.contains("Neumann"),
+            "{b:?}: {e}"
+        );
+    }
+    // 256 points of tile plus a 4-point halo on each side: 264 > 256.
+    let wide: Strategy = "qmarch-64x1-r1-c64-v4-t2a".parse().unwrap();
+    let e = wide
+        .supports_spec(&lap, Boundary::Dirichlet, Precision::F32)
+        .unwrap_err();
+    assert!(e.contains("256"), "{e}");
+    let spec = KernelSpec {
+        stencils: &lap,
+        boundary: Boundary::Dirichlet,
+        precision: Precision::F32,
+        strategy: wide,
+        coefficients: Coefficients::Immediate,
+    };
+    assert!(generate(&spec).is_err());
+    for bad in [
+        "qmarch-32x8-r2-c64-v2-t0",
+        "qmarch-32x8-r2-c64-v2-ta",
+        "qmarch-32x8-r2-c64-v2-x2",
+    ] {
+        assert!(bad.parse::<Strategy>().is_err(), "{bad}");
+    }
+    assert_eq!(
+        "qmarch-32x8-r2-c64-v2-t3"
+            .parse::<Strategy>()
+            .unwrap()
+            .name(),
+        "qmarch-32x8-r2-c64-v2-t3"
+    );
+}
