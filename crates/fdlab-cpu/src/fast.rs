@@ -26,7 +26,9 @@
 //!   AVX-512F, with 512-bit vectors (one cache line each), the few points before the first and
 //!   after the last whole line of a row as one masked vector each, whole rows one after the
 //!   other as one long row, and (stencils reaching along z only, over whole planes) each plane
-//!   as one flat row marched along z in pieces that end on cache lines of the output.
+//!   as one flat row marched along z in pieces that end on cache lines of the output; with one
+//!   such stencil, every tap but the lead plane's is read from a small ring of copied pieces
+//!   (tap rows a multiple of 4 KiB apart, as in 512² f32 planes, share their L1 sets).
 //! - The few points near the x-ends (periodic, Neumann) read small windows of boundary-mapped
 //!   copies through the same vector loop (or, without AVX2, sum the taps point by point with
 //!   precomputed indices).
@@ -129,6 +131,10 @@ pub struct Options {
     /// session 5). Likely why (not measured: no hardware counters there): L1 prefetches hold
     /// the core's few L1 miss buffers, so fewer lines are in flight from memory.
     pub prefetch_rows: usize,
+    /// Prefetch distance in rows of the AVX-512 pair loop along y where whole rows one after the
+    /// other are one long row (first derivatives along y); 0: off. Elsewhere
+    /// [`Options::prefetch_rows`] applies.
+    pub pair_prefetch_rows: usize,
     /// Most output rows handled by one inner-loop call (consecutive rows along y, or along z
     /// for stencils that reach along z but not y, whose taps need no boundary mapping along
     /// that axis). At least 1.
@@ -148,6 +154,7 @@ impl Default for Options {
             block_bytes: 512 << 10,
             min_par_work: PAR_MIN_WORK,
             prefetch_rows: 1,
+            pair_prefetch_rows: 4,
             run_rows: 32,
         }
     }
@@ -358,6 +365,8 @@ struct Plan<T> {
     j_block: usize,
     /// Prefetch distance in rows (0: off).
     prefetch: usize,
+    /// Prefetch distance of the AVX-512 pair loop over long rows along y (0: off).
+    pair_prefetch: usize,
     /// Runs go along z (the stencils reach along z but not along y).
     zmarch: bool,
     /// The grid is seen as `[nx·ny, 1, nz]` (`shape` is that): see [`flat_planes`].
@@ -427,6 +436,7 @@ impl<T: Scalar> Plan<T> {
             zmarch: zb + za > 0 && yb + ya == 0,
             flat: false,
             prefetch: opts.prefetch_rows,
+            pair_prefetch: opts.pair_prefetch_rows,
             boundary,
             shape,
             stencils: ps,
@@ -724,23 +734,30 @@ fn run_task<T: Scalar>(plan: &Plan<T>, u: &[T], task: &Task, spans: &mut [&mut [
     }
     // Address of output 0's first point in the task (flat planes: where pieces end).
     let out0 = spans.first().map_or(0, |o| o.as_ptr() as usize);
-    let mut one_row =
-        |xps: &[XPlan], i0: usize, i1: usize, j: usize, k: usize, n: usize, jump: PfJump| {
-            let ji = j as i64;
-            let row_start = (k * ny + j) * nx;
-            let span = (n - 1) * stride;
-            for ((s, xp), out) in plan.stencils.iter().zip(xps).zip(spans.iter_mut()) {
-                rows.clear();
-                for t in &s.taps {
-                    let jj = map_index(plan.boundary, ji + t.off[1], ny);
-                    let kk = map_index(plan.boundary, k as i64 + t.off[2], nz);
-                    let st = (kk * ny + jj) * nx;
-                    rows.push(&u[st..st + span + nx]);
-                }
-                let seg = &mut out[row_start + i0 - task.start..row_start + span + i1 - task.start];
-                row(plan, s, xp, &rows, seg, i0, n, stride, jump, &mut bufs);
+    #[allow(clippy::too_many_arguments)]
+    let mut one_row = |spans: &mut [&mut [T]],
+                       xps: &[XPlan],
+                       i0: usize,
+                       i1: usize,
+                       j: usize,
+                       k: usize,
+                       n: usize,
+                       jump: PfJump| {
+        let ji = j as i64;
+        let row_start = (k * ny + j) * nx;
+        let span = (n - 1) * stride;
+        for ((s, xp), out) in plan.stencils.iter().zip(xps).zip(spans.iter_mut()) {
+            rows.clear();
+            for t in &s.taps {
+                let jj = map_index(plan.boundary, ji + t.off[1], ny);
+                let kk = map_index(plan.boundary, k as i64 + t.off[2], nz);
+                let st = (kk * ny + jj) * nx;
+                rows.push(&u[st..st + span + nx]);
             }
-        };
+            let seg = &mut out[row_start + i0 - task.start..row_start + span + i1 - task.start];
+            row(plan, s, xp, &rows, seg, i0, n, stride, jump, &mut bufs);
+        }
+    };
     let run = |c: usize, end: usize| {
         let ci = c as i64;
         if ci >= a_lo && ci < a_hi {
@@ -754,6 +771,9 @@ fn run_task<T: Scalar>(plan: &Plan<T>, u: &[T], task: &Task, spans: &mut [&mut [
         // 64-byte line of output 0 (in the task's first plane).
         let size = std::mem::size_of::<T>();
         let chunk = (FLAT_CHUNK_BYTES / size).max(1);
+        // Ring of input pieces for `x86::ring_march`.
+        #[cfg(target_arch = "x86_64")]
+        let mut ring: Vec<T> = vec![];
         let mut c0 = i0;
         while c0 < i1 {
             let mut c1 = (c0 + chunk).min(i1);
@@ -763,6 +783,15 @@ fn run_task<T: Scalar>(plan: &Plan<T>, u: &[T], task: &Task, spans: &mut [&mut [
                     c1 -= mis / size;
                 }
             }
+            #[cfg(target_arch = "x86_64")]
+            if plan.stencils.len() == 1
+                && x86::ring_march(
+                    plan, u, spans[0], task.start, c0, c1, r.lo[2], r.hi[2], &mut ring,
+                )
+            {
+                c0 = c1;
+                continue;
+            }
             let xps: Vec<XPlan> = plan
                 .stencils
                 .iter()
@@ -771,7 +800,7 @@ fn run_task<T: Scalar>(plan: &Plan<T>, u: &[T], task: &Task, spans: &mut [&mut [
             let mut k = r.lo[2];
             while k < r.hi[2] {
                 let n = run(k, r.hi[2]);
-                one_row(&xps, c0, c1, 0, k, n, PfJump::NONE);
+                one_row(spans, &xps, c0, c1, 0, k, n, PfJump::NONE);
                 k += n;
             }
             c0 = c1;
@@ -781,7 +810,7 @@ fn run_task<T: Scalar>(plan: &Plan<T>, u: &[T], task: &Task, spans: &mut [&mut [
             let mut k = r.lo[2];
             while k < r.hi[2] {
                 let n = run(k, r.hi[2]);
-                one_row(&xplans, i0, i1, j, k, n, PfJump::NONE);
+                one_row(spans, &xplans, i0, i1, j, k, n, PfJump::NONE);
                 k += n;
             }
         }
@@ -799,7 +828,7 @@ fn run_task<T: Scalar>(plan: &Plan<T>, u: &[T], task: &Task, spans: &mut [&mut [
                         row: (je - j).saturating_sub(plan.prefetch),
                         by,
                     };
-                    one_row(&xplans, i0, i1, j, k, n, jump);
+                    one_row(spans, &xplans, i0, i1, j, k, n, jump);
                     j += n;
                 }
             }
@@ -973,8 +1002,8 @@ fn body<T: Scalar, const N: usize, const ACC: bool>(dst: &mut [T], src: &[&[T]; 
     }
 }
 
-/// Hand-written AVX2 + FMA loops for `f32` and `f64`, storing straight from registers (with
-/// streaming stores when asked).
+/// Hand-written AVX2 + FMA loops for `f32` and `f64` (and an AVX-512F pair loop), storing
+/// straight from registers (with streaming stores when asked).
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use super::{Bufs, PStencil, PfJump, Plan, XPlan, MAX_GROUP, X_BLOCK};
@@ -1225,14 +1254,17 @@ mod x86 {
             let weight = |t: usize| U::from_f64(taps[t].w.as_f64());
             // The lead row `prefetch` rows later, from the leftmost point a tap reads (an
             // address to prefetch, never dereferenced: it may lie outside the input).
-            let pf = if plan.prefetch > 0 {
-                let ox = taps[s.lead].off[0] + s.below_x as i64;
-                src(s.lead)
-                    .wrapping_sub(ox as usize)
-                    .wrapping_add(plan.prefetch * rs)
-            } else {
-                std::ptr::null()
+            let pf_at = |rows_ahead: usize| {
+                if rows_ahead > 0 {
+                    let ox = taps[s.lead].off[0] + s.below_x as i64;
+                    src(s.lead)
+                        .wrapping_sub(ox as usize)
+                        .wrapping_add(rows_ahead * rs)
+                } else {
+                    std::ptr::null()
+                }
             };
+            let pf = pf_at(plan.prefetch);
             let reach = single_row(plan, s).filter(|&r| b >= r && e + r <= nx);
             if let Some(reach) = reach {
                 // All taps on one row within ±4 points: one load per vector, the shifted
@@ -1276,6 +1308,11 @@ mod x86 {
                     k.w[q] = weight(a);
                 }
                 if plan.avx512 && len >= 2 * U::ZW {
+                    // Along y without a jump (whole rows as one long row), the AVX-512 loop
+                    // prefetches `pair_prefetch` rows ahead.
+                    if !plan.zmarch && jump.row == PfJump::NONE.row {
+                        k.pf = pf_at(plan.pair_prefetch);
+                    }
                     // SAFETY: as below; `plan.avx512` means the CPU has AVX-512F, and the
                     // length condition of `pair_kernel512` is checked here.
                     unsafe { dispatch_pairs512(pairs.len(), &k, plan.nt) };
@@ -1680,6 +1717,294 @@ mod x86 {
 
     /// Most tap pairs of [`pair_kernel`].
     const MAX_PAIRS: usize = MAX_GROUP / 2;
+
+    /// The z march of [`super::run_task`] in flat mode (`Plan::flat`) for one stencil, over
+    /// the piece `c0..c1` of planes `k0..k1`, through a ring of the input planes' pieces: the
+    /// pair loop reads the lead plane (largest z offset) from the input and copies it into the
+    /// ring, and every other tap from the ring, so that the tap rows no longer lie a multiple
+    /// of 4 KiB apart (all in the same L1 sets). False (nothing done) when the stencil or
+    /// piece does not fit (`T` not `f32`/`f64`, no AVX-512, taps off the z axis, a piece
+    /// shorter than two vectors, not one stencil).
+    ///
+    /// Why (bench/runs/2026-11-23-epyc-cpu6/NOTES.md): on `[512, 513, 512]` (planes 2 KiB
+    /// further apart mod 4 KiB) the z march ran ~20% faster per point than on 512³.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn ring_march<T: Scalar>(
+        plan: &Plan<T>,
+        u: &[T],
+        out: &mut [T],
+        out_start: usize,
+        c0: usize,
+        c1: usize,
+        k0: usize,
+        k1: usize,
+        ring: &mut Vec<T>,
+    ) -> bool {
+        if TypeId::of::<T>() == TypeId::of::<f32>() {
+            ring_march_as::<T, f32>(plan, u, out, out_start, c0, c1, k0, k1, ring)
+        } else if TypeId::of::<T>() == TypeId::of::<f64>() {
+            ring_march_as::<T, f64>(plan, u, out, out_start, c0, c1, k0, k1, ring)
+        } else {
+            false
+        }
+    }
+
+    /// [`ring_march`] with `U`, the same type as `T`.
+    #[allow(clippy::too_many_arguments)]
+    fn ring_march_as<T: Scalar, U: Lanes512>(
+        plan: &Plan<T>,
+        u: &[T],
+        out: &mut [T],
+        out_start: usize,
+        c0: usize,
+        c1: usize,
+        k0: usize,
+        k1: usize,
+        ring: &mut Vec<T>,
+    ) -> bool {
+        debug_assert_eq!(TypeId::of::<T>(), TypeId::of::<U>());
+        let [plane, _, nz] = plan.shape;
+        let len = c1 - c0;
+        let [s] = &plan.stencils[..] else {
+            return false;
+        };
+        let Some(pairs) = &s.pairs else {
+            return false;
+        };
+        let taps = &s.taps;
+        let zonly = taps.iter().all(|t| t.off[0] == 0 && t.off[1] == 0);
+        if !plan.avx512 || !plan.flat || !zonly || len < 2 * U::ZW || pairs.len() > MAX_PAIRS {
+            return false;
+        }
+        let reach = taps
+            .iter()
+            .map(|t| t.off[2].unsigned_abs())
+            .max()
+            .unwrap_or(0) as i64;
+        let slots = (2 * reach + 1) as usize;
+        // Pairs as (z of the `+w` tap, z of the `-w` tap, w), the lead plane (`+reach`) on the
+        // `+w` side of the last pair.
+        let mut zp: Vec<(i64, i64, U)> = pairs
+            .iter()
+            .map(|&(a, b)| {
+                let w = U::from_f64(taps[a].w.as_f64());
+                let (za, zb) = (taps[a].off[2], taps[b].off[2]);
+                if zb == reach {
+                    (zb, za, U::zero() - w)
+                } else {
+                    (za, zb, w)
+                }
+            })
+            .collect();
+        let Some(lp) = zp.iter().position(|p| p.0 == reach) else {
+            return false;
+        };
+        let last = zp.len() - 1;
+        zp.swap(lp, last);
+        // Ring rows of `len` points, `rstride` apart (a whole number of lines plus one, so that
+        // the rows spread over the L1 sets), the first aligned like the output's piece in
+        // plane `k0`.
+        let size = std::mem::size_of::<U>();
+        let per_line = 64 / size;
+        let rstride = len.div_ceil(per_line) * per_line + per_line;
+        ring.resize(slots * rstride + per_line, T::zero());
+        let out_ptr = out.as_mut_ptr().cast::<U>();
+        let want = (out_ptr as usize + (k0 * plane + c0 - out_start) * size) % 64;
+        let have = ring.as_ptr() as usize % 64;
+        let shift = ((want + 64 - have) % 64) / size;
+        let base = shift;
+        let slot = |k: i64| base + (k.rem_euclid(slots as i64) as usize) * rstride;
+        let src = |k: i64| {
+            let kk = super::map_index(plan.boundary, k, nz);
+            &u[kk * plane + c0..kk * plane + c1]
+        };
+        let lead_at = |k: i64| src(k).as_ptr().cast::<U>();
+        // Prime the ring with planes `k0 - reach .. k0 + reach - 1`.
+        for k in k0 as i64 - reach..k0 as i64 + reach {
+            let at = slot(k);
+            ring[at..at + len].copy_from_slice(src(k));
+        }
+        // T and U are the same type.
+        let ring_ptr = ring.as_mut_ptr().cast::<U>();
+        let mut k = PairKernel {
+            dst: std::ptr::null_mut(),
+            plus: [std::ptr::null(); MAX_PAIRS],
+            minus: [std::ptr::null(); MAX_PAIRS],
+            w: [U::zero(); MAX_PAIRS],
+            len,
+            rows: 1,
+            stride: 0,
+            pf: std::ptr::null(),
+            jump: PfJump::NONE,
+        };
+        for (q, p) in zp.iter().enumerate() {
+            k.w[q] = p.2;
+        }
+        for kz in k0..k1 {
+            let ki = kz as i64;
+            let lead = lead_at(ki + reach);
+            // Pieces of the output plane `kz` and of the ring rows; every pointer below stays
+            // inside `out` or `ring` (`slot(·) + len <= ring.len()`).
+            let o = kz * plane + c0 - out_start;
+            k.dst = out[o..o + len].as_mut_ptr().cast::<U>();
+            for (q, p) in zp.iter().enumerate() {
+                k.plus[q] = ring_ptr.wrapping_add(slot(ki + p.0));
+                k.minus[q] = ring_ptr.wrapping_add(slot(ki + p.1));
+            }
+            k.plus[last] = lead;
+            k.pf = if plan.prefetch > 0 {
+                k.plus[last].wrapping_add(plan.prefetch * plane)
+            } else {
+                std::ptr::null()
+            };
+            let copy = ring_ptr.wrapping_add(slot(ki + reach));
+            // SAFETY: `plan.avx512`; `len >= 2·ZW`; `dst` is `len` points of `out`; `plus` /
+            // `minus` are `len` points of the input (the lead) or of ring rows other than
+            // `copy`'s (the ring has `2·reach + 1` rows and the taps span `-reach..reach`, the
+            // lead `+reach` goes to `copy`); `copy` is `len` points of the ring; output, input
+            // and ring do not overlap.
+            unsafe { dispatch_ring512(zp.len(), &k, copy, plan.nt) };
+        }
+        true
+    }
+
+    /// Calls [`ring_kernel512`] with `n` pairs.
+    ///
+    /// # Safety
+    /// As [`ring_kernel512`].
+    #[inline]
+    unsafe fn dispatch_ring512<U: Lanes512>(
+        n: usize,
+        k: &PairKernel<U>,
+        copy: *mut U,
+        stream: bool,
+    ) {
+        match (n, stream) {
+            (1, false) => ring_kernel512::<U, 1, false>(k, copy),
+            (2, false) => ring_kernel512::<U, 2, false>(k, copy),
+            (3, false) => ring_kernel512::<U, 3, false>(k, copy),
+            (4, false) => ring_kernel512::<U, 4, false>(k, copy),
+            (1, true) => ring_kernel512::<U, 1, true>(k, copy),
+            (2, true) => ring_kernel512::<U, 2, true>(k, copy),
+            (3, true) => ring_kernel512::<U, 3, true>(k, copy),
+            (4, true) => ring_kernel512::<U, 4, true>(k, copy),
+            _ => unreachable!("a group of MAX_GROUP taps holds 1 to MAX_PAIRS pairs"),
+        }
+    }
+
+    /// One row (`k.rows == 1`) of [`pair_kernel512`] that also copies the `+w` input of the
+    /// last pair (`plus[P - 1]`) to `copy`.
+    ///
+    /// # Safety
+    /// As [`pair_kernel512`] for one row; `copy` is writable for `len` elements and overlaps
+    /// neither `dst` nor any input.
+    #[target_feature(enable = "avx512f")]
+    unsafe fn ring_kernel512<U: Lanes512, const P: usize, const NT: bool>(
+        k: &PairKernel<U>,
+        copy: *mut U,
+    ) {
+        // SAFETY: the contract of `ring_row512` follows from ours as in `pair_kernel512`.
+        let wv: [U::Z; P] = std::array::from_fn(|p| U::zsplat(k.w[p]));
+        let lanes = U::ZW;
+        let size = std::mem::size_of::<U>();
+        let len = k.len;
+        let mis = k.dst as usize % 64;
+        let a = if mis == 0 { 0 } else { (64 - mis) / size };
+        let to = a + (len - a) / lanes * lanes;
+        let plus: [*const U; P] = std::array::from_fn(|p| k.plus[p]);
+        let minus: [*const U; P] = std::array::from_fn(|p| k.minus[p]);
+        ring_row512::<U, P, NT>(k.dst, copy, &plus, &minus, &wv, a, to, len, k.pf);
+    }
+
+    /// [`pair_row512`], also storing each vector read from `plus[P - 1]` at the same point of
+    /// `copy`.
+    ///
+    /// # Safety
+    /// As [`pair_row512`]; `copy` writable at `0..len`, overlapping neither `dst` nor any
+    /// input.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn ring_row512<U: Lanes512, const P: usize, const NT: bool>(
+        dst: *mut U,
+        copy: *mut U,
+        plus: &[*const U; P],
+        minus: &[*const U; P],
+        wv: &[U::Z; P],
+        a: usize,
+        to: usize,
+        len: usize,
+        pf: *const U,
+    ) {
+        // SAFETY (every access): as in `pair_row512`; the copy is stored at the points and
+        // with the masks of the loads from `plus[P - 1]`, inside `copy`'s `0..len`.
+        let (plus, minus, wv) = (*plus, *minus, *wv);
+        let lanes = U::ZW;
+        let vector = |i: usize, m: Option<U::M>| {
+            let ld = |p: *const U| match m {
+                None => U::zload(p.add(i)),
+                Some(m) => U::zload_mask(m, p.wrapping_add(i)),
+            };
+            let lead = ld(plus[P - 1]);
+            match m {
+                None => U::zstore(copy.add(i), lead),
+                Some(m) => U::zstore_mask(copy.wrapping_add(i), m, lead),
+            }
+            let d = |p: usize| {
+                let x = if p == P - 1 { lead } else { ld(plus[p]) };
+                U::zsub(x, ld(minus[p]))
+            };
+            let mut even = U::zmul(wv[0], d(0));
+            if P == 1 {
+                return even;
+            }
+            let mut odd = U::zmul(wv[1], d(1));
+            for (p, &wp) in wv.iter().enumerate().skip(2) {
+                if p % 2 == 0 {
+                    even = U::zfmadd(wp, d(p), even);
+                } else {
+                    odd = U::zfmadd(wp, d(p), odd);
+                }
+            }
+            U::zadd(even, odd)
+        };
+        let put = |i: usize, v: U::Z| {
+            if NT {
+                U::zstream(dst.add(i), v);
+            } else {
+                U::zstore(dst.add(i), v);
+            }
+        };
+        let prefetch = |i: usize| {
+            if !pf.is_null() {
+                _mm_prefetch::<_MM_HINT_T1>(pf.wrapping_add(i).cast::<i8>());
+            }
+        };
+        if a > 0 {
+            prefetch(0);
+            let q = a.wrapping_sub(lanes);
+            let m = U::lanes(lanes - a, lanes);
+            U::zstore_mask(dst.wrapping_add(q), m, vector(q, Some(m)));
+        }
+        let mut i = a;
+        while i + 2 * lanes <= to {
+            prefetch(i);
+            prefetch(i + lanes);
+            let (v0, v1) = (vector(i, None), vector(i + lanes, None));
+            put(i, v0);
+            put(i + lanes, v1);
+            i += 2 * lanes;
+        }
+        if i < to {
+            prefetch(i);
+            put(i, vector(i, None));
+        }
+        if to < len {
+            prefetch(to);
+            let m = U::lanes(0, len - to);
+            U::zstore_mask(dst.add(to), m, vector(to, Some(m)));
+        }
+    }
 
     /// The 512-bit (AVX-512F) vector operations of one element type, for [`pair_kernel512`].
     ///

@@ -70,7 +70,7 @@ conformance_tests! {
 
 /// The other code paths: every grid split across threads (z, y and x splits), streaming
 /// stores, baseline loops, one, three or four taps per pass, small y-blocks, runs of one and
-/// three rows, no prefetch, AVX2 loops only (no AVX-512) with streaming stores.
+/// three rows, no prefetch (also in the AVX-512 pair loop), AVX2 loops only (no AVX-512) with streaming stores.
 #[test]
 fn conformance_variants() {
     let pool = rayon::ThreadPoolBuilder::new()
@@ -109,6 +109,7 @@ fn conformance_variants() {
         Options {
             run_rows: 1,
             stores: Stores::Temporal,
+            pair_prefetch_rows: 0,
             ..split
         },
         Options {
