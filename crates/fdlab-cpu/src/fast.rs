@@ -132,8 +132,8 @@ pub struct Options {
     /// the core's few L1 miss buffers, so fewer lines are in flight from memory.
     pub prefetch_rows: usize,
     /// Prefetch distance in rows of the AVX-512 pair loop along y where whole rows one after the
-    /// other are one long row (first derivatives along y); 0: off. Elsewhere
-    /// [`Options::prefetch_rows`] applies.
+    /// other are one long row (first derivatives along y), and in planes of its z march through
+    /// a ring (first derivatives along z); 0: off. Elsewhere [`Options::prefetch_rows`] applies.
     pub pair_prefetch_rows: usize,
     /// Most output rows handled by one inner-loop call (consecutive rows along y, or along z
     /// for stencils that reach along z but not y, whose taps need no boundary mapping along
@@ -365,7 +365,9 @@ struct Plan<T> {
     j_block: usize,
     /// Prefetch distance in rows (0: off).
     prefetch: usize,
-    /// Prefetch distance of the AVX-512 pair loop over long rows along y (0: off).
+    /// Prefetch distance of the AVX-512 pair loop over long rows along y and of the ring
+    /// march along z (0: off).
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     pair_prefetch: usize,
     /// Runs go along z (the stencils reach along z but not along y).
     zmarch: bool,
@@ -1852,8 +1854,8 @@ mod x86 {
                 k.minus[q] = ring_ptr.wrapping_add(slot(ki + p.1));
             }
             k.plus[last] = lead;
-            k.pf = if plan.prefetch > 0 {
-                k.plus[last].wrapping_add(plan.prefetch * plane)
+            k.pf = if plan.pair_prefetch > 0 {
+                k.plus[last].wrapping_add(plan.pair_prefetch * plane)
             } else {
                 std::ptr::null()
             };
