@@ -2013,7 +2013,7 @@ mod x86 {
     /// # Safety
     /// Every method needs a CPU with AVX-512F; pointers must be valid for a whole vector
     /// (`zstream`: 64-byte aligned; `zload_mask`, `zstore_mask`: for the lanes of the mask,
-    /// as for LLVM's masked loads and stores, which these are).
+    /// which are the only lanes the masked `vmovups`/`vmovupd` access).
     pub(super) trait Lanes512: Lanes {
         /// The vector type.
         type Z: Copy;
@@ -2247,7 +2247,7 @@ mod x86 {
         // SAFETY (every access): whole vectors at `i` with `i + ZW <= to <= len` (the body at
         // `a..to`), inside the ranges of the contract; the head vector at `a - ZW` and the tail
         // vector at `to` load and store only the lanes of their masks, points `0..a` and
-        // `to..len` (masked-off lanes are not accessed: LLVM's masked load/store semantics);
+        // `to..len` (a masked `vmovups`/`vmovupd` does not access its masked-off lanes);
         // streamed vectors at `a` + a multiple of 64 bytes; prefetch addresses are never
         // dereferenced.
         let (plus, minus, wv) = (*plus, *minus, *wv);
