@@ -22,7 +22,13 @@
 //!   along x) load each input vector once and build the shifted vectors with shuffles: the
 //!   loads, not the arithmetic, limit these loops.
 //!   Stencils whose taps pair up with opposite offsets and weights (first derivatives along y or
-//!   z) sum `w·(u₊ − u₋)` per pair, so that the weights stay in registers.
+//!   z) sum `w·(u₊ − u₋)` per pair, so that the weights stay in registers; where the CPU has
+//!   AVX-512F, with 512-bit vectors (one cache line each), the few points before the first and
+//!   after the last whole line of a row as one masked vector each, whole rows one after the
+//!   other as one long row, and (stencils reaching along z only, over whole planes) each plane
+//!   as one flat row marched along z in pieces that end on cache lines of the output; with one
+//!   such stencil, every tap but the lead plane's is read from a small ring of copied pieces
+//!   (tap rows a multiple of 4 KiB apart, as in 512² f32 planes, share their L1 sets).
 //! - The few points near the x-ends (periodic, Neumann) read small windows of boundary-mapped
 //!   copies through the same vector loop (or, without AVX2, sum the taps point by point with
 //!   precomputed indices).
@@ -66,9 +72,13 @@ pub enum Stores {
 /// Which instruction set the inner loops use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Simd {
-    /// AVX2 and FMA when the CPU has them (detected at run time), the baseline otherwise.
+    /// AVX2 and FMA when the CPU has them (detected at run time), the baseline otherwise; and
+    /// where the CPU also has AVX-512F, 512-bit loops for the pair loop (first derivatives
+    /// along y and z).
     #[default]
     Auto,
+    /// As [`Simd::Auto`] without the AVX-512 loops (AVX2 and FMA when the CPU has them).
+    Avx2,
     /// The baseline of the build target (SSE2 on x86-64): plain multiply and add.
     Baseline,
 }
@@ -121,6 +131,10 @@ pub struct Options {
     /// session 5). Likely why (not measured: no hardware counters there): L1 prefetches hold
     /// the core's few L1 miss buffers, so fewer lines are in flight from memory.
     pub prefetch_rows: usize,
+    /// Prefetch distance in rows of the AVX-512 pair loop along y where whole rows one after the
+    /// other are one long row (first derivatives along y), and in planes of its z march through
+    /// a ring (first derivatives along z); 0: off. Elsewhere [`Options::prefetch_rows`] applies.
+    pub pair_prefetch_rows: usize,
     /// Most output rows handled by one inner-loop call (consecutive rows along y, or along z
     /// for stencils that reach along z but not y, whose taps need no boundary mapping along
     /// that axis). At least 1.
@@ -140,6 +154,7 @@ impl Default for Options {
             block_bytes: 512 << 10,
             min_par_work: PAR_MIN_WORK,
             prefetch_rows: 1,
+            pair_prefetch_rows: 4,
             run_rows: 32,
         }
     }
@@ -185,7 +200,8 @@ pub fn apply_with<T: Scalar>(
         return Ok(());
     }
     let shape = input.grid().shape();
-    let plan = Plan::new(stencils, boundary, shape, opts);
+    let mut plan = Plan::new(stencils, boundary, shape, opts);
+    let region = flat_planes(&mut plan, stencils, region);
     let u = input.as_slice();
 
     let work = region.len().saturating_mul(plan.total_taps.max(1));
@@ -216,6 +232,41 @@ pub fn apply_with<T: Scalar>(
             .for_each(|(task, span)| run_task(&plan, u, task, span));
     }
     Ok(())
+}
+
+/// Bytes of a plane's piece per z march in [`Plan::flat`] mode (the length of a 512-point f32
+/// row, what the z march went over before).
+const FLAT_CHUNK_BYTES: usize = 2048;
+
+/// Switches `plan` to flat planes, returning the region in those terms, when every stencil
+/// reaches along z only, is a pair stencil computed by the AVX-512 pair loop, and the region
+/// holds whole planes: the grid is then `[nx·ny, 1, nz]`, each plane one row, and the z march
+/// goes over pieces of a plane that end on 64-byte lines of the output.
+///
+/// Why: with rows of the grid that start inside a cache line (a `Vec` of 512 MiB starts 16
+/// bytes into a page), the line that holds the end of one row and the start of the next was
+/// written in two parts by ordinary (masked) stores at different times, read from memory for
+/// each, between streamed lines (bench/runs/2026-11-23-epyc-cpu6/NOTES.md).
+fn flat_planes<T: Scalar>(plan: &mut Plan<T>, stencils: &[Stencil], region: Region) -> Region {
+    let [nx, ny, nz] = plan.shape;
+    let only_z = stencils.iter().all(|s| {
+        let (b, a) = (s.reach_below(), s.reach_above());
+        b[0] + a[0] + b[1] + a[1] == 0 && b[2] + a[2] > 0
+    });
+    let pairs = plan
+        .stencils
+        .iter()
+        .all(|s| s.pairs.is_some() && s.taps.len() <= plan.group);
+    let whole = region.lo[0] == 0 && region.hi[0] == nx && region.lo[1] == 0 && region.hi[1] == ny;
+    if !(plan.avx512 && plan.zmarch && only_z && pairs && whole && ny > 1) {
+        return region;
+    }
+    plan.shape = [nx * ny, 1, nz];
+    plan.flat = true;
+    let mut r = region;
+    r.hi[0] = nx * ny;
+    r.hi[1] = 1;
+    r
 }
 
 /// One tap, with the weight in `T`.
@@ -307,13 +358,21 @@ struct Plan<T> {
     max_taps: usize,
     nt: bool,
     avx2: bool,
+    /// The pair loop uses AVX-512F (implies `avx2`).
+    avx512: bool,
     group: usize,
     /// Rows per y-block (`usize::MAX`: no blocking).
     j_block: usize,
     /// Prefetch distance in rows (0: off).
     prefetch: usize,
+    /// Prefetch distance of the AVX-512 pair loop over long rows along y and of the ring
+    /// march along z (0: off).
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    pair_prefetch: usize,
     /// Runs go along z (the stencils reach along z but not along y).
     zmarch: bool,
+    /// The grid is seen as `[nx·ny, 1, nz]` (`shape` is that): see [`flat_planes`].
+    flat: bool,
     /// Most rows per run.
     run: usize,
 }
@@ -356,7 +415,8 @@ impl<T: Scalar> Plan<T> {
                 Stores::Temporal => false,
                 Stores::NonTemporal => true,
             };
-        let avx2 = opts.simd == Simd::Auto && has_avx2_fma();
+        let avx2 = opts.simd != Simd::Baseline && has_avx2_fma();
+        let avx512 = avx2 && opts.simd == Simd::Auto && has_avx512f();
         // Planes and extra rows a y-block of rows reads.
         let (mut zb, mut za, mut yb, mut ya) = (0, 0, 0, 0);
         for s in stencils {
@@ -376,7 +436,9 @@ impl<T: Scalar> Plan<T> {
         Plan {
             run: opts.run_rows.max(1),
             zmarch: zb + za > 0 && yb + ya == 0,
+            flat: false,
             prefetch: opts.prefetch_rows,
+            pair_prefetch: opts.pair_prefetch_rows,
             boundary,
             shape,
             stencils: ps,
@@ -384,6 +446,7 @@ impl<T: Scalar> Plan<T> {
             max_taps,
             nt,
             avx2,
+            avx512,
             group: opts.group.clamp(1, MAX_GROUP),
             j_block,
         }
@@ -395,6 +458,18 @@ fn has_avx2_fma() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
         std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// Whether the CPU has AVX-512F (cached by `std`).
+fn has_avx512f() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx512f")
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
@@ -659,11 +734,21 @@ fn run_task<T: Scalar>(plan: &Plan<T>, u: &[T], task: &Task, spans: &mut [&mut [
             a_hi = a_hi.min(n_axis as i64 - t.off[axis]);
         }
     }
-    let mut one_row = |j: usize, k: usize, n: usize, jump: PfJump| {
+    // Address of output 0's first point in the task (flat planes: where pieces end).
+    let out0 = spans.first().map_or(0, |o| o.as_ptr() as usize);
+    #[allow(clippy::too_many_arguments)]
+    let mut one_row = |spans: &mut [&mut [T]],
+                       xps: &[XPlan],
+                       i0: usize,
+                       i1: usize,
+                       j: usize,
+                       k: usize,
+                       n: usize,
+                       jump: PfJump| {
         let ji = j as i64;
         let row_start = (k * ny + j) * nx;
         let span = (n - 1) * stride;
-        for ((s, xp), out) in plan.stencils.iter().zip(&xplans).zip(spans.iter_mut()) {
+        for ((s, xp), out) in plan.stencils.iter().zip(xps).zip(spans.iter_mut()) {
             rows.clear();
             for t in &s.taps {
                 let jj = map_index(plan.boundary, ji + t.off[1], ny);
@@ -683,12 +768,51 @@ fn run_task<T: Scalar>(plan: &Plan<T>, u: &[T], task: &Task, spans: &mut [&mut [
             1
         }
     };
-    if plan.zmarch {
+    if plan.flat {
+        // Each plane is one row (`Plan::flat`): march along z over pieces of it that end on a
+        // 64-byte line of output 0 (in the task's first plane).
+        let size = std::mem::size_of::<T>();
+        let chunk = (FLAT_CHUNK_BYTES / size).max(1);
+        // Ring of input pieces for `x86::ring_march`.
+        #[cfg(target_arch = "x86_64")]
+        let mut ring: Vec<T> = vec![];
+        let mut c0 = i0;
+        while c0 < i1 {
+            let mut c1 = (c0 + chunk).min(i1);
+            if c1 < i1 {
+                let mis = (out0 + (r.lo[2] * nx + c1 - task.start) * size) % 64;
+                if mis.is_multiple_of(size) && mis / size < c1 - c0 {
+                    c1 -= mis / size;
+                }
+            }
+            #[cfg(target_arch = "x86_64")]
+            if plan.stencils.len() == 1
+                && x86::ring_march(
+                    plan, u, spans[0], task.start, c0, c1, r.lo[2], r.hi[2], &mut ring,
+                )
+            {
+                c0 = c1;
+                continue;
+            }
+            let xps: Vec<XPlan> = plan
+                .stencils
+                .iter()
+                .map(|s| x_plan(s, plan.boundary, c0, c1, nx))
+                .collect();
+            let mut k = r.lo[2];
+            while k < r.hi[2] {
+                let n = run(k, r.hi[2]);
+                one_row(spans, &xps, c0, c1, 0, k, n, PfJump::NONE);
+                k += n;
+            }
+            c0 = c1;
+        }
+    } else if plan.zmarch {
         for j in r.lo[1]..r.hi[1] {
             let mut k = r.lo[2];
             while k < r.hi[2] {
                 let n = run(k, r.hi[2]);
-                one_row(j, k, n, PfJump::NONE);
+                one_row(spans, &xplans, i0, i1, j, k, n, PfJump::NONE);
                 k += n;
             }
         }
@@ -706,7 +830,7 @@ fn run_task<T: Scalar>(plan: &Plan<T>, u: &[T], task: &Task, spans: &mut [&mut [
                         row: (je - j).saturating_sub(plan.prefetch),
                         by,
                     };
-                    one_row(j, k, n, jump);
+                    one_row(spans, &xplans, i0, i1, j, k, n, jump);
                     j += n;
                 }
             }
@@ -784,10 +908,12 @@ fn interior<T: Scalar>(
 ) {
     let nx = plan.shape[0];
     let nt = s.taps.len();
-    // Whole rows one after the other are one long row, except for the pair loop
+    // Whole rows one after the other are one long row, except for the AVX2 pair loop
     // (`PStencil::pairs`): row by row it measured 5-15% faster out of cache on the 2-core VM
-    // (bench/NOTES.md); why is not established.
-    let long = !(plan.avx2 && s.pairs.is_some() && nt <= plan.group);
+    // (bench/NOTES.md); why is not established. The AVX-512 pair loop takes long rows: row by
+    // row, the cache line holding the end of one row and the start of the next (rows that start
+    // inside a line) is written by two masked ordinary stores (session 6).
+    let long = !(plan.avx2 && !plan.avx512 && s.pairs.is_some() && nt <= plan.group);
     // (A long row keeps prefetching the rows that follow in memory: no jump.)
     let (range, n, jump) = if rs == nx && xp.lo == 0 && xp.hi == nx && n > 1 && long {
         (0..n * nx, 1, PfJump::NONE)
@@ -878,8 +1004,8 @@ fn body<T: Scalar, const N: usize, const ACC: bool>(dst: &mut [T], src: &[&[T]; 
     }
 }
 
-/// Hand-written AVX2 + FMA loops for `f32` and `f64`, storing straight from registers (with
-/// streaming stores when asked).
+/// Hand-written AVX2 + FMA loops for `f32` and `f64` (and an AVX-512F pair loop), storing
+/// straight from registers (with streaming stores when asked).
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use super::{Bufs, PStencil, PfJump, Plan, XPlan, MAX_GROUP, X_BLOCK};
@@ -1090,7 +1216,7 @@ mod x86 {
 
     /// [`interior`] with `U`, the same type as `T`.
     #[allow(clippy::too_many_arguments)]
-    fn interior_as<T: Scalar, U: Lanes>(
+    fn interior_as<T: Scalar, U: Lanes512>(
         plan: &Plan<T>,
         s: &PStencil<T>,
         rows: &[&[T]],
@@ -1109,8 +1235,16 @@ mod x86 {
         let groups = ntaps.div_ceil(plan.group);
         let span = (n - 1) * rs;
         let mut b = range.start;
+        let align_blocks = plan.avx512 && s.pairs.is_some();
         while b < range.end {
-            let e = (b + X_BLOCK).min(range.end);
+            let mut e = (b + X_BLOCK).min(range.end);
+            if align_blocks && e < range.end {
+                // End the block on a 64-byte line of the output.
+                let mis = (seg.as_ptr() as usize + (e - i0) * std::mem::size_of::<T>()) % 64;
+                if mis.is_multiple_of(std::mem::size_of::<T>()) {
+                    e -= mis / std::mem::size_of::<T>();
+                }
+            }
             let len = e - b;
             // Every pointer below comes from a slice that holds all `n` rows of the block
             // (`span + len` elements); casting from T to U (the same type) is the identity.
@@ -1122,14 +1256,17 @@ mod x86 {
             let weight = |t: usize| U::from_f64(taps[t].w.as_f64());
             // The lead row `prefetch` rows later, from the leftmost point a tap reads (an
             // address to prefetch, never dereferenced: it may lie outside the input).
-            let pf = if plan.prefetch > 0 {
-                let ox = taps[s.lead].off[0] + s.below_x as i64;
-                src(s.lead)
-                    .wrapping_sub(ox as usize)
-                    .wrapping_add(plan.prefetch * rs)
-            } else {
-                std::ptr::null()
+            let pf_at = |rows_ahead: usize| {
+                if rows_ahead > 0 {
+                    let ox = taps[s.lead].off[0] + s.below_x as i64;
+                    src(s.lead)
+                        .wrapping_sub(ox as usize)
+                        .wrapping_add(rows_ahead * rs)
+                } else {
+                    std::ptr::null()
+                }
             };
+            let pf = pf_at(plan.prefetch);
             let reach = single_row(plan, s).filter(|&r| b >= r && e + r <= nx);
             if let Some(reach) = reach {
                 // All taps on one row within ±4 points: one load per vector, the shifted
@@ -1172,10 +1309,21 @@ mod x86 {
                     k.minus[q] = src(b);
                     k.w[q] = weight(a);
                 }
-                // SAFETY: as for the tap-by-tap kernel below (`pairs` holds each tap once, so
-                // `plus` and `minus` are the same `src(t)` pointers); `pairs.len() <= ntaps / 2
-                // <= MAX_PAIRS` since the group holds every tap.
-                unsafe { dispatch_pairs(pairs.len(), &k, plan.nt) };
+                if plan.avx512 && len >= 2 * U::ZW {
+                    // Along y without a jump (whole rows as one long row), the AVX-512 loop
+                    // prefetches `pair_prefetch` rows ahead.
+                    if !plan.zmarch && jump.row == PfJump::NONE.row {
+                        k.pf = pf_at(plan.pair_prefetch);
+                    }
+                    // SAFETY: as below; `plan.avx512` means the CPU has AVX-512F, and the
+                    // length condition of `pair_kernel512` is checked here.
+                    unsafe { dispatch_pairs512(pairs.len(), &k, plan.nt) };
+                } else {
+                    // SAFETY: as for the tap-by-tap kernel below (`pairs` holds each tap once,
+                    // so `plus` and `minus` are the same `src(t)` pointers); `pairs.len() <=
+                    // ntaps / 2 <= MAX_PAIRS` since the group holds every tap.
+                    unsafe { dispatch_pairs(pairs.len(), &k, plan.nt) };
+                }
             } else if groups == 1 {
                 let mut p = [std::ptr::null::<U>(); MAX_GROUP];
                 let mut w = [U::zero(); MAX_GROUP];
@@ -1571,6 +1719,602 @@ mod x86 {
 
     /// Most tap pairs of [`pair_kernel`].
     const MAX_PAIRS: usize = MAX_GROUP / 2;
+
+    /// The z march of [`super::run_task`] in flat mode (`Plan::flat`) for one stencil, over
+    /// the piece `c0..c1` of planes `k0..k1`, through a ring of the input planes' pieces: the
+    /// pair loop reads the lead plane (largest z offset) from the input and copies it into the
+    /// ring, and every other tap from the ring, so that the tap rows no longer lie a multiple
+    /// of 4 KiB apart (all in the same L1 sets). False (nothing done) when the stencil or
+    /// piece does not fit (`T` not `f32`/`f64`, no AVX-512, taps off the z axis, a piece
+    /// shorter than two vectors, not one stencil).
+    ///
+    /// Why (bench/runs/2026-11-23-epyc-cpu6/NOTES.md): on `[512, 513, 512]` (planes 2 KiB
+    /// further apart mod 4 KiB) the z march ran ~20% faster per point than on 512³.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn ring_march<T: Scalar>(
+        plan: &Plan<T>,
+        u: &[T],
+        out: &mut [T],
+        out_start: usize,
+        c0: usize,
+        c1: usize,
+        k0: usize,
+        k1: usize,
+        ring: &mut Vec<T>,
+    ) -> bool {
+        if TypeId::of::<T>() == TypeId::of::<f32>() {
+            ring_march_as::<T, f32>(plan, u, out, out_start, c0, c1, k0, k1, ring)
+        } else if TypeId::of::<T>() == TypeId::of::<f64>() {
+            ring_march_as::<T, f64>(plan, u, out, out_start, c0, c1, k0, k1, ring)
+        } else {
+            false
+        }
+    }
+
+    /// [`ring_march`] with `U`, the same type as `T`.
+    #[allow(clippy::too_many_arguments)]
+    fn ring_march_as<T: Scalar, U: Lanes512>(
+        plan: &Plan<T>,
+        u: &[T],
+        out: &mut [T],
+        out_start: usize,
+        c0: usize,
+        c1: usize,
+        k0: usize,
+        k1: usize,
+        ring: &mut Vec<T>,
+    ) -> bool {
+        debug_assert_eq!(TypeId::of::<T>(), TypeId::of::<U>());
+        let [plane, _, nz] = plan.shape;
+        let len = c1 - c0;
+        let [s] = &plan.stencils[..] else {
+            return false;
+        };
+        let Some(pairs) = &s.pairs else {
+            return false;
+        };
+        let taps = &s.taps;
+        let zonly = taps.iter().all(|t| t.off[0] == 0 && t.off[1] == 0);
+        if !plan.avx512 || !plan.flat || !zonly || len < 2 * U::ZW || pairs.len() > MAX_PAIRS {
+            return false;
+        }
+        let reach = taps
+            .iter()
+            .map(|t| t.off[2].unsigned_abs())
+            .max()
+            .unwrap_or(0) as i64;
+        let slots = (2 * reach + 1) as usize;
+        // Pairs as (z of the `+w` tap, z of the `-w` tap, w), the lead plane (`+reach`) on the
+        // `+w` side of the last pair.
+        let mut zp: Vec<(i64, i64, U)> = pairs
+            .iter()
+            .map(|&(a, b)| {
+                let w = U::from_f64(taps[a].w.as_f64());
+                let (za, zb) = (taps[a].off[2], taps[b].off[2]);
+                if zb == reach {
+                    (zb, za, U::zero() - w)
+                } else {
+                    (za, zb, w)
+                }
+            })
+            .collect();
+        let Some(lp) = zp.iter().position(|p| p.0 == reach) else {
+            return false;
+        };
+        let last = zp.len() - 1;
+        zp.swap(lp, last);
+        // Ring rows of `len` points, `rstride` apart (a whole number of lines plus one, so that
+        // the rows spread over the L1 sets), the first aligned like the output's piece in
+        // plane `k0`.
+        let size = std::mem::size_of::<U>();
+        let per_line = 64 / size;
+        let rstride = len.div_ceil(per_line) * per_line + per_line;
+        ring.resize(slots * rstride + per_line, T::zero());
+        let out_ptr = out.as_mut_ptr().cast::<U>();
+        let want = (out_ptr as usize + (k0 * plane + c0 - out_start) * size) % 64;
+        let have = ring.as_ptr() as usize % 64;
+        let shift = ((want + 64 - have) % 64) / size;
+        let base = shift;
+        let slot = |k: i64| base + (k.rem_euclid(slots as i64) as usize) * rstride;
+        let src = |k: i64| {
+            let kk = super::map_index(plan.boundary, k, nz);
+            &u[kk * plane + c0..kk * plane + c1]
+        };
+        let lead_at = |k: i64| src(k).as_ptr().cast::<U>();
+        // Prime the ring with planes `k0 - reach .. k0 + reach - 1`.
+        for k in k0 as i64 - reach..k0 as i64 + reach {
+            let at = slot(k);
+            ring[at..at + len].copy_from_slice(src(k));
+        }
+        // T and U are the same type.
+        let ring_ptr = ring.as_mut_ptr().cast::<U>();
+        let mut k = PairKernel {
+            dst: std::ptr::null_mut(),
+            plus: [std::ptr::null(); MAX_PAIRS],
+            minus: [std::ptr::null(); MAX_PAIRS],
+            w: [U::zero(); MAX_PAIRS],
+            len,
+            rows: 1,
+            stride: 0,
+            pf: std::ptr::null(),
+            jump: PfJump::NONE,
+        };
+        for (q, p) in zp.iter().enumerate() {
+            k.w[q] = p.2;
+        }
+        for kz in k0..k1 {
+            let ki = kz as i64;
+            let lead = lead_at(ki + reach);
+            // Pieces of the output plane `kz` and of the ring rows; every pointer below stays
+            // inside `out` or `ring` (`slot(·) + len <= ring.len()`).
+            let o = kz * plane + c0 - out_start;
+            k.dst = out[o..o + len].as_mut_ptr().cast::<U>();
+            for (q, p) in zp.iter().enumerate() {
+                k.plus[q] = ring_ptr.wrapping_add(slot(ki + p.0));
+                k.minus[q] = ring_ptr.wrapping_add(slot(ki + p.1));
+            }
+            k.plus[last] = lead;
+            k.pf = if plan.pair_prefetch > 0 {
+                k.plus[last].wrapping_add(plan.pair_prefetch * plane)
+            } else {
+                std::ptr::null()
+            };
+            let copy = ring_ptr.wrapping_add(slot(ki + reach));
+            // SAFETY: `plan.avx512`; `len >= 2·ZW`; `dst` is `len` points of `out`; `plus` /
+            // `minus` are `len` points of the input (the lead) or of ring rows other than
+            // `copy`'s (the ring has `2·reach + 1` rows and the taps span `-reach..reach`, the
+            // lead `+reach` goes to `copy`); `copy` is `len` points of the ring; output, input
+            // and ring do not overlap.
+            unsafe { dispatch_ring512(zp.len(), &k, copy, plan.nt) };
+        }
+        true
+    }
+
+    /// Calls [`ring_kernel512`] with `n` pairs.
+    ///
+    /// # Safety
+    /// As [`ring_kernel512`].
+    #[inline]
+    unsafe fn dispatch_ring512<U: Lanes512>(
+        n: usize,
+        k: &PairKernel<U>,
+        copy: *mut U,
+        stream: bool,
+    ) {
+        match (n, stream) {
+            (1, false) => ring_kernel512::<U, 1, false>(k, copy),
+            (2, false) => ring_kernel512::<U, 2, false>(k, copy),
+            (3, false) => ring_kernel512::<U, 3, false>(k, copy),
+            (4, false) => ring_kernel512::<U, 4, false>(k, copy),
+            (1, true) => ring_kernel512::<U, 1, true>(k, copy),
+            (2, true) => ring_kernel512::<U, 2, true>(k, copy),
+            (3, true) => ring_kernel512::<U, 3, true>(k, copy),
+            (4, true) => ring_kernel512::<U, 4, true>(k, copy),
+            _ => unreachable!("a group of MAX_GROUP taps holds 1 to MAX_PAIRS pairs"),
+        }
+    }
+
+    /// One row (`k.rows == 1`) of [`pair_kernel512`] that also copies the `+w` input of the
+    /// last pair (`plus[P - 1]`) to `copy`.
+    ///
+    /// # Safety
+    /// As [`pair_kernel512`] for one row; `copy` is writable for `len` elements and overlaps
+    /// neither `dst` nor any input.
+    #[target_feature(enable = "avx512f")]
+    unsafe fn ring_kernel512<U: Lanes512, const P: usize, const NT: bool>(
+        k: &PairKernel<U>,
+        copy: *mut U,
+    ) {
+        // SAFETY: the contract of `ring_row512` follows from ours as in `pair_kernel512`.
+        let wv: [U::Z; P] = std::array::from_fn(|p| U::zsplat(k.w[p]));
+        let lanes = U::ZW;
+        let size = std::mem::size_of::<U>();
+        let len = k.len;
+        let mis = k.dst as usize % 64;
+        let a = if mis == 0 { 0 } else { (64 - mis) / size };
+        let to = a + (len - a) / lanes * lanes;
+        let plus: [*const U; P] = std::array::from_fn(|p| k.plus[p]);
+        let minus: [*const U; P] = std::array::from_fn(|p| k.minus[p]);
+        ring_row512::<U, P, NT>(k.dst, copy, &plus, &minus, &wv, a, to, len, k.pf);
+    }
+
+    /// [`pair_row512`], also storing each vector read from `plus[P - 1]` at the same point of
+    /// `copy`.
+    ///
+    /// # Safety
+    /// As [`pair_row512`]; `copy` writable at `0..len`, overlapping neither `dst` nor any
+    /// input.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn ring_row512<U: Lanes512, const P: usize, const NT: bool>(
+        dst: *mut U,
+        copy: *mut U,
+        plus: &[*const U; P],
+        minus: &[*const U; P],
+        wv: &[U::Z; P],
+        a: usize,
+        to: usize,
+        len: usize,
+        pf: *const U,
+    ) {
+        // SAFETY (every access): as in `pair_row512`; the copy is stored at the points and
+        // with the masks of the loads from `plus[P - 1]`, inside `copy`'s `0..len`.
+        let (plus, minus, wv) = (*plus, *minus, *wv);
+        let lanes = U::ZW;
+        let vector = |i: usize, m: Option<U::M>| {
+            let ld = |p: *const U| match m {
+                None => U::zload(p.add(i)),
+                Some(m) => U::zload_mask(m, p.wrapping_add(i)),
+            };
+            let lead = ld(plus[P - 1]);
+            match m {
+                None => U::zstore(copy.add(i), lead),
+                Some(m) => U::zstore_mask(copy.wrapping_add(i), m, lead),
+            }
+            let d = |p: usize| {
+                let x = if p == P - 1 { lead } else { ld(plus[p]) };
+                U::zsub(x, ld(minus[p]))
+            };
+            let mut even = U::zmul(wv[0], d(0));
+            if P == 1 {
+                return even;
+            }
+            let mut odd = U::zmul(wv[1], d(1));
+            for (p, &wp) in wv.iter().enumerate().skip(2) {
+                if p % 2 == 0 {
+                    even = U::zfmadd(wp, d(p), even);
+                } else {
+                    odd = U::zfmadd(wp, d(p), odd);
+                }
+            }
+            U::zadd(even, odd)
+        };
+        let put = |i: usize, v: U::Z| {
+            if NT {
+                U::zstream(dst.add(i), v);
+            } else {
+                U::zstore(dst.add(i), v);
+            }
+        };
+        let prefetch = |i: usize| {
+            if !pf.is_null() {
+                _mm_prefetch::<_MM_HINT_T1>(pf.wrapping_add(i).cast::<i8>());
+            }
+        };
+        if a > 0 {
+            prefetch(0);
+            let q = a.wrapping_sub(lanes);
+            let m = U::lanes(lanes - a, lanes);
+            U::zstore_mask(dst.wrapping_add(q), m, vector(q, Some(m)));
+        }
+        let mut i = a;
+        while i + 2 * lanes <= to {
+            prefetch(i);
+            prefetch(i + lanes);
+            let (v0, v1) = (vector(i, None), vector(i + lanes, None));
+            put(i, v0);
+            put(i + lanes, v1);
+            i += 2 * lanes;
+        }
+        if i < to {
+            prefetch(i);
+            put(i, vector(i, None));
+        }
+        if to < len {
+            prefetch(to);
+            let m = U::lanes(0, len - to);
+            U::zstore_mask(dst.add(to), m, vector(to, Some(m)));
+        }
+    }
+
+    /// The 512-bit (AVX-512F) vector operations of one element type, for [`pair_kernel512`].
+    ///
+    /// # Safety
+    /// Every method needs a CPU with AVX-512F; pointers must be valid for a whole vector
+    /// (`zstream`: 64-byte aligned; `zload_mask`, `zstore_mask`: for the lanes of the mask,
+    /// which are the only lanes the masked `vmovups`/`vmovupd` access).
+    pub(super) trait Lanes512: Lanes {
+        /// The vector type.
+        type Z: Copy;
+        /// A mask of lanes.
+        type M: Copy;
+        /// Elements per vector (one 64-byte cache line).
+        const ZW: usize;
+        /// The mask of lanes `lo..hi` (`lo <= hi <= ZW`).
+        fn lanes(lo: usize, hi: usize) -> Self::M;
+        unsafe fn zsplat(x: Self) -> Self::Z;
+        unsafe fn zload(p: *const Self) -> Self::Z;
+        /// Loads the lanes of `m` (the others are zero; only the lanes of `m` need be valid).
+        unsafe fn zload_mask(m: Self::M, p: *const Self) -> Self::Z;
+        unsafe fn zmul(a: Self::Z, b: Self::Z) -> Self::Z;
+        unsafe fn zadd(a: Self::Z, b: Self::Z) -> Self::Z;
+        unsafe fn zsub(a: Self::Z, b: Self::Z) -> Self::Z;
+        /// `a·b + c`.
+        unsafe fn zfmadd(a: Self::Z, b: Self::Z, c: Self::Z) -> Self::Z;
+        unsafe fn zstore(p: *mut Self, v: Self::Z);
+        /// Stores the lanes of `m` only.
+        unsafe fn zstore_mask(p: *mut Self, m: Self::M, v: Self::Z);
+        /// Non-temporal store; `p` 64-byte aligned.
+        unsafe fn zstream(p: *mut Self, v: Self::Z);
+    }
+
+    // SAFETY (both impls): each method is one intrinsic, which needs AVX-512F (the methods are
+    // compiled for it and the trait's contract makes callers check the CPU) and, for memory
+    // access, a pointer valid for the lanes accessed (the trait's contract; `zstream`: 64-byte
+    // aligned; a masked store touches only the lanes of its mask).
+    impl Lanes512 for f32 {
+        type Z = __m512;
+        type M = __mmask16;
+        const ZW: usize = 16;
+        #[inline]
+        fn lanes(lo: usize, hi: usize) -> __mmask16 {
+            ((1u32 << hi) - (1u32 << lo)) as __mmask16
+        }
+        #[inline]
+        #[target_feature(enable = "avx512f")]
+        unsafe fn zsplat(x: f32) -> __m512 {
+            _mm512_set1_ps(x)
+        }
+        #[inline]
+        #[target_feature(enable = "avx512f")]
+        unsafe fn zload(p: *const f32) -> __m512 {
+            _mm512_loadu_ps(p)
+        }
+        #[inline]
+        #[target_feature(enable = "avx512f")]
+        unsafe fn zload_mask(m: __mmask16, p: *const f32) -> __m512 {
+            _mm512_maskz_loadu_ps(m, p)
+        }
+        #[inline]
+        #[target_feature(enable = "avx512f")]
+        unsafe fn zmul(a: __m512, b: __m512) -> __m512 {
+            _mm512_mul_ps(a, b)
+        }
+        #[inline]
+        #[target_feature(enable = "avx512f")]
+        unsafe fn zadd(a: __m512, b: __m512) -> __m512 {
+            _mm512_add_ps(a, b)
+        }
+        #[inline]
+        #[target_feature(enable = "avx512f")]
+        unsafe fn zsub(a: __m512, b: __m512) -> __m512 {
+            _mm512_sub_ps(a, b)
+        }
+        #[inline]
+        #[target_feature(enable = "avx512f")]
+        unsafe fn zfmadd(a: __m512, b: __m512, c: __m512) -> __m512 {
+            _mm512_fmadd_ps(a, b, c)
+        }
+        #[inline]
+        #[target_feature(enable = "avx512f")]
+        unsafe fn zstore(p: *mut f32, v: __m512) {
+            _mm512_storeu_ps(p, v)
+        }
+        #[inline]
+        #[target_feature(enable = "avx512f")]
+        unsafe fn zstore_mask(p: *mut f32, m: __mmask16, v: __m512) {
+            _mm512_mask_storeu_ps(p, m, v)
+        }
+        #[inline]
+        #[target_feature(enable = "avx512f")]
+        unsafe fn zstream(p: *mut f32, v: __m512) {
+            _mm512_stream_ps(p, v)
+        }
+    }
+
+    impl Lanes512 for f64 {
+        type Z = __m512d;
+        type M = __mmask8;
+        const ZW: usize = 8;
+        #[inline]
+        fn lanes(lo: usize, hi: usize) -> __mmask8 {
+            ((1u32 << hi) - (1u32 << lo)) as __mmask8
+        }
+        #[inline]
+        #[target_feature(enable = "avx512f")]
+        unsafe fn zsplat(x: f64) -> __m512d {
+            _mm512_set1_pd(x)
+        }
+        #[inline]
+        #[target_feature(enable = "avx512f")]
+        unsafe fn zload(p: *const f64) -> __m512d {
+            _mm512_loadu_pd(p)
+        }
+        #[inline]
+        #[target_feature(enable = "avx512f")]
+        unsafe fn zload_mask(m: __mmask8, p: *const f64) -> __m512d {
+            _mm512_maskz_loadu_pd(m, p)
+        }
+        #[inline]
+        #[target_feature(enable = "avx512f")]
+        unsafe fn zmul(a: __m512d, b: __m512d) -> __m512d {
+            _mm512_mul_pd(a, b)
+        }
+        #[inline]
+        #[target_feature(enable = "avx512f")]
+        unsafe fn zadd(a: __m512d, b: __m512d) -> __m512d {
+            _mm512_add_pd(a, b)
+        }
+        #[inline]
+        #[target_feature(enable = "avx512f")]
+        unsafe fn zsub(a: __m512d, b: __m512d) -> __m512d {
+            _mm512_sub_pd(a, b)
+        }
+        #[inline]
+        #[target_feature(enable = "avx512f")]
+        unsafe fn zfmadd(a: __m512d, b: __m512d, c: __m512d) -> __m512d {
+            _mm512_fmadd_pd(a, b, c)
+        }
+        #[inline]
+        #[target_feature(enable = "avx512f")]
+        unsafe fn zstore(p: *mut f64, v: __m512d) {
+            _mm512_storeu_pd(p, v)
+        }
+        #[inline]
+        #[target_feature(enable = "avx512f")]
+        unsafe fn zstore_mask(p: *mut f64, m: __mmask8, v: __m512d) {
+            _mm512_mask_storeu_pd(p, m, v)
+        }
+        #[inline]
+        #[target_feature(enable = "avx512f")]
+        unsafe fn zstream(p: *mut f64, v: __m512d) {
+            _mm512_stream_pd(p, v)
+        }
+    }
+
+    /// Calls [`pair_kernel512`] with `n` pairs.
+    ///
+    /// # Safety
+    /// As [`pair_kernel512`].
+    #[inline]
+    unsafe fn dispatch_pairs512<U: Lanes512>(n: usize, k: &PairKernel<U>, stream: bool) {
+        match (n, stream) {
+            (1, false) => pair_kernel512::<U, 1, false>(k),
+            (2, false) => pair_kernel512::<U, 2, false>(k),
+            (3, false) => pair_kernel512::<U, 3, false>(k),
+            (4, false) => pair_kernel512::<U, 4, false>(k),
+            (1, true) => pair_kernel512::<U, 1, true>(k),
+            (2, true) => pair_kernel512::<U, 2, true>(k),
+            (3, true) => pair_kernel512::<U, 3, true>(k),
+            (4, true) => pair_kernel512::<U, 4, true>(k),
+            _ => unreachable!("a group of MAX_GROUP taps holds 1 to MAX_PAIRS pairs"),
+        }
+    }
+
+    /// [`pair_kernel`] with 512-bit vectors (one cache line each): per row, the points before
+    /// the first 64-byte boundary of the output and after the last whole vector are one vector
+    /// each, stored through a lane mask (no point-by-point code); the rest is
+    /// [`pair_row512`].
+    ///
+    /// Why (bench/runs/2026-11-23-epyc-cpu6/NOTES.md): half the instructions per point of the
+    /// AVX2 loop, and rows whose start is not on a cache line (a `Vec` of 512 MiB starts 16
+    /// bytes into a page) no longer pay for a scalar tail and two overlapping vectors per row.
+    ///
+    /// # Safety
+    /// The CPU has AVX-512F; `k.len >= 2·U::ZW`; for every row, `plus[..P]` and `minus[..P]`
+    /// are valid for reading `len` elements and `dst` for writing `len` elements; `dst`
+    /// overlaps no input.
+    #[target_feature(enable = "avx512f")]
+    unsafe fn pair_kernel512<U: Lanes512, const P: usize, const NT: bool>(k: &PairKernel<U>) {
+        // SAFETY (every pointer access below): row offsets `o` as in [`pair_kernel`]; the
+        // calls of `pair_row512` meet its contract: `len >= 2·ZW > a`, `to` is `a` plus a
+        // multiple of `ZW` and at most `len`, `dst + a` is on a 64-byte boundary.
+        let wv: [U::Z; P] = std::array::from_fn(|p| U::zsplat(k.w[p]));
+        let lanes = U::ZW;
+        let size = std::mem::size_of::<U>();
+        let len = k.len;
+        debug_assert!(len >= 2 * lanes);
+        for r in 0..k.rows {
+            let o = r * k.stride;
+            let dst = k.dst.add(o);
+            let plus: [*const U; P] = std::array::from_fn(|p| k.plus[p].add(o));
+            let minus: [*const U; P] = std::array::from_fn(|p| k.minus[p].add(o));
+            let pf = if k.pf.is_null() {
+                std::ptr::null()
+            } else {
+                k.jump.at(k.pf, r).wrapping_add(o)
+            };
+            let mis = dst as usize % 64;
+            let a = if mis == 0 { 0 } else { (64 - mis) / size };
+            let to = a + (len - a) / lanes * lanes;
+            pair_row512::<U, P, NT>(dst, &plus, &minus, &wv, a, to, len, pf);
+        }
+    }
+
+    /// One row of [`pair_kernel512`]: points `0..a` (fewer than a vector, before the first
+    /// 64-byte boundary of `dst`) and `to..len` (fewer than a vector) through masked stores
+    /// of the vectors at 0 and `len - ZW`; `a..to` in whole vectors (streamed with `NT`),
+    /// prefetching `pf + i` for each vector unless `pf` is null.
+    ///
+    /// # Safety
+    /// The CPU has AVX-512F; `len >= ZW`, `a < ZW`, `a <= to <= len`, `to - a` a multiple of
+    /// `ZW`, `len - to < ZW`, `dst + a` 64-byte aligned; `plus[p]`, `minus[p]` readable and
+    /// `dst` writable at `0..len`; `dst` overlaps no input.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn pair_row512<U: Lanes512, const P: usize, const NT: bool>(
+        dst: *mut U,
+        plus: &[*const U; P],
+        minus: &[*const U; P],
+        wv: &[U::Z; P],
+        a: usize,
+        to: usize,
+        len: usize,
+        pf: *const U,
+    ) {
+        // SAFETY (every access): whole vectors at `i` with `i + ZW <= to <= len` (the body at
+        // `a..to`), inside the ranges of the contract; the head vector at `a - ZW` and the tail
+        // vector at `to` load and store only the lanes of their masks, points `0..a` and
+        // `to..len` (a masked `vmovups`/`vmovupd` does not access its masked-off lanes);
+        // streamed vectors at `a` + a multiple of 64 bytes; prefetch addresses are never
+        // dereferenced.
+        let (plus, minus, wv) = (*plus, *minus, *wv);
+        let lanes = U::ZW;
+        // `m`: `Some(mask)` for the head and tail vectors, which start up to a vector before
+        // the row (`i` wraps) and load only the lanes of the mask, all inside the row.
+        let vector = |i: usize, m: Option<U::M>| {
+            let ld = |p: *const U| match m {
+                None => U::zload(p.add(i)),
+                Some(m) => U::zload_mask(m, p.wrapping_add(i)),
+            };
+            let d = |p: usize| U::zsub(ld(plus[p]), ld(minus[p]));
+            // Even and odd pairs in two sums: shorter dependency chains.
+            let mut even = U::zmul(wv[0], d(0));
+            if P == 1 {
+                return even;
+            }
+            let mut odd = U::zmul(wv[1], d(1));
+            for (p, &wp) in wv.iter().enumerate().skip(2) {
+                if p % 2 == 0 {
+                    even = U::zfmadd(wp, d(p), even);
+                } else {
+                    odd = U::zfmadd(wp, d(p), odd);
+                }
+            }
+            U::zadd(even, odd)
+        };
+        let put = |i: usize, v: U::Z| {
+            if NT {
+                U::zstream(dst.add(i), v);
+            } else {
+                U::zstore(dst.add(i), v);
+            }
+        };
+        let prefetch = |i: usize| {
+            if !pf.is_null() {
+                _mm_prefetch::<_MM_HINT_T1>(pf.wrapping_add(i).cast::<i8>());
+            }
+        };
+        // Head and tail: one masked vector each, on the 64-byte line of `dst` that holds them
+        // (a masked store reaching into a line the loop streams made the whole loop ~3x slower
+        // on Zen 4 when rows start 16 bytes into a line).
+        if a > 0 {
+            prefetch(0);
+            let q = a.wrapping_sub(lanes);
+            let m = U::lanes(lanes - a, lanes);
+            U::zstore_mask(dst.wrapping_add(q), m, vector(q, Some(m)));
+        }
+        let mut i = a;
+        while i + 2 * lanes <= to {
+            prefetch(i);
+            prefetch(i + lanes);
+            let (v0, v1) = (vector(i, None), vector(i + lanes, None));
+            put(i, v0);
+            put(i + lanes, v1);
+            i += 2 * lanes;
+        }
+        if i < to {
+            prefetch(i);
+            put(i, vector(i, None));
+        }
+        if to < len {
+            prefetch(to);
+            let m = U::lanes(0, len - to);
+            U::zstore_mask(dst.add(to), m, vector(to, Some(m)));
+        }
+    }
 
     /// One call of [`pair_kernel`]: `rows` rows `stride` elements apart (output and every
     /// input), of `len` points each.

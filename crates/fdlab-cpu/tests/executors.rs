@@ -62,11 +62,15 @@ conformance_tests! {
     conformance_f32_rayon: f32, opts(Par::Rayon);
     conformance_f64_seq: f64, opts(Par::Seq);
     conformance_f64_rayon: f64, opts(Par::Rayon);
+    // Where the CPU has AVX-512F, `Simd::Auto` takes the AVX-512 pair loop (first derivatives
+    // along y and z) and flat planes (along z); these keep the AVX2 pair loop tested there.
+    conformance_f32_avx2: f32, Options { simd: Simd::Avx2, ..opts(Par::Rayon) };
+    conformance_f64_avx2: f64, Options { simd: Simd::Avx2, ..opts(Par::Seq) };
 }
 
 /// The other code paths: every grid split across threads (z, y and x splits), streaming
 /// stores, baseline loops, one, three or four taps per pass, small y-blocks, runs of one and
-/// three rows, no prefetch.
+/// three rows, no prefetch (also in the AVX-512 pair loop), AVX2 loops only (no AVX-512) with streaming stores.
 #[test]
 fn conformance_variants() {
     let pool = rayon::ThreadPoolBuilder::new()
@@ -105,6 +109,12 @@ fn conformance_variants() {
         Options {
             run_rows: 1,
             stores: Stores::Temporal,
+            pair_prefetch_rows: 0,
+            ..split
+        },
+        Options {
+            simd: Simd::Avx2,
+            stores: Stores::NonTemporal,
             ..split
         },
     ];
