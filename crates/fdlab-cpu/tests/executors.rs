@@ -63,7 +63,8 @@ conformance_tests! {
     conformance_f64_seq: f64, opts(Par::Seq);
     conformance_f64_rayon: f64, opts(Par::Rayon);
     // Where the CPU has AVX-512F, `Simd::Auto` takes the AVX-512 pair loop (first derivatives
-    // along y and z) and flat planes (along z); these keep the AVX2 pair loop tested there.
+    // along y and z), flat planes (along z) and the AVX-512 loop over whole periodic rows
+    // (derivatives along x); these keep the AVX2 pair and x loops tested there.
     conformance_f32_avx2: f32, Options { simd: Simd::Avx2, ..opts(Par::Rayon) };
     conformance_f64_avx2: f64, Options { simd: Simd::Avx2, ..opts(Par::Seq) };
 }
