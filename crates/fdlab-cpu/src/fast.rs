@@ -2273,7 +2273,6 @@ mod x86 {
         // SAFETY (every access): as in `pair_row512`; the copy is stored at the points and
         // with the masks of the loads from `plus[P - 1]`, inside `copy`'s `0..len`.
         let (plus, minus, wv) = (*plus, *minus, *wv);
-        let lanes = U::ZW;
         let vector = |i: usize, m: Option<U::M>| {
             let ld = |p: *const U| match m {
                 None => U::zload(p.add(i)),
@@ -2288,20 +2287,55 @@ mod x86 {
                 let x = if p == P - 1 { lead } else { ld(plus[p]) };
                 U::zsub(x, ld(minus[p]))
             };
-            let mut even = U::zmul(wv[0], d(0));
-            if P == 1 {
-                return even;
-            }
-            let mut odd = U::zmul(wv[1], d(1));
-            for (p, &wp) in wv.iter().enumerate().skip(2) {
-                if p % 2 == 0 {
-                    even = U::zfmadd(wp, d(p), even);
-                } else {
-                    odd = U::zfmadd(wp, d(p), odd);
-                }
-            }
-            U::zadd(even, odd)
+            pair_sum::<U, P>(&wv, d)
         };
+        stream_lines::<U, NT>(dst, pf, (a, to, len), vector);
+    }
+
+    /// Σₚ w[p]·d(p) over the pairs of an antisymmetric stencil, in two sums (even and odd p):
+    /// shorter dependency chains.
+    ///
+    /// # Safety
+    /// As [`Lanes512`]'s methods (a CPU with AVX-512F), and whatever `d` needs.
+    #[inline(always)]
+    unsafe fn pair_sum<U: Lanes512, const P: usize>(
+        wv: &[U::Z; P],
+        d: impl Fn(usize) -> U::Z,
+    ) -> U::Z {
+        let mut even = U::zmul(wv[0], d(0));
+        if P == 1 {
+            return even;
+        }
+        let mut odd = U::zmul(wv[1], d(1));
+        for (p, &wp) in wv.iter().enumerate().skip(2) {
+            if p % 2 == 0 {
+                even = U::zfmadd(wp, d(p), even);
+            } else {
+                odd = U::zfmadd(wp, d(p), odd);
+            }
+        }
+        U::zadd(even, odd)
+    }
+
+    /// Writes the outputs `0..len` of a row whose vectors `vector(i, mask)` computes: the
+    /// head `0..a` and tail `to..len` as one masked vector each, on the lines of `dst` that
+    /// hold them, and the whole lines `a..to` two vectors a step (streamed when `NT`), each
+    /// line prefetched into L2 from `pf` (unless null) as it is computed.
+    ///
+    /// # Safety
+    /// A CPU with AVX-512F; `dst` writable at `0..len`, `dst + a` 64-byte aligned when `NT`,
+    /// `a <= ZW`, `a <= to <= len`, `to - a` a multiple of `ZW`; and whatever `vector` needs.
+    #[inline(always)]
+    unsafe fn stream_lines<U: Lanes512, const NT: bool>(
+        dst: *mut U,
+        pf: *const U,
+        (a, to, len): (usize, usize, usize),
+        vector: impl Fn(usize, Option<U::M>) -> U::Z,
+    ) {
+        // SAFETY: the head vector at `a - ZW` and the tail vector at `to` store only the lanes
+        // of their masks (`0..a`, `to..len`), whole vectors lie inside `a..to`; prefetch
+        // addresses are never dereferenced.
+        let lanes = U::ZW;
         let put = |i: usize, v: U::Z| {
             if NT {
                 U::zstream(dst.add(i), v);
@@ -2626,7 +2660,6 @@ mod x86 {
         // streamed vectors at `a` + a multiple of 64 bytes; prefetch addresses are never
         // dereferenced.
         let (plus, minus, wv) = (*plus, *minus, *wv);
-        let lanes = U::ZW;
         // `m`: `Some(mask)` for the head and tail vectors, which start up to a vector before
         // the row (`i` wraps) and load only the lanes of the mask, all inside the row.
         let vector = |i: usize, m: Option<U::M>| {
@@ -2635,60 +2668,12 @@ mod x86 {
                 Some(m) => U::zload_mask(m, p.wrapping_add(i)),
             };
             let d = |p: usize| U::zsub(ld(plus[p]), ld(minus[p]));
-            // Even and odd pairs in two sums: shorter dependency chains.
-            let mut even = U::zmul(wv[0], d(0));
-            if P == 1 {
-                return even;
-            }
-            let mut odd = U::zmul(wv[1], d(1));
-            for (p, &wp) in wv.iter().enumerate().skip(2) {
-                if p % 2 == 0 {
-                    even = U::zfmadd(wp, d(p), even);
-                } else {
-                    odd = U::zfmadd(wp, d(p), odd);
-                }
-            }
-            U::zadd(even, odd)
-        };
-        let put = |i: usize, v: U::Z| {
-            if NT {
-                U::zstream(dst.add(i), v);
-            } else {
-                U::zstore(dst.add(i), v);
-            }
-        };
-        let prefetch = |i: usize| {
-            if !pf.is_null() {
-                _mm_prefetch::<_MM_HINT_T1>(pf.wrapping_add(i).cast::<i8>());
-            }
+            pair_sum::<U, P>(&wv, d)
         };
         // Head and tail: one masked vector each, on the 64-byte line of `dst` that holds them
         // (a masked store reaching into a line the loop streams made the whole loop ~3x slower
         // on Zen 4 when rows start 16 bytes into a line).
-        if a > 0 {
-            prefetch(0);
-            let q = a.wrapping_sub(lanes);
-            let m = U::lanes(lanes - a, lanes);
-            U::zstore_mask(dst.wrapping_add(q), m, vector(q, Some(m)));
-        }
-        let mut i = a;
-        while i + 2 * lanes <= to {
-            prefetch(i);
-            prefetch(i + lanes);
-            let (v0, v1) = (vector(i, None), vector(i + lanes, None));
-            put(i, v0);
-            put(i + lanes, v1);
-            i += 2 * lanes;
-        }
-        if i < to {
-            prefetch(i);
-            put(i, vector(i, None));
-        }
-        if to < len {
-            prefetch(to);
-            let m = U::lanes(0, len - to);
-            U::zstore_mask(dst.add(to), m, vector(to, Some(m)));
-        }
+        stream_lines::<U, NT>(dst, pf, (a, to, len), vector);
     }
 
     /// One call of [`pair_kernel`]: `rows` rows `stride` elements apart (output and every
