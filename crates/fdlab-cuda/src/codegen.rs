@@ -418,25 +418,66 @@ impl<'a> Gen<'a> {
 
     /// The three loops of a shared-memory march over its tiles (chunks of `chunk` planes,
     /// `rows` rows of the other axis, `cols` x points), opened at indents 1–3, and the tile's
-    /// computed planes `mb..me` (skipping tiles with none) at indent 4.
-    pub(crate) fn march_tiles(&mut self, chunk: u32, rows: u32, cols: u32) {
+    /// computed planes `mb..me` (skipping tiles with none) at indent 4. The chunk index is the
+    /// slowest block index (`blockIdx.z`), or with `chunk_first` the fastest (`blockIdx.x`;
+    /// then x tiles take `blockIdx.y` and rows `blockIdx.z`, matching [`Gen::tile_grid`]).
+    pub(crate) fn march_tiles_ordered(
+        &mut self,
+        chunk: u32,
+        rows: u32,
+        cols: u32,
+        chunk_first: bool,
+    ) {
+        let [bc, bo, bxx] = if chunk_first {
+            ["x", "z", "y"]
+        } else {
+            ["z", "y", "x"]
+        };
         self.line(
             1,
-            &format!("for (int cm = blockIdx.z * {chunk}; cm < nm; cm += gridDim.z * {chunk}) {{"),
+            &format!(
+                "for (int cm = blockIdx.{bc} * {chunk}; cm < nm; cm += gridDim.{bc} * {chunk}) {{"
+            ),
         );
         self.line(
             2,
-            &format!("for (int y0 = blockIdx.y * {rows}; y0 < no; y0 += gridDim.y * {rows}) {{"),
+            &format!(
+                "for (int y0 = blockIdx.{bo} * {rows}; y0 < no; y0 += gridDim.{bo} * {rows}) {{"
+            ),
         );
         self.line(
             3,
-            &format!("for (int x0 = blockIdx.x * {cols}; x0 < nx; x0 += gridDim.x * {cols}) {{"),
+            &format!(
+                "for (int x0 = blockIdx.{bxx} * {cols}; x0 < nx; x0 += gridDim.{bxx} * {cols}) {{"
+            ),
         );
         self.line(
             4,
             &format!("const int mb = max(cm, mlo), me = min(cm + {chunk}, mhi);"),
         );
         self.line(4, "if (mb >= me) continue;");
+    }
+
+    /// [`Gen::march_tiles_ordered`] with the chunk index the slowest block index.
+    pub(crate) fn march_tiles(&mut self, chunk: u32, rows: u32, cols: u32) {
+        self.march_tiles_ordered(chunk, rows, cols, false);
+    }
+
+    /// The launch grid's axis map for [`Gen::march_tiles_ordered`]: x tiles of `cols` points,
+    /// rows of the other axis `oa` by `rows`, chunks of the march axis `ma` by `chunk`.
+    pub(crate) fn tile_grid(
+        ma: usize,
+        oa: usize,
+        chunk: u32,
+        rows: u32,
+        cols: u32,
+        chunk_first: bool,
+    ) -> [(usize, u32); 3] {
+        if chunk_first {
+            [(ma, chunk), (0, cols), (oa, rows)]
+        } else {
+            [(0, cols), (oa, rows), (ma, chunk)]
+        }
     }
 
     /// [`Gen::march_prologue`] for the shared-memory marches: also the 16-byte aligned dynamic
@@ -571,6 +612,7 @@ pub fn generate(spec: &KernelSpec<'_>) -> Result<CudaSource, Unsupported> {
             depth,
             vec,
             copy,
+            order,
         } => {
             // As zmarch, but x-only stencils also march along z, so that a tile spans y rows
             // (marching y would tile z, which has one plane in 2-D).
@@ -587,6 +629,7 @@ pub fn generate(spec: &KernelSpec<'_>) -> Result<CudaSource, Unsupported> {
                     depth,
                     vec,
                     copy,
+                    order,
                 },
                 march_z,
             )

@@ -20,6 +20,37 @@ pub enum SmCopy {
     Bulk,
 }
 
+/// The order in which a marching kernel's blocks walk the chunks of the march axis.
+///
+/// Why (bench/NOTES.md, session 7): a chunk also reads its neighbours' boundary planes. When
+/// two neighbouring chunks run at the same time and both march upward, one reads the shared
+/// boundary at its start and the other at its end, a whole chunk apart, so both reads come
+/// from DRAM (ncu: reads 3.1-3.4% above the input for the 8th-order d/dz and the gradient).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum ChunkOrder {
+    /// Every chunk marches upward; the chunk index is the slowest block index.
+    #[default]
+    Up,
+    /// Odd chunks march downward (name suffix `-z`): neighbouring chunks that run together
+    /// meet at their shared boundary at the same moment. Applies to stencils whose reach
+    /// along the march is symmetric (others march upward).
+    Zigzag,
+    /// [`ChunkOrder::Zigzag`] with the chunk index the fastest block index (suffix `-zc`), so
+    /// the chunks of one column of tiles are launched, and run, together.
+    ZigzagChunkFirst,
+}
+
+impl ChunkOrder {
+    /// The strategy-name suffix.
+    pub fn suffix(self) -> &'static str {
+        match self {
+            ChunkOrder::Up => "",
+            ChunkOrder::Zigzag => "-z",
+            ChunkOrder::ZigzagChunkFirst => "-zc",
+        }
+    }
+}
+
 /// Where a pointwise kernel reads its input from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum LoadPath {
@@ -124,6 +155,8 @@ pub enum Strategy {
         vec: u32,
         /// How planes reach the ring (name suffix: none, `-l`/`-lN`, `-b`).
         copy: SmCopy,
+        /// The direction and launch order of the chunks (name suffix: none, `-z`, `-zc`).
+        order: ChunkOrder,
     },
     /// 2.5-D marching with the march-axis neighbours in a register queue and one plane of
     /// the tile (with its halo) in shared memory, filled from the queues and by coalesced
@@ -224,6 +257,7 @@ impl Strategy {
         depth: 4,
         vec: 1,
         copy: SmCopy::Async,
+        order: ChunkOrder::Up,
     };
 
     /// The strategies the conformance suite checks.
@@ -285,6 +319,7 @@ impl Strategy {
                 depth: 3,
                 vec: 1,
                 copy: SmCopy::Async,
+                order: ChunkOrder::Up,
             },
             // Vector points: windows of whole vectors, partial vectors at Dirichlet edges.
             Strategy::SMarch {
@@ -295,6 +330,7 @@ impl Strategy {
                 depth: 2,
                 vec: 2,
                 copy: SmCopy::Async,
+                order: ChunkOrder::Up,
             },
             Strategy::SMarch {
                 bx: 16,
@@ -304,6 +340,7 @@ impl Strategy {
                 depth: 3,
                 vec: 4,
                 copy: SmCopy::Async,
+                order: ChunkOrder::Up,
             },
             Strategy::SMarch {
                 bx: 32,
@@ -313,6 +350,7 @@ impl Strategy {
                 depth: 8,
                 vec: 1,
                 copy: SmCopy::Async,
+                order: ChunkOrder::Up,
             },
             // Staged copies (through registers): odd tile, one plane of ring beyond the
             // window (the slot refilled last in each iteration), vectors at Dirichlet edges.
@@ -324,6 +362,7 @@ impl Strategy {
                 depth: 1,
                 vec: 1,
                 copy: SmCopy::Registers(1),
+                order: ChunkOrder::Up,
             },
             Strategy::SMarch {
                 bx: 8,
@@ -333,6 +372,7 @@ impl Strategy {
                 depth: 2,
                 vec: 2,
                 copy: SmCopy::Registers(1),
+                order: ChunkOrder::Up,
             },
             // Two planes of loads in registers: the stage shift and the early loads.
             Strategy::SMarch {
@@ -343,6 +383,7 @@ impl Strategy {
                 depth: 2,
                 vec: 2,
                 copy: SmCopy::Registers(2),
+                order: ChunkOrder::Up,
             },
             // Bulk copies: an odd tile (rows split over lanes, several pieces per row where a
             // periodic image wraps), a block of fewer than 32 threads (partial issuing warp),
@@ -355,6 +396,7 @@ impl Strategy {
                 depth: 3,
                 vec: 1,
                 copy: SmCopy::Bulk,
+                order: ChunkOrder::Up,
             },
             Strategy::SMarch {
                 bx: 8,
@@ -364,6 +406,7 @@ impl Strategy {
                 depth: 1,
                 vec: 2,
                 copy: SmCopy::Bulk,
+                order: ChunkOrder::Up,
             },
             Strategy::SMarch {
                 bx: 32,
@@ -373,6 +416,40 @@ impl Strategy {
                 depth: 4,
                 vec: 4,
                 copy: SmCopy::Bulk,
+                order: ChunkOrder::Up,
+            },
+            // Zigzag chunks: short chunks so that many march downward (mirrored ring, flipped
+            // march taps, stores at mirrored planes), a chunk cut by the grid's edge; with the
+            // chunk index first, the permuted block indices; every copy path.
+            Strategy::SMarch {
+                bx: 12,
+                by: 3,
+                rows: 3,
+                chunk: 5,
+                depth: 3,
+                vec: 1,
+                copy: SmCopy::Async,
+                order: ChunkOrder::Zigzag,
+            },
+            Strategy::SMarch {
+                bx: 8,
+                by: 3,
+                rows: 2,
+                chunk: 6,
+                depth: 1,
+                vec: 2,
+                copy: SmCopy::Registers(1),
+                order: ChunkOrder::ZigzagChunkFirst,
+            },
+            Strategy::SMarch {
+                bx: 32,
+                by: 4,
+                rows: 2,
+                chunk: 7,
+                depth: 4,
+                vec: 4,
+                copy: SmCopy::Bulk,
+                order: ChunkOrder::Zigzag,
             },
             // Queue marches: an odd tile and rows (halo tables over several granules per
             // thread, tiles cut by the grid's edge), short chunks (prologue each few planes),
@@ -723,6 +800,7 @@ impl fmt::Display for Strategy {
                 depth,
                 vec,
                 copy,
+                order,
             } => {
                 write!(f, "smarch-{bx}x{by}-r{rows}-c{chunk}-p{depth}")?;
                 if vec != 1 {
@@ -734,7 +812,7 @@ impl fmt::Display for Strategy {
                     SmCopy::Registers(n) => write!(f, "-l{n}")?,
                     SmCopy::Bulk => write!(f, "-b")?,
                 }
-                Ok(())
+                f.write_str(order.suffix())
             }
             Strategy::ZMarch {
                 bx,
@@ -827,6 +905,14 @@ impl std::str::FromStr for Strategy {
                     }
                     "smarch" => {
                         let mut parts: Vec<&str> = tail.split('-').collect();
+                        let order = match parts.last().copied() {
+                            Some("z") => ChunkOrder::Zigzag,
+                            Some("zc") => ChunkOrder::ZigzagChunkFirst,
+                            _ => ChunkOrder::Up,
+                        };
+                        if order != ChunkOrder::Up {
+                            parts.pop();
+                        }
                         let copy = match parts.last().copied() {
                             Some("b") => SmCopy::Bulk,
                             Some("l") => SmCopy::Registers(1),
@@ -864,6 +950,7 @@ impl std::str::FromStr for Strategy {
                                     depth,
                                     vec,
                                     copy,
+                                    order,
                                 })
                             }
                             _ => None,
@@ -932,7 +1019,7 @@ impl std::str::FromStr for Strategy {
                 "pencil-LxP-tAxC[-w]",
                 "pptN-BXxBYxBZ",
                 "zmarch-BXxBY-vV-cC-uU-rR[-cs]",
-                "smarch-BXxBY-rR-cC-pP[-vV][-l|-lN|-b]",
+                "smarch-BXxBY-rR-cC-pP[-vV][-l|-lN|-b][-z|-zc]",
                 "qmarch-BXxBY-rR-cC-vV[-tN|-tNa]",
             ]
             .iter()
