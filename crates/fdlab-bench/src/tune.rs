@@ -150,6 +150,7 @@ pub fn default_strategy(case: &Case, tma: bool) -> Strategy {
         vec: copy as u32,
         tma: 0,
         accumulate: false,
+        cluster: 1,
     };
     // With TMA (sm_90 and later) and Dirichlet boundaries, the same march fed by tensor copies
     // with a queue of partial sums: 81.0% (f64, 64 × 16 tile) and 71.9% (f32, 64 × 32 tile) in
@@ -163,6 +164,7 @@ pub fn default_strategy(case: &Case, tma: bool) -> Strategy {
             vec: 2,
             tma: 2,
             accumulate: true,
+            cluster: 1,
         },
         Precision::F32 => Strategy::QMarch {
             bx: 16,
@@ -172,6 +174,7 @@ pub fn default_strategy(case: &Case, tma: bool) -> Strategy {
             vec: 4,
             tma: 2,
             accumulate: true,
+            cluster: 1,
         },
     };
     let smarch = if radius_one {
@@ -365,6 +368,7 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
                         vec,
                         tma: 0,
                         accumulate: false,
+                        cluster: 1,
                     });
                 }
             }
@@ -382,6 +386,7 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
                     vec: copy,
                     tma,
                     accumulate,
+                    cluster: 1,
                 };
                 out.push(tma(64, 8, 2, 128, 2, false));
                 for (tx, by, rows) in [(64, 8, 2), (64, 16, 2), (128, 8, 2), (128, 32, 1)] {
@@ -416,6 +421,7 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
                     vec: copy,
                     tma: 0,
                     accumulate: false,
+                    cluster: 1,
                 });
             }
         }

@@ -41,6 +41,9 @@ pub struct QMarchParams {
     pub tma: u32,
     /// With `tma`: a queue of partial sums, so the ring holds only the planes in flight.
     pub accumulate: bool,
+    /// With `accumulate`: blocks per cluster along the other axis sharing each plane's copy
+    /// (multicast); 1: none.
+    pub cluster: u32,
 }
 
 /// Whether the march goes along z (else along y, the tile then spanning z): as the
@@ -447,6 +450,12 @@ fn qmarch_tma(
     let v = p.vec;
     let (ma, oa) = (axes.ma, axes.oa);
     let idx = |x: &str, o: &str, m: &str| axes.idx(x, o, m);
+    // A cluster of `cl` blocks along the other axis copies the union of its tiles and their
+    // halo once per plane, multicast into every block's slot; each block reads its own rows.
+    let cl = p.cluster.max(1);
+    debug_assert!(cl == 1 || p.accumulate, "clusters need the partial-sum queue");
+    g.cluster_y = cl;
+    let h = h + (cl - 1) * tyr;
     let bytes = w * h * size;
     // Slots start on 128-byte boundaries, as tensor copies require.
     let slot = bytes.div_ceil(128) * 128 / size;
@@ -459,7 +468,11 @@ fn qmarch_tma(
     let coords = |pl: &str| {
         let mut c = ["".to_string(), "".to_string(), "".to_string()];
         c[0] = format!("x0 - {hxl}");
-        c[oa] = format!("y0 - {hyl}");
+        c[oa] = if cl > 1 {
+            format!("y0 - (int)fd_crank * {tyr} - {hyl}")
+        } else {
+            format!("y0 - {hyl}")
+        };
         c[ma] = pl.to_string();
         c.join(", ")
     };
@@ -476,25 +489,80 @@ fn qmarch_tma(
         1,
         &format!("for (int i = tid; i < {slots}; i += {threads}) fd_mbar_init(fd_bars + i, 1);"),
     );
-    g.line(1, "fd_mbar_init_fence();");
-    g.line(1, "__syncthreads();");
+    if cl > 1 {
+        // In a cluster, `fd_bars[slots + i]` counts the blocks done reading slot i; block 0
+        // refills the slot (in every block) once all have. Every block's barriers must be
+        // initialised before any other block's copy or arrival reaches them.
+        g.line(
+            1,
+            &format!(
+                "for (int i = tid; i < {slots}; i += {threads}) fd_mbar_init(fd_bars + {slots} + i, {cl});"
+            ),
+        );
+        g.line(1, "fd_mbar_init_fence();");
+        g.line(1, "fd_cluster_sync();");
+        g.line(1, "const unsigned fd_crank = fd_cluster_rank();");
+        g.line(1, "unsigned fd_ephase = 0u;");
+    } else {
+        g.line(1, "fd_mbar_init_fence();");
+        g.line(1, "__syncthreads();");
+    }
     // Each thread flips a slot's parity bit at each wait: every filled slot is waited for once.
     g.line(1, "unsigned fd_phase = 0u;");
     g.march_tiles(p.chunk, tyr, tx);
-    // The previous tile's readers must be done with every slot.
-    g.line(4, "__syncthreads();");
+    // The previous tile's readers (in a cluster: of every block) must be done with every slot.
+    g.line(4, if cl > 1 { "fd_cluster_sync();" } else { "__syncthreads();" });
     g.line(
         4,
         &format!("const int base = mb - {rzl}, mend = me + {rzh};"),
     );
-    let issue = |g: &mut Gen, indent: usize, pl: &str, sl: &str| {
+    let mask = (1u32 << cl) - 1;
+    // Fills slot `sl` with plane `pl`. In a cluster every block announces the bytes on its own
+    // barrier and block 0 multicasts the union box; with `refill`, the slot was in use, so each
+    // block first reports it free to block 0, which waits for all of them.
+    let issue_cluster = |g: &mut Gen, indent: usize, pl: &str, sl: &str, refill: bool| {
+        if cl == 1 {
+            g.line(
+                indent,
+                &format!(
+                    "if (tid == 0 && {pl} < mend) fd_tma_load3d(sm + ({sl}) * {slot}, &tmap, {}, {bytes}u, fd_bars + ({sl}));",
+                    coords(pl)
+                ),
+            );
+            return;
+        }
+        g.line(indent, &format!("if (tid == 0 && {pl} < mend) {{"));
+        if refill {
+            g.line(
+                indent + 1,
+                &format!("fd_mbar_arrive_remote(fd_bars + {slots} + ({sl}), 0);"),
+            );
+        }
         g.line(
-            indent,
+            indent + 1,
+            &format!("fd_mbar_expect(fd_bars + ({sl}), {bytes}u);"),
+        );
+        g.line(indent + 1, "if (fd_crank == 0) {");
+        if refill {
+            g.line(
+                indent + 2,
+                &format!(
+                    "{{ const int e = {sl}; fd_mbar_wait_cluster(fd_bars + {slots} + e, (fd_ephase >> e) & 1u); fd_ephase ^= 1u << e; }}"
+                ),
+            );
+        }
+        g.line(
+            indent + 2,
             &format!(
-                "if (tid == 0 && {pl} < mend) fd_tma_load3d(sm + ({sl}) * {slot}, &tmap, {}, {bytes}u, fd_bars + ({sl}));",
+                "fd_tma_load3d_multicast(sm + ({sl}) * {slot}, &tmap, {}, fd_bars + ({sl}), (unsigned short){mask:#x});",
                 coords(pl)
             ),
         );
+        g.line(indent + 1, "}");
+        g.line(indent, "}");
+    };
+    let issue = |g: &mut Gen, indent: usize, pl: &str, sl: &str| {
+        issue_cluster(g, indent, pl, sl, false)
     };
     g.line(4, &format!("for (int k = 0; k < {slots}; ++k) {{"));
     issue(&mut g, 5, "base + k", "k");
@@ -523,11 +591,20 @@ fn qmarch_tma(
             5,
             &format!("const int sl = k % {slots}; fd_mbar_wait(fd_bars + sl, (fd_phase >> sl) & 1u); fd_phase ^= 1u << sl;"),
         );
-        g.line(5, &format!("const {ty}* const s = sm + sl * {slot};"));
+        // In a cluster, this block's rows start `fd_crank` tiles into the union box.
+        let own_rows = if cl > 1 {
+            format!(" + fd_crank * {}", tyr * w)
+        } else {
+            String::new()
+        };
+        g.line(
+            5,
+            &format!("const {ty}* const s = sm + sl * {slot}{own_rows};"),
+        );
         accumulate(&mut g, spec, p, [w, hyl, hxl, rzh], ma, oa);
         // Every thread has read plane a: its slot takes the plane `slots` on.
         g.line(5, "__syncthreads();");
-        issue(&mut g, 5, &format!("a + {slots}"), "sl");
+        issue_cluster(&mut g, 5, &format!("a + {slots}"), "sl", true);
         // Output a − rzh has all its taps.
         g.line(5, &format!("const int m = a - {rzh};"));
         g.line(5, "if (m >= mb) {");
@@ -554,7 +631,7 @@ fn qmarch_tma(
                 }
             }
         }
-        let shared = slots * slot * size + slots * 8;
+        let shared = slots * slot * size + slots * 8 * if cl > 1 { 2 } else { 1 };
         return finish_tile(g, src, &p, (tx, tyr, axes), shared, Some(tbox));
     }
     for r in 0..p.rows {
@@ -659,7 +736,14 @@ fn finish_tile(
     shared: u32,
     tensor_box: Option<[u32; 3]>,
 ) -> CudaSource {
-    g.close_from(4);
+    for i in (1..=4).rev() {
+        g.line(i, "}");
+    }
+    if g.cluster_y > 1 {
+        // No block leaves while another of its cluster may still arrive on its barriers.
+        g.line(1, "fd_cluster_sync();");
+    }
+    g.line(0, "}");
     src.block = [p.bx, p.by, 1];
     src.grid_map = [(0, tx), (axes.oa, tyr), (axes.ma, p.chunk)];
     src.shared_bytes = shared;

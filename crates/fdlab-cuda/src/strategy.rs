@@ -184,6 +184,11 @@ pub enum Strategy {
         /// outputs (a queue of partial sums instead of a queue of values), so its slot is free
         /// as soon as it is read: a ring of 1 + N slots instead of reach + 1 + N.
         accumulate: bool,
+        /// With `-tNa`, name suffix `-mC` (C from 2 to 8): a cluster of C blocks, neighbours
+        /// along the other axis, shares each plane: one TMA copy of the union of their tiles
+        /// and halos is multicast into every block's slot, so a halo row that two tiles read
+        /// crosses L2 once. 1: no cluster.
+        cluster: u32,
     },
     /// AMD's first optimisation: several consecutive z points per thread, loads issued in
     /// ascending address order.
@@ -462,6 +467,7 @@ impl Strategy {
                 vec: 1,
                 tma: 0,
                 accumulate: false,
+                cluster: 1,
             },
             Strategy::QMarch {
                 bx: 8,
@@ -471,6 +477,7 @@ impl Strategy {
                 vec: 2,
                 tma: 0,
                 accumulate: false,
+                cluster: 1,
             },
             Strategy::QMarch {
                 bx: 16,
@@ -480,6 +487,7 @@ impl Strategy {
                 vec: 4,
                 tma: 0,
                 accumulate: false,
+                cluster: 1,
             },
             // TMA tensor copies (Dirichlet cases only): a ring of 2 + reach slots with an
             // odd tile and short chunks, and a deep ring with vectors.
@@ -491,6 +499,7 @@ impl Strategy {
                 vec: 1,
                 tma: 1,
                 accumulate: false,
+                cluster: 1,
             },
             Strategy::QMarch {
                 bx: 8,
@@ -500,6 +509,7 @@ impl Strategy {
                 vec: 2,
                 tma: 3,
                 accumulate: false,
+                cluster: 1,
             },
             Strategy::QMarch {
                 bx: 12,
@@ -509,6 +519,7 @@ impl Strategy {
                 vec: 1,
                 tma: 2,
                 accumulate: true,
+                cluster: 1,
             },
             Strategy::QMarch {
                 bx: 8,
@@ -518,6 +529,30 @@ impl Strategy {
                 vec: 2,
                 tma: 1,
                 accumulate: true,
+                cluster: 1,
+            },
+            // Clusters sharing each plane by multicast: two blocks, and three with rows cut by
+            // the grid's edge (blocks of a cluster past the edge copy and compute zeros, store
+            // nothing, and still take part in every step).
+            Strategy::QMarch {
+                bx: 8,
+                by: 3,
+                rows: 2,
+                chunk: 6,
+                vec: 2,
+                tma: 1,
+                accumulate: true,
+                cluster: 2,
+            },
+            Strategy::QMarch {
+                bx: 12,
+                by: 2,
+                rows: 1,
+                chunk: 5,
+                vec: 1,
+                tma: 2,
+                accumulate: true,
+                cluster: 3,
             },
             // Odd tile sizes catch tiling arithmetic that only works for powers of two.
             Strategy::SharedTile { bx: 24, by: 5 },
@@ -668,6 +703,13 @@ impl Strategy {
                      2 or 4) or TMA depth {tma} (use 0 to 8; accumulating needs 1 or more)"
                 ))
             }
+            Strategy::QMarch {
+                accumulate,
+                cluster,
+                ..
+            } if !(1..=8).contains(&cluster) || (cluster > 1 && !accumulate) => Err(format!(
+                "cluster of {cluster} blocks: use 2 to 8, with a partial-sum TMA march (-tNa)"
+            )),
             Strategy::QMarch { .. } => match crate::qmarch::unsupported(stencils) {
                 Some(why) => Err(why),
                 None => Ok(()),
@@ -712,13 +754,17 @@ impl Strategy {
                 rows,
                 vec,
                 tma: 1..,
+                cluster,
                 ..
-            } if tma_box_too_large(stencils, precision, bx * vec, by * rows) => Err(format!(
-                "a TMA copy moves at most 256 points per axis, and a {}×{} tile with this \
-                 stencil's halo is larger; use a smaller tile",
-                bx * vec,
-                by * rows
-            )),
+            } if tma_box_too_large(stencils, precision, bx * vec, by * rows * cluster) => {
+                Err(format!(
+                    "a TMA copy moves at most 256 points per axis, and a {}×{} tile (a cluster's \
+                     tiles together) with this stencil's halo is larger; use a smaller tile or \
+                     cluster",
+                    bx * vec,
+                    by * rows * cluster
+                ))
+            }
             Strategy::QMarch { tma: 1.., .. } if boundary != Boundary::Dirichlet => Err(
                 "TMA tensor copies fill points outside the grid with zeros, not periodic images; \
                  use -t only with Dirichlet boundaries (drop the -tN suffix)"
@@ -785,10 +831,14 @@ impl fmt::Display for Strategy {
                 vec,
                 tma,
                 accumulate,
+                cluster,
             } => {
                 write!(f, "qmarch-{bx}x{by}-r{rows}-c{chunk}-v{vec}")?;
                 if tma > 0 {
                     write!(f, "-t{tma}{}", if accumulate { "a" } else { "" })?;
+                }
+                if cluster > 1 {
+                    write!(f, "-m{cluster}")?;
                 }
                 Ok(())
             }
@@ -957,7 +1007,17 @@ impl std::str::FromStr for Strategy {
                         }
                     }
                     "qmarch" => {
-                        let parts: Vec<&str> = tail.split('-').collect();
+                        let mut parts: Vec<&str> = tail.split('-').collect();
+                        // A trailing `-mC` (C a number) is the cluster size; anything else
+                        // after `m` is not a qmarch name.
+                        let cluster = match parts.last().and_then(|m| m.strip_prefix('m')) {
+                            Some(c) => {
+                                let c = c.parse().ok();
+                                parts.pop();
+                                c
+                            }
+                            None => Some(1),
+                        };
                         let num = |i: usize, pre: char| -> Option<u32> {
                             parts.get(i)?.strip_prefix(pre)?.parse().ok()
                         };
@@ -981,7 +1041,7 @@ impl std::str::FromStr for Strategy {
                                     None if parts.len() == 4 => Some(0),
                                     None => None,
                                 };
-                                tma.map(|tma| Strategy::QMarch {
+                                tma.zip(cluster).map(|(tma, cluster)| Strategy::QMarch {
                                     bx,
                                     by,
                                     rows,
@@ -989,6 +1049,7 @@ impl std::str::FromStr for Strategy {
                                     vec,
                                     tma,
                                     accumulate,
+                                    cluster,
                                 })
                             }
                             _ => None,
@@ -1020,7 +1081,7 @@ impl std::str::FromStr for Strategy {
                 "pptN-BXxBYxBZ",
                 "zmarch-BXxBY-vV-cC-uU-rR[-cs]",
                 "smarch-BXxBY-rR-cC-pP[-vV][-l|-lN|-b][-z|-zc]",
-                "qmarch-BXxBY-rR-cC-vV[-tN|-tNa]",
+                "qmarch-BXxBY-rR-cC-vV[-tN|-tNa[-mC]]",
             ]
             .iter()
             .map(|s| s.to_string())
