@@ -171,6 +171,13 @@ static __device__ __forceinline__ void fd_mbar_arrive_remote(unsigned long long*
   asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"((unsigned)__cvta_generic_to_shared(bar)), "r"(rank));
   asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" :: "r"(r) : "memory");
 }
+// Whether the phase of `parity` has completed, without waiting (cluster-scope acquire).
+static __device__ __forceinline__ bool fd_mbar_test_cluster(unsigned long long* bar, unsigned parity) {
+  const unsigned b = (unsigned)__cvta_generic_to_shared(bar);
+  unsigned done;
+  asm volatile("{ .reg .pred p; mbarrier.test_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }" : "=r"(done) : "r"(b), "r"(parity) : "memory");
+  return done != 0;
+}
 // fd_mbar_wait with cluster-scope acquire: for arrivals from other blocks of the cluster.
 static __device__ __forceinline__ void fd_mbar_wait_cluster(unsigned long long* bar, unsigned parity) {
   const unsigned b = (unsigned)__cvta_generic_to_shared(bar);

@@ -517,10 +517,9 @@ fn qmarch_tma(
         &format!("const int base = mb - {rzl}, mend = me + {rzh};"),
     );
     let mask = (1u32 << cl) - 1;
-    // Fills slot `sl` with plane `pl`. In a cluster every block announces the bytes on its own
-    // barrier and block 0 multicasts the union box; with `refill`, the slot was in use, so each
-    // block first reports it free to block 0, which waits for all of them.
-    let issue_cluster = |g: &mut Gen, indent: usize, pl: &str, sl: &str, refill: bool| {
+    // Fills slot `sl` with plane `pl` (prologue and clusterless refills). In a cluster every
+    // block announces the bytes on its own barrier and block 0 multicasts the union box.
+    let issue = |g: &mut Gen, indent: usize, pl: &str, sl: &str| {
         if cl == 1 {
             g.line(
                 indent,
@@ -532,37 +531,55 @@ fn qmarch_tma(
             return;
         }
         g.line(indent, &format!("if (tid == 0 && {pl} < mend) {{"));
-        if refill {
-            g.line(
-                indent + 1,
-                &format!("fd_mbar_arrive_remote(fd_bars + {slots} + ({sl}), 0);"),
-            );
-        }
         g.line(
             indent + 1,
             &format!("fd_mbar_expect(fd_bars + ({sl}), {bytes}u);"),
         );
-        g.line(indent + 1, "if (fd_crank == 0) {");
-        if refill {
-            g.line(
-                indent + 2,
-                &format!(
-                    "{{ const int e = {sl}; fd_mbar_wait_cluster(fd_bars + {slots} + e, (fd_ephase >> e) & 1u); fd_ephase ^= 1u << e; }}"
-                ),
-            );
-        }
         g.line(
-            indent + 2,
+            indent + 1,
             &format!(
-                "fd_tma_load3d_multicast(sm + ({sl}) * {slot}, &tmap, {}, fd_bars + ({sl}), (unsigned short){mask:#x});",
+                "if (fd_crank == 0) fd_tma_load3d_multicast(sm + ({sl}) * {slot}, &tmap, {}, fd_bars + ({sl}), (unsigned short){mask:#x});",
                 coords(pl)
             ),
         );
-        g.line(indent + 1, "}");
         g.line(indent, "}");
     };
-    let issue = |g: &mut Gen, indent: usize, pl: &str, sl: &str| {
-        issue_cluster(g, indent, pl, sl, false)
+    // Block 0's refills in a cluster: plane `fd_next` goes to its slot once every block has
+    // released the slot (`fd_bars[slots + e]`). `blocking`: wait for the release (the plane is
+    // needed now); else issue only what is already released, so that block 0's thread 0 does
+    // not stall its warps — and at the next barrier all of block 0 — on a slower block.
+    let refill = |g: &mut Gen, indent: usize, upto: &str, blocking: bool| {
+        g.line(indent, "if (tid == 0 && fd_crank == 0) {");
+        g.line(
+            indent + 1,
+            &format!("while (fd_next < mend && fd_next <= {upto}) {{"),
+        );
+        g.line(
+            indent + 2,
+            &format!("const int e = (fd_next - base) % {slots};"),
+        );
+        if blocking {
+            g.line(
+                indent + 2,
+                &format!("fd_mbar_wait_cluster(fd_bars + {slots} + e, (fd_ephase >> e) & 1u);"),
+            );
+        } else {
+            g.line(
+                indent + 2,
+                &format!("if (!fd_mbar_test_cluster(fd_bars + {slots} + e, (fd_ephase >> e) & 1u)) break;"),
+            );
+        }
+        g.line(indent + 2, "fd_ephase ^= 1u << e;");
+        g.line(
+            indent + 2,
+            &format!(
+                "fd_tma_load3d_multicast(sm + e * {slot}, &tmap, {}, fd_bars + e, (unsigned short){mask:#x});",
+                coords("fd_next")
+            ),
+        );
+        g.line(indent + 2, "++fd_next;");
+        g.line(indent + 1, "}");
+        g.line(indent, "}");
     };
     g.line(4, &format!("for (int k = 0; k < {slots}; ++k) {{"));
     issue(&mut g, 5, "base + k", "k");
@@ -585,8 +602,15 @@ fn qmarch_tma(
                 g.line(4, &format!("{ty} {};", names.join(", ")));
             }
         }
+        if cl > 1 {
+            g.line(4, &format!("int fd_next = base + {slots};"));
+        }
         g.line(4, "for (int a = base; a < mend; ++a) {");
         g.line(5, "const int k = a - base;");
+        if cl > 1 {
+            // Plane a must be on its way before anyone waits for it.
+            refill(&mut g, 5, "a", true);
+        }
         g.line(
             5,
             &format!("const int sl = k % {slots}; fd_mbar_wait(fd_bars + sl, (fd_phase >> sl) & 1u); fd_phase ^= 1u << sl;"),
@@ -604,7 +628,20 @@ fn qmarch_tma(
         accumulate(&mut g, spec, p, [w, hyl, hxl, rzh], ma, oa);
         // Every thread has read plane a: its slot takes the plane `slots` on.
         g.line(5, "__syncthreads();");
-        issue_cluster(&mut g, 5, &format!("a + {slots}"), "sl", true);
+        if cl > 1 {
+            // Slot sl is free in this block: report it to block 0 and announce the plane it
+            // takes next; block 0 issues what every block has released.
+            g.line(5, &format!("if (tid == 0 && a + {slots} < mend) {{"));
+            g.line(
+                6,
+                &format!("fd_mbar_arrive_remote(fd_bars + {slots} + sl, 0);"),
+            );
+            g.line(6, &format!("fd_mbar_expect(fd_bars + sl, {bytes}u);"));
+            g.line(5, "}");
+            refill(&mut g, 5, &format!("a + {slots}"), false);
+        } else {
+            issue(&mut g, 5, &format!("a + {slots}"), "sl");
+        }
         // Output a − rzh has all its taps.
         g.line(5, &format!("const int m = a - {rzh};"));
         g.line(5, "if (m >= mb) {");
