@@ -3,7 +3,7 @@
 
 use crate::suites::Case;
 use fdlab_core::Precision;
-use fdlab_cuda::{ChunkOrder, SmCopy, Strategy};
+use fdlab_cuda::{SmCopy, Strategy};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -113,7 +113,6 @@ pub fn default_strategy(case: &Case, tma: bool) -> Strategy {
         depth: 2,
         vec: copy as u32,
         copy: SmCopy::Async,
-        order: ChunkOrder::Up,
     };
     // Radius-1 stencils (the 7-point Laplacian): the register-staged march of a 128×8 tile,
     // chosen from the H200 tuner data of roofline run 7 (tune.json there): 89.8% / 87.1%
@@ -132,7 +131,6 @@ pub fn default_strategy(case: &Case, tma: bool) -> Strategy {
         depth: 1,
         vec: 2,
         copy: SmCopy::Registers(1),
-        order: ChunkOrder::Up,
     };
     // One wide stencil across the plane (the 8th-order, 25-point Laplacian): the register
     // queue march of a 64 × 16 tile, four rows per thread, chosen from the H200 tuner data of
@@ -150,7 +148,6 @@ pub fn default_strategy(case: &Case, tma: bool) -> Strategy {
         vec: copy as u32,
         tma: 0,
         accumulate: false,
-        cluster: 1,
     };
     // With TMA (sm_90 and later) and Dirichlet boundaries, the same march fed by tensor copies
     // with a queue of partial sums: 81.0% (f64, 64 × 16 tile) and 71.9% (f32, 64 × 32 tile) in
@@ -164,7 +161,6 @@ pub fn default_strategy(case: &Case, tma: bool) -> Strategy {
             vec: 2,
             tma: 2,
             accumulate: true,
-            cluster: 1,
         },
         Precision::F32 => Strategy::QMarch {
             bx: 16,
@@ -174,7 +170,6 @@ pub fn default_strategy(case: &Case, tma: bool) -> Strategy {
             vec: 4,
             tma: 2,
             accumulate: true,
-            cluster: 1,
         },
     };
     let smarch = if radius_one {
@@ -268,7 +263,6 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
         depth,
         vec,
         copy: stages,
-        order: ChunkOrder::Up,
     };
     let smarch =
         |bx, by, rows, chunk, depth, vec| staged(bx, by, rows, chunk, depth, vec, SmCopy::Async);
@@ -368,7 +362,6 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
                         vec,
                         tma: 0,
                         accumulate: false,
-                        cluster: 1,
                     });
                 }
             }
@@ -386,7 +379,6 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
                     vec: copy,
                     tma,
                     accumulate,
-                    cluster: 1,
                 };
                 out.push(tma(64, 8, 2, 128, 2, false));
                 for (tx, by, rows) in [(64, 8, 2), (64, 16, 2), (128, 8, 2), (128, 32, 1)] {
@@ -421,7 +413,6 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
                     vec: copy,
                     tma: 0,
                     accumulate: false,
-                    cluster: 1,
                 });
             }
         }

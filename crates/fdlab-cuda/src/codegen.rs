@@ -69,9 +69,6 @@ pub struct CudaSource {
     /// The box (points along x, y, z) of the TMA tensor map over the input that the kernel
     /// takes as its last parameter, if it takes one: the launcher encodes the map.
     pub tensor_box: Option<[u32; 3]>,
-    /// Blocks per cluster along the grid's x, y, z (`__cluster_dims__`); the launch grid is
-    /// rounded up to whole clusters.
-    pub cluster: [u32; 3],
 }
 
 /// The helpers every kernel uses, guarded so several kernels can share one module.
@@ -142,50 +139,6 @@ static __device__ __forceinline__ void fd_tma_load3d(void* smem, const fd_tmap_t
   asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];"
                :: "r"(s), "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(b) : "memory");
 }
-// Thread-block clusters (sm_90). Announces `bytes` on this block's barrier and arrives (count 1):
-// for copies that other blocks of the cluster multicast into this block.
-static __device__ __forceinline__ void fd_mbar_expect(unsigned long long* bar, unsigned bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"((unsigned)__cvta_generic_to_shared(bar)), "r"(bytes) : "memory");
-}
-// One tile of a 3-D tensor map into the same shared offset of every block in `mask`, each
-// completing the bytes on its own barrier at `bar`'s offset.
-static __device__ __forceinline__ void fd_tma_load3d_multicast(void* smem, const fd_tmap_t* map, int c0, int c1, int c2, unsigned long long* bar, unsigned short mask) {
-  const unsigned s = (unsigned)__cvta_generic_to_shared(smem), b = (unsigned)__cvta_generic_to_shared(bar);
-  asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2, %3, %4}], [%5], %6;"
-               :: "r"(s), "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(b), "h"(mask) : "memory");
-}
-static __device__ __forceinline__ unsigned fd_cluster_rank() {
-  unsigned r;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
-  return r;
-}
-// Every thread of every block in the cluster: shared-memory accesses before it are visible to
-// all after it.
-static __device__ __forceinline__ void fd_cluster_sync() {
-  asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
-  asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
-}
-// Arrives (release, cluster scope) on the barrier at `bar`'s offset in block `rank` of the cluster.
-static __device__ __forceinline__ void fd_mbar_arrive_remote(unsigned long long* bar, unsigned rank) {
-  unsigned r;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"((unsigned)__cvta_generic_to_shared(bar)), "r"(rank));
-  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" :: "r"(r) : "memory");
-}
-// Whether the phase of `parity` has completed, without waiting (cluster-scope acquire).
-static __device__ __forceinline__ bool fd_mbar_test_cluster(unsigned long long* bar, unsigned parity) {
-  const unsigned b = (unsigned)__cvta_generic_to_shared(bar);
-  unsigned done;
-  asm volatile("{ .reg .pred p; mbarrier.test_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }" : "=r"(done) : "r"(b), "r"(parity) : "memory");
-  return done != 0;
-}
-// fd_mbar_wait with cluster-scope acquire: for arrivals from other blocks of the cluster.
-static __device__ __forceinline__ void fd_mbar_wait_cluster(unsigned long long* bar, unsigned parity) {
-  const unsigned b = (unsigned)__cvta_generic_to_shared(bar);
-  unsigned done = 0;
-  while (!done) {
-    asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }" : "=r"(done) : "r"(b), "r"(parity) : "memory");
-  }
-}
 #endif
 "#;
 
@@ -203,10 +156,7 @@ impl CudaSource {
         for d in 0..3 {
             let (axis, per) = self.grid_map[d];
             let n = shape[axis] as u64;
-            let c = self.cluster[d].max(1) as u64;
-            // Whole clusters: rounded up, and the cap rounded down to a multiple.
-            let blocks = n.div_ceil(per.max(1) as u64).div_ceil(c) * c;
-            g[d] = blocks.clamp(c, caps[d] / c * c) as u32;
+            g[d] = n.div_ceil(per.max(1) as u64).clamp(1, caps[d]) as u32;
         }
         g
     }
@@ -307,8 +257,6 @@ pub(crate) struct Gen<'a> {
     pub(crate) map: &'static str,
     /// The signature ends with a TMA tensor map parameter `tmap`.
     pub(crate) tensor_map: bool,
-    /// Blocks per cluster along the grid's y (`__cluster_dims__(1, n, 1)` when above 1).
-    pub(crate) cluster_y: u32,
     s: String,
 }
 
@@ -323,7 +271,6 @@ impl<'a> Gen<'a> {
                 Boundary::Neumann => "fd_neumann",
             },
             tensor_map: false,
-            cluster_y: 1,
             s: String::new(),
         }
     }
@@ -395,23 +342,10 @@ impl<'a> Gen<'a> {
         } else {
             ""
         };
-        let cluster = if self.cluster_y > 1 {
-            format!("__cluster_dims__(1, {}, 1) ", self.cluster_y)
-        } else {
-            String::new()
-        };
-        // Cluster kernels ask for 16 warps per SM: ptxas gave the lap25 f64 cluster kernel
-        // 150 registers (one 256-thread block per SM) against 128 without the cluster (two
-        // blocks); bounded, it keeps two with a 20-byte spill.
-        let threads = if self.cluster_y > 1 {
-            format!("{threads}, {}", 512u32.div_ceil(threads).max(1))
-        } else {
-            threads.to_string()
-        };
         self.line(
             0,
             &format!(
-                "extern \"C\" __global__ void {cluster}__launch_bounds__({threads}) @NAME@({first}, {}, const int nx, const int ny, const int nz{tmap}) {{",
+                "extern \"C\" __global__ void __launch_bounds__({threads}) @NAME@({first}, {}, const int nx, const int ny, const int nz{tmap}) {{",
                 outs.join(", ")
             ),
         );
@@ -484,73 +418,25 @@ impl<'a> Gen<'a> {
 
     /// The three loops of a shared-memory march over its tiles (chunks of `chunk` planes,
     /// `rows` rows of the other axis, `cols` x points), opened at indents 1–3, and the tile's
-    /// computed planes `mb..me` (skipping tiles with none) at indent 4. The chunk index is the
-    /// slowest block index (`blockIdx.z`), or with `chunk_first` the fastest (`blockIdx.x`;
-    /// then x tiles take `blockIdx.y` and rows `blockIdx.z`, matching [`Gen::tile_grid`]).
-    pub(crate) fn march_tiles_ordered(
-        &mut self,
-        chunk: u32,
-        rows: u32,
-        cols: u32,
-        chunk_first: bool,
-    ) {
-        let [bc, bo, bxx] = if chunk_first {
-            ["x", "z", "y"]
-        } else {
-            ["z", "y", "x"]
-        };
+    /// computed planes `mb..me` (skipping tiles with none) at indent 4.
+    pub(crate) fn march_tiles(&mut self, chunk: u32, rows: u32, cols: u32) {
         self.line(
             1,
-            &format!(
-                "for (int cm = blockIdx.{bc} * {chunk}; cm < nm; cm += gridDim.{bc} * {chunk}) {{"
-            ),
+            &format!("for (int cm = blockIdx.z * {chunk}; cm < nm; cm += gridDim.z * {chunk}) {{"),
         );
-        // In a cluster along y, every block takes the loop's turns together (they share each
-        // plane's copy): the condition is the cluster's first row, `fd_crank` tiles down.
-        let first = if self.cluster_y > 1 {
-            format!("y0 - (int)fd_crank * {rows}")
-        } else {
-            "y0".to_string()
-        };
         self.line(
             2,
-            &format!(
-                "for (int y0 = blockIdx.{bo} * {rows}; {first} < no; y0 += gridDim.{bo} * {rows}) {{"
-            ),
+            &format!("for (int y0 = blockIdx.y * {rows}; y0 < no; y0 += gridDim.y * {rows}) {{"),
         );
         self.line(
             3,
-            &format!(
-                "for (int x0 = blockIdx.{bxx} * {cols}; x0 < nx; x0 += gridDim.{bxx} * {cols}) {{"
-            ),
+            &format!("for (int x0 = blockIdx.x * {cols}; x0 < nx; x0 += gridDim.x * {cols}) {{"),
         );
         self.line(
             4,
             &format!("const int mb = max(cm, mlo), me = min(cm + {chunk}, mhi);"),
         );
         self.line(4, "if (mb >= me) continue;");
-    }
-
-    /// [`Gen::march_tiles_ordered`] with the chunk index the slowest block index.
-    pub(crate) fn march_tiles(&mut self, chunk: u32, rows: u32, cols: u32) {
-        self.march_tiles_ordered(chunk, rows, cols, false);
-    }
-
-    /// The launch grid's axis map for [`Gen::march_tiles_ordered`]: x tiles of `cols` points,
-    /// rows of the other axis `oa` by `rows`, chunks of the march axis `ma` by `chunk`.
-    pub(crate) fn tile_grid(
-        ma: usize,
-        oa: usize,
-        chunk: u32,
-        rows: u32,
-        cols: u32,
-        chunk_first: bool,
-    ) -> [(usize, u32); 3] {
-        if chunk_first {
-            [(ma, chunk), (0, cols), (oa, rows)]
-        } else {
-            [(0, cols), (oa, rows), (ma, chunk)]
-        }
     }
 
     /// [`Gen::march_prologue`] for the shared-memory marches: also the 16-byte aligned dynamic
@@ -596,7 +482,6 @@ impl<'a> Gen<'a> {
         let h = fnv1a(&self.s) ^ fnv1a(&stem);
         let name = format!("fdlab_{}_{:016x}", stem.replace(['-', '.'], "_"), h);
         src.body = self.s.replace("@NAME@", &name);
-        src.cluster = [1, self.cluster_y, 1];
         if let Some(c) = src.constants.as_mut() {
             c.symbol = format!("{name}_w");
         }
@@ -652,7 +537,6 @@ pub fn generate(spec: &KernelSpec<'_>) -> Result<CudaSource, Unsupported> {
         precision: spec.precision,
         x_multiple: 1,
         tensor_box: None,
-        cluster: [1, 1, 1],
     };
     Ok(match spec.strategy {
         Strategy::Naive { block } => pointwise(spec, base, LoadPath::Global, block, 1),
@@ -687,7 +571,6 @@ pub fn generate(spec: &KernelSpec<'_>) -> Result<CudaSource, Unsupported> {
             depth,
             vec,
             copy,
-            order,
         } => {
             // As zmarch, but x-only stencils also march along z, so that a tile spans y rows
             // (marching y would tile z, which has one plane in 2-D).
@@ -704,7 +587,6 @@ pub fn generate(spec: &KernelSpec<'_>) -> Result<CudaSource, Unsupported> {
                     depth,
                     vec,
                     copy,
-                    order,
                 },
                 march_z,
             )
@@ -717,7 +599,6 @@ pub fn generate(spec: &KernelSpec<'_>) -> Result<CudaSource, Unsupported> {
             vec,
             tma,
             accumulate,
-            cluster,
         } => crate::qmarch::qmarch(
             spec,
             base,
@@ -729,7 +610,6 @@ pub fn generate(spec: &KernelSpec<'_>) -> Result<CudaSource, Unsupported> {
                 vec,
                 tma,
                 accumulate,
-                cluster,
             },
             crate::qmarch::marches_z(spec.stencils),
         ),

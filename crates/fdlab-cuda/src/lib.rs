@@ -8,7 +8,7 @@ mod smarch;
 mod strategy;
 mod zmarch;
 
-pub use strategy::{ChunkOrder, Coefficients, LoadPath, SmCopy, Strategy};
+pub use strategy::{Coefficients, LoadPath, SmCopy, Strategy};
 mod error;
 pub mod nvrtc;
 

@@ -41,9 +41,6 @@ pub struct QMarchParams {
     pub tma: u32,
     /// With `tma`: a queue of partial sums, so the ring holds only the planes in flight.
     pub accumulate: bool,
-    /// With `accumulate`: blocks per cluster along the other axis sharing each plane's copy
-    /// (multicast); 1: none.
-    pub cluster: u32,
 }
 
 /// Whether the march goes along z (else along y, the tile then spanning z): as the
@@ -450,12 +447,6 @@ fn qmarch_tma(
     let v = p.vec;
     let (ma, oa) = (axes.ma, axes.oa);
     let idx = |x: &str, o: &str, m: &str| axes.idx(x, o, m);
-    // A cluster of `cl` blocks along the other axis copies the union of its tiles and their
-    // halo once per plane, multicast into every block's slot; each block reads its own rows.
-    let cl = p.cluster.max(1);
-    debug_assert!(cl == 1 || p.accumulate, "clusters need the partial-sum queue");
-    g.cluster_y = cl;
-    let h = h + (cl - 1) * tyr;
     let bytes = w * h * size;
     // Slots start on 128-byte boundaries, as tensor copies require.
     let slot = bytes.div_ceil(128) * 128 / size;
@@ -468,11 +459,7 @@ fn qmarch_tma(
     let coords = |pl: &str| {
         let mut c = ["".to_string(), "".to_string(), "".to_string()];
         c[0] = format!("x0 - {hxl}");
-        c[oa] = if cl > 1 {
-            format!("y0 - (int)fd_crank * {tyr} - {hyl}")
-        } else {
-            format!("y0 - {hyl}")
-        };
+        c[oa] = format!("y0 - {hyl}");
         c[ma] = pl.to_string();
         c.join(", ")
     };
@@ -489,97 +476,25 @@ fn qmarch_tma(
         1,
         &format!("for (int i = tid; i < {slots}; i += {threads}) fd_mbar_init(fd_bars + i, 1);"),
     );
-    if cl > 1 {
-        // In a cluster, `fd_bars[slots + i]` counts the blocks done reading slot i; block 0
-        // refills the slot (in every block) once all have. Every block's barriers must be
-        // initialised before any other block's copy or arrival reaches them.
-        g.line(
-            1,
-            &format!(
-                "for (int i = tid; i < {slots}; i += {threads}) fd_mbar_init(fd_bars + {slots} + i, {cl});"
-            ),
-        );
-        g.line(1, "fd_mbar_init_fence();");
-        g.line(1, "fd_cluster_sync();");
-        g.line(1, "const unsigned fd_crank = fd_cluster_rank();");
-        g.line(1, "unsigned fd_ephase = 0u;");
-    } else {
-        g.line(1, "fd_mbar_init_fence();");
-        g.line(1, "__syncthreads();");
-    }
+    g.line(1, "fd_mbar_init_fence();");
+    g.line(1, "__syncthreads();");
     // Each thread flips a slot's parity bit at each wait: every filled slot is waited for once.
     g.line(1, "unsigned fd_phase = 0u;");
     g.march_tiles(p.chunk, tyr, tx);
-    // The previous tile's readers (in a cluster: of every block) must be done with every slot.
-    g.line(4, if cl > 1 { "fd_cluster_sync();" } else { "__syncthreads();" });
+    // The previous tile's readers must be done with every slot.
+    g.line(4, "__syncthreads();");
     g.line(
         4,
         &format!("const int base = mb - {rzl}, mend = me + {rzh};"),
     );
-    let mask = (1u32 << cl) - 1;
-    // Fills slot `sl` with plane `pl` (prologue and clusterless refills). In a cluster every
-    // block announces the bytes on its own barrier and block 0 multicasts the union box.
     let issue = |g: &mut Gen, indent: usize, pl: &str, sl: &str| {
-        if cl == 1 {
-            g.line(
-                indent,
-                &format!(
-                    "if (tid == 0 && {pl} < mend) fd_tma_load3d(sm + ({sl}) * {slot}, &tmap, {}, {bytes}u, fd_bars + ({sl}));",
-                    coords(pl)
-                ),
-            );
-            return;
-        }
-        g.line(indent, &format!("if (tid == 0 && {pl} < mend) {{"));
         g.line(
-            indent + 1,
-            &format!("fd_mbar_expect(fd_bars + ({sl}), {bytes}u);"),
-        );
-        g.line(
-            indent + 1,
+            indent,
             &format!(
-                "if (fd_crank == 0) fd_tma_load3d_multicast(sm + ({sl}) * {slot}, &tmap, {}, fd_bars + ({sl}), (unsigned short){mask:#x});",
+                "if (tid == 0 && {pl} < mend) fd_tma_load3d(sm + ({sl}) * {slot}, &tmap, {}, {bytes}u, fd_bars + ({sl}));",
                 coords(pl)
             ),
         );
-        g.line(indent, "}");
-    };
-    // Block 0's refills in a cluster: plane `fd_next` goes to its slot once every block has
-    // released the slot (`fd_bars[slots + e]`). `blocking`: wait for the release (the plane is
-    // needed now); else issue only what is already released, so that block 0's thread 0 does
-    // not stall its warps — and at the next barrier all of block 0 — on a slower block.
-    let refill = |g: &mut Gen, indent: usize, upto: &str, blocking: bool| {
-        g.line(indent, "if (tid == 0 && fd_crank == 0) {");
-        g.line(
-            indent + 1,
-            &format!("while (fd_next < mend && fd_next <= {upto}) {{"),
-        );
-        g.line(
-            indent + 2,
-            &format!("const int e = (fd_next - base) % {slots};"),
-        );
-        if blocking {
-            g.line(
-                indent + 2,
-                &format!("fd_mbar_wait_cluster(fd_bars + {slots} + e, (fd_ephase >> e) & 1u);"),
-            );
-        } else {
-            g.line(
-                indent + 2,
-                &format!("if (!fd_mbar_test_cluster(fd_bars + {slots} + e, (fd_ephase >> e) & 1u)) break;"),
-            );
-        }
-        g.line(indent + 2, "fd_ephase ^= 1u << e;");
-        g.line(
-            indent + 2,
-            &format!(
-                "fd_tma_load3d_multicast(sm + e * {slot}, &tmap, {}, fd_bars + e, (unsigned short){mask:#x});",
-                coords("fd_next")
-            ),
-        );
-        g.line(indent + 2, "++fd_next;");
-        g.line(indent + 1, "}");
-        g.line(indent, "}");
     };
     g.line(4, &format!("for (int k = 0; k < {slots}; ++k) {{"));
     issue(&mut g, 5, "base + k", "k");
@@ -602,46 +517,17 @@ fn qmarch_tma(
                 g.line(4, &format!("{ty} {};", names.join(", ")));
             }
         }
-        if cl > 1 {
-            g.line(4, &format!("int fd_next = base + {slots};"));
-        }
         g.line(4, "for (int a = base; a < mend; ++a) {");
         g.line(5, "const int k = a - base;");
-        if cl > 1 {
-            // Plane a must be on its way before anyone waits for it.
-            refill(&mut g, 5, "a", true);
-        }
         g.line(
             5,
             &format!("const int sl = k % {slots}; fd_mbar_wait(fd_bars + sl, (fd_phase >> sl) & 1u); fd_phase ^= 1u << sl;"),
         );
-        // In a cluster, this block's rows start `fd_crank` tiles into the union box.
-        let own_rows = if cl > 1 {
-            format!(" + fd_crank * {}", tyr * w)
-        } else {
-            String::new()
-        };
-        g.line(
-            5,
-            &format!("const {ty}* const s = sm + sl * {slot}{own_rows};"),
-        );
+        g.line(5, &format!("const {ty}* const s = sm + sl * {slot};"));
         accumulate(&mut g, spec, p, [w, hyl, hxl, rzh], ma, oa);
         // Every thread has read plane a: its slot takes the plane `slots` on.
         g.line(5, "__syncthreads();");
-        if cl > 1 {
-            // Slot sl is free in this block: report it to block 0 and announce the plane it
-            // takes next; block 0 issues what every block has released.
-            g.line(5, &format!("if (tid == 0 && a + {slots} < mend) {{"));
-            g.line(
-                6,
-                &format!("fd_mbar_arrive_remote(fd_bars + {slots} + sl, 0);"),
-            );
-            g.line(6, &format!("fd_mbar_expect(fd_bars + sl, {bytes}u);"));
-            g.line(5, "}");
-            refill(&mut g, 5, &format!("a + {slots}"), false);
-        } else {
-            issue(&mut g, 5, &format!("a + {slots}"), "sl");
-        }
+        issue(&mut g, 5, &format!("a + {slots}"), "sl");
         // Output a − rzh has all its taps.
         g.line(5, &format!("const int m = a - {rzh};"));
         g.line(5, "if (m >= mb) {");
@@ -668,7 +554,7 @@ fn qmarch_tma(
                 }
             }
         }
-        let shared = slots * slot * size + slots * 8 * if cl > 1 { 2 } else { 1 };
+        let shared = slots * slot * size + slots * 8;
         return finish_tile(g, src, &p, (tx, tyr, axes), shared, Some(tbox));
     }
     for r in 0..p.rows {
@@ -773,14 +659,7 @@ fn finish_tile(
     shared: u32,
     tensor_box: Option<[u32; 3]>,
 ) -> CudaSource {
-    for i in (1..=4).rev() {
-        g.line(i, "}");
-    }
-    if g.cluster_y > 1 {
-        // No block leaves while another of its cluster may still arrive on its barriers.
-        g.line(1, "fd_cluster_sync();");
-    }
-    g.line(0, "}");
+    g.close_from(4);
     src.block = [p.bx, p.by, 1];
     src.grid_map = [(0, tx), (axes.oa, tyr), (axes.ma, p.chunk)];
     src.shared_bytes = shared;

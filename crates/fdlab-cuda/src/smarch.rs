@@ -15,7 +15,7 @@
 //! 16-byte copy).
 
 use crate::codegen::{CudaSource, Gen, KernelSpec, MarchAxes};
-use crate::strategy::{ChunkOrder, SmCopy};
+use crate::strategy::SmCopy;
 use fdlab_core::{Boundary, Precision};
 use std::collections::BTreeSet;
 
@@ -37,8 +37,6 @@ pub struct SMarchParams {
     pub vec: u32,
     /// How each plane is copied into the ring.
     pub copy: SmCopy,
-    /// The direction and launch order of the chunks.
-    pub order: ChunkOrder,
 }
 
 /// Elements per 16-byte copy.
@@ -108,29 +106,9 @@ pub(crate) fn smarch(
         g.line(1, "__syncthreads();");
         g.line(1, "unsigned fd_phase = 0u;");
     }
-    let chunk_first = p.order == ChunkOrder::ZigzagChunkFirst;
-    // Odd chunks march downward in a mirrored frame: virtual plane P is physical plane
-    // mb + me - 1 - P, so the ring, the slots and the copies stay as for an upward march and
-    // only the physical plane of each copy and store and the side of each march tap flip.
-    // The mirror maps the virtual read range onto the physical one only for a symmetric reach.
-    let zig = p.order != ChunkOrder::Up && rzl == rzh;
-    g.march_tiles_ordered(p.chunk, ty_rows, tx, chunk_first);
+    g.march_tiles(p.chunk, ty_rows, tx);
     g.line(4, &format!("const int base = mb - {rzl};"));
     g.line(4, &format!("const int mend = me + {rzh};"));
-    if zig {
-        g.line(
-            4,
-            &format!("const bool rev = ((cm / {}) & 1) != 0;", p.chunk),
-        );
-        g.line(4, "const int mflip = mb + me - 1;");
-    }
-    let phys = |pl: &str| {
-        if zig {
-            format!("rev ? mflip - ({pl}) : ({pl})")
-        } else {
-            pl.to_string()
-        }
-    };
     // The previous tile's readers must be done before its slots are refilled.
     g.line(4, "__syncthreads();");
     // Each thread's share of a plane's 16-byte copies, the same in every plane: source offset
@@ -175,7 +153,7 @@ pub(crate) fn smarch(
     let open_plane = |g: &mut Gen, indent: usize, pl: &str| {
         g.line(indent, &format!("if ({pl} < mend) {{"));
         let i = indent + 1;
-        g.line(i, &format!("int pz = {};", phys(pl)));
+        g.line(i, &format!("int pz = {pl};"));
         g.line(i, &wrap("pz", "nm"));
         g.line(
             i,
@@ -241,7 +219,6 @@ pub(crate) fn smarch(
             [w, h, slots, window, ahead, hxl, hyl],
             &wrap,
             &idx,
-            &phys,
         );
     } else if ns > 0 {
         // st[s] holds plane base + ahead + k + s during iteration k: stage 0 is stored at the
@@ -287,26 +264,15 @@ pub(crate) fn smarch(
     }
     let zname = |dz: i32| crate::codegen::coord_name("sz", dz);
     for &dz in &dzs {
-        let ahead_of_k = if zig {
-            format!("(rev ? {} : {})", rzl - dz, rzl + dz)
-        } else {
-            format!("{}", rzl + dz)
-        };
         g.line(
             5,
             &format!(
-                "const int {} = ((k + {ahead_of_k}) % {slots}) * {plane};",
+                "const int {} = ((k + {}) % {slots}) * {plane};",
                 zname(dz),
+                rzl + dz
             ),
         );
     }
-    // The physical plane of the outputs.
-    let mname = if zig {
-        g.line(5, "const int mp = rev ? mflip - m : m;");
-        "mp"
-    } else {
-        "m"
-    };
     if p.vec == 1 {
         g.line(5, "const int x = x0 + threadIdx.x;");
         g.line(5, "#pragma unroll");
@@ -328,11 +294,11 @@ pub(crate) fn smarch(
                 t.offset[oa] * w as i32 + t.offset[0]
             )
         };
-        let at = idx("x", "o", mname);
+        let at = idx("x", "o", "m");
         let store = |o: usize| format!("out{o}[{at}]");
         g.sums(6, &load, &store);
     } else {
-        vector_points(&mut g, spec, p, [w, hyl, hxl], [ma, oa], mname, &zname, &idx);
+        vector_points(&mut g, spec, p, w, hyl, hxl, ma, oa, &zname, &idx);
     }
     // Closes the compute step's loop over rows.
     g.line(5, "}");
@@ -361,7 +327,7 @@ pub(crate) fn smarch(
     }
     g.close_from(3);
     src.block = [p.bx, p.by, 1];
-    src.grid_map = Gen::tile_grid(ma, oa, p.chunk, ty_rows, tx, chunk_first);
+    src.grid_map = [(0, tx), (oa, ty_rows), (ma, p.chunk)];
     // Bulk copies complete on one 8-byte mbarrier per slot, after the ring.
     src.shared_bytes =
         slots * plane * spec.precision.size() as u32 + if bulk { 8 * slots } else { 0 };
@@ -377,9 +343,11 @@ fn vector_points(
     g: &mut Gen,
     spec: &KernelSpec<'_>,
     p: SMarchParams,
-    [w, hyl, hxl]: [u32; 3],
-    [ma, oa]: [usize; 2],
-    mname: &str,
+    w: u32,
+    hyl: u32,
+    hxl: u32,
+    ma: usize,
+    oa: usize,
     zname: &dyn Fn(i32) -> String,
     idx: &dyn Fn(&str, &str, &str) -> String,
 ) {
@@ -437,7 +405,7 @@ fn vector_points(
             g.line(6, "}");
         }
     }
-    let at = idx("x", "o", mname);
+    let at = idx("x", "o", "m");
     for (o, stencil) in spec.stencils.iter().enumerate() {
         g.line(6, &format!("{ty} acc{o}[{v}];"));
         g.line(6, "#pragma unroll");
@@ -470,7 +438,7 @@ fn vector_points(
         g.line(6, "} else {");
         g.line(7, "#pragma unroll");
         g.line(7, &format!("for (int l = 0; l < {v}; ++l) {{"));
-        let at_l = idx("x + l", "o", mname);
+        let at_l = idx("x + l", "o", "m");
         g.line(
             8,
             &format!("if (x + l >= ilo && x + l < ihi) out{o}[{at_l}] = acc{o}[l];"),
@@ -491,7 +459,6 @@ fn bulk_pipeline(
     dims: [u32; 7],
     wrap: &dyn Fn(&str, &str) -> String,
     idx: &dyn Fn(&str, &str, &str) -> String,
-    phys: &dyn Fn(&str) -> String,
 ) {
     let [w, h, slots, window, ahead, hxl, hyl] = dims;
     let ty = g.ty;
@@ -506,7 +473,7 @@ fn bulk_pipeline(
     let issue = |g: &mut Gen, indent: usize, pl: &str, slot: &str| {
         g.line(indent, &format!("if ({pl} < mend && tid < {lanes}) {{"));
         let i = indent + 1;
-        g.line(i, &format!("int pz = {};", phys(pl)));
+        g.line(i, &format!("int pz = {pl};"));
         g.line(i, &wrap("pz", "nm"));
         g.line(
             i,

@@ -20,37 +20,6 @@ pub enum SmCopy {
     Bulk,
 }
 
-/// The order in which a marching kernel's blocks walk the chunks of the march axis.
-///
-/// Why (bench/NOTES.md, session 7): a chunk also reads its neighbours' boundary planes. When
-/// two neighbouring chunks run at the same time and both march upward, one reads the shared
-/// boundary at its start and the other at its end, a whole chunk apart, so both reads come
-/// from DRAM (ncu: reads 3.1-3.4% above the input for the 8th-order d/dz and the gradient).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum ChunkOrder {
-    /// Every chunk marches upward; the chunk index is the slowest block index.
-    #[default]
-    Up,
-    /// Odd chunks march downward (name suffix `-z`): neighbouring chunks that run together
-    /// meet at their shared boundary at the same moment. Applies to stencils whose reach
-    /// along the march is symmetric (others march upward).
-    Zigzag,
-    /// [`ChunkOrder::Zigzag`] with the chunk index the fastest block index (suffix `-zc`), so
-    /// the chunks of one column of tiles are launched, and run, together.
-    ZigzagChunkFirst,
-}
-
-impl ChunkOrder {
-    /// The strategy-name suffix.
-    pub fn suffix(self) -> &'static str {
-        match self {
-            ChunkOrder::Up => "",
-            ChunkOrder::Zigzag => "-z",
-            ChunkOrder::ZigzagChunkFirst => "-zc",
-        }
-    }
-}
-
 /// Where a pointwise kernel reads its input from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum LoadPath {
@@ -155,8 +124,6 @@ pub enum Strategy {
         vec: u32,
         /// How planes reach the ring (name suffix: none, `-l`/`-lN`, `-b`).
         copy: SmCopy,
-        /// The direction and launch order of the chunks (name suffix: none, `-z`, `-zc`).
-        order: ChunkOrder,
     },
     /// 2.5-D marching with the march-axis neighbours in a register queue and one plane of
     /// the tile (with its halo) in shared memory, filled from the queues and by coalesced
@@ -184,11 +151,6 @@ pub enum Strategy {
         /// outputs (a queue of partial sums instead of a queue of values), so its slot is free
         /// as soon as it is read: a ring of 1 + N slots instead of reach + 1 + N.
         accumulate: bool,
-        /// With `-tNa`, name suffix `-mC` (C from 2 to 8): a cluster of C blocks, neighbours
-        /// along the other axis, shares each plane: one TMA copy of the union of their tiles
-        /// and halos is multicast into every block's slot, so a halo row that two tiles read
-        /// crosses L2 once. 1: no cluster.
-        cluster: u32,
     },
     /// AMD's first optimisation: several consecutive z points per thread, loads issued in
     /// ascending address order.
@@ -262,7 +224,6 @@ impl Strategy {
         depth: 4,
         vec: 1,
         copy: SmCopy::Async,
-        order: ChunkOrder::Up,
     };
 
     /// The strategies the conformance suite checks.
@@ -324,7 +285,6 @@ impl Strategy {
                 depth: 3,
                 vec: 1,
                 copy: SmCopy::Async,
-                order: ChunkOrder::Up,
             },
             // Vector points: windows of whole vectors, partial vectors at Dirichlet edges.
             Strategy::SMarch {
@@ -335,7 +295,6 @@ impl Strategy {
                 depth: 2,
                 vec: 2,
                 copy: SmCopy::Async,
-                order: ChunkOrder::Up,
             },
             Strategy::SMarch {
                 bx: 16,
@@ -345,7 +304,6 @@ impl Strategy {
                 depth: 3,
                 vec: 4,
                 copy: SmCopy::Async,
-                order: ChunkOrder::Up,
             },
             Strategy::SMarch {
                 bx: 32,
@@ -355,7 +313,6 @@ impl Strategy {
                 depth: 8,
                 vec: 1,
                 copy: SmCopy::Async,
-                order: ChunkOrder::Up,
             },
             // Staged copies (through registers): odd tile, one plane of ring beyond the
             // window (the slot refilled last in each iteration), vectors at Dirichlet edges.
@@ -367,7 +324,6 @@ impl Strategy {
                 depth: 1,
                 vec: 1,
                 copy: SmCopy::Registers(1),
-                order: ChunkOrder::Up,
             },
             Strategy::SMarch {
                 bx: 8,
@@ -377,7 +333,6 @@ impl Strategy {
                 depth: 2,
                 vec: 2,
                 copy: SmCopy::Registers(1),
-                order: ChunkOrder::Up,
             },
             // Two planes of loads in registers: the stage shift and the early loads.
             Strategy::SMarch {
@@ -388,7 +343,6 @@ impl Strategy {
                 depth: 2,
                 vec: 2,
                 copy: SmCopy::Registers(2),
-                order: ChunkOrder::Up,
             },
             // Bulk copies: an odd tile (rows split over lanes, several pieces per row where a
             // periodic image wraps), a block of fewer than 32 threads (partial issuing warp),
@@ -401,7 +355,6 @@ impl Strategy {
                 depth: 3,
                 vec: 1,
                 copy: SmCopy::Bulk,
-                order: ChunkOrder::Up,
             },
             Strategy::SMarch {
                 bx: 8,
@@ -411,7 +364,6 @@ impl Strategy {
                 depth: 1,
                 vec: 2,
                 copy: SmCopy::Bulk,
-                order: ChunkOrder::Up,
             },
             Strategy::SMarch {
                 bx: 32,
@@ -421,40 +373,6 @@ impl Strategy {
                 depth: 4,
                 vec: 4,
                 copy: SmCopy::Bulk,
-                order: ChunkOrder::Up,
-            },
-            // Zigzag chunks: short chunks so that many march downward (mirrored ring, flipped
-            // march taps, stores at mirrored planes), a chunk cut by the grid's edge; with the
-            // chunk index first, the permuted block indices; every copy path.
-            Strategy::SMarch {
-                bx: 12,
-                by: 3,
-                rows: 3,
-                chunk: 5,
-                depth: 3,
-                vec: 1,
-                copy: SmCopy::Async,
-                order: ChunkOrder::Zigzag,
-            },
-            Strategy::SMarch {
-                bx: 8,
-                by: 3,
-                rows: 2,
-                chunk: 6,
-                depth: 1,
-                vec: 2,
-                copy: SmCopy::Registers(1),
-                order: ChunkOrder::ZigzagChunkFirst,
-            },
-            Strategy::SMarch {
-                bx: 32,
-                by: 4,
-                rows: 2,
-                chunk: 7,
-                depth: 4,
-                vec: 4,
-                copy: SmCopy::Bulk,
-                order: ChunkOrder::Zigzag,
             },
             // Queue marches: an odd tile and rows (halo tables over several granules per
             // thread, tiles cut by the grid's edge), short chunks (prologue each few planes),
@@ -467,7 +385,6 @@ impl Strategy {
                 vec: 1,
                 tma: 0,
                 accumulate: false,
-                cluster: 1,
             },
             Strategy::QMarch {
                 bx: 8,
@@ -477,7 +394,6 @@ impl Strategy {
                 vec: 2,
                 tma: 0,
                 accumulate: false,
-                cluster: 1,
             },
             Strategy::QMarch {
                 bx: 16,
@@ -487,7 +403,6 @@ impl Strategy {
                 vec: 4,
                 tma: 0,
                 accumulate: false,
-                cluster: 1,
             },
             // TMA tensor copies (Dirichlet cases only): a ring of 2 + reach slots with an
             // odd tile and short chunks, and a deep ring with vectors.
@@ -499,7 +414,6 @@ impl Strategy {
                 vec: 1,
                 tma: 1,
                 accumulate: false,
-                cluster: 1,
             },
             Strategy::QMarch {
                 bx: 8,
@@ -509,7 +423,6 @@ impl Strategy {
                 vec: 2,
                 tma: 3,
                 accumulate: false,
-                cluster: 1,
             },
             Strategy::QMarch {
                 bx: 12,
@@ -519,7 +432,6 @@ impl Strategy {
                 vec: 1,
                 tma: 2,
                 accumulate: true,
-                cluster: 1,
             },
             Strategy::QMarch {
                 bx: 8,
@@ -529,30 +441,6 @@ impl Strategy {
                 vec: 2,
                 tma: 1,
                 accumulate: true,
-                cluster: 1,
-            },
-            // Clusters sharing each plane by multicast: two blocks, and three with rows cut by
-            // the grid's edge (blocks of a cluster past the edge copy and compute zeros, store
-            // nothing, and still take part in every step).
-            Strategy::QMarch {
-                bx: 8,
-                by: 3,
-                rows: 2,
-                chunk: 6,
-                vec: 2,
-                tma: 1,
-                accumulate: true,
-                cluster: 2,
-            },
-            Strategy::QMarch {
-                bx: 12,
-                by: 2,
-                rows: 1,
-                chunk: 5,
-                vec: 1,
-                tma: 2,
-                accumulate: true,
-                cluster: 3,
             },
             // Odd tile sizes catch tiling arithmetic that only works for powers of two.
             Strategy::SharedTile { bx: 24, by: 5 },
@@ -703,13 +591,6 @@ impl Strategy {
                      2 or 4) or TMA depth {tma} (use 0 to 8; accumulating needs 1 or more)"
                 ))
             }
-            Strategy::QMarch {
-                accumulate,
-                cluster,
-                ..
-            } if !(1..=8).contains(&cluster) || (cluster > 1 && !accumulate) => Err(format!(
-                "cluster of {cluster} blocks: use 2 to 8, with a partial-sum TMA march (-tNa)"
-            )),
             Strategy::QMarch { .. } => match crate::qmarch::unsupported(stencils) {
                 Some(why) => Err(why),
                 None => Ok(()),
@@ -754,17 +635,13 @@ impl Strategy {
                 rows,
                 vec,
                 tma: 1..,
-                cluster,
                 ..
-            } if tma_box_too_large(stencils, precision, bx * vec, by * rows * cluster) => {
-                Err(format!(
-                    "a TMA copy moves at most 256 points per axis, and a {}×{} tile (a cluster's \
-                     tiles together) with this stencil's halo is larger; use a smaller tile or \
-                     cluster",
-                    bx * vec,
-                    by * rows * cluster
-                ))
-            }
+            } if tma_box_too_large(stencils, precision, bx * vec, by * rows) => Err(format!(
+                "a TMA copy moves at most 256 points per axis, and a {}×{} tile with this \
+                 stencil's halo is larger; use a smaller tile",
+                bx * vec,
+                by * rows
+            )),
             Strategy::QMarch { tma: 1.., .. } if boundary != Boundary::Dirichlet => Err(
                 "TMA tensor copies fill points outside the grid with zeros, not periodic images; \
                  use -t only with Dirichlet boundaries (drop the -tN suffix)"
@@ -831,14 +708,10 @@ impl fmt::Display for Strategy {
                 vec,
                 tma,
                 accumulate,
-                cluster,
             } => {
                 write!(f, "qmarch-{bx}x{by}-r{rows}-c{chunk}-v{vec}")?;
                 if tma > 0 {
                     write!(f, "-t{tma}{}", if accumulate { "a" } else { "" })?;
-                }
-                if cluster > 1 {
-                    write!(f, "-m{cluster}")?;
                 }
                 Ok(())
             }
@@ -850,7 +723,6 @@ impl fmt::Display for Strategy {
                 depth,
                 vec,
                 copy,
-                order,
             } => {
                 write!(f, "smarch-{bx}x{by}-r{rows}-c{chunk}-p{depth}")?;
                 if vec != 1 {
@@ -862,7 +734,7 @@ impl fmt::Display for Strategy {
                     SmCopy::Registers(n) => write!(f, "-l{n}")?,
                     SmCopy::Bulk => write!(f, "-b")?,
                 }
-                f.write_str(order.suffix())
+                Ok(())
             }
             Strategy::ZMarch {
                 bx,
@@ -955,14 +827,6 @@ impl std::str::FromStr for Strategy {
                     }
                     "smarch" => {
                         let mut parts: Vec<&str> = tail.split('-').collect();
-                        let order = match parts.last().copied() {
-                            Some("z") => ChunkOrder::Zigzag,
-                            Some("zc") => ChunkOrder::ZigzagChunkFirst,
-                            _ => ChunkOrder::Up,
-                        };
-                        if order != ChunkOrder::Up {
-                            parts.pop();
-                        }
                         let copy = match parts.last().copied() {
                             Some("b") => SmCopy::Bulk,
                             Some("l") => SmCopy::Registers(1),
@@ -1000,24 +864,13 @@ impl std::str::FromStr for Strategy {
                                     depth,
                                     vec,
                                     copy,
-                                    order,
                                 })
                             }
                             _ => None,
                         }
                     }
                     "qmarch" => {
-                        let mut parts: Vec<&str> = tail.split('-').collect();
-                        // A trailing `-mC` (C a number) is the cluster size; anything else
-                        // after `m` is not a qmarch name.
-                        let cluster = match parts.last().and_then(|m| m.strip_prefix('m')) {
-                            Some(c) => {
-                                let c = c.parse().ok();
-                                parts.pop();
-                                c
-                            }
-                            None => Some(1),
-                        };
+                        let parts: Vec<&str> = tail.split('-').collect();
                         let num = |i: usize, pre: char| -> Option<u32> {
                             parts.get(i)?.strip_prefix(pre)?.parse().ok()
                         };
@@ -1041,7 +894,7 @@ impl std::str::FromStr for Strategy {
                                     None if parts.len() == 4 => Some(0),
                                     None => None,
                                 };
-                                tma.zip(cluster).map(|(tma, cluster)| Strategy::QMarch {
+                                tma.map(|tma| Strategy::QMarch {
                                     bx,
                                     by,
                                     rows,
@@ -1049,7 +902,6 @@ impl std::str::FromStr for Strategy {
                                     vec,
                                     tma,
                                     accumulate,
-                                    cluster,
                                 })
                             }
                             _ => None,
@@ -1080,8 +932,8 @@ impl std::str::FromStr for Strategy {
                 "pencil-LxP-tAxC[-w]",
                 "pptN-BXxBYxBZ",
                 "zmarch-BXxBY-vV-cC-uU-rR[-cs]",
-                "smarch-BXxBY-rR-cC-pP[-vV][-l|-lN|-b][-z|-zc]",
-                "qmarch-BXxBY-rR-cC-vV[-tN|-tNa[-mC]]",
+                "smarch-BXxBY-rR-cC-pP[-vV][-l|-lN|-b]",
+                "qmarch-BXxBY-rR-cC-vV[-tN|-tNa]",
             ]
             .iter()
             .map(|s| s.to_string())
