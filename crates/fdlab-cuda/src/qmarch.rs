@@ -545,21 +545,31 @@ fn qmarch_tma(
         g.line(5, &format!("const {ty}* const s = sm + sl * {slot};"));
         accumulate(&mut g, spec, p, [w, hyl, hxl, rzh], ma, oa);
         if release {
-            // This warp has read plane a; thread 0 refills the slot once every warp has,
-            // while the other warps go on (the arrivals and the wait match one for one: both
-            // only where a refill follows).
+            // This warp has read plane a; thread 0 refills the slot once every warp has, while
+            // the other warps go on (the arrivals and the wait match one for one: both only
+            // where a refill follows). All of warp 0 waits, so that no warp is split between
+            // planes at its `__syncwarp`; every thread tracks the release phases alike.
+            let partial = threads % 32;
+            let mask = if partial == 0 {
+                "0xffffffffu".to_string()
+            } else {
+                format!(
+                    "(tid < {} ? 0xffffffffu : {:#x}u)",
+                    threads - partial,
+                    (1u64 << partial) - 1
+                )
+            };
             g.line(5, &format!("if (a + {slots} < mend) {{"));
-            g.line(6, "__syncwarp(__activemask());");
+            g.line(6, &format!("__syncwarp({mask});"));
             g.line(
                 6,
                 &format!("if ((tid & 31) == 0) fd_mbar_arrive(fd_bars + {slots} + sl);"),
             );
             g.line(
                 6,
-                &format!(
-                    "if (tid == 0) {{ fd_mbar_wait(fd_bars + {slots} + sl, (fd_ephase >> sl) & 1u); fd_ephase ^= 1u << sl; }}"
-                ),
+                &format!("if (tid < 32) fd_mbar_wait(fd_bars + {slots} + sl, (fd_ephase >> sl) & 1u);"),
             );
+            g.line(6, "fd_ephase ^= 1u << sl;");
             g.line(5, "}");
         } else {
             // Every thread has read plane a: its slot takes the plane `slots` on.
