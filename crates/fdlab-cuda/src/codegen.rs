@@ -257,9 +257,6 @@ pub(crate) struct Gen<'a> {
     pub(crate) map: &'static str,
     /// The signature ends with a TMA tensor map parameter `tmap`.
     pub(crate) tensor_map: bool,
-    /// Blocks per SM the kernel asks registers for (`__launch_bounds__`'s second argument);
-    /// 0: none asked.
-    pub(crate) min_blocks: u32,
     s: String,
 }
 
@@ -274,7 +271,6 @@ impl<'a> Gen<'a> {
                 Boundary::Neumann => "fd_neumann",
             },
             tensor_map: false,
-            min_blocks: 0,
             s: String::new(),
         }
     }
@@ -345,10 +341,6 @@ impl<'a> Gen<'a> {
             ", const __grid_constant__ fd_tmap_t tmap"
         } else {
             ""
-        };
-        let threads = match self.min_blocks {
-            0 => threads.to_string(),
-            m => format!("{threads}, {m}"),
         };
         self.line(
             0,
@@ -607,7 +599,6 @@ pub fn generate(spec: &KernelSpec<'_>) -> Result<CudaSource, Unsupported> {
             vec,
             tma,
             accumulate,
-            warp_release,
         } => crate::qmarch::qmarch(
             spec,
             base,
@@ -619,7 +610,6 @@ pub fn generate(spec: &KernelSpec<'_>) -> Result<CudaSource, Unsupported> {
                 vec,
                 tma,
                 accumulate,
-                warp_release,
             },
             crate::qmarch::marches_z(spec.stencils),
         ),

@@ -41,8 +41,6 @@ pub struct QMarchParams {
     pub tma: u32,
     /// With `tma`: a queue of partial sums, so the ring holds only the planes in flight.
     pub accumulate: bool,
-    /// With `accumulate`: warps release slots on an mbarrier instead of a block barrier.
-    pub warp_release: bool,
 }
 
 /// Whether the march goes along z (else along y, the tile then spanning z): as the
@@ -466,11 +464,6 @@ fn qmarch_tma(
         c.join(", ")
     };
 
-    if p.accumulate && p.warp_release {
-        // ptxas gave the warp-releasing lap25 f64 kernel (256 threads) 146 registers, one block
-        // per SM, against 128 and two blocks with the block barrier: ask for 16 warps per SM.
-        g.min_blocks = 512u32.div_ceil(threads).max(1);
-    }
     g.shared_march_prologue_aligned(axes, threads, p.bx, 128);
     g.line(
         1,
@@ -483,18 +476,6 @@ fn qmarch_tma(
         1,
         &format!("for (int i = tid; i < {slots}; i += {threads}) fd_mbar_init(fd_bars + i, 1);"),
     );
-    // With warp releases, `fd_bars[slots + i]` counts the warps done reading slot i.
-    let warps = threads.div_ceil(32);
-    let release = p.accumulate && p.warp_release;
-    if release {
-        g.line(
-            1,
-            &format!(
-                "for (int i = tid; i < {slots}; i += {threads}) fd_mbar_init(fd_bars + {slots} + i, {warps});"
-            ),
-        );
-        g.line(1, "unsigned fd_ephase = 0u;");
-    }
     g.line(1, "fd_mbar_init_fence();");
     g.line(1, "__syncthreads();");
     // Each thread flips a slot's parity bit at each wait: every filled slot is waited for once.
@@ -544,37 +525,8 @@ fn qmarch_tma(
         );
         g.line(5, &format!("const {ty}* const s = sm + sl * {slot};"));
         accumulate(&mut g, spec, p, [w, hyl, hxl, rzh], ma, oa);
-        if release {
-            // This warp has read plane a; thread 0 refills the slot once every warp has, while
-            // the other warps go on (the arrivals and the wait match one for one: both only
-            // where a refill follows). All of warp 0 waits, so that no warp is split between
-            // planes at its `__syncwarp`; every thread tracks the release phases alike.
-            let partial = threads % 32;
-            let mask = if partial == 0 {
-                "0xffffffffu".to_string()
-            } else {
-                format!(
-                    "(tid < {} ? 0xffffffffu : {:#x}u)",
-                    threads - partial,
-                    (1u64 << partial) - 1
-                )
-            };
-            g.line(5, &format!("if (a + {slots} < mend) {{"));
-            g.line(6, &format!("__syncwarp({mask});"));
-            g.line(
-                6,
-                &format!("if ((tid & 31) == 0) fd_mbar_arrive(fd_bars + {slots} + sl);"),
-            );
-            g.line(
-                6,
-                &format!("if (tid < 32) fd_mbar_wait(fd_bars + {slots} + sl, (fd_ephase >> sl) & 1u);"),
-            );
-            g.line(6, "fd_ephase ^= 1u << sl;");
-            g.line(5, "}");
-        } else {
-            // Every thread has read plane a: its slot takes the plane `slots` on.
-            g.line(5, "__syncthreads();");
-        }
+        // Every thread has read plane a: its slot takes the plane `slots` on.
+        g.line(5, "__syncthreads();");
         issue(&mut g, 5, &format!("a + {slots}"), "sl");
         // Output a − rzh has all its taps.
         g.line(5, &format!("const int m = a - {rzh};"));
@@ -602,7 +554,7 @@ fn qmarch_tma(
                 }
             }
         }
-        let shared = slots * slot * size + slots * 8 * if release { 2 } else { 1 };
+        let shared = slots * slot * size + slots * 8;
         return finish_tile(g, src, &p, (tx, tyr, axes), shared, Some(tbox));
     }
     for r in 0..p.rows {

@@ -151,10 +151,6 @@ pub enum Strategy {
         /// outputs (a queue of partial sums instead of a queue of values), so its slot is free
         /// as soon as it is read: a ring of 1 + N slots instead of reach + 1 + N.
         accumulate: bool,
-        /// With `-tNa`, name suffix `-tNaw`: each warp releases a slot on an mbarrier when it has
-        /// read it, and the issuing thread waits for that barrier before the refill, instead of
-        /// a block barrier per plane; the other warps run on into the next plane.
-        warp_release: bool,
     },
     /// AMD's first optimisation: several consecutive z points per thread, loads issued in
     /// ascending address order.
@@ -389,7 +385,6 @@ impl Strategy {
                 vec: 1,
                 tma: 0,
                 accumulate: false,
-                warp_release: false,
             },
             Strategy::QMarch {
                 bx: 8,
@@ -399,7 +394,6 @@ impl Strategy {
                 vec: 2,
                 tma: 0,
                 accumulate: false,
-                warp_release: false,
             },
             Strategy::QMarch {
                 bx: 16,
@@ -409,7 +403,6 @@ impl Strategy {
                 vec: 4,
                 tma: 0,
                 accumulate: false,
-                warp_release: false,
             },
             // TMA tensor copies (Dirichlet cases only): a ring of 2 + reach slots with an
             // odd tile and short chunks, and a deep ring with vectors.
@@ -421,7 +414,6 @@ impl Strategy {
                 vec: 1,
                 tma: 1,
                 accumulate: false,
-                warp_release: false,
             },
             Strategy::QMarch {
                 bx: 8,
@@ -431,7 +423,6 @@ impl Strategy {
                 vec: 2,
                 tma: 3,
                 accumulate: false,
-                warp_release: false,
             },
             Strategy::QMarch {
                 bx: 12,
@@ -441,7 +432,6 @@ impl Strategy {
                 vec: 1,
                 tma: 2,
                 accumulate: true,
-                warp_release: false,
             },
             Strategy::QMarch {
                 bx: 8,
@@ -451,30 +441,6 @@ impl Strategy {
                 vec: 2,
                 tma: 1,
                 accumulate: true,
-                warp_release: false,
-            },
-            // Warp releases instead of a block barrier per plane: a partial second warp (36
-            // threads), and one partial warp with a two-slot ring (the refill waits on the
-            // slot the warp has just read).
-            Strategy::QMarch {
-                bx: 12,
-                by: 3,
-                rows: 3,
-                chunk: 5,
-                vec: 1,
-                tma: 2,
-                accumulate: true,
-                warp_release: true,
-            },
-            Strategy::QMarch {
-                bx: 8,
-                by: 3,
-                rows: 2,
-                chunk: 6,
-                vec: 2,
-                tma: 1,
-                accumulate: true,
-                warp_release: true,
             },
             // Odd tile sizes catch tiling arithmetic that only works for powers of two.
             Strategy::SharedTile { bx: 24, by: 5 },
@@ -613,19 +579,16 @@ impl Strategy {
                 vec,
                 tma,
                 accumulate,
-                warp_release,
                 ..
             } if chunk == 0
                 || !(1..=8).contains(&rows)
                 || !matches!(vec, 1 | 2 | 4)
                 || tma > 8
-                || (accumulate && tma == 0)
-                || (warp_release && !accumulate) =>
+                || (accumulate && tma == 0) =>
             {
                 Err(format!(
                     "chunk {chunk} (use >= 1), rows {rows} (use 1 to 8), vector {vec} (use 1, \
-                     2 or 4) or TMA depth {tma} (use 0 to 8; accumulating needs 1 or more; warp \
-                     releases, -tNaw, need accumulating)"
+                     2 or 4) or TMA depth {tma} (use 0 to 8; accumulating needs 1 or more)"
                 ))
             }
             Strategy::QMarch { .. } => match crate::qmarch::unsupported(stencils) {
@@ -745,14 +708,10 @@ impl fmt::Display for Strategy {
                 vec,
                 tma,
                 accumulate,
-                warp_release,
             } => {
                 write!(f, "qmarch-{bx}x{by}-r{rows}-c{chunk}-v{vec}")?;
                 if tma > 0 {
                     write!(f, "-t{tma}{}", if accumulate { "a" } else { "" })?;
-                }
-                if warp_release {
-                    write!(f, "w")?;
                 }
                 Ok(())
             }
@@ -925,11 +884,6 @@ impl std::str::FromStr for Strategy {
                                 if parts.len() == 4 || parts.len() == 5 =>
                             {
                                 let t = parts.get(4).and_then(|t| t.strip_prefix('t'));
-                                let (t, warp_release) = match t.map(|t| (t.strip_suffix('w'), t)) {
-                                    Some((Some(t), _)) => (Some(t), true),
-                                    Some((None, t)) => (Some(t), false),
-                                    None => (None, false),
-                                };
                                 let (t, accumulate) = match t.map(|t| (t.strip_suffix('a'), t)) {
                                     Some((Some(n), _)) => (Some(n), true),
                                     Some((None, n)) => (Some(n), false),
@@ -948,7 +902,6 @@ impl std::str::FromStr for Strategy {
                                     vec,
                                     tma,
                                     accumulate,
-                                    warp_release,
                                 })
                             }
                             _ => None,
@@ -980,7 +933,7 @@ impl std::str::FromStr for Strategy {
                 "pptN-BXxBYxBZ",
                 "zmarch-BXxBY-vV-cC-uU-rR[-cs]",
                 "smarch-BXxBY-rR-cC-pP[-vV][-l|-lN|-b]",
-                "qmarch-BXxBY-rR-cC-vV[-tN|-tNa|-tNaw]",
+                "qmarch-BXxBY-rR-cC-vV[-tN|-tNa]",
             ]
             .iter()
             .map(|s| s.to_string())
