@@ -599,6 +599,7 @@ pub fn generate(spec: &KernelSpec<'_>) -> Result<CudaSource, Unsupported> {
             vec,
             tma,
             accumulate,
+            shared_rows,
         } => crate::qmarch::qmarch(
             spec,
             base,
@@ -610,6 +611,7 @@ pub fn generate(spec: &KernelSpec<'_>) -> Result<CudaSource, Unsupported> {
                 vec,
                 tma,
                 accumulate,
+                shared_rows,
             },
             crate::qmarch::marches_z(spec.stencils),
         ),
