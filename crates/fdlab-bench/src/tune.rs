@@ -148,7 +148,6 @@ pub fn default_strategy(case: &Case, tma: bool) -> Strategy {
         vec: copy as u32,
         tma: 0,
         accumulate: false,
-        shared_rows: false,
     };
     // With TMA (sm_90 and later) and Dirichlet boundaries, the same march fed by tensor copies
     // with a queue of partial sums: 81.0% (f64, 64 × 16 tile) and 71.9% (f32, 64 × 32 tile) in
@@ -162,7 +161,6 @@ pub fn default_strategy(case: &Case, tma: bool) -> Strategy {
             vec: 2,
             tma: 2,
             accumulate: true,
-            shared_rows: false,
         },
         Precision::F32 => Strategy::QMarch {
             bx: 16,
@@ -172,7 +170,6 @@ pub fn default_strategy(case: &Case, tma: bool) -> Strategy {
             vec: 4,
             tma: 2,
             accumulate: true,
-            shared_rows: false,
         },
     };
     let smarch = if radius_one {
@@ -365,7 +362,6 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
                         vec,
                         tma: 0,
                         accumulate: false,
-                        shared_rows: false,
                     });
                 }
             }
@@ -383,7 +379,6 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
                     vec: copy,
                     tma,
                     accumulate,
-                    shared_rows: false,
                 };
                 out.push(tma(64, 8, 2, 128, 2, false));
                 for (tx, by, rows) in [(64, 8, 2), (64, 16, 2), (128, 8, 2), (128, 32, 1)] {
@@ -418,7 +413,6 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
                     vec: copy,
                     tma: 0,
                     accumulate: false,
-                    shared_rows: false,
                 });
             }
         }

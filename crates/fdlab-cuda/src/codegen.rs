@@ -599,7 +599,6 @@ pub fn generate(spec: &KernelSpec<'_>) -> Result<CudaSource, Unsupported> {
             vec,
             tma,
             accumulate,
-            shared_rows,
         } => crate::qmarch::qmarch(
             spec,
             base,
@@ -611,7 +610,6 @@ pub fn generate(spec: &KernelSpec<'_>) -> Result<CudaSource, Unsupported> {
                 vec,
                 tma,
                 accumulate,
-                shared_rows,
             },
             crate::qmarch::marches_z(spec.stencils),
         ),

@@ -41,8 +41,6 @@ pub struct QMarchParams {
     pub tma: u32,
     /// With `tma`: a queue of partial sums, so the ring holds only the planes in flight.
     pub accumulate: bool,
-    /// With `accumulate`: the thread's rows read one window of the slot together.
-    pub shared_rows: bool,
 }
 
 /// Whether the march goes along z (else along y, the tile then spanning z): as the
@@ -845,73 +843,52 @@ fn accumulate(
     let across = !rows.is_empty();
     // The thread's own points come from row 0 of the window even with no in-plane taps.
     rows.entry(0).or_insert((0, 0));
-    // Rows that read one window together: all of the thread's rows (`shared_rows`), else
-    // each row alone.
-    let groups: Vec<Vec<u32>> = if p.shared_rows {
-        vec![(0..p.rows).collect()]
-    } else {
-        (0..p.rows).map(|r| vec![r]).collect()
-    };
-    for group in groups {
-        let r0 = group[0];
-        // The group's window, keyed by row offset from row r0: each row's taps, shifted.
-        let mut span: BTreeMap<i32, (i32, i32)> = BTreeMap::new();
-        for &r in &group {
-            for (&dy, &(mn, mx)) in &rows {
-                let e = span.entry(dy + (r - r0) as i32).or_insert((mn, mx));
-                e.0 = e.0.min(mn);
-                e.1 = e.1.max(mx);
-            }
-        }
+    for r in 0..p.rows {
         g.line(5, "{");
         g.line(
             6,
             &format!(
-                "const {ty}* const c = s + ({hyl} + threadIdx.y * {} + {r0}) * {w} + {hxl} + threadIdx.x * {v};",
+                "const {ty}* const c = s + ({hyl} + threadIdx.y * {} + {r}) * {w} + {hxl} + threadIdx.x * {v};",
                 p.rows
             ),
         );
-        let group_win = plane_windows(g, 6, &span, w, v, vt);
-        for &r in &group {
-            let d = (r - r0) as i32;
-            let win = |dy: i32, dx: i32, l: i32| group_win(dy + d, dx, l);
+        let win = plane_windows(g, 6, &rows, w, v, vt);
+        for (o, stencil) in spec.stencils.iter().enumerate() {
+            for l in 0..v {
+                for (ti, t) in stencil.taps().iter().enumerate() {
+                    if !on_column(t.offset, ma, oa) {
+                        continue;
+                    }
+                    let wgt = g.weight(o, ti);
+                    // Plane a is offset d from output a − d: accumulator rzh − d.
+                    let i = rzh as i32 - t.offset[ma];
+                    g.line(
+                        6,
+                        &format!("acc{o}_{r}_{i}_{l} += {wgt} * {};", win(0, 0, l)),
+                    );
+                }
+            }
+        }
+        if across {
+            g.line(6, "if (a >= mb && a < me) {");
             for (o, stencil) in spec.stencils.iter().enumerate() {
                 for l in 0..v {
                     for (ti, t) in stencil.taps().iter().enumerate() {
-                        if !on_column(t.offset, ma, oa) {
+                        if on_column(t.offset, ma, oa) {
                             continue;
                         }
                         let wgt = g.weight(o, ti);
-                        // Plane a is offset d from output a − d: accumulator rzh − d.
-                        let i = rzh as i32 - t.offset[ma];
                         g.line(
-                            6,
-                            &format!("acc{o}_{r}_{i}_{l} += {wgt} * {};", win(0, 0, l)),
+                            7,
+                            &format!(
+                                "acc{o}_{r}_{rzh}_{l} += {wgt} * {};",
+                                win(t.offset[oa], t.offset[0], l)
+                            ),
                         );
                     }
                 }
             }
-            if across {
-                g.line(6, "if (a >= mb && a < me) {");
-                for (o, stencil) in spec.stencils.iter().enumerate() {
-                    for l in 0..v {
-                        for (ti, t) in stencil.taps().iter().enumerate() {
-                            if on_column(t.offset, ma, oa) {
-                                continue;
-                            }
-                            let wgt = g.weight(o, ti);
-                            g.line(
-                                7,
-                                &format!(
-                                    "acc{o}_{r}_{rzh}_{l} += {wgt} * {};",
-                                    win(t.offset[oa], t.offset[0], l)
-                                ),
-                            );
-                        }
-                    }
-                }
-                g.line(6, "}");
-            }
+            g.line(6, "}");
         }
         g.line(5, "}");
     }

@@ -151,11 +151,6 @@ pub enum Strategy {
         /// outputs (a queue of partial sums instead of a queue of values), so its slot is free
         /// as soon as it is read: a ring of 1 + N slots instead of reach + 1 + N.
         accumulate: bool,
-        /// With `accumulate`, name suffix `-tNas`: a thread's rows read one window of the
-        /// slot together (the rows their taps span, each loaded once) instead of one window
-        /// per row; for the 25-point Laplacian with two rows, 18 instead of 26 vector loads
-        /// per plane (f64, pairs) and 14 instead of 22 (f32, quads).
-        shared_rows: bool,
     },
     /// AMD's first optimisation: several consecutive z points per thread, loads issued in
     /// ascending address order.
@@ -390,7 +385,6 @@ impl Strategy {
                 vec: 1,
                 tma: 0,
                 accumulate: false,
-                shared_rows: false,
             },
             Strategy::QMarch {
                 bx: 8,
@@ -400,7 +394,6 @@ impl Strategy {
                 vec: 2,
                 tma: 0,
                 accumulate: false,
-                shared_rows: false,
             },
             Strategy::QMarch {
                 bx: 16,
@@ -410,7 +403,6 @@ impl Strategy {
                 vec: 4,
                 tma: 0,
                 accumulate: false,
-                shared_rows: false,
             },
             // TMA tensor copies (Dirichlet cases only): a ring of 2 + reach slots with an
             // odd tile and short chunks, and a deep ring with vectors.
@@ -422,7 +414,6 @@ impl Strategy {
                 vec: 1,
                 tma: 1,
                 accumulate: false,
-                shared_rows: false,
             },
             Strategy::QMarch {
                 bx: 8,
@@ -432,7 +423,6 @@ impl Strategy {
                 vec: 2,
                 tma: 3,
                 accumulate: false,
-                shared_rows: false,
             },
             Strategy::QMarch {
                 bx: 12,
@@ -442,7 +432,6 @@ impl Strategy {
                 vec: 1,
                 tma: 2,
                 accumulate: true,
-                shared_rows: false,
             },
             Strategy::QMarch {
                 bx: 8,
@@ -452,28 +441,6 @@ impl Strategy {
                 vec: 2,
                 tma: 1,
                 accumulate: true,
-                shared_rows: false,
-            },
-            // Shared rows (`-tNas`): three rows with scalar points, two with pairs.
-            Strategy::QMarch {
-                bx: 12,
-                by: 3,
-                rows: 3,
-                chunk: 5,
-                vec: 1,
-                tma: 2,
-                accumulate: true,
-                shared_rows: true,
-            },
-            Strategy::QMarch {
-                bx: 8,
-                by: 3,
-                rows: 2,
-                chunk: 6,
-                vec: 2,
-                tma: 1,
-                accumulate: true,
-                shared_rows: true,
             },
             // Odd tile sizes catch tiling arithmetic that only works for powers of two.
             Strategy::SharedTile { bx: 24, by: 5 },
@@ -612,19 +579,16 @@ impl Strategy {
                 vec,
                 tma,
                 accumulate,
-                shared_rows,
                 ..
             } if chunk == 0
                 || !(1..=8).contains(&rows)
                 || !matches!(vec, 1 | 2 | 4)
                 || tma > 8
-                || (accumulate && tma == 0)
-                || (shared_rows && !accumulate) =>
+                || (accumulate && tma == 0) =>
             {
                 Err(format!(
                     "chunk {chunk} (use >= 1), rows {rows} (use 1 to 8), vector {vec} (use 1, \
-                     2 or 4) or TMA depth {tma} (use 0 to 8; accumulating needs 1 or more, \
-                     shared rows need accumulating: -tNas)"
+                     2 or 4) or TMA depth {tma} (use 0 to 8; accumulating needs 1 or more)"
                 ))
             }
             Strategy::QMarch { .. } => match crate::qmarch::unsupported(stencils) {
@@ -744,13 +708,10 @@ impl fmt::Display for Strategy {
                 vec,
                 tma,
                 accumulate,
-                shared_rows,
             } => {
                 write!(f, "qmarch-{bx}x{by}-r{rows}-c{chunk}-v{vec}")?;
                 if tma > 0 {
-                    let a = if accumulate { "a" } else { "" };
-                    let s = if shared_rows { "s" } else { "" };
-                    write!(f, "-t{tma}{a}{s}")?;
+                    write!(f, "-t{tma}{}", if accumulate { "a" } else { "" })?;
                 }
                 Ok(())
             }
@@ -923,12 +884,6 @@ impl std::str::FromStr for Strategy {
                                 if parts.len() == 4 || parts.len() == 5 =>
                             {
                                 let t = parts.get(4).and_then(|t| t.strip_prefix('t'));
-                                let (t, shared_rows) = match t.map(|t| (t.strip_suffix("as"), t)) {
-                                    Some((Some(n), _)) => (Some(n.to_string() + "a"), true),
-                                    Some((None, n)) => (Some(n.to_string()), false),
-                                    None => (None, false),
-                                };
-                                let t = t.as_deref();
                                 let (t, accumulate) = match t.map(|t| (t.strip_suffix('a'), t)) {
                                     Some((Some(n), _)) => (Some(n), true),
                                     Some((None, n)) => (Some(n), false),
@@ -947,7 +902,6 @@ impl std::str::FromStr for Strategy {
                                     vec,
                                     tma,
                                     accumulate,
-                                    shared_rows,
                                 })
                             }
                             _ => None,
@@ -979,7 +933,7 @@ impl std::str::FromStr for Strategy {
                 "pptN-BXxBYxBZ",
                 "zmarch-BXxBY-vV-cC-uU-rR[-cs]",
                 "smarch-BXxBY-rR-cC-pP[-vV][-l|-lN|-b]",
-                "qmarch-BXxBY-rR-cC-vV[-tN|-tNa|-tNas]",
+                "qmarch-BXxBY-rR-cC-vV[-tN|-tNa]",
             ]
             .iter()
             .map(|s| s.to_string())
