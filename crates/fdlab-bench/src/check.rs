@@ -25,6 +25,12 @@ pub struct CheckRow {
     pub passed: usize,
     /// Cases this strategy does not support (e.g. pencils on a Laplacian), not run.
     pub not_applicable: usize,
+    /// Cases whose kernel the device refused before launch because this tile shape needs
+    /// more than the device has (e.g. a 256-wide tile's shared-memory ring for a radius-4
+    /// stencil): not run, neither passed nor failed; the first reasons are kept.
+    pub over_limit: usize,
+    /// The first over-limit refusals, with the resource asked for.
+    pub over_limit_reasons: Vec<String>,
     /// The first failures, with the mismatch.
     pub failures: Vec<String>,
 }
@@ -81,6 +87,8 @@ pub fn check_cpu(progress: &mut dyn FnMut(usize, usize)) -> Vec<CheckRow> {
                 run: 0,
                 passed: 0,
                 not_applicable: 0,
+                over_limit: 0,
+                over_limit_reasons: vec![],
                 failures: vec![],
             };
             for case in &all {
@@ -154,6 +162,8 @@ pub fn check_cuda(
                     run: 0,
                     passed: 0,
                     not_applicable: 0,
+                    over_limit: 0,
+                    over_limit_reasons: vec![],
                     failures: vec![],
                 };
                 for case in &all {
@@ -171,10 +181,20 @@ pub fn check_cuda(
                         Precision::F32 => cuda_case::<f32>(dev, case, s, c, seed),
                         Precision::F64 => cuda_case::<f64>(dev, case, s, c, seed),
                     };
-                    row.run += 1;
                     match r {
-                        Ok(()) => row.passed += 1,
+                        Ok(Outcome::OverLimit(why)) => {
+                            row.over_limit += 1;
+                            if row.over_limit_reasons.len() < 2 {
+                                row.over_limit_reasons
+                                    .push(format!("{}: {why}", case.label));
+                            }
+                        }
+                        Ok(Outcome::Passed) => {
+                            row.run += 1;
+                            row.passed += 1;
+                        }
                         Err(e) => {
+                            row.run += 1;
                             if row.failures.len() < 5 {
                                 row.failures.push(format!("{}: {e}", case.label));
                             }
@@ -194,10 +214,30 @@ fn cuda_case<T: CudaScalar>(
     strategy: Strategy,
     coefficients: Coefficients,
     seed: u64,
-) -> Result<(), String> {
-    check_case::<T>(case, seed, &mut reference::<T>, &mut |c, input, out| {
-        cuda_apply(dev, c, strategy, coefficients, input, out).map_err(|e| e.to_string())
-    })
+) -> Result<Outcome, String> {
+    let mut over_limit = None;
+    let r = check_case::<T>(case, seed, &mut reference::<T>, &mut |c, input, out| {
+        cuda_apply(dev, c, strategy, coefficients, input, out).map_err(|e| {
+            let msg = e.to_string();
+            if matches!(e, fdlab_cuda::Error::ResourceLimit { .. }) {
+                over_limit = Some(msg.clone());
+            }
+            msg
+        })
+    });
+    match (r, over_limit) {
+        // Refused before launch with a typed error: the shape cannot run here, nothing ran.
+        (Err(_), Some(why)) => Ok(Outcome::OverLimit(why)),
+        (r, _) => r.map(|()| Outcome::Passed),
+    }
+}
+
+/// How a conformance case that did not fail ended on the device.
+enum Outcome {
+    /// Every point matched the reference.
+    Passed,
+    /// The device refused the kernel before launch (a tile shape beyond its limits).
+    OverLimit(String),
 }
 
 /// Applies `case`'s stencils on the device: uploads the input and the (poisoned) outputs,

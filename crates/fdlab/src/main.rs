@@ -568,12 +568,12 @@ fn check(
         "conformance: {n_cases} cases (shapes × stencils × boundaries) per row, random inputs, NaN-poisoned outputs, every point compared with the CPU reference"
     );
     println!(
-        "{:<8} {:<32} {:<5} {:<10} {:>6} {:>7} {:>6}  result",
-        "backend", "strategy", "prec", "coeffs", "run", "passed", "n/a"
+        "{:<8} {:<32} {:<5} {:<10} {:>6} {:>7} {:>6} {:>6}  result",
+        "backend", "strategy", "prec", "coeffs", "run", "passed", "n/a", "limit"
     );
     for r in &rows {
         println!(
-            "{:<8} {:<32} {:<5} {:<10} {:>6} {:>7} {:>6}  {}",
+            "{:<8} {:<32} {:<5} {:<10} {:>6} {:>7} {:>6} {:>6}  {}",
             r.backend,
             r.strategy,
             r.precision,
@@ -581,11 +581,22 @@ fn check(
             r.run,
             r.passed,
             r.not_applicable,
+            r.over_limit,
             if r.ok() { "PASS" } else { "FAIL" }
         );
         for f in &r.failures {
             println!("    {f}");
         }
+        for why in &r.over_limit_reasons {
+            println!("    not run, over the device's limits: {why}");
+        }
+    }
+    let over: usize = rows.iter().map(|r| r.over_limit).sum();
+    if over > 0 {
+        println!(
+            "{over} case(s) not run: the tile shape needs more of the device than it has \
+             (column `limit`); a smaller tile or shallower ring runs them"
+        );
     }
     if let Some(path) = &json {
         write_json(path, &rows)?;
