@@ -253,6 +253,26 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
             });
         }
     }
+    // Short chunks with deep unrolling for the 2-D marches: on the H100 (bench/NOTES.md,
+    // session 8) the 2-D Laplacian went 88.5 → 94.9% with 16-row chunks of 8 rows per
+    // iteration (`zmarch-256x1-v4-c16-u8-r1`), and 86.1 → 89.9% on the H200.
+    if case.grid.dims().len() == 2 {
+        for &vec in vecs.iter().filter(|&&v| nx.is_multiple_of(v as usize)) {
+            for chunk in [8, 16] {
+                for unroll in [4, 8] {
+                    out.push(Strategy::ZMarch {
+                        bx: 1024 / vec,
+                        by: 1,
+                        vec,
+                        chunk,
+                        streaming: false,
+                        unroll,
+                        rows: 1,
+                    });
+                }
+            }
+        }
+    }
     // Shared-memory marching: tile × rows per thread × planes in flight × x points per thread.
     let copy = 16 / case.precision.size() as u32;
     let staged = |bx, by, rows, chunk, depth, vec, stages| Strategy::SMarch {
@@ -312,6 +332,12 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
                 (256, 4, 2),
                 (128, 4, 4),
                 (64, 8, 2),
+                // One 512- or 1024-point row per block, 4-8 rows per thread: the H100's
+                // winners for the 7-point Laplacian (bench/NOTES.md, session 8: f64 93.1%,
+                // f32 1024³ 92.3% against 89-91% for the 128-wide tiles).
+                (512, 1, 4),
+                (512, 1, 8),
+                (1024, 1, 4),
             ] {
                 for &vec in &vecs {
                     for depth in [1, 2] {
@@ -319,15 +345,11 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
                             out.push(staged(tx / vec, by, rows, 64, depth, vec, stages));
                         }
                     }
-                    out.push(staged(
-                        tx / vec,
-                        by,
-                        rows,
-                        128,
-                        1,
-                        vec,
-                        SmCopy::Registers(1),
-                    ));
+                    // 128-plane chunks, one or two planes of loads in registers (the H100's
+                    // lap7 f32 512³ winner stages two: `smarch-128x1-r8-c128-p1-v4-l2`).
+                    for stages in [SmCopy::Registers(1), SmCopy::Registers(2)] {
+                        out.push(staged(tx / vec, by, rows, 128, 1, vec, stages));
+                    }
                 }
             }
             // Bulk (TMA) copies: whole sectors per row like the staged copies, and planes in
@@ -386,6 +408,10 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
                         out.push(tma(tx, by, rows, chunk, 2, true));
                     }
                 }
+                // The H100's winners (bench/NOTES.md, session 8): 16-row tiles with 256-plane
+                // chunks (lap25 f64 94.1%) and 128 × 32-point tiles (lap25 f32 81.8%).
+                out.push(tma(64, 16, 2, 256, 2, true));
+                out.push(tma(128, 16, 2, 64, 2, true));
                 out.push(tma(64, 8, 2, 64, 3, true));
             }
             // Longer chunks: fewer re-read planes at chunk ends (2r per chunk).

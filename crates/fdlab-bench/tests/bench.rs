@@ -195,3 +195,30 @@ fn newest_tuning_candidates_compile_for_sm90() {
             .unwrap_or_else(|e| panic!("{} {:?}: {e}", case.name, case.precision));
     }
 }
+
+/// The built-in search reaches the winners the curated H100 lists found in session 8
+/// (bench/runs/2026-11-24-h100-roofline-s8-final/), so `fdlab tune` without `--strategy`
+/// can find them on a device where they win.
+#[test]
+fn built_in_search_holds_the_h100_winners() {
+    let all = cases("roofline", Target::Cuda, &SuiteOptions::default()).unwrap();
+    let wanted = [
+        ("lap3d-7pt", Precision::F64, "smarch-256x1-r4-c64-p1-v2-l"),
+        ("lap3d-7pt", Precision::F32, "smarch-128x1-r8-c128-p1-v4-l2"),
+        ("lap3d-7pt", Precision::F32, "smarch-256x1-r4-c128-p1-v4-l"),
+        ("lap3d-25pt", Precision::F64, "qmarch-32x16-r2-c256-v2-t2a"),
+        ("lap3d-25pt", Precision::F32, "qmarch-32x16-r2-c64-v4-t2a"),
+        ("lap2d-5pt", Precision::F32, "zmarch-256x1-v4-c16-u8-r1"),
+    ];
+    for (name, precision, strategy) in wanted {
+        let case = all
+            .iter()
+            .find(|c| c.name == name && c.precision == precision)
+            .unwrap_or_else(|| panic!("no roofline case {name} {precision:?}"));
+        let names: Vec<String> = candidates(case).iter().map(|s| s.name()).collect();
+        assert!(
+            names.iter().any(|n| n == strategy),
+            "{strategy} is not in the search for {name} {precision:?}"
+        );
+    }
+}
