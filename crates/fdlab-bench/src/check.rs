@@ -225,7 +225,14 @@ fn cuda_case<T: CudaScalar>(
             msg
         })
     });
-    match (r, over_limit) {
+    classify(r, over_limit)
+}
+
+/// A case's outcome from the comparison's result and, when the device refused the kernel
+/// before launch (`fdlab_cuda::Error::ResourceLimit`), the refusal: only such a refusal is
+/// "not run"; every other error, a wrong point included, stays a failure.
+fn classify(r: Result<(), String>, refusal: Option<String>) -> Result<Outcome, String> {
+    match (r, refusal) {
         // Refused before launch with a typed error: the shape cannot run here, nothing ran.
         (Err(_), Some(why)) => Ok(Outcome::OverLimit(why)),
         (r, _) => r.map(|()| Outcome::Passed),
@@ -233,6 +240,7 @@ fn cuda_case<T: CudaScalar>(
 }
 
 /// How a conformance case that did not fail ended on the device.
+#[derive(Debug, PartialEq)]
 enum Outcome {
     /// Every point matched the reference.
     Passed,
@@ -274,4 +282,25 @@ pub fn cuda_apply<T: CudaScalar>(
         o.as_mut_slice().copy_from_slice(&host);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{classify, Outcome};
+
+    #[test]
+    fn only_a_pre_launch_refusal_is_not_run() {
+        assert_eq!(classify(Ok(()), None), Ok(Outcome::Passed));
+        let refused =
+            "shared memory per block (bytes): requested 332800, the device allows at most 232448";
+        assert_eq!(
+            classify(Err(refused.into()), Some(refused.into())),
+            Ok(Outcome::OverLimit(refused.into()))
+        );
+        // A mismatch or any other error is a failure, whatever its text says.
+        assert_eq!(
+            classify(Err(format!("point (3, 4, 5): {refused}")), None),
+            Err(format!("point (3, 4, 5): {refused}"))
+        );
+    }
 }
