@@ -349,61 +349,52 @@ pub(crate) fn qmarch(
     load_halo(&mut g, 5);
     g.line(4, "}");
 
-    // Unrolled by the queue's length, each step naming the queue rotated by its position: the
-    // queue advances by renaming, not by a move per entry and plane.
-    g.line(4, &format!("for (int m0 = mb; m0 < me; m0 += {window}) {{"));
-    for rot in 0..window {
-        let q = |r: u32, i: u32, l: u32| format!("q{r}_{}_{l}", (i + rot) % window);
-        g.line(5, "{");
-        g.line(5, &format!("const int m = m0 + {rot};"));
-        g.line(5, "if (m >= me) break;");
+    g.line(4, "for (int m = mb; m < me; ++m) {");
+    g.line(
+        5,
+        &format!("{ty}* const slot = sm + ((m - mb) & 1) * {plane};"),
+    );
+    // The front plane enters the queue; the centre plane and its halo go to the slot.
+    for r in 0..p.rows {
+        for l in 0..v {
+            g.line(
+                5,
+                &format!("q{r}_{}_{l} = {};", window - 1, comp(&format!("nxt{r}"), l)),
+            );
+        }
+        let centre: Vec<String> = (0..v).map(|l| format!("q{r}_{rzl}_{l}")).collect();
+        let value = if v == 1 {
+            centre[0].clone()
+        } else {
+            format!("make_{vt}({})", centre.join(", "))
+        };
         g.line(
             5,
-            &format!("{ty}* const slot = sm + ((m - mb) & 1) * {plane};"),
+            &format!(
+                "*reinterpret_cast<{vt}*>(slot + ({hyl} + threadIdx.y * {} + {r}) * {w} + {hxl} + threadIdx.x * {v}) = {value};",
+                p.rows
+            ),
         );
-        // The front plane enters the queue; the centre plane and its halo go to the slot.
-        for r in 0..p.rows {
-            for l in 0..v {
-                g.line(
-                    5,
-                    &format!("{} = {};", q(r, window - 1, l), comp(&format!("nxt{r}"), l)),
-                );
-            }
-            let centre: Vec<String> = (0..v).map(|l| q(r, rzl, l)).collect();
-            let value = if v == 1 {
-                centre[0].clone()
-            } else {
-                format!("make_{vt}({})", centre.join(", "))
-            };
-            g.line(
-                5,
-                &format!(
-                    "*reinterpret_cast<{vt}*>(slot + ({hyl} + threadIdx.y * {} + {r}) * {w} + {hxl} + threadIdx.x * {v}) = {value};",
-                    p.rows
-                ),
-            );
-        }
-        if halo > 0 {
-            g.line(5, "#pragma unroll");
-            g.line(
-                5,
-                &format!("for (int j = 0; j < {per_thread}; ++j) if (hdst[j] >= 0) *reinterpret_cast<{gt}*>(slot + hdst[j]) = hv[j];"),
-            );
-        }
-        // Next plane's loads, in flight during this plane's sums.
-        g.line(5, "if (m + 1 < me) {");
-        plane_src(&mut g, 6, &format!("m + 1 + {rzh}"));
-        load_own(&mut g, 6, &|r| format!("nxt{r}"));
-        g.line(5, "}");
-        g.line(5, "if (m + 1 < me) {");
-        plane_src(&mut g, 6, "m + 1");
-        load_halo(&mut g, 6);
-        g.line(5, "}");
-        g.line(5, "__syncthreads();");
-        sums(&mut g, spec, p, [w, hyl, hxl, rzl], (ma, oa), &idx, &q);
-        g.line(5, "}");
     }
-    // `finish_tile` closes the plane loop with the tile loops.
+    if halo > 0 {
+        g.line(5, "#pragma unroll");
+        g.line(
+            5,
+            &format!("for (int j = 0; j < {per_thread}; ++j) if (hdst[j] >= 0) *reinterpret_cast<{gt}*>(slot + hdst[j]) = hv[j];"),
+        );
+    }
+    // Next plane's loads, in flight during this plane's sums.
+    g.line(5, "if (m + 1 < me) {");
+    plane_src(&mut g, 6, &format!("m + 1 + {rzh}"));
+    load_own(&mut g, 6, &|r| format!("nxt{r}"));
+    g.line(5, "}");
+    g.line(5, "if (m + 1 < me) {");
+    plane_src(&mut g, 6, "m + 1");
+    load_halo(&mut g, 6);
+    g.line(5, "}");
+    g.line(5, "__syncthreads();");
+    sums(&mut g, spec, p, [w, hyl, hxl, rzl], ma, oa, &idx);
+    shift_queue(&mut g, p.rows, window, v);
     finish_tile(g, src, &p, (tx, tyr, axes), 2 * plane * size, None)
 }
 
@@ -526,53 +517,43 @@ fn qmarch_tma(
                 g.line(4, &format!("{ty} {};", names.join(", ")));
             }
         }
-        // The loop is unrolled by the queue's length and each step names the accumulators
-        // rotated by its position, so the queue advances by renaming, not by moving every
-        // partial sum each plane (bench/NOTES.md, session 9: the moves were 9 of the ~37
-        // instructions per point of the f32 25-point Laplacian).
+        g.line(4, "for (int a = base; a < mend; ++a) {");
+        g.line(5, "const int k = a - base;");
         g.line(
-            4,
-            &format!("for (int a0 = base; a0 < mend; a0 += {window}) {{"),
+            5,
+            &format!("const int sl = k % {slots}; fd_mbar_wait(fd_bars + sl, (fd_phase >> sl) & 1u); fd_phase ^= 1u << sl;"),
         );
-        for rot in 0..window {
-            let acc =
-                |o: usize, r: u32, i: u32, l: u32| format!("acc{o}_{r}_{}_{l}", (i + rot) % window);
-            g.line(5, "{");
-            g.line(5, &format!("const int a = a0 + {rot};"));
-            g.line(5, "if (a >= mend) break;");
-            g.line(5, "const int k = a - base;");
-            g.line(
-                5,
-                &format!("const int sl = k % {slots}; fd_mbar_wait(fd_bars + sl, (fd_phase >> sl) & 1u); fd_phase ^= 1u << sl;"),
-            );
-            g.line(5, &format!("const {ty}* const s = sm + sl * {slot};"));
-            accumulate(&mut g, spec, p, [w, hyl, hxl, rzh], ma, oa, &acc);
-            // Every thread has read plane a: its slot takes the plane `slots` on.
-            g.line(5, "__syncthreads();");
-            issue(&mut g, 5, &format!("a + {slots}"), "sl");
-            // Output a − rzh has all its taps.
-            g.line(5, &format!("const int m = a - {rzh};"));
-            g.line(5, "if (m >= mb) {");
-            for r in 0..p.rows {
-                g.line(6, &format!("if (in{r} && o{r} >= olo && o{r} < ohi) {{"));
-                for o in 0..spec.stencils.len() {
-                    let out: Vec<String> = (0..v).map(|l| acc(o, r, 0, l)).collect();
-                    store_row(&mut g, 7, &idx, (o, r, "m"), &out, vt);
-                }
-                g.line(6, "}");
-            }
-            g.line(5, "}");
-            // The stored sums' registers start the newest output's sums.
+        g.line(5, &format!("const {ty}* const s = sm + sl * {slot};"));
+        accumulate(&mut g, spec, p, [w, hyl, hxl, rzh], ma, oa);
+        // Every thread has read plane a: its slot takes the plane `slots` on.
+        g.line(5, "__syncthreads();");
+        issue(&mut g, 5, &format!("a + {slots}"), "sl");
+        // Output a − rzh has all its taps.
+        g.line(5, &format!("const int m = a - {rzh};"));
+        g.line(5, "if (m >= mb) {");
+        for r in 0..p.rows {
+            g.line(6, &format!("if (in{r} && o{r} >= olo && o{r} < ohi) {{"));
             for o in 0..spec.stencils.len() {
-                for r in 0..p.rows {
+                let acc: Vec<String> = (0..v).map(|l| format!("acc{o}_{r}_0_{l}")).collect();
+                store_row(&mut g, 7, &idx, (o, r, "m"), &acc, vt);
+            }
+            g.line(6, "}");
+        }
+        g.line(5, "}");
+        for o in 0..spec.stencils.len() {
+            for r in 0..p.rows {
+                for i in 0..window {
                     for l in 0..v {
-                        g.line(5, &format!("{} = ({ty})0;", acc(o, r, 0, l)));
+                        let next = if i + 1 < window {
+                            format!("acc{o}_{r}_{}_{l}", i + 1)
+                        } else {
+                            format!("({ty})0")
+                        };
+                        g.line(5, &format!("acc{o}_{r}_{i}_{l} = {next};"));
                     }
                 }
             }
-            g.line(5, "}");
         }
-        // `finish_tile` closes the plane loop with the tile loops.
         let shared = slots * slot * size + slots * 8;
         return finish_tile(g, src, &p, (tx, tyr, axes), shared, Some(tbox));
     }
@@ -597,8 +578,7 @@ fn qmarch_tma(
         g.line(4, &format!("{ty} {};", names.join(", ")));
     }
     // Waits for the plane in slot `sl` and moves this thread's points into queue entry `i`.
-    let take = |g: &mut Gen, indent: usize, sl: &str, i: u32, rot: u32| {
-        let i = (i + rot) % window;
+    let take = |g: &mut Gen, indent: usize, sl: &str, i: u32| {
         g.line(indent, "{");
         g.line(
             indent + 1,
@@ -630,7 +610,7 @@ fn qmarch_tma(
     // Warm-up: the planes below the first centre and up to the plane before the first front.
     // Planes below mb are never a centre: their slots are refilled as soon as all have read.
     for i in 0..window - 1 {
-        take(&mut g, 4, &format!("{}", i % slots), i, 0);
+        take(&mut g, 4, &format!("{}", i % slots), i);
         if i < rzl {
             g.line(4, "__syncthreads();");
             issue(
@@ -641,34 +621,31 @@ fn qmarch_tma(
             );
         }
     }
-    // Unrolled by the queue's length, each step naming the queue rotated by its position.
-    g.line(4, &format!("for (int m0 = mb; m0 < me; m0 += {window}) {{"));
-    for rot in 0..window {
-        let q = |r: u32, i: u32, l: u32| format!("q{r}_{}_{l}", (i + rot) % window);
-        g.line(5, "{");
-        g.line(5, &format!("const int m = m0 + {rot};"));
-        g.line(5, "if (m >= me) break;");
-        g.line(5, "const int k = m - base;");
-        take(
-            &mut g,
-            5,
-            &format!("(k + {rzh}) % {slots}"),
-            window - 1,
-            rot,
-        );
-        g.line(
-            5,
-            &format!("{ty}* const slot = sm + (k % {slots}) * {slot};"),
-        );
-        sums(&mut g, spec, p, [w, hyl, hxl, rzl], (ma, oa), &idx, &q);
-        // Every thread is done with the centre plane: its slot takes the plane `slots` on.
-        g.line(5, "__syncthreads();");
-        issue(&mut g, 5, &format!("m + {slots}"), &format!("k % {slots}"));
-        g.line(5, "}");
-    }
-    // `finish_tile` closes the plane loop with the tile loops.
+    g.line(4, "for (int m = mb; m < me; ++m) {");
+    g.line(5, "const int k = m - base;");
+    take(&mut g, 5, &format!("(k + {rzh}) % {slots}"), window - 1);
+    g.line(
+        5,
+        &format!("{ty}* const slot = sm + (k % {slots}) * {slot};"),
+    );
+    sums(&mut g, spec, p, [w, hyl, hxl, rzl], ma, oa, &idx);
+    // Every thread is done with the centre plane: its slot takes the plane `slots` on.
+    g.line(5, "__syncthreads();");
+    issue(&mut g, 5, &format!("m + {slots}"), &format!("k % {slots}"));
+    shift_queue(&mut g, p.rows, window, v);
     let shared = slots * slot * size + slots * 8;
     finish_tile(g, src, &p, (tx, tyr, axes), shared, Some(tbox))
+}
+
+/// Moves every row's queue down one plane (entry i takes entry i + 1).
+fn shift_queue(g: &mut Gen, rows: u32, window: u32, v: u32) {
+    for r in 0..rows {
+        for i in 0..window - 1 {
+            for l in 0..v {
+                g.line(5, &format!("q{r}_{i}_{l} = q{r}_{}_{l};", i + 1));
+            }
+        }
+    }
 }
 
 /// Closes the tile loops and fills in the launch shape: one block per `tx × tyr` tile and
@@ -798,17 +775,16 @@ fn store_row(
 }
 
 /// The sums of every row of the thread: taps on the centre plane from whole vectors of the
-/// slot, march-axis taps from the queue (`q(r, i, l)` names entry `i` of row `r`, x point `l`);
-/// one vector store per row (per point where a Dirichlet edge cuts the vector). Dims:
-/// `[w, hyl, hxl, rzl]`.
+/// slot, march-axis taps from the queue; one vector store per row (per point where a
+/// Dirichlet edge cuts the vector). Dims: `[w, hyl, hxl, rzl]`.
 fn sums(
     g: &mut Gen,
     spec: &KernelSpec<'_>,
     p: QMarchParams,
     dims: [u32; 4],
-    (ma, oa): (usize, usize),
+    ma: usize,
+    oa: usize,
     idx: &dyn Fn(&str, &str, &str) -> String,
-    q: &dyn Fn(u32, u32, u32) -> String,
 ) {
     let [w, hyl, hxl, rzl] = dims;
     let ty = g.ty;
@@ -833,7 +809,7 @@ fn sums(
                 for (ti, t) in stencil.taps().iter().enumerate() {
                     let wgt = g.weight(o, ti);
                     let val = if on_column(t.offset, ma, oa) {
-                        q(r, (rzl as i32 + t.offset[ma]) as u32, l as u32)
+                        format!("q{r}_{}_{l}", rzl as i32 + t.offset[ma])
                     } else {
                         win(t.offset[oa], t.offset[0], l)
                     };
@@ -848,9 +824,9 @@ fn sums(
 }
 
 /// The accumulating step of [`qmarch_tma`] for the plane `a` in slot `s`: each row's own points
-/// `u` add their march-column taps to the pending outputs `a − rzh … a + rzl` (`acc(o, r, i, l)`
-/// names the accumulator of output `a − rzh + i`, stencil `o`, row `r`, x point `l`), and, for
-/// a computed plane, the in-plane taps of output `a` from the slot. Dims: `[w, hyl, hxl, rzh]`.
+/// `u` add their march-column taps to the pending outputs `a − rzh … a + rzl` (accumulators
+/// `acc{o}_{r}_{i}_{l}` for output `a − rzh + i`), and, for a computed plane, the in-plane taps
+/// of output `a` from the slot. Dims: `[w, hyl, hxl, rzh]`.
 fn accumulate(
     g: &mut Gen,
     spec: &KernelSpec<'_>,
@@ -858,7 +834,6 @@ fn accumulate(
     dims: [u32; 4],
     ma: usize,
     oa: usize,
-    acc: &dyn Fn(usize, u32, u32, u32) -> String,
 ) {
     let [w, hyl, hxl, rzh] = dims;
     let ty = g.ty;
@@ -886,10 +861,10 @@ fn accumulate(
                     }
                     let wgt = g.weight(o, ti);
                     // Plane a is offset d from output a − d: accumulator rzh − d.
-                    let i = (rzh as i32 - t.offset[ma]) as u32;
+                    let i = rzh as i32 - t.offset[ma];
                     g.line(
                         6,
-                        &format!("{} += {wgt} * {};", acc(o, r, i, l as u32), win(0, 0, l)),
+                        &format!("acc{o}_{r}_{i}_{l} += {wgt} * {};", win(0, 0, l)),
                     );
                 }
             }
@@ -906,8 +881,7 @@ fn accumulate(
                         g.line(
                             7,
                             &format!(
-                                "{} += {wgt} * {};",
-                                acc(o, r, rzh, l as u32),
+                                "acc{o}_{r}_{rzh}_{l} += {wgt} * {};",
                                 win(t.offset[oa], t.offset[0], l)
                             ),
                         );
