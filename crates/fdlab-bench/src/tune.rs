@@ -148,33 +148,29 @@ pub fn default_strategy(case: &Case, tma: bool) -> Strategy {
         vec: copy as u32,
         tma: 0,
         accumulate: false,
+        split: false,
     };
-    // With TMA (sm_90 and later) and Dirichlet boundaries, the same march fed by tensor copies
-    // with a queue of partial sums: 81.0% (f64, 64 × 16 tile) and 71.9% (f32, 64 × 32 tile) in
-    // session 6's roofline run (bench/runs/2026-11-23-h200-roofline-s6/).
-    let tma_queue = match case.precision {
-        Precision::F64 => Strategy::QMarch {
-            bx: 32,
-            by: 8,
-            rows: 2,
-            chunk: 128,
-            vec: 2,
-            tma: 2,
-            accumulate: true,
-        },
-        Precision::F32 => Strategy::QMarch {
-            bx: 16,
-            by: 16,
-            rows: 2,
-            chunk: 64,
-            vec: 4,
-            tma: 2,
-            accumulate: true,
-        },
+    // With TMA (sm_90 and later), the same march fed by tensor copies into split slots (the
+    // interior rows as 128-byte-aligned pieces, the x halo apart, periodic pieces wrapped) with
+    // a queue of partial sums: one 512-byte-wide tile, 32 rows, 256-plane chunks. The H100
+    // (bench/NOTES.md, session 10): 94.4% (f64) and 89.5% (f32) against 92.6% and 81.6% for
+    // one tensor copy per plane in the same run.
+    let tma_queue = Strategy::QMarch {
+        bx: 32,
+        by: 16,
+        rows: 2,
+        chunk: 256,
+        vec: copy as u32,
+        tma: 2,
+        accumulate: true,
+        split: true,
     };
+    // The f32 gradient (three one-axis stencils, periodic) takes split slots too: 89.5%
+    // against 86.9% for the shared-memory march in session 10's H100 tune.
+    let gradient_f32 = case.stencils.len() > 1 && case.precision == Precision::F32;
     let smarch = if radius_one {
         staged
-    } else if wide_plane && tma && case.boundary == fdlab_core::Boundary::Dirichlet {
+    } else if tma && (wide_plane || gradient_f32) {
         tma_queue
     } else if wide_plane {
         queue
@@ -384,6 +380,7 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
                         vec,
                         tma: 0,
                         accumulate: false,
+                        split: false,
                     });
                 }
             }
@@ -401,6 +398,7 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
                     vec: copy,
                     tma,
                     accumulate,
+                    split: false,
                 };
                 out.push(tma(64, 8, 2, 128, 2, false));
                 for (tx, by, rows) in [(64, 8, 2), (64, 16, 2), (128, 8, 2), (128, 32, 1)] {
@@ -413,6 +411,33 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
                 out.push(tma(64, 16, 2, 256, 2, true));
                 out.push(tma(128, 16, 2, 64, 2, true));
                 out.push(tma(64, 8, 2, 64, 3, true));
+            }
+            // Split slots (`-wNa`, periodic too): the interior and its other-axis halo rows as
+            // 128-byte-aligned tensor copies, the x halo apart. The H100 (bench/NOTES.md,
+            // session 10): lap25 f32 82 → 89.5% (512-byte rows, 256-plane chunks), f64 94.4%,
+            // the periodic gradient 86.9 → 89.5% against the shared-memory march.
+            let split = |tx: u32, by, rows, chunk, vec: u32| Strategy::QMarch {
+                bx: tx / vec,
+                by,
+                rows,
+                chunk,
+                vec,
+                tma: 2,
+                accumulate: true,
+                split: true,
+            };
+            let size = case.precision.size() as u32;
+            let mut widths = vec![512 / size, 64];
+            widths.dedup();
+            for tx in widths {
+                for chunk in [128, 256] {
+                    out.push(split(tx, 16, 2, chunk, copy));
+                }
+            }
+            out.push(split(128 / size, 16, 1, 128, copy));
+            // The f32 gradient's winner: 64-point rows as pairs (two x points per thread).
+            if copy == 4 {
+                out.push(split(64, 16, 2, 256, 2));
             }
             // Longer chunks: fewer re-read planes at chunk ends (2r per chunk).
             for chunk in [128, 256] {
@@ -439,6 +464,7 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
                     vec: copy,
                     tma: 0,
                     accumulate: false,
+                    split: false,
                 });
             }
         }

@@ -196,8 +196,8 @@ fn newest_tuning_candidates_compile_for_sm90() {
     }
 }
 
-/// The built-in search reaches the winners the curated H100 lists found in session 8
-/// (bench/runs/2026-11-24-h100-roofline-s8-final/), so `fdlab tune` without `--strategy`
+/// The built-in search reaches the winners the curated H100 lists found in sessions 8 and 10
+/// (bench/runs/2026-11-24-h100-roofline-s8-final/, …-2026-11-25-h100-roofline-s10/), so `fdlab tune` without `--strategy`
 /// can find them on a device where they win.
 #[test]
 fn built_in_search_holds_the_h100_winners() {
@@ -209,6 +209,14 @@ fn built_in_search_holds_the_h100_winners() {
         ("lap3d-25pt", Precision::F64, "qmarch-32x16-r2-c256-v2-t2a"),
         ("lap3d-25pt", Precision::F32, "qmarch-32x16-r2-c64-v4-t2a"),
         ("lap2d-5pt", Precision::F32, "zmarch-256x1-v4-c16-u8-r1"),
+        // Session 10's split slots (bench/runs/2026-11-25-h100-roofline-s10/).
+        ("lap3d-25pt", Precision::F64, "qmarch-32x16-r2-c256-v2-w2a"),
+        ("lap3d-25pt", Precision::F32, "qmarch-32x16-r2-c256-v4-w2a"),
+        (
+            "gradient-8th",
+            Precision::F32,
+            "qmarch-32x16-r2-c256-v2-w2a",
+        ),
     ];
     for (name, precision, strategy) in wanted {
         let case = all

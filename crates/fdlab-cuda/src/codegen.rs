@@ -66,9 +66,10 @@ pub struct CudaSource {
     pub precision: Precision,
     /// The kernel needs `nx` to be a multiple of this (vector loads).
     pub x_multiple: u32,
-    /// The box (points along x, y, z) of the TMA tensor map over the input that the kernel
-    /// takes as its last parameter, if it takes one: the launcher encodes the map.
-    pub tensor_box: Option<[u32; 3]>,
+    /// The boxes (points along x, y, z) of the TMA tensor maps over the input that the kernel
+    /// takes as its last parameters (`tmap0`, `tmap1`, …), if it takes any: the launcher
+    /// encodes one map per box.
+    pub tensor_boxes: Vec<[u32; 3]>,
 }
 
 /// The helpers every kernel uses, guarded so several kernels can share one module.
@@ -136,6 +137,16 @@ struct __align__(64) fd_tmap_t { unsigned long long opaque[16]; };
 static __device__ __forceinline__ void fd_tma_load3d(void* smem, const fd_tmap_t* map, int c0, int c1, int c2, unsigned bytes, unsigned long long* bar) {
   const unsigned s = (unsigned)__cvta_generic_to_shared(smem), b = (unsigned)__cvta_generic_to_shared(bar);
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(b), "r"(bytes) : "memory");
+  asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];"
+               :: "r"(s), "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(b) : "memory");
+}
+// `v` wrapped once into [0, n) (periodic coordinates at most one period outside).
+static __device__ __forceinline__ int fd_wrap1(int v, int n) { return v < 0 ? v + n : (v >= n ? v - n : v); }
+// As fd_tma_load3d, without the arrival: one of several pieces of a plane; the issuing thread
+// arrives once after the last.
+static __device__ __forceinline__ void fd_tma_piece3d(void* smem, const fd_tmap_t* map, int c0, int c1, int c2, unsigned bytes, unsigned long long* bar) {
+  const unsigned s = (unsigned)__cvta_generic_to_shared(smem), b = (unsigned)__cvta_generic_to_shared(bar);
+  asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;" :: "r"(b), "r"(bytes) : "memory");
   asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];"
                :: "r"(s), "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(b) : "memory");
 }
@@ -256,7 +267,7 @@ pub(crate) struct Gen<'a> {
     pub(crate) ty: &'static str,
     pub(crate) map: &'static str,
     /// The signature ends with a TMA tensor map parameter `tmap`.
-    pub(crate) tensor_map: bool,
+    pub(crate) tensor_maps: usize,
     s: String,
 }
 
@@ -270,7 +281,7 @@ impl<'a> Gen<'a> {
                 Boundary::Dirichlet => "fd_dirichlet",
                 Boundary::Neumann => "fd_neumann",
             },
-            tensor_map: false,
+            tensor_maps: 0,
             s: String::new(),
         }
     }
@@ -337,11 +348,9 @@ impl<'a> Gen<'a> {
         let outs: Vec<String> = (0..n)
             .map(|o| format!("{ty}* __restrict__ out{o}"))
             .collect();
-        let tmap = if self.tensor_map {
-            ", const __grid_constant__ fd_tmap_t tmap"
-        } else {
-            ""
-        };
+        let tmap: String = (0..self.tensor_maps)
+            .map(|i| format!(", const __grid_constant__ fd_tmap_t tmap{i}"))
+            .collect();
         self.line(
             0,
             &format!(
@@ -536,7 +545,7 @@ pub fn generate(spec: &KernelSpec<'_>) -> Result<CudaSource, Unsupported> {
         constants,
         precision: spec.precision,
         x_multiple: 1,
-        tensor_box: None,
+        tensor_boxes: Vec::new(),
     };
     Ok(match spec.strategy {
         Strategy::Naive { block } => pointwise(spec, base, LoadPath::Global, block, 1),
@@ -599,6 +608,7 @@ pub fn generate(spec: &KernelSpec<'_>) -> Result<CudaSource, Unsupported> {
             vec,
             tma,
             accumulate,
+            split,
         } => crate::qmarch::qmarch(
             spec,
             base,
@@ -610,6 +620,7 @@ pub fn generate(spec: &KernelSpec<'_>) -> Result<CudaSource, Unsupported> {
                 vec,
                 tma,
                 accumulate,
+                split,
             },
             crate::qmarch::marches_z(spec.stencils),
         ),

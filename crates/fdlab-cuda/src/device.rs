@@ -574,10 +574,13 @@ impl Device {
             b.arg(o);
         }
         b.arg(&nx).arg(&ny).arg(&nz);
-        let tmap;
-        if let Some(tile) = src.tensor_box {
-            tmap = self.tensor_map(input.buffer, shape, tile)?;
-            b.arg(&tmap);
+        let maps = src
+            .tensor_boxes
+            .iter()
+            .map(|&tile| self.tensor_map(input.buffer, shape, tile))
+            .collect::<Result<Vec<_>>>()?;
+        for map in &maps {
+            b.arg(map);
         }
         // SAFETY: the arguments match the generated signature (input, outputs, nx, ny, nz,
         // and the tensor map over the input where the kernel takes one),

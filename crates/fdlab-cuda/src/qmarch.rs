@@ -41,6 +41,9 @@ pub struct QMarchParams {
     pub tma: u32,
     /// With `tma`: a queue of partial sums, so the ring holds only the planes in flight.
     pub accumulate: bool,
+    /// With `tma` and `accumulate`: split slots (`-wNa`), the x halo apart from the interior
+    /// and its other-axis halo rows, each piece one tensor copy that wraps on its own.
+    pub split: bool,
 }
 
 /// Whether the march goes along z (else along y, the tile then spanning z): as the
@@ -124,6 +127,67 @@ impl Tile {
             w: hxl + tx + hxr,
             h: hyl + tyr + hyh,
             threads: p.bx * p.by,
+        }
+    }
+}
+
+/// Where a slot of the TMA-fed queue march keeps each point of the tile and its halo.
+#[derive(Clone, Copy)]
+enum Layout {
+    /// One array of the tile with its halo, `w` wide: the halo at `hyl` rows and `hxl`
+    /// columns from the interior's corner.
+    Pitched { w: u32, hyl: u32, hxl: u32 },
+    /// The interior columns with `hyl` halo rows above, `tx` wide; the `hxl` left and `hxr`
+    /// right halo columns of the interior rows in arrays at `left` and `right`; `len`
+    /// elements in all.
+    Split {
+        tx: u32,
+        hyl: u32,
+        hxl: u32,
+        hxr: u32,
+        left: u32,
+        right: u32,
+        len: u32,
+    },
+}
+
+impl Layout {
+    /// The pointer `c` to the thread's first point of row `r` in slot `s`.
+    fn centre(&self, rows: u32, r: u32, v: u32) -> String {
+        let (w, hyl, hxl) = match *self {
+            Layout::Pitched { w, hyl, hxl } => (w, hyl, hxl),
+            Layout::Split { tx, hyl, .. } => (tx, hyl, 0),
+        };
+        format!("s + ({hyl} + threadIdx.y * {rows} + {r}) * {w} + {hxl} + threadIdx.x * {v}")
+    }
+
+    /// The address of the vector `kv` points along x and `dy` rows from `c` (row `r` of the
+    /// thread): in a split slot, vectors beyond the interior's edge are in the halo arrays.
+    fn at(&self, rows: u32, r: u32, v: u32, dy: i32, kv: i32) -> String {
+        match *self {
+            Layout::Pitched { w, .. } => format!("c + {}", dy * w as i32 + kv),
+            Layout::Split {
+                tx,
+                hxl,
+                hxr,
+                left,
+                right,
+                ..
+            } => {
+                let inside = format!("c + {}", dy * tx as i32 + kv);
+                if dy != 0 || (0..v as i32).contains(&kv) {
+                    return inside;
+                }
+                let e = format!("(int)threadIdx.x * {v} + {kv}");
+                let row = format!("(threadIdx.y * {rows} + {r})");
+                let left = format!("s + {left} + {row} * {hxl} + {e} + {hxl}");
+                let right = format!("s + {right} + {row} * {hxr} + {e} - {tx}");
+                if kv < 0 {
+                    format!("({e} < 0 ? {left} : {inside})")
+                } else {
+                    format!("({e} >= {tx} ? {right} : {inside})")
+                }
+            }
         }
     }
 }
@@ -395,7 +459,7 @@ pub(crate) fn qmarch(
     g.line(5, "__syncthreads();");
     sums(&mut g, spec, p, [w, hyl, hxl, rzl], ma, oa, &idx);
     shift_queue(&mut g, p.rows, window, v);
-    finish_tile(g, src, &p, (tx, tyr, axes), 2 * plane * size, None)
+    finish_tile(g, src, &p, (tx, tyr, axes), 2 * plane * size, Vec::new())
 }
 
 /// The queue march fed by the tensor memory accelerator: every plane of the tile, halo
@@ -419,6 +483,20 @@ pub(crate) fn qmarch(
 /// Dirichlet only: the copy fills points outside the grid with zeros, and no computed point
 /// reads one. Needs `nx` a multiple of 16 bytes of elements (the tensor map's row pitch) and a
 /// tile, halo included, of at most 256 points along each axis.
+///
+/// Split slots (`-wNa`, periodic too): a tensor copy lands as a dense box, so a periodic
+/// image, which is not contiguous with the tile, cannot share the tile's box. Each slot holds
+/// the interior columns with the other-axis halo rows above and below (pitch `tx`), and the
+/// left and right x halo columns in arrays of their own: up to five tensor copies per plane,
+/// each starting at its own wrapped coordinate. A tile that a periodic grid's edge cuts (or a
+/// grid smaller than the halo) is filled by 1-D bulk copies of row pieces into the same layout
+/// instead. Why (bench/NOTES.md, session 10): the periodic gradient's best kernel, the
+/// shared-memory march, keeps nine haloed planes in its ring (one 16-warp block per SM); the
+/// partial-sum ring holds three, and bulk copies of each row cost 20–30 points against one
+/// tensor copy per piece.
+///
+/// In the partial-sum queue, a stencil with no march-axis taps (d/dx, d/dy of a gradient) is
+/// summed and stored when its plane arrives, holding no queue.
 fn qmarch_tma(
     spec: &KernelSpec<'_>,
     src: CudaSource,
@@ -426,14 +504,15 @@ fn qmarch_tma(
     march_z: bool,
 ) -> CudaSource {
     let mut g = Gen::new(spec);
-    g.tensor_map = true;
     let Tile {
         ty,
         vt,
         size,
         axes,
         hxl,
+        hxr,
         hyl,
+        hyh,
         rzl,
         rzh,
         window,
@@ -448,8 +527,27 @@ fn qmarch_tma(
     let (ma, oa) = (axes.ma, axes.oa);
     let idx = |x: &str, o: &str, m: &str| axes.idx(x, o, m);
     let bytes = w * h * size;
-    // Slots start on 128-byte boundaries, as tensor copies require.
-    let slot = bytes.div_ceil(128) * 128 / size;
+    // Slots (and a split slot's pieces) start on 128-byte boundaries, as tensor copies require.
+    let r128 = |e: u32| (e * size).div_ceil(128) * 128 / size;
+    let layout = if p.split {
+        let left = r128(tx * (hyl + tyr + hyh));
+        let right = left + r128(hxl * tyr);
+        Layout::Split {
+            tx,
+            hyl,
+            hxl,
+            hxr,
+            left,
+            right,
+            len: right + r128(hxr * tyr),
+        }
+    } else {
+        Layout::Pitched { w, hyl, hxl }
+    };
+    let slot = match layout {
+        Layout::Split { len, .. } => len,
+        Layout::Pitched { .. } => r128(w * h),
+    };
     // The value queue reads a plane's slot until it is the centre, rzh planes after its
     // arrival; the partial-sum queue reads it only on arrival.
     let slots = if p.accumulate { 1 } else { rzh + 1 } + p.tma;
@@ -464,6 +562,75 @@ fn qmarch_tma(
         c.join(", ")
     };
 
+    let periodic = spec.boundary == Boundary::Periodic;
+    let wrap = |var: &str, n: &str| {
+        if periodic {
+            format!(
+                "{var} = (unsigned){var} < (unsigned){n} ? {var} : fd_periodic_any({var}, {n});"
+            )
+        } else {
+            String::new()
+        }
+    };
+    // The split slot's pieces: (offset in the slot, tensor map, x and other-axis coordinate,
+    // box width and height). Periodic coordinates wrap once: a tile whose pieces would need
+    // more (cut by the grid's edge, or a grid smaller than the halo) takes the bulk path.
+    let mut boxes: Vec<[u32; 3]> = Vec::new();
+    let mut pieces: Vec<(u32, usize, String, String, u32, u32)> = Vec::new();
+    if let Layout::Split { left, right, .. } = layout {
+        let wrapped = |e: String, n: &str| {
+            if periodic {
+                format!("fd_wrap1({e}, {n})")
+            } else {
+                e
+            }
+        };
+        let mut piece = |off: u32, bw: u32, bh: u32, x: String, o: String| {
+            if bw == 0 || bh == 0 {
+                return;
+            }
+            let mut b = [1u32; 3];
+            b[0] = bw;
+            b[oa] = bh;
+            let map = boxes.iter().position(|&k| k == b).unwrap_or_else(|| {
+                boxes.push(b);
+                boxes.len() - 1
+            });
+            pieces.push((off, map, x, o, bw, bh));
+        };
+        piece(
+            0,
+            tx,
+            hyl,
+            "x0".into(),
+            wrapped(format!("y0 - {hyl}"), "no"),
+        );
+        piece(tx * hyl, tx, tyr, "x0".into(), "y0".into());
+        piece(
+            tx * (hyl + tyr),
+            tx,
+            hyh,
+            "x0".into(),
+            wrapped(format!("y0 + {tyr}"), "no"),
+        );
+        piece(
+            left,
+            hxl,
+            tyr,
+            wrapped(format!("x0 - {hxl}"), "nx"),
+            "y0".into(),
+        );
+        piece(
+            right,
+            hxr,
+            tyr,
+            wrapped(format!("x0 + {tx}"), "nx"),
+            "y0".into(),
+        );
+    } else {
+        boxes.push(tbox);
+    }
+    g.tensor_maps = boxes.len();
     g.shared_march_prologue_aligned(axes, threads, p.bx, 128);
     g.line(
         1,
@@ -483,18 +650,98 @@ fn qmarch_tma(
     g.march_tiles(p.chunk, tyr, tx);
     // The previous tile's readers must be done with every slot.
     g.line(4, "__syncthreads();");
+    if p.split && spec.boundary == Boundary::Periodic {
+        // Tensor copies when the interior lies in the grid and every halo piece lies in it or
+        // wraps whole (one period): a piece that straddles the edge needs the bulk path.
+        g.line(
+            4,
+            &format!(
+                "const bool fd_whole = x0 + {tx} <= nx && y0 + {tyr} <= no && nx >= {} && no >= {} \
+                 && (y0 >= {hyl} || y0 == 0) && (y0 + {} <= no || y0 + {tyr} == no) \
+                 && (x0 >= {hxl} || x0 == 0) && (x0 + {} <= nx || x0 + {tx} == nx);",
+                hxl.max(hxr),
+                hyl.max(hyh),
+                tyr + hyh,
+                tx + hxr
+            ),
+        );
+    }
     g.line(
         4,
         &format!("const int base = mb - {rzl}, mend = me + {rzh};"),
     );
     let issue = |g: &mut Gen, indent: usize, pl: &str, sl: &str| {
+        let Layout::Split { left, right, .. } = layout else {
+            g.line(
+                indent,
+                &format!(
+                    "if (tid == 0 && {pl} < mend) fd_tma_load3d(sm + ({sl}) * {slot}, &tmap0, {}, {bytes}u, fd_bars + ({sl}));",
+                    coords(pl)
+                ),
+            );
+            return;
+        };
+        let i = indent + 1;
+        g.line(indent, &format!("if ({pl} < mend) {{"));
+        if periodic {
+            g.line(i, "if (fd_whole) {");
+        } else {
+            g.line(i, "{");
+        }
+        g.line(i + 1, "if (tid == 0) {");
+        g.line(i + 2, &format!("int pz = {pl};"));
+        g.line(i + 2, &wrap("pz", "nm"));
+        g.line(i + 2, &format!("{ty}* const d = sm + ({sl}) * {slot};"));
         g.line(
-            indent,
-            &format!(
-                "if (tid == 0 && {pl} < mend) fd_tma_load3d(sm + ({sl}) * {slot}, &tmap, {}, {bytes}u, fd_bars + ({sl}));",
-                coords(pl)
-            ),
+            i + 2,
+            &format!("unsigned long long* const bar = fd_bars + ({sl});"),
         );
+        for (off, map, x, o, bw, bh) in &pieces {
+            let mut cc = ["".to_string(), "".to_string(), "".to_string()];
+            cc[0] = x.clone();
+            cc[oa] = o.clone();
+            cc[ma] = "pz".into();
+            g.line(
+                i + 2,
+                &format!(
+                    "fd_tma_piece3d(d + {off}, &tmap{map}, {}, {}u, bar);",
+                    cc.join(", "),
+                    bw * bh * size
+                ),
+            );
+        }
+        g.line(i + 2, "fd_mbar_arrive(bar);");
+        g.line(i + 1, "}");
+        g.line(i, "}");
+        if periodic {
+            // Rows of the interior with the other-axis halo, then the x halo columns, each
+            // piece of a row wrapped on its own; one arrival after every lane's pieces.
+            g.line(i, "else {");
+            let lanes = threads.min(32);
+            let rows = |w, h, offset, x_back, y_back| crate::smarch::BulkRows {
+                w,
+                h,
+                stride: slot,
+                offset,
+                x_back,
+                y_back,
+                lanes,
+            };
+            let bulk = |g: &mut Gen, r: crate::smarch::BulkRows| {
+                if r.w > 0 {
+                    crate::smarch::bulk_issue(g, i + 1, (pl, sl), r, &wrap, &idx);
+                }
+            };
+            bulk(g, rows(tx, hyl + tyr + hyh, 0, 0, hyl as i32));
+            bulk(g, rows(hxl, tyr, left, hxl as i32, 0));
+            bulk(g, rows(hxr, tyr, right, -(tx as i32), 0));
+            g.line(
+                i + 1,
+                &format!("if (tid == 0) fd_mbar_arrive(fd_bars + ({sl}));"),
+            );
+            g.line(i, "}");
+        }
+        g.line(indent, "}");
     };
     g.line(4, &format!("for (int k = 0; k < {slots}; ++k) {{"));
     issue(&mut g, 5, "base + k", "k");
@@ -509,7 +756,10 @@ fn qmarch_tma(
             g.line(4, &format!("const bool in{r} = x < nx && o{r} < no;"));
         }
         // acc{o}_{r}_{i}_{l}: output plane a − rzh + i of stencil o, row r, x point l.
-        for o in 0..spec.stencils.len() {
+        let queued: Vec<usize> = (0..spec.stencils.len())
+            .filter(|&o| !flat(&spec.stencils[o], ma))
+            .collect();
+        for &o in &queued {
             for r in 0..p.rows {
                 let names: Vec<String> = (0..window)
                     .flat_map(|i| (0..v).map(move |l| format!("acc{o}_{r}_{i}_{l} = ({ty})0")))
@@ -524,7 +774,7 @@ fn qmarch_tma(
             &format!("const int sl = k % {slots}; fd_mbar_wait(fd_bars + sl, (fd_phase >> sl) & 1u); fd_phase ^= 1u << sl;"),
         );
         g.line(5, &format!("const {ty}* const s = sm + sl * {slot};"));
-        accumulate(&mut g, spec, p, [w, hyl, hxl, rzh], ma, oa);
+        accumulate(&mut g, spec, p, layout, rzh, (ma, oa), &idx);
         // Every thread has read plane a: its slot takes the plane `slots` on.
         g.line(5, "__syncthreads();");
         issue(&mut g, 5, &format!("a + {slots}"), "sl");
@@ -533,14 +783,14 @@ fn qmarch_tma(
         g.line(5, "if (m >= mb) {");
         for r in 0..p.rows {
             g.line(6, &format!("if (in{r} && o{r} >= olo && o{r} < ohi) {{"));
-            for o in 0..spec.stencils.len() {
+            for &o in &queued {
                 let acc: Vec<String> = (0..v).map(|l| format!("acc{o}_{r}_0_{l}")).collect();
                 store_row(&mut g, 7, &idx, (o, r, "m"), &acc, vt);
             }
             g.line(6, "}");
         }
         g.line(5, "}");
-        for o in 0..spec.stencils.len() {
+        for &o in &queued {
             for r in 0..p.rows {
                 for i in 0..window {
                     for l in 0..v {
@@ -555,7 +805,7 @@ fn qmarch_tma(
             }
         }
         let shared = slots * slot * size + slots * 8;
-        return finish_tile(g, src, &p, (tx, tyr, axes), shared, Some(tbox));
+        return finish_tile(g, src, &p, (tx, tyr, axes), shared, boxes);
     }
     for r in 0..p.rows {
         g.line(
@@ -634,7 +884,7 @@ fn qmarch_tma(
     issue(&mut g, 5, &format!("m + {slots}"), &format!("k % {slots}"));
     shift_queue(&mut g, p.rows, window, v);
     let shared = slots * slot * size + slots * 8;
-    finish_tile(g, src, &p, (tx, tyr, axes), shared, Some(tbox))
+    finish_tile(g, src, &p, (tx, tyr, axes), shared, boxes)
 }
 
 /// Moves every row's queue down one plane (entry i takes entry i + 1).
@@ -657,14 +907,14 @@ fn finish_tile(
     p: &QMarchParams,
     (tx, tyr, axes): (u32, u32, MarchAxes),
     shared: u32,
-    tensor_box: Option<[u32; 3]>,
+    tensor_boxes: Vec<[u32; 3]>,
 ) -> CudaSource {
     g.close_from(4);
     src.block = [p.bx, p.by, 1];
     src.grid_map = [(0, tx), (axes.oa, tyr), (axes.ma, p.chunk)];
     src.shared_bytes = shared;
     src.x_multiple = 16 / g.spec.precision.size() as u32;
-    src.tensor_box = tensor_box;
+    src.tensor_boxes = tensor_boxes;
     g.finish(src)
 }
 
@@ -684,6 +934,21 @@ fn plane_rows(spec: &KernelSpec<'_>, ma: usize, oa: usize) -> BTreeMap<i32, (i32
     rows
 }
 
+/// Whether a tap of `stencils` reads a halo corner (off both x and the other axis), which a
+/// split slot does not hold.
+pub(crate) fn has_corners(stencils: &[Stencil]) -> bool {
+    let oa = MarchAxes::new(marches_z(stencils)).oa;
+    stencils
+        .iter()
+        .flat_map(|s| s.taps())
+        .any(|t| t.offset[0] != 0 && t.offset[oa] != 0)
+}
+
+/// Whether `s` has no tap off the centre plane (summed at once in the partial-sum queue).
+fn flat(s: &Stencil, ma: usize) -> bool {
+    s.taps().iter().all(|t| t.offset[ma] == 0)
+}
+
 /// Whether a tap lies on the march column (read from the thread's own points), not across the
 /// plane.
 fn on_column(offset: [i32; 3], ma: usize, oa: usize) -> bool {
@@ -696,7 +961,7 @@ fn plane_windows(
     g: &mut Gen,
     indent: usize,
     rows: &BTreeMap<i32, (i32, i32)>,
-    w: u32,
+    at: &dyn Fn(i32, i32) -> String,
     v: i32,
     vt: &str,
 ) -> impl Fn(i32, i32, i32) -> String {
@@ -709,7 +974,7 @@ fn plane_windows(
         let name = format!("win_{}", coord_name("y", dy));
         g.line(indent, &format!("{ty} {name}[{}];", (k1 - k0 + 1) * v));
         for k in k0..=k1 {
-            let at = format!("c + {}", dy * w as i32 + k * v);
+            let at = at(dy, k * v);
             if v == 1 {
                 g.line(indent, &format!("{name}[{}] = *({at});", k - k0));
             } else {
@@ -800,7 +1065,8 @@ fn sums(
                 p.rows
             ),
         );
-        let win = plane_windows(g, 6, &rows, w, v, vt);
+        let at = |dy: i32, kv: i32| format!("c + {}", dy * w as i32 + kv);
+        let win = plane_windows(g, 6, &rows, &at, v, vt);
         for (o, stencil) in spec.stencils.iter().enumerate() {
             let mut acc = Vec::new();
             for l in 0..v {
@@ -831,16 +1097,16 @@ fn accumulate(
     g: &mut Gen,
     spec: &KernelSpec<'_>,
     p: QMarchParams,
-    dims: [u32; 4],
-    ma: usize,
-    oa: usize,
+    layout: Layout,
+    rzh: u32,
+    (ma, oa): (usize, usize),
+    idx: &dyn Fn(&str, &str, &str) -> String,
 ) {
-    let [w, hyl, hxl, rzh] = dims;
     let ty = g.ty;
     let v = p.vec as i32;
     let vt = crate::zmarch::vec_type(spec.precision, p.vec);
     let mut rows = plane_rows(spec, ma, oa);
-    let across = !rows.is_empty();
+    let across = !rows.is_empty() || spec.stencils.iter().any(|s| flat(s, ma));
     // The thread's own points come from row 0 of the window even with no in-plane taps.
     rows.entry(0).or_insert((0, 0));
     for r in 0..p.rows {
@@ -848,12 +1114,16 @@ fn accumulate(
         g.line(
             6,
             &format!(
-                "const {ty}* const c = s + ({hyl} + threadIdx.y * {} + {r}) * {w} + {hxl} + threadIdx.x * {v};",
-                p.rows
+                "const {ty}* const c = {};",
+                layout.centre(p.rows, r, v as u32)
             ),
         );
-        let win = plane_windows(g, 6, &rows, w, v, vt);
+        let at = |dy: i32, kv: i32| layout.at(p.rows, r, v as u32, dy, kv);
+        let win = plane_windows(g, 6, &rows, &at, v, vt);
         for (o, stencil) in spec.stencils.iter().enumerate() {
+            if flat(stencil, ma) {
+                continue;
+            }
             for l in 0..v {
                 for (ti, t) in stencil.taps().iter().enumerate() {
                     if !on_column(t.offset, ma, oa) {
@@ -872,6 +1142,9 @@ fn accumulate(
         if across {
             g.line(6, "if (a >= mb && a < me) {");
             for (o, stencil) in spec.stencils.iter().enumerate() {
+                if flat(stencil, ma) {
+                    continue;
+                }
                 for l in 0..v {
                     for (ti, t) in stencil.taps().iter().enumerate() {
                         if on_column(t.offset, ma, oa) {
@@ -887,6 +1160,28 @@ fn accumulate(
                         );
                     }
                 }
+            }
+            // Stencils on the plane alone: complete now, stored at once.
+            let flats: Vec<usize> = (0..spec.stencils.len())
+                .filter(|&o| flat(&spec.stencils[o], ma))
+                .collect();
+            if !flats.is_empty() {
+                g.line(7, &format!("if (in{r} && o{r} >= olo && o{r} < ohi) {{"));
+                for &o in &flats {
+                    let mut parts = Vec::new();
+                    for l in 0..v {
+                        let name = format!("f{o}_{l}");
+                        g.line(8, &format!("{ty} {name} = ({ty})0;"));
+                        for (ti, t) in spec.stencils[o].taps().iter().enumerate() {
+                            let wgt = g.weight(o, ti);
+                            let val = win(t.offset[oa], t.offset[0], l);
+                            g.line(8, &format!("{name} += {wgt} * {val};"));
+                        }
+                        parts.push(name);
+                    }
+                    store_row(g, 8, idx, (o, r, "a"), &parts, vt);
+                }
+                g.line(7, "}");
             }
             g.line(6, "}");
         }

@@ -461,57 +461,22 @@ fn bulk_pipeline(
     idx: &dyn Fn(&str, &str, &str) -> String,
 ) {
     let [w, h, slots, window, ahead, hxl, hyl] = dims;
-    let ty = g.ty;
-    let size = g.spec.precision.size();
     let lanes = (p.bx * p.by).min(32);
-    let mask = if lanes == 32 {
-        "0xffffffffu".to_string()
-    } else {
-        format!("{:#x}u", (1u64 << lanes) - 1)
-    };
-    let periodic = g.spec.boundary == Boundary::Periodic;
     let issue = |g: &mut Gen, indent: usize, pl: &str, slot: &str| {
-        g.line(indent, &format!("if ({pl} < mend && tid < {lanes}) {{"));
-        let i = indent + 1;
-        g.line(i, &format!("int pz = {pl};"));
-        g.line(i, &wrap("pz", "nm"));
+        let rows = BulkRows {
+            w,
+            h,
+            stride: w * h,
+            offset: 0,
+            x_back: hxl as i32,
+            y_back: hyl as i32,
+            lanes,
+        };
+        bulk_issue(g, indent, (pl, slot), rows, wrap, idx);
         g.line(
-            i,
-            &format!("const {ty}* const src = in + {};", idx("0", "0", "pz")),
+            indent,
+            &format!("if ({pl} < mend && tid == 0) fd_mbar_arrive(fd_bars + ({slot}));"),
         );
-        g.line(i, &format!("const int sl = {slot};"));
-        g.line(i, &format!("{ty}* const dst = sm + sl * {};", w * h));
-        g.line(i, &format!("for (int r = tid; r < {h}; r += {lanes}) {{"));
-        g.line(i + 1, &format!("int gy = y0 - {hyl} + r;"));
-        if periodic {
-            g.line(i + 1, &wrap("gy", "no"));
-        } else {
-            g.line(i + 1, "if (gy < 0 || gy >= no) continue;");
-        }
-        g.line(
-            i + 1,
-            &format!("const {ty}* const srow = src + {};", idx("0", "gy", "0")),
-        );
-        g.line(i + 1, &format!("for (int col = 0; col < {w};) {{"));
-        g.line(i + 2, &format!("int gx = x0 - {hxl} + col;"));
-        if periodic {
-            g.line(i + 2, &wrap("gx", "nx"));
-        } else {
-            g.line(i + 2, "if (gx < 0) { col -= gx; continue; }");
-            g.line(i + 2, "if (gx >= nx) break;");
-        }
-        g.line(i + 2, &format!("const int len = min({w} - col, nx - gx);"));
-        g.line(
-            i + 2,
-            &format!("fd_bulk_copy(dst + r * {w} + col, srow + gx, len * {size}, fd_bars + sl);"),
-        );
-        g.line(i + 2, "col += len;");
-        g.line(i + 1, "}");
-        g.line(i, "}");
-        // Every lane's bytes are expected before the arrival that lets the phase complete.
-        g.line(i, &format!("__syncwarp({mask});"));
-        g.line(i, "if (tid == 0) fd_mbar_arrive(fd_bars + sl);");
-        g.line(indent, "}");
     };
     let wait = |g: &mut Gen, indent: usize, slot: &str| {
         g.line(
@@ -541,4 +506,94 @@ fn bulk_pipeline(
         &format!("base + {ahead} + k"),
         &format!("({ahead} + k) % {slots}"),
     );
+}
+
+/// A block of rows that [`bulk_issue`] copies into each slot: `w × h` elements at `offset`
+/// in slots `stride` elements apart, from the grid's rows starting `x_back` points before the
+/// tile's `x0` and `y_back` rows before its `y0`, by `lanes` threads.
+pub(crate) struct BulkRows {
+    pub w: u32,
+    pub h: u32,
+    pub stride: u32,
+    pub offset: u32,
+    pub x_back: i32,
+    pub y_back: i32,
+    pub lanes: u32,
+}
+
+/// Issues the bulk copies of `rows` of plane `pl` into slot `slot` when `pl < mend`: one warp,
+/// per row, one `cp.async.bulk` per contiguous piece (a periodic image splits a row where it
+/// wraps; pieces outside a Dirichlet grid are skipped: no computed point reads them), each
+/// adding its bytes to the slot's mbarrier. The caller arrives on the mbarrier (once, from
+/// thread 0, after every block of rows of the plane). Shared by the shared-memory march
+/// ([`SmCopy::Bulk`]) and the queue march's split slots. The slot index is copied into its own
+/// name first: `slot` may be an expression in the caller's `sl`.
+pub(crate) fn bulk_issue(
+    g: &mut Gen,
+    indent: usize,
+    (pl, slot): (&str, &str),
+    rows: BulkRows,
+    wrap: &dyn Fn(&str, &str) -> String,
+    idx: &dyn Fn(&str, &str, &str) -> String,
+) {
+    let BulkRows {
+        w,
+        h,
+        stride,
+        offset,
+        x_back: hxl,
+        y_back: hyl,
+        lanes,
+    } = rows;
+    let ty = g.ty;
+    let size = g.spec.precision.size();
+    let periodic = g.spec.boundary == Boundary::Periodic;
+    let mask = if lanes == 32 {
+        "0xffffffffu".to_string()
+    } else {
+        format!("{:#x}u", (1u64 << lanes) - 1)
+    };
+    g.line(indent, &format!("if ({pl} < mend && tid < {lanes}) {{"));
+    let i = indent + 1;
+    g.line(i, &format!("int pz = {pl};"));
+    g.line(i, &wrap("pz", "nm"));
+    g.line(
+        i,
+        &format!("const {ty}* const src = in + {};", idx("0", "0", "pz")),
+    );
+    g.line(i, &format!("const int bsl = {slot};"));
+    g.line(
+        i,
+        &format!("{ty}* const dst = sm + bsl * {stride} + {offset};"),
+    );
+    g.line(i, &format!("for (int r = tid; r < {h}; r += {lanes}) {{"));
+    g.line(i + 1, &format!("int gy = y0 - {hyl} + r;"));
+    if periodic {
+        g.line(i + 1, &wrap("gy", "no"));
+    } else {
+        g.line(i + 1, "if (gy < 0 || gy >= no) continue;");
+    }
+    g.line(
+        i + 1,
+        &format!("const {ty}* const srow = src + {};", idx("0", "gy", "0")),
+    );
+    g.line(i + 1, &format!("for (int col = 0; col < {w};) {{"));
+    g.line(i + 2, &format!("int gx = x0 - {hxl} + col;"));
+    if periodic {
+        g.line(i + 2, &wrap("gx", "nx"));
+    } else {
+        g.line(i + 2, "if (gx < 0) { col -= gx; continue; }");
+        g.line(i + 2, "if (gx >= nx) break;");
+    }
+    g.line(i + 2, &format!("const int len = min({w} - col, nx - gx);"));
+    g.line(
+        i + 2,
+        &format!("fd_bulk_copy(dst + r * {w} + col, srow + gx, len * {size}, fd_bars + bsl);"),
+    );
+    g.line(i + 2, "col += len;");
+    g.line(i + 1, "}");
+    g.line(i, "}");
+    // Every lane's bytes are expected before the arrival that lets the phase complete.
+    g.line(i, &format!("__syncwarp({mask});"));
+    g.line(indent, "}");
 }

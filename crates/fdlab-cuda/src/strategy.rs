@@ -151,6 +151,11 @@ pub enum Strategy {
         /// outputs (a queue of partial sums instead of a queue of values), so its slot is free
         /// as soon as it is read: a ring of 1 + N slots instead of reach + 1 + N.
         accumulate: bool,
+        /// With `tma` and `accumulate`, name suffix `-wNa` instead of `-tNa`: each slot holds
+        /// the tile's interior with its other-axis halo rows, and its x halo columns apart, so
+        /// that every piece is one tensor copy that wraps on its own: periodic images work
+        /// (tiles cut by a periodic grid's edge fall back to 1-D bulk copies of row pieces).
+        split: bool,
     },
     /// AMD's first optimisation: several consecutive z points per thread, loads issued in
     /// ascending address order.
@@ -385,6 +390,7 @@ impl Strategy {
                 vec: 1,
                 tma: 0,
                 accumulate: false,
+                split: false,
             },
             Strategy::QMarch {
                 bx: 8,
@@ -394,6 +400,7 @@ impl Strategy {
                 vec: 2,
                 tma: 0,
                 accumulate: false,
+                split: false,
             },
             Strategy::QMarch {
                 bx: 16,
@@ -403,6 +410,7 @@ impl Strategy {
                 vec: 4,
                 tma: 0,
                 accumulate: false,
+                split: false,
             },
             // TMA tensor copies (Dirichlet cases only): a ring of 2 + reach slots with an
             // odd tile and short chunks, and a deep ring with vectors.
@@ -414,6 +422,7 @@ impl Strategy {
                 vec: 1,
                 tma: 1,
                 accumulate: false,
+                split: false,
             },
             Strategy::QMarch {
                 bx: 8,
@@ -423,6 +432,7 @@ impl Strategy {
                 vec: 2,
                 tma: 3,
                 accumulate: false,
+                split: false,
             },
             Strategy::QMarch {
                 bx: 12,
@@ -432,6 +442,7 @@ impl Strategy {
                 vec: 1,
                 tma: 2,
                 accumulate: true,
+                split: false,
             },
             Strategy::QMarch {
                 bx: 8,
@@ -441,6 +452,40 @@ impl Strategy {
                 vec: 2,
                 tma: 1,
                 accumulate: true,
+                split: false,
+            },
+            // Split slots (periodic too): an odd tile height and rows with scalar points,
+            // short chunks; pairs with a deep ring; quads with a one-plane ring. 32 floats or
+            // 16 doubles wide, so odd grids get tiles cut by their edge (the bulk fall-back).
+            Strategy::QMarch {
+                bx: 32,
+                by: 3,
+                rows: 3,
+                chunk: 5,
+                vec: 1,
+                tma: 2,
+                accumulate: true,
+                split: true,
+            },
+            Strategy::QMarch {
+                bx: 16,
+                by: 4,
+                rows: 2,
+                chunk: 7,
+                vec: 2,
+                tma: 3,
+                accumulate: true,
+                split: true,
+            },
+            Strategy::QMarch {
+                bx: 8,
+                by: 3,
+                rows: 2,
+                chunk: 6,
+                vec: 4,
+                tma: 1,
+                accumulate: true,
+                split: true,
             },
             // Odd tile sizes catch tiling arithmetic that only works for powers of two.
             Strategy::SharedTile { bx: 24, by: 5 },
@@ -579,18 +624,26 @@ impl Strategy {
                 vec,
                 tma,
                 accumulate,
+                split,
                 ..
             } if chunk == 0
                 || !(1..=8).contains(&rows)
                 || !matches!(vec, 1 | 2 | 4)
                 || tma > 8
-                || (accumulate && tma == 0) =>
+                || (accumulate && tma == 0)
+                || (split && !accumulate) =>
             {
                 Err(format!(
                     "chunk {chunk} (use >= 1), rows {rows} (use 1 to 8), vector {vec} (use 1, \
-                     2 or 4) or TMA depth {tma} (use 0 to 8; accumulating needs 1 or more)"
+                     2 or 4) or TMA depth {tma} (use 0 to 8; accumulating needs 1 or more; split \
+                     slots, -wNa, need the partial-sum queue)"
                 ))
             }
+            Strategy::QMarch { split: true, .. } if crate::qmarch::has_corners(stencils) => Err(
+                "split slots (-wNa) hold no halo corners, and a tap here reads one; use \
+                     -tNa or smarch"
+                    .into(),
+            ),
             Strategy::QMarch { .. } => match crate::qmarch::unsupported(stencils) {
                 Some(why) => Err(why),
                 None => Ok(()),
@@ -642,9 +695,25 @@ impl Strategy {
                 bx * vec,
                 by * rows
             )),
-            Strategy::QMarch { tma: 1.., .. } if boundary != Boundary::Dirichlet => Err(
+            Strategy::QMarch {
+                bx,
+                vec,
+                split: true,
+                ..
+            } if !(bx * vec * precision.size() as u32).is_multiple_of(128) => Err(format!(
+                "split slots (-wNa) need tiles of a multiple of 128 bytes along x ({} points \
+                 of {} bytes here): use a multiple of {} points",
+                bx * vec,
+                precision.size(),
+                128 / precision.size()
+            )),
+            Strategy::QMarch {
+                tma: 1..,
+                split: false,
+                ..
+            } if boundary != Boundary::Dirichlet => Err(
                 "TMA tensor copies fill points outside the grid with zeros, not periodic images; \
-                 use -t only with Dirichlet boundaries (drop the -tN suffix)"
+                 use -t only with Dirichlet boundaries (-wNa wraps its pieces)"
                     .into(),
             ),
             Strategy::SMarch { .. } if boundary == Boundary::Neumann => {
@@ -708,10 +777,12 @@ impl fmt::Display for Strategy {
                 vec,
                 tma,
                 accumulate,
+                split,
             } => {
                 write!(f, "qmarch-{bx}x{by}-r{rows}-c{chunk}-v{vec}")?;
                 if tma > 0 {
-                    write!(f, "-t{tma}{}", if accumulate { "a" } else { "" })?;
+                    let kind = if split { 'w' } else { 't' };
+                    write!(f, "-{kind}{tma}{}", if accumulate { "a" } else { "" })?;
                 }
                 Ok(())
             }
@@ -883,7 +954,10 @@ impl std::str::FromStr for Strategy {
                             (Some([bx, by]), Some(rows), Some(chunk), Some(vec))
                                 if parts.len() == 4 || parts.len() == 5 =>
                             {
-                                let t = parts.get(4).and_then(|t| t.strip_prefix('t'));
+                                let suffix = parts.get(4);
+                                let split = suffix.is_some_and(|t| t.starts_with('w'));
+                                let t = suffix
+                                    .and_then(|t| t.strip_prefix('t').or(t.strip_prefix('w')));
                                 let (t, accumulate) = match t.map(|t| (t.strip_suffix('a'), t)) {
                                     Some((Some(n), _)) => (Some(n), true),
                                     Some((None, n)) => (Some(n), false),
@@ -902,6 +976,7 @@ impl std::str::FromStr for Strategy {
                                     vec,
                                     tma,
                                     accumulate,
+                                    split,
                                 })
                             }
                             _ => None,
@@ -933,7 +1008,7 @@ impl std::str::FromStr for Strategy {
                 "pptN-BXxBYxBZ",
                 "zmarch-BXxBY-vV-cC-uU-rR[-cs]",
                 "smarch-BXxBY-rR-cC-pP[-vV][-l|-lN|-b]",
-                "qmarch-BXxBY-rR-cC-vV[-tN|-tNa]",
+                "qmarch-BXxBY-rR-cC-vV[-tN|-tNa|-wNa]",
             ]
             .iter()
             .map(|s| s.to_string())
