@@ -218,6 +218,16 @@ pub fn fnv1a(text: &str) -> u64 {
     })
 }
 
+/// The statement that wraps the coordinate `var` into `[0, n)` on a periodic grid (the fast
+/// unsigned test first: most coordinates are inside); nothing on other grids.
+pub(crate) fn wrap_stmt(periodic: bool, var: &str, n: &str) -> String {
+    if periodic {
+        format!("{var} = (unsigned){var} < (unsigned){n} ? {var} : fd_periodic_any({var}, {n});")
+    } else {
+        String::new()
+    }
+}
+
 /// Name of the variable holding the mapped coordinate `base + offset`.
 pub(crate) fn coord_name(base: &str, o: i32) -> String {
     match o.cmp(&0) {

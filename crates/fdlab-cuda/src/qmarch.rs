@@ -241,15 +241,7 @@ pub(crate) fn qmarch(
     let mid = tyr * (lv + rv);
     let halo = top + mid + hyh * band;
     let per_thread = halo.div_ceil(threads);
-    let wrap = |var: &str, n: &str| {
-        if periodic {
-            format!(
-                "{var} = (unsigned){var} < (unsigned){n} ? {var} : fd_periodic_any({var}, {n});"
-            )
-        } else {
-            String::new()
-        }
-    };
+    let wrap = |v: &str, n: &str| crate::codegen::wrap_stmt(periodic, v, n);
 
     g.shared_march_prologue(axes, threads, p.bx);
     g.march_tiles(p.chunk, tyr, tx);
@@ -563,15 +555,7 @@ fn qmarch_tma(
     };
 
     let periodic = spec.boundary == Boundary::Periodic;
-    let wrap = |var: &str, n: &str| {
-        if periodic {
-            format!(
-                "{var} = (unsigned){var} < (unsigned){n} ? {var} : fd_periodic_any({var}, {n});"
-            )
-        } else {
-            String::new()
-        }
-    };
+    let wrap = |v: &str, n: &str| crate::codegen::wrap_stmt(periodic, v, n);
     // The split slot's pieces: (offset in the slot, tensor map, x and other-axis coordinate,
     // box width and height). Periodic coordinates wrap once: a tile whose pieces would need
     // more (cut by the grid's edge, or a grid smaller than the halo) takes the bulk path.

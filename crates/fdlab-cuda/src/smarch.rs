@@ -117,13 +117,7 @@ pub(crate) fn smarch(
     let wv = w / vl;
     let total = h * wv;
     let per_thread = total.div_ceil(threads);
-    let wrap = |v: &str, n: &str| {
-        if periodic {
-            format!("{v} = (unsigned){v} < (unsigned){n} ? {v} : fd_periodic_any({v}, {n});")
-        } else {
-            String::new()
-        }
-    };
+    let wrap = |v: &str, n: &str| crate::codegen::wrap_stmt(periodic, v, n);
     if !bulk {
         g.line(4, &format!("long long goff[{per_thread}];"));
         g.line(4, &format!("int soff[{per_thread}];"));
