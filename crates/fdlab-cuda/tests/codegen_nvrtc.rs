@@ -240,3 +240,65 @@ fn tma_marches_refuse_what_tensor_copies_cannot_do() {
         "qmarch-32x8-r2-c64-v2-t3"
     );
 }
+
+/// Split slots (`-wNa`) take periodic grids, which one tensor copy per plane cannot, and refuse
+/// what their layout cannot hold: a value queue, tiles not 128 bytes wide, halo corners.
+#[test]
+fn split_slots_take_periodic_grids_and_refuse_what_they_cannot_hold() {
+    let g = Grid::unit(&[64, 64, 64]).unwrap();
+    let grad = Stencil::gradient(&g, 8).unwrap();
+    let lap = [Stencil::laplacian(&g, 8).unwrap()];
+    let split: Strategy = "qmarch-32x16-r2-c256-v2-w2a".parse().unwrap();
+    assert_eq!(split.name(), "qmarch-32x16-r2-c256-v2-w2a");
+    for b in [Boundary::Periodic, Boundary::Dirichlet] {
+        assert!(
+            split.supports_spec(&grad, b, Precision::F32).is_ok(),
+            "{b:?}"
+        );
+        assert!(
+            split.supports_spec(&lap, b, Precision::F64).is_ok(),
+            "{b:?}"
+        );
+    }
+    let whole: Strategy = "qmarch-32x16-r2-c256-v2-t2a".parse().unwrap();
+    assert!(whole
+        .supports_spec(&grad, Boundary::Periodic, Precision::F32)
+        .is_err());
+    let e = split
+        .supports_spec(&grad, Boundary::Neumann, Precision::F32)
+        .unwrap_err();
+    assert!(e.contains("Neumann"), "{e}");
+    // The value queue has no split layout.
+    let e = "qmarch-32x16-r2-c256-v2-w2"
+        .parse::<Strategy>()
+        .unwrap()
+        .supports(&lap)
+        .unwrap_err();
+    assert!(e.contains("-wNa"), "{e}");
+    // 16 floats: 64 bytes, not a whole number of 128-byte pieces.
+    let narrow: Strategy = "qmarch-8x16-r2-c256-v2-w2a".parse().unwrap();
+    let e = narrow
+        .supports_spec(&lap, Boundary::Dirichlet, Precision::F32)
+        .unwrap_err();
+    assert!(e.contains("128 bytes"), "{e}");
+    assert!(narrow
+        .supports_spec(&lap, Boundary::Dirichlet, Precision::F64)
+        .is_ok());
+    // A diagonal tap reads a halo corner.
+    let corner =
+        [Stencil::custom(&[([0, 0, 0], 1.0), ([1, 1, 0], 0.5), ([0, 0, 1], 0.25)]).unwrap()];
+    let e = split.supports(&corner).unwrap_err();
+    assert!(e.contains("corner"), "{e}");
+    // Generated kernels take one tensor map per distinct piece box: top/bottom rows, interior,
+    // left/right columns.
+    let spec = KernelSpec {
+        stencils: &grad,
+        boundary: Boundary::Periodic,
+        precision: Precision::F32,
+        strategy: split,
+        coefficients: Coefficients::Immediate,
+    };
+    let k = generate(&spec).unwrap();
+    assert_eq!(k.tensor_boxes.len(), 3, "{:?}", k.tensor_boxes);
+    assert!(k.source().contains("fd_whole"));
+}
