@@ -149,6 +149,7 @@ pub fn default_strategy(case: &Case, tma: bool) -> Strategy {
         tma: 0,
         accumulate: false,
         split: false,
+        streaming: false,
     };
     // With TMA (sm_90 and later), the same march fed by tensor copies into split slots (the
     // interior rows as 128-byte-aligned pieces, the x halo apart, periodic pieces wrapped) with
@@ -164,13 +165,28 @@ pub fn default_strategy(case: &Case, tma: bool) -> Strategy {
         tma: 2,
         accumulate: true,
         split: true,
+        streaming: false,
     };
-    // The f32 gradient (three one-axis stencils, periodic) takes split slots too: 89.5%
-    // against 86.9% for the shared-memory march in session 10's H100 tune.
+    // The f32 gradient (three one-axis stencils, periodic) takes split slots too, 128 × 16
+    // tiles with streaming stores: 91.2–91.5% against 89.9% with plain stores and 86.9% for
+    // the shared-memory march (session 10's H100 tunes).
     let gradient_f32 = case.stencils.len() > 1 && case.precision == Precision::F32;
+    let gradient_queue = Strategy::QMarch {
+        bx: 32,
+        by: 16,
+        rows: 1,
+        chunk: 128,
+        vec: 4,
+        tma: 2,
+        accumulate: true,
+        split: true,
+        streaming: true,
+    };
     let smarch = if radius_one {
         staged
-    } else if tma && (wide_plane || gradient_f32) {
+    } else if tma && gradient_f32 {
+        gradient_queue
+    } else if tma && wide_plane {
         tma_queue
     } else if wide_plane {
         queue
@@ -381,6 +397,7 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
                         tma: 0,
                         accumulate: false,
                         split: false,
+                        streaming: false,
                     });
                 }
             }
@@ -399,6 +416,7 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
                     tma,
                     accumulate,
                     split: false,
+                    streaming: false,
                 };
                 out.push(tma(64, 8, 2, 128, 2, false));
                 for (tx, by, rows) in [(64, 8, 2), (64, 16, 2), (128, 8, 2), (128, 32, 1)] {
@@ -416,7 +434,7 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
             // 128-byte-aligned tensor copies, the x halo apart. The H100 (bench/NOTES.md,
             // session 10): lap25 f32 82 → 89.5% (512-byte rows, 256-plane chunks), f64 94.4%,
             // the periodic gradient 86.9 → 89.5% against the shared-memory march.
-            let split = |tx: u32, by, rows, chunk, vec: u32| Strategy::QMarch {
+            let split = |tx: u32, by, rows, chunk, vec: u32, streaming| Strategy::QMarch {
                 bx: tx / vec,
                 by,
                 rows,
@@ -425,19 +443,27 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
                 tma: 2,
                 accumulate: true,
                 split: true,
+                streaming,
             };
             let size = case.precision.size() as u32;
             let mut widths = vec![512 / size, 64];
             widths.dedup();
             for tx in widths {
                 for chunk in [128, 256] {
-                    out.push(split(tx, 16, 2, chunk, copy));
+                    out.push(split(tx, 16, 2, chunk, copy, false));
                 }
             }
-            out.push(split(128 / size, 16, 1, 128, copy));
-            // The f32 gradient's winner: 64-point rows as pairs (two x points per thread).
+            // One row per thread, 512-byte rows (the f32 gradient's 89.5–90.1%).
+            out.push(split(512 / size, 16, 1, 128, copy, false));
+            // The f32 gradient's winners: 64-point rows as pairs (two x points per thread);
+            // with several outputs, streaming stores (session 10: +1.3 to +2.3 points for
+            // the gradient, −2 to −4.5 for the one-output 25-point Laplacian).
             if copy == 4 {
-                out.push(split(64, 16, 2, 256, 2));
+                out.push(split(64, 16, 2, 256, 2, false));
+            }
+            if case.stencils.len() > 1 {
+                out.push(split(512 / size, 16, 1, 128, copy, true));
+                out.push(split(64, 16, 2, 256, 2, true));
             }
             // Longer chunks: fewer re-read planes at chunk ends (2r per chunk).
             for chunk in [128, 256] {
@@ -465,6 +491,7 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
                     tma: 0,
                     accumulate: false,
                     split: false,
+                    streaming: false,
                 });
             }
         }

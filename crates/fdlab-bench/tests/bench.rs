@@ -217,6 +217,16 @@ fn built_in_search_holds_the_h100_winners() {
             Precision::F32,
             "qmarch-32x16-r2-c256-v2-w2a",
         ),
+        (
+            "gradient-8th",
+            Precision::F32,
+            "qmarch-32x16-r1-c128-v4-w2a-cs",
+        ),
+        (
+            "gradient-8th",
+            Precision::F32,
+            "qmarch-32x16-r1-c128-v4-w2a",
+        ),
     ];
     for (name, precision, strategy) in wanted {
         let case = all

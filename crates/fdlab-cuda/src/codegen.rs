@@ -619,6 +619,7 @@ pub fn generate(spec: &KernelSpec<'_>) -> Result<CudaSource, Unsupported> {
             tma,
             accumulate,
             split,
+            streaming,
         } => crate::qmarch::qmarch(
             spec,
             base,
@@ -631,6 +632,7 @@ pub fn generate(spec: &KernelSpec<'_>) -> Result<CudaSource, Unsupported> {
                 tma,
                 accumulate,
                 split,
+                streaming,
             },
             crate::qmarch::marches_z(spec.stencils),
         ),

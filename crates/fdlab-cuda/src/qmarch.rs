@@ -44,6 +44,8 @@ pub struct QMarchParams {
     /// With `tma` and `accumulate`: split slots (`-wNa`), the x halo apart from the interior
     /// and its other-axis halo rows, each piece one tensor copy that wraps on its own.
     pub split: bool,
+    /// Streaming (evict-first) vector stores of the outputs.
+    pub streaming: bool,
 }
 
 /// Whether the march goes along z (else along y, the tile then spanning z): as the
@@ -769,7 +771,7 @@ fn qmarch_tma(
             g.line(6, &format!("if (in{r} && o{r} >= olo && o{r} < ohi) {{"));
             for &o in &queued {
                 let acc: Vec<String> = (0..v).map(|l| format!("acc{o}_{r}_0_{l}")).collect();
-                store_row(&mut g, 7, &idx, (o, r, "m"), &acc, vt);
+                store_row(&mut g, p.streaming, 7, &idx, (o, r, "m"), &acc, vt);
             }
             g.line(6, "}");
         }
@@ -989,6 +991,7 @@ fn plane_windows(
 /// store, or one per point where a Dirichlet edge cuts the vector.
 fn store_row(
     g: &mut Gen,
+    streaming: bool,
     indent: usize,
     idx: &dyn Fn(&str, &str, &str) -> String,
     (o, r, m): (usize, u32, &str),
@@ -1005,13 +1008,13 @@ fn store_row(
     }
     let v = acc.len();
     g.line(indent, &format!("if (x >= ilo && x + {v} <= ihi) {{"));
-    g.line(
-        indent + 1,
-        &format!(
-            "*reinterpret_cast<{vt}*>(out{o} + {at}) = make_{vt}({});",
-            acc.join(", ")
-        ),
-    );
+    let value = format!("make_{vt}({})", acc.join(", "));
+    let store = if streaming {
+        format!("__stcs(reinterpret_cast<{vt}*>(out{o} + {at}), {value});")
+    } else {
+        format!("*reinterpret_cast<{vt}*>(out{o} + {at}) = {value};")
+    };
+    g.line(indent + 1, &store);
     g.line(indent, "} else {");
     for (l, a) in acc.iter().enumerate() {
         let at_l = idx(&format!("x + {l}"), &format!("o{r}"), m);
@@ -1067,7 +1070,7 @@ fn sums(
                 }
                 acc.push(name);
             }
-            store_row(g, 6, idx, (o, r, "m"), &acc, vt);
+            store_row(g, p.streaming, 6, idx, (o, r, "m"), &acc, vt);
         }
         g.line(5, "}");
     }
@@ -1163,7 +1166,7 @@ fn accumulate(
                         }
                         parts.push(name);
                     }
-                    store_row(g, 8, idx, (o, r, "a"), &parts, vt);
+                    store_row(g, p.streaming, 8, idx, (o, r, "a"), &parts, vt);
                 }
                 g.line(7, "}");
             }

@@ -156,6 +156,11 @@ pub enum Strategy {
         /// that every piece is one tensor copy that wraps on its own: periodic images work
         /// (tiles cut by a periodic grid's edge fall back to 1-D bulk copies of row pieces).
         split: bool,
+        /// Name suffix `-cs`: the outputs' vector stores are streaming (`__stcs`, evict-first),
+        /// which leaves L2 to the halo rows the neighbouring tiles re-read. The H100
+        /// (bench/NOTES.md, session 10): +1.3 to +2.3 points for the gradient (three outputs),
+        /// −2 to −4.5 for the 25-point Laplacian (one).
+        streaming: bool,
     },
     /// AMD's first optimisation: several consecutive z points per thread, loads issued in
     /// ascending address order.
@@ -391,6 +396,7 @@ impl Strategy {
                 tma: 0,
                 accumulate: false,
                 split: false,
+                streaming: false,
             },
             Strategy::QMarch {
                 bx: 8,
@@ -401,6 +407,7 @@ impl Strategy {
                 tma: 0,
                 accumulate: false,
                 split: false,
+                streaming: false,
             },
             Strategy::QMarch {
                 bx: 16,
@@ -411,6 +418,7 @@ impl Strategy {
                 tma: 0,
                 accumulate: false,
                 split: false,
+                streaming: true,
             },
             // TMA tensor copies (Dirichlet cases only): a ring of 2 + reach slots with an
             // odd tile and short chunks, and a deep ring with vectors.
@@ -423,6 +431,7 @@ impl Strategy {
                 tma: 1,
                 accumulate: false,
                 split: false,
+                streaming: false,
             },
             Strategy::QMarch {
                 bx: 8,
@@ -433,6 +442,7 @@ impl Strategy {
                 tma: 3,
                 accumulate: false,
                 split: false,
+                streaming: false,
             },
             Strategy::QMarch {
                 bx: 12,
@@ -443,6 +453,7 @@ impl Strategy {
                 tma: 2,
                 accumulate: true,
                 split: false,
+                streaming: false,
             },
             Strategy::QMarch {
                 bx: 8,
@@ -453,9 +464,11 @@ impl Strategy {
                 tma: 1,
                 accumulate: true,
                 split: false,
+                streaming: false,
             },
             // Split slots (periodic too): an odd tile height and rows with scalar points,
-            // short chunks; pairs with a deep ring; quads with a one-plane ring. 32 floats or
+            // short chunks; pairs with a deep ring; quads with a one-plane ring and streaming
+            // stores. 32 floats or
             // 16 doubles wide, so odd grids get tiles cut by their edge (the bulk fall-back).
             Strategy::QMarch {
                 bx: 32,
@@ -466,6 +479,7 @@ impl Strategy {
                 tma: 2,
                 accumulate: true,
                 split: true,
+                streaming: false,
             },
             Strategy::QMarch {
                 bx: 16,
@@ -476,6 +490,7 @@ impl Strategy {
                 tma: 3,
                 accumulate: true,
                 split: true,
+                streaming: false,
             },
             Strategy::QMarch {
                 bx: 8,
@@ -486,6 +501,7 @@ impl Strategy {
                 tma: 1,
                 accumulate: true,
                 split: true,
+                streaming: true,
             },
             // Odd tile sizes catch tiling arithmetic that only works for powers of two.
             Strategy::SharedTile { bx: 24, by: 5 },
@@ -778,11 +794,15 @@ impl fmt::Display for Strategy {
                 tma,
                 accumulate,
                 split,
+                streaming,
             } => {
                 write!(f, "qmarch-{bx}x{by}-r{rows}-c{chunk}-v{vec}")?;
                 if tma > 0 {
                     let kind = if split { 'w' } else { 't' };
                     write!(f, "-{kind}{tma}{}", if accumulate { "a" } else { "" })?;
+                }
+                if streaming {
+                    f.write_str("-cs")?;
                 }
                 Ok(())
             }
@@ -941,7 +961,11 @@ impl std::str::FromStr for Strategy {
                         }
                     }
                     "qmarch" => {
-                        let parts: Vec<&str> = tail.split('-').collect();
+                        let mut parts: Vec<&str> = tail.split('-').collect();
+                        let streaming = parts.len() > 4 && parts.last() == Some(&"cs");
+                        if streaming {
+                            parts.pop();
+                        }
                         let num = |i: usize, pre: char| -> Option<u32> {
                             parts.get(i)?.strip_prefix(pre)?.parse().ok()
                         };
@@ -977,6 +1001,7 @@ impl std::str::FromStr for Strategy {
                                     tma,
                                     accumulate,
                                     split,
+                                    streaming,
                                 })
                             }
                             _ => None,
@@ -1008,7 +1033,7 @@ impl std::str::FromStr for Strategy {
                 "pptN-BXxBYxBZ",
                 "zmarch-BXxBY-vV-cC-uU-rR[-cs]",
                 "smarch-BXxBY-rR-cC-pP[-vV][-l|-lN|-b]",
-                "qmarch-BXxBY-rR-cC-vV[-tN|-tNa|-wNa]",
+                "qmarch-BXxBY-rR-cC-vV[-tN|-tNa|-wNa][-cs]",
             ]
             .iter()
             .map(|s| s.to_string())

@@ -250,6 +250,12 @@ fn split_slots_take_periodic_grids_and_refuse_what_they_cannot_hold() {
     let lap = [Stencil::laplacian(&g, 8).unwrap()];
     let split: Strategy = "qmarch-32x16-r2-c256-v2-w2a".parse().unwrap();
     assert_eq!(split.name(), "qmarch-32x16-r2-c256-v2-w2a");
+    let streaming: Strategy = "qmarch-32x16-r1-c128-v4-w2a-cs".parse().unwrap();
+    assert_eq!(streaming.name(), "qmarch-32x16-r1-c128-v4-w2a-cs");
+    assert!("qmarch-32x16-r1-c128-v4-cs".parse::<Strategy>().is_ok());
+    assert!("qmarch-32x16-r1-c128-v4-w2a-ss"
+        .parse::<Strategy>()
+        .is_err());
     for b in [Boundary::Periodic, Boundary::Dirichlet] {
         assert!(
             split.supports_spec(&grad, b, Precision::F32).is_ok(),
@@ -301,4 +307,11 @@ fn split_slots_take_periodic_grids_and_refuse_what_they_cannot_hold() {
     let k = generate(&spec).unwrap();
     assert_eq!(k.tensor_boxes.len(), 3, "{:?}", k.tensor_boxes);
     assert!(k.source().contains("fd_whole"));
+    assert!(!k.source().contains("__stcs"));
+    let k = generate(&KernelSpec {
+        strategy: streaming,
+        ..spec
+    })
+    .unwrap();
+    assert!(k.source().contains("__stcs"));
 }
