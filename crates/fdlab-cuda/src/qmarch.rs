@@ -139,9 +139,9 @@ enum Layout {
     /// One array of the tile with its halo, `w` wide: the halo at `hyl` rows and `hxl`
     /// columns from the interior's corner.
     Pitched { w: u32, hyl: u32, hxl: u32 },
-    /// The interior columns with `hyl` halo rows above, `tx` wide; the `hxl` left and `hxr`
-    /// right halo columns of the interior rows in arrays at `left` and `right`; `len`
-    /// elements in all.
+    /// The interior columns, `tx` wide, with the other-axis halo rows (`hyl` above, the rest
+    /// below); the `hxl` left and `hxr` right halo columns of the interior rows in arrays at
+    /// `left` and `right`; `len` elements in all.
     Split {
         tx: u32,
         hyl: u32,
