@@ -548,11 +548,12 @@ fn qmarch_tma(
     let mut tbox = [1u32; 3];
     tbox[0] = w;
     tbox[oa] = h;
-    let coords = |pl: &str| {
-        let mut c = ["".to_string(), "".to_string(), "".to_string()];
-        c[0] = format!("x0 - {hxl}");
-        c[oa] = format!("y0 - {hyl}");
-        c[ma] = pl.to_string();
+    // A tensor copy's coordinates (x, other axis, march axis) in the tensor's axis order.
+    let coords = |x: &str, o: &str, pl: &str| {
+        let mut c = [""; 3];
+        c[0] = x;
+        c[oa] = o;
+        c[ma] = pl;
         c.join(", ")
     };
 
@@ -636,7 +637,7 @@ fn qmarch_tma(
     g.march_tiles(p.chunk, tyr, tx);
     // The previous tile's readers must be done with every slot.
     g.line(4, "__syncthreads();");
-    if p.split && spec.boundary == Boundary::Periodic {
+    if p.split && periodic {
         // Tensor copies when the interior lies in the grid and every halo piece lies in it or
         // wraps whole (one period): a piece that straddles the edge needs the bulk path.
         g.line(
@@ -662,7 +663,7 @@ fn qmarch_tma(
                 indent,
                 &format!(
                     "if (tid == 0 && {pl} < mend) fd_tma_load3d(sm + ({sl}) * {slot}, &tmap0, {}, {bytes}u, fd_bars + ({sl}));",
-                    coords(pl)
+                    coords(&format!("x0 - {hxl}"), &format!("y0 - {hyl}"), pl)
                 ),
             );
             return;
@@ -683,15 +684,11 @@ fn qmarch_tma(
             &format!("unsigned long long* const bar = fd_bars + ({sl});"),
         );
         for (off, map, x, o, bw, bh) in &pieces {
-            let mut cc = ["".to_string(), "".to_string(), "".to_string()];
-            cc[0] = x.clone();
-            cc[oa] = o.clone();
-            cc[ma] = "pz".into();
             g.line(
                 i + 2,
                 &format!(
                     "fd_tma_piece3d(d + {off}, &tmap{map}, {}, {}u, bar);",
-                    cc.join(", "),
+                    coords(x, o, "pz"),
                     bw * bh * size
                 ),
             );
