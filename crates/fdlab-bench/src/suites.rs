@@ -73,6 +73,17 @@ pub struct SuiteOptions {
     pub size: Option<usize>,
     /// Only this precision.
     pub precision: Option<Precision>,
+    /// Points along z of the 3-D cases of the amd-laplacian and roofline suites (default: as
+    /// many as along x and y). A longer march with the same planes tells a kernel's cost per
+    /// launch (start-up, the last wave) from its cost per plane.
+    pub depth: Option<usize>,
+}
+
+impl SuiteOptions {
+    /// The 3-D shape for `n` points along x and y.
+    fn shape3(&self, n: usize) -> [usize; 3] {
+        [n, n, self.depth.unwrap_or(n)]
+    }
 }
 
 /// Bytes of a periodic stencil: the input read once, each output written once.
@@ -135,7 +146,7 @@ pub fn cases(suite: &str, target: Target, opts: &SuiteOptions) -> Result<Vec<Cas
 
 fn derivative_case(
     suite: &'static str,
-    n: usize,
+    shape: [usize; 3],
     axis: Axis,
     p: Precision,
     published_grid: bool,
@@ -147,6 +158,7 @@ fn derivative_case(
     // same error as the first), with input and answer evaluated in f32 as the published code
     // does (`cos(twopi*(i-1.f)/(mx-1.f))`).
     let a = axis.index();
+    let n = shape[0];
     let (grid, input, exact) = if published_grid {
         let h = 1.0 / (n as f64 - 1.0);
         let mut shape = [n, n, n];
@@ -164,8 +176,7 @@ fn derivative_case(
             Separable { f: d, scale: 1.0 },
         )
     } else {
-        let h = 1.0 / n as f64;
-        let grid = Grid::new(&[n, n, n], &[h, h, h])?;
+        let grid = Grid::unit(&shape)?;
         let (input, exact) = cosine_along(&grid, a, 0.0);
         (grid, input, exact)
     };
@@ -183,7 +194,7 @@ fn derivative_case(
         suite,
         name,
         bytes: periodic_bytes(&grid, 1, p),
-        latency_bound: n <= 128,
+        latency_bound: shape[0] <= 128,
         grid,
         stencils: vec![stencil],
         boundary: Boundary::Periodic,
@@ -253,7 +264,7 @@ fn nvidia_derivative(target: Target, opts: &SuiteOptions) -> Result<Vec<Case>, E
             for axis in Axis::ALL {
                 out.push(derivative_case(
                     "nvidia-derivative",
-                    n,
+                    [n; 3],
                     axis,
                     p,
                     false,
@@ -263,7 +274,7 @@ fn nvidia_derivative(target: Target, opts: &SuiteOptions) -> Result<Vec<Case>, E
             if n == 64 {
                 out.push(derivative_case(
                     "nvidia-derivative",
-                    n,
+                    [n; 3],
                     Axis::X,
                     p,
                     true,
@@ -338,13 +349,13 @@ fn variants(block: [u32; 3]) -> Vec<Strategy> {
 /// The AMD lab notes' interior Laplacian on the unit cube (spacing 1/(n−1)), any order.
 pub fn interior_laplacian_case(
     suite: &'static str,
-    n: usize,
+    shape: [usize; 3],
     accuracy: usize,
     p: Precision,
     strategies: Vec<Strategy>,
 ) -> Result<Case, Error> {
-    let h = 1.0 / (n as f64 - 1.0);
-    let grid = Grid::new(&[n, n, n], &[h, h, h])?;
+    let h = shape.map(|n| 1.0 / (n as f64 - 1.0));
+    let grid = Grid::new(&shape, &h)?;
     let (input, exact) = sine_product(&grid, PI);
     let stencil = Stencil::laplacian(&grid, accuracy)?;
     let bytes = if accuracy == 2 {
@@ -352,14 +363,14 @@ pub fn interior_laplacian_case(
     } else {
         // Wider stencils: every point read once, the interior written once.
         let r = stencil.radius()[0];
-        let interior = (n - 2 * r).pow(3);
+        let interior: usize = shape.iter().map(|&n| n - 2 * r).product();
         ((grid.len() + interior) * p.size()) as u64
     };
     Ok(Case {
         suite,
         name: format!("lap3d-{}pt", stencil.taps().len()),
         bytes,
-        latency_bound: n <= 128,
+        latency_bound: shape[0] <= 128,
         grid,
         stencils: vec![stencil],
         boundary: Boundary::Dirichlet,
@@ -403,10 +414,10 @@ fn march_difference_case(name: &str, grid: Grid, p: Precision, note: &str) -> Re
     })
 }
 
-/// The 3-D march's ceiling: the z difference on n³.
-fn z_difference_case(n: usize, p: Precision) -> Result<Case, Error> {
+/// The 3-D march's ceiling: the z difference on `shape`.
+fn z_difference_case(shape: [usize; 3], p: Precision) -> Result<Case, Error> {
     let note = "ceiling of the marching kernels: 1 read + 1 write, no tile halo";
-    march_difference_case("zdiff-2pt", Grid::unit(&[n, n, n])?, p, note)
+    march_difference_case("zdiff-2pt", Grid::unit(&shape)?, p, note)
 }
 
 /// The ceiling of the 2-D Laplacian row: the y difference on n² through the same 2-D marches
@@ -420,8 +431,8 @@ fn y_difference_case(n: usize, p: Precision) -> Result<Case, Error> {
 /// The ceiling of the gradient row: three copies of the input in one kernel (1 read + 3
 /// writes, the gradient's bytes, no halo, no arithmetic). How far the best kernel for it falls
 /// short of the copy is what the 1 : 3 mix of reads and writes itself costs on the device.
-fn fan_out_case(n: usize, p: Precision) -> Result<Case, Error> {
-    let grid = Grid::unit(&[n, n, n])?;
+fn fan_out_case(shape: [usize; 3], p: Precision) -> Result<Case, Error> {
+    let grid = Grid::unit(&shape)?;
     let identity = Stencil::custom(&[([0, 0, 0], 1.0)])?;
     let (input, _) = sine_product(&grid, 2.0 * PI);
     Ok(Case {
@@ -455,7 +466,7 @@ fn amd_laplacian(target: Target, opts: &SuiteOptions) -> Result<Vec<Case>, Error
         for n in sizes(opts, default_sizes) {
             out.push(interior_laplacian_case(
                 "amd-laplacian",
-                n,
+                opts.shape3(n),
                 2,
                 p,
                 strategies.clone(),
@@ -478,7 +489,7 @@ fn roofline(target: Target, opts: &SuiteOptions) -> Result<Vec<Case>, Error> {
         for n in sizes3 {
             out.push(interior_laplacian_case(
                 "roofline",
-                n,
+                opts.shape3(n),
                 2,
                 p,
                 fast3d.clone(),
@@ -486,25 +497,25 @@ fn roofline(target: Target, opts: &SuiteOptions) -> Result<Vec<Case>, Error> {
         }
         out.push(interior_laplacian_case(
             "roofline",
-            n3,
+            opts.shape3(n3),
             8,
             p,
             fast3d.clone(),
         )?);
-        out.push(z_difference_case(n3, p)?);
+        out.push(z_difference_case(opts.shape3(n3), p)?);
     }
     for p in precisions(opts, &[Precision::F32]) {
         for axis in Axis::ALL {
             out.push(derivative_case(
                 "roofline",
-                n3,
+                opts.shape3(n3),
                 axis,
                 p,
                 false,
                 vec![Strategy::PENCIL_LONG, Strategy::READ_ONLY],
             )?);
         }
-        let grid = Grid::unit(&[n3, n3, n3])?;
+        let grid = Grid::unit(&opts.shape3(n3))?;
         let (input, exact) = sine_gradient(&grid);
         out.push(Case {
             suite: "roofline",
@@ -520,7 +531,7 @@ fn roofline(target: Target, opts: &SuiteOptions) -> Result<Vec<Case>, Error> {
             strategies: vec![Strategy::READ_ONLY, Strategy::SHARED],
             note: "bytes: 1 read + 3 writes".into(),
         });
-        out.push(fan_out_case(n3, p)?);
+        out.push(fan_out_case(opts.shape3(n3), p)?);
         let n2 = opts.size.map(|n| n * 16).unwrap_or(8192);
         let g2 = Grid::new(&[n2, n2], &[1.0 / 256.0; 2])?;
         let (input, exact) = sine_product(&g2, 2.0 * PI);
@@ -541,7 +552,7 @@ fn roofline(target: Target, opts: &SuiteOptions) -> Result<Vec<Case>, Error> {
         out.push(y_difference_case(n2, p)?);
         out.push(derivative_case(
             "roofline",
-            64,
+            [64; 3],
             Axis::X,
             p,
             false,

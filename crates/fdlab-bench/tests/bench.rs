@@ -6,7 +6,7 @@ use fdlab_bench::suites::{
 };
 use fdlab_bench::tune::{candidates, default_strategy, key, Entry, TuneCache};
 use fdlab_bench::Timing;
-use fdlab_core::{Grid, Precision};
+use fdlab_core::{Boundary, Grid, Precision};
 use fdlab_cuda::codegen::{generate, KernelSpec};
 use fdlab_cuda::{Coefficients, Strategy};
 
@@ -55,6 +55,7 @@ fn every_suite_builds_its_cases_on_both_targets() {
                 &SuiteOptions {
                     size: Some(16),
                     precision: None,
+                    ..Default::default()
                 },
             )
             .unwrap();
@@ -69,10 +70,55 @@ fn every_suite_builds_its_cases_on_both_targets() {
 }
 
 #[test]
+fn depth_stretches_only_the_3d_cases_and_their_byte_counts_follow() {
+    let opts = SuiteOptions {
+        size: Some(16),
+        depth: Some(40),
+        ..Default::default()
+    };
+    let cube = SuiteOptions {
+        size: Some(16),
+        ..Default::default()
+    };
+    for suite in ["roofline", "amd-laplacian"] {
+        let long = cases(suite, Target::Cuda, &opts).unwrap();
+        let short = cases(suite, Target::Cuda, &cube).unwrap();
+        assert_eq!(long.len(), short.len());
+        for (l, s) in long.iter().zip(&short) {
+            let [nx, ny, nz] = s.grid.shape();
+            // 3-D cases of 16 points per axis take the depth; 2-D and the 64³ latency row keep
+            // their shapes.
+            let stretched = nz == 16;
+            let want = if stretched {
+                [nx, ny, 40]
+            } else {
+                [nx, ny, nz]
+            };
+            assert_eq!(l.grid.shape(), want, "{suite} {}", l.name);
+            if stretched && l.boundary == Boundary::Periodic {
+                assert_eq!(l.bytes * 16, s.bytes * 40, "{suite} {}", l.name);
+            } else if stretched {
+                // Interior-only Laplacians: the boundary planes are read, not written.
+                let r = l.stencils[0].radius()[0];
+                let interior = ((16 - 2 * r) * (16 - 2 * r) * (40 - 2 * r)) as u64;
+                let s_bytes = l.precision.size() as u64;
+                let want = if r == 1 {
+                    amd_bytes(&l.grid, l.precision)
+                } else {
+                    (l.grid.len() as u64 + interior) * s_bytes
+                };
+                assert_eq!(l.bytes, want, "{suite} {}", l.name);
+            }
+        }
+    }
+}
+
+#[test]
 fn every_tuning_candidate_generates_and_round_trips_its_name() {
     let opts = SuiteOptions {
         size: Some(32),
         precision: None,
+        ..Default::default()
     };
     for case in cases("roofline", Target::Cuda, &opts).unwrap() {
         let mut cands = candidates(&case);
@@ -104,6 +150,7 @@ fn tune_cache_round_trips_through_its_file() {
         &SuiteOptions {
             size: Some(16),
             precision: Some(Precision::F32),
+            ..Default::default()
         },
     )
     .unwrap()[0];
@@ -161,6 +208,7 @@ fn newest_tuning_candidates_compile_for_sm90() {
     let opts = SuiteOptions {
         size: Some(32),
         precision: None,
+        ..Default::default()
     };
     let mut all = cases("roofline", Target::Cuda, &opts).unwrap();
     all.retain(|c| c.name == "zdiff-2pt");
@@ -169,7 +217,7 @@ fn newest_tuning_candidates_compile_for_sm90() {
     // search applies.
     for p in Precision::ALL {
         for accuracy in [2, 8] {
-            all.push(interior_laplacian_case("roofline", 512, accuracy, p, vec![]).unwrap());
+            all.push(interior_laplacian_case("roofline", [512; 3], accuracy, p, vec![]).unwrap());
         }
     }
     for case in all {

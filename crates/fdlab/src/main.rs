@@ -61,6 +61,10 @@ enum Command {
         /// Grid points per axis (replaces each suite's sizes).
         #[arg(long)]
         size: Option<usize>,
+        /// Points along z of the 3-D cases of amd-laplacian and roofline (default: as many as
+        /// along x and y).
+        #[arg(long)]
+        depth: Option<usize>,
         /// Only this precision (f32 or f64).
         #[arg(long)]
         precision: Option<String>,
@@ -90,6 +94,9 @@ enum Command {
         /// Grid points per axis.
         #[arg(long)]
         size: Option<usize>,
+        /// Points along z of the 3-D cases (default: as many as along x and y).
+        #[arg(long)]
+        depth: Option<usize>,
         /// Only this precision.
         #[arg(long)]
         precision: Option<String>,
@@ -143,6 +150,7 @@ fn main() {
             backend,
             suite,
             size,
+            depth,
             precision,
             strategy,
             coefficients,
@@ -153,6 +161,7 @@ fn main() {
             backend,
             suites: suite,
             size,
+            depth,
             precision,
             strategies: strategy,
             coefficients,
@@ -163,11 +172,12 @@ fn main() {
         Command::Tune {
             suite,
             size,
+            depth,
             precision,
             reps,
             json,
             strategy,
-        } => tune(suite, size, precision, reps, json, strategy),
+        } => tune(suite, size, depth, precision, reps, json, strategy),
         Command::Plot { json, out, best } => plot(json, out, best),
         Command::Check {
             backend,
@@ -258,10 +268,31 @@ fn info() -> Result<()> {
     Ok(())
 }
 
+/// The case-list options of `bench` and `tune`, checked.
+fn suite_options(
+    size: Option<usize>,
+    depth: Option<usize>,
+    precision: Option<&str>,
+) -> Result<SuiteOptions> {
+    for (flag, v) in [("--size", size), ("--depth", depth)] {
+        if let Some(n) = v {
+            if !(9..=1 << 15).contains(&n) {
+                bail!("{flag} {n}: give 9 to 32768 points per axis (the 8th-order stencils need at least 9)");
+            }
+        }
+    }
+    Ok(SuiteOptions {
+        size,
+        depth,
+        precision: precision.map(str::parse).transpose()?,
+    })
+}
+
 struct BenchArgs {
     backend: BackendArg,
     suites: Vec<String>,
     size: Option<usize>,
+    depth: Option<usize>,
     precision: Option<String>,
     strategies: Vec<String>,
     coefficients: CoefficientsArg,
@@ -309,12 +340,7 @@ fn bench(a: BenchArgs) -> Result<()> {
     for s in &a.suites {
         check_suite(s)?;
     }
-    if let Some(n) = a.size {
-        if !(9..=1 << 15).contains(&n) {
-            bail!("--size {n}: give 9 to 32768 points per axis (the 8th-order stencils need at least 9)");
-        }
-    }
-    let precision: Option<Precision> = a.precision.as_deref().map(str::parse).transpose()?;
+    let sopts = suite_options(a.size, a.depth, a.precision.as_deref())?;
     let strategies: Vec<Strategy> = a
         .strategies
         .iter()
@@ -337,10 +363,6 @@ fn bench(a: BenchArgs) -> Result<()> {
         v
     } else {
         a.suites.clone()
-    };
-    let sopts = SuiteOptions {
-        size: a.size,
-        precision,
     };
     let mut all = vec![];
     for s in &suites {
@@ -620,6 +642,7 @@ fn check(
 fn tune(
     suites: Vec<String>,
     size: Option<usize>,
+    depth: Option<usize>,
     precision: Option<String>,
     reps: usize,
     json: Option<PathBuf>,
@@ -652,9 +675,8 @@ fn tune(
     if reps == 0 {
         bail!("--reps 0: give at least 1 timed run");
     }
-    let precision: Option<Precision> = precision.as_deref().map(str::parse).transpose()?;
+    let sopts = suite_options(size, depth, precision.as_deref())?;
     let dev = Device::open(0).context("fdlab tune measures kernels on a GPU")?;
-    let sopts = SuiteOptions { size, precision };
     let mut all = vec![];
     for s in &suites {
         all.extend(cases(s, Target::Cuda, &sopts)?);
