@@ -144,6 +144,25 @@ pub fn cases(suite: &str, target: Target, opts: &SuiteOptions) -> Result<Vec<Cas
     }
 }
 
+/// Keeps the cases named in `only` (all when it is empty); a name that matches none of
+/// `all` is an error that lists the names there are.
+pub fn select(all: &mut Vec<Case>, only: &[String]) -> Result<(), Error> {
+    if let Some(name) = only.iter().find(|n| !all.iter().any(|c| &c.name == *n)) {
+        let mut valid: Vec<String> = all.iter().map(|c| c.name.clone()).collect();
+        valid.sort();
+        valid.dedup();
+        return Err(Error::Unknown {
+            kind: "case",
+            name: name.clone(),
+            valid,
+        });
+    }
+    if !only.is_empty() {
+        all.retain(|c| only.contains(&c.name));
+    }
+    Ok(())
+}
+
 fn derivative_case(
     suite: &'static str,
     shape: [usize; 3],

@@ -2,7 +2,7 @@
 //! and cache.
 
 use fdlab_bench::suites::{
-    amd_bytes, cases, interior_laplacian_case, periodic_bytes, SuiteOptions, Target, SUITES,
+    amd_bytes, cases, interior_laplacian_case, periodic_bytes, select, SuiteOptions, Target, SUITES,
 };
 use fdlab_bench::tune::{candidates, default_strategy, key, Entry, TuneCache};
 use fdlab_bench::Timing;
@@ -67,6 +67,31 @@ fn every_suite_builds_its_cases_on_both_targets() {
         }
     }
     assert!(cases("nope", Target::Cpu, &SuiteOptions::default()).is_err());
+}
+
+#[test]
+fn case_names_select_cases_and_a_wrong_name_lists_the_right_ones() {
+    let opts = SuiteOptions {
+        size: Some(16),
+        ..Default::default()
+    };
+    let all = cases("roofline", Target::Cuda, &opts).unwrap();
+    let mut some = all.clone();
+    select(&mut some, &["lap3d-7pt".into(), "gradient-8th".into()]).unwrap();
+    assert_eq!(some.len(), 3, "lap7 in f64 and f32, the gradient in f32");
+    assert!(some
+        .iter()
+        .all(|c| c.name == "lap3d-7pt" || c.name == "gradient-8th"));
+    let mut none = all.clone();
+    select(&mut none, &[]).unwrap();
+    assert_eq!(none.len(), all.len());
+    let err = select(&mut all.clone(), &["lap3d-7p".into()])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("lap3d-7p") && err.contains("lap3d-7pt"),
+        "{err}"
+    );
 }
 
 #[test]

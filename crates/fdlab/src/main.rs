@@ -8,7 +8,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use fdlab_bench::check::{check_cpu, check_cuda, CheckRow};
 use fdlab_bench::report::{header, row};
 use fdlab_bench::{
-    cases, check_suite, BenchResult, Case, CpuRunner, CudaRunner, Meta, Report, RunOptions,
+    cases, check_suite, select, BenchResult, Case, CpuRunner, CudaRunner, Meta, Report, RunOptions,
     SuiteOptions, Target,
 };
 use fdlab_core::Precision;
@@ -65,6 +65,9 @@ enum Command {
         /// along x and y).
         #[arg(long)]
         depth: Option<usize>,
+        /// Only the cases of these names (repeatable), e.g. lap3d-7pt, gradient-8th.
+        #[arg(long)]
+        case: Vec<String>,
         /// Only this precision (f32 or f64).
         #[arg(long)]
         precision: Option<String>,
@@ -97,6 +100,9 @@ enum Command {
         /// Points along z of the 3-D cases (default: as many as along x and y).
         #[arg(long)]
         depth: Option<usize>,
+        /// Only the cases of these names (repeatable), e.g. lap3d-7pt, gradient-8th.
+        #[arg(long)]
+        case: Vec<String>,
         /// Only this precision.
         #[arg(long)]
         precision: Option<String>,
@@ -151,6 +157,7 @@ fn main() {
             suite,
             size,
             depth,
+            case,
             precision,
             strategy,
             coefficients,
@@ -162,6 +169,7 @@ fn main() {
             suites: suite,
             size,
             depth,
+            only: case,
             precision,
             strategies: strategy,
             coefficients,
@@ -173,11 +181,18 @@ fn main() {
             suite,
             size,
             depth,
+            case,
             precision,
             reps,
             json,
             strategy,
-        } => tune(suite, size, depth, precision, reps, json, strategy),
+        } => tune(
+            suite,
+            suite_options(size, depth, precision.as_deref()).map(|o| (o, case)),
+            reps,
+            json,
+            strategy,
+        ),
         Command::Plot { json, out, best } => plot(json, out, best),
         Command::Check {
             backend,
@@ -293,6 +308,7 @@ struct BenchArgs {
     suites: Vec<String>,
     size: Option<usize>,
     depth: Option<usize>,
+    only: Vec<String>,
     precision: Option<String>,
     strategies: Vec<String>,
     coefficients: CoefficientsArg,
@@ -368,6 +384,7 @@ fn bench(a: BenchArgs) -> Result<()> {
     for s in &suites {
         all.extend(cases(s, target, &sopts)?);
     }
+    select(&mut all, &a.only)?;
     let opts = RunOptions {
         reps: a
             .reps
@@ -641,9 +658,7 @@ fn check(
 
 fn tune(
     suites: Vec<String>,
-    size: Option<usize>,
-    depth: Option<usize>,
-    precision: Option<String>,
+    sopts: Result<(SuiteOptions, Vec<String>)>,
     reps: usize,
     json: Option<PathBuf>,
     only: Vec<String>,
@@ -675,12 +690,13 @@ fn tune(
     if reps == 0 {
         bail!("--reps 0: give at least 1 timed run");
     }
-    let sopts = suite_options(size, depth, precision.as_deref())?;
+    let (sopts, case_names) = sopts?;
     let dev = Device::open(0).context("fdlab tune measures kernels on a GPU")?;
     let mut all = vec![];
     for s in &suites {
         all.extend(cases(s, Target::Cuda, &sopts)?);
     }
+    select(&mut all, &case_names)?;
     // Tune each distinct problem once (suites share cases).
     let mut seen = std::collections::HashSet::new();
     all.retain(|c| seen.insert(key("", c)));
