@@ -124,6 +124,12 @@ pub enum Strategy {
         vec: u32,
         /// How planes reach the ring (name suffix: none, `-l`/`-lN`, `-b`).
         copy: SmCopy,
+        /// Name suffix `-e` (with `-l`): the 16-byte loads of tile points that no other tile
+        /// reads as halo are evict-first (`__ldcs`), so that L2 keeps the rows the
+        /// neighbouring tiles re-read.
+        evict_once: bool,
+        /// Name suffix `-cs`: the outputs' stores are streaming (`__stcs`, evict-first).
+        streaming: bool,
     },
     /// 2.5-D marching with the march-axis neighbours in a register queue and one plane of
     /// the tile (with its halo) in shared memory, filled from the queues and by coalesced
@@ -234,6 +240,8 @@ impl Strategy {
         depth: 4,
         vec: 1,
         copy: SmCopy::Async,
+        evict_once: false,
+        streaming: false,
     };
 
     /// The strategies the conformance suite checks.
@@ -295,6 +303,8 @@ impl Strategy {
                 depth: 3,
                 vec: 1,
                 copy: SmCopy::Async,
+                evict_once: false,
+                streaming: false,
             },
             // Vector points: windows of whole vectors, partial vectors at Dirichlet edges.
             Strategy::SMarch {
@@ -305,6 +315,8 @@ impl Strategy {
                 depth: 2,
                 vec: 2,
                 copy: SmCopy::Async,
+                evict_once: false,
+                streaming: false,
             },
             Strategy::SMarch {
                 bx: 16,
@@ -314,6 +326,8 @@ impl Strategy {
                 depth: 3,
                 vec: 4,
                 copy: SmCopy::Async,
+                evict_once: false,
+                streaming: false,
             },
             Strategy::SMarch {
                 bx: 32,
@@ -323,9 +337,12 @@ impl Strategy {
                 depth: 8,
                 vec: 1,
                 copy: SmCopy::Async,
+                evict_once: false,
+                streaming: false,
             },
             // Staged copies (through registers): odd tile, one plane of ring beyond the
-            // window (the slot refilled last in each iteration), vectors at Dirichlet edges.
+            // window (the slot refilled last in each iteration), vectors at Dirichlet edges;
+            // evict-first loads of the points no other tile reads, streaming scalar stores.
             Strategy::SMarch {
                 bx: 12,
                 by: 3,
@@ -334,6 +351,8 @@ impl Strategy {
                 depth: 1,
                 vec: 1,
                 copy: SmCopy::Registers(1),
+                evict_once: true,
+                streaming: true,
             },
             Strategy::SMarch {
                 bx: 8,
@@ -343,8 +362,11 @@ impl Strategy {
                 depth: 2,
                 vec: 2,
                 copy: SmCopy::Registers(1),
+                evict_once: false,
+                streaming: false,
             },
-            // Two planes of loads in registers: the stage shift and the early loads.
+            // Two planes of loads in registers: the stage shift and the early loads; streaming
+            // vector stores.
             Strategy::SMarch {
                 bx: 16,
                 by: 2,
@@ -353,6 +375,8 @@ impl Strategy {
                 depth: 2,
                 vec: 2,
                 copy: SmCopy::Registers(2),
+                evict_once: false,
+                streaming: true,
             },
             // Bulk copies: an odd tile (rows split over lanes, several pieces per row where a
             // periodic image wraps), a block of fewer than 32 threads (partial issuing warp),
@@ -365,6 +389,8 @@ impl Strategy {
                 depth: 3,
                 vec: 1,
                 copy: SmCopy::Bulk,
+                evict_once: false,
+                streaming: false,
             },
             Strategy::SMarch {
                 bx: 8,
@@ -374,6 +400,8 @@ impl Strategy {
                 depth: 1,
                 vec: 2,
                 copy: SmCopy::Bulk,
+                evict_once: false,
+                streaming: false,
             },
             Strategy::SMarch {
                 bx: 32,
@@ -383,6 +411,8 @@ impl Strategy {
                 depth: 4,
                 vec: 4,
                 copy: SmCopy::Bulk,
+                evict_once: false,
+                streaming: false,
             },
             // Queue marches: an odd tile and rows (halo tables over several granules per
             // thread, tiles cut by the grid's edge), short chunks (prologue each few planes),
@@ -634,6 +664,13 @@ impl Strategy {
                      register stages {copy:?} (use 1 or 2)"
                 ))
             }
+            Strategy::SMarch {
+                evict_once: true,
+                copy,
+                ..
+            } if !matches!(copy, SmCopy::Registers(_)) => Err(
+                "evict-first loads (-e) mark the register-staged loads; add -l or -l2".into(),
+            ),
             Strategy::QMarch {
                 rows,
                 chunk,
@@ -814,6 +851,8 @@ impl fmt::Display for Strategy {
                 depth,
                 vec,
                 copy,
+                evict_once,
+                streaming,
             } => {
                 write!(f, "smarch-{bx}x{by}-r{rows}-c{chunk}-p{depth}")?;
                 if vec != 1 {
@@ -824,6 +863,12 @@ impl fmt::Display for Strategy {
                     SmCopy::Registers(1) => write!(f, "-l")?,
                     SmCopy::Registers(n) => write!(f, "-l{n}")?,
                     SmCopy::Bulk => write!(f, "-b")?,
+                }
+                if evict_once {
+                    f.write_str("-e")?;
+                }
+                if streaming {
+                    f.write_str("-cs")?;
                 }
                 Ok(())
             }
@@ -918,6 +963,14 @@ impl std::str::FromStr for Strategy {
                     }
                     "smarch" => {
                         let mut parts: Vec<&str> = tail.split('-').collect();
+                        let streaming = parts.len() > 4 && parts.last() == Some(&"cs");
+                        if streaming {
+                            parts.pop();
+                        }
+                        let evict_once = parts.len() > 4 && parts.last() == Some(&"e");
+                        if evict_once {
+                            parts.pop();
+                        }
                         let copy = match parts.last().copied() {
                             Some("b") => SmCopy::Bulk,
                             Some("l") => SmCopy::Registers(1),
@@ -955,6 +1008,8 @@ impl std::str::FromStr for Strategy {
                                     depth,
                                     vec,
                                     copy,
+                                    evict_once,
+                                    streaming,
                                 })
                             }
                             _ => None,
