@@ -403,17 +403,6 @@ impl<'a> Gen<'a> {
         load: &dyn Fn(&Tap) -> String,
         store: &dyn Fn(usize) -> String,
     ) {
-        self.sums_then(indent, load, &|o, acc| format!("{} = {acc};", store(o)));
-    }
-
-    /// [`Gen::sums`] with the statement that stores output `o`'s sum (named by the second
-    /// argument) given whole, e.g. a streaming store.
-    pub(crate) fn sums_then(
-        &mut self,
-        indent: usize,
-        load: &dyn Fn(&Tap) -> String,
-        store: &dyn Fn(usize, &str) -> String,
-    ) {
         let ty = self.ty;
         for o in 0..self.spec.stencils.len() {
             let taps: Vec<Tap> = self.spec.stencils[o].taps().to_vec();
@@ -423,8 +412,8 @@ impl<'a> Gen<'a> {
                 let l = load(tap);
                 self.line(indent, &format!("acc{o} += {w} * {l};"));
             }
-            let st = store(o, &format!("acc{o}"));
-            self.line(indent, &st);
+            let st = store(o);
+            self.line(indent, &format!("{st} = acc{o};"));
         }
     }
 
@@ -601,8 +590,6 @@ pub fn generate(spec: &KernelSpec<'_>) -> Result<CudaSource, Unsupported> {
             depth,
             vec,
             copy,
-            evict_once,
-            streaming,
         } => {
             // As zmarch, but x-only stencils also march along z, so that a tile spans y rows
             // (marching y would tile z, which has one plane in 2-D).
@@ -619,8 +606,6 @@ pub fn generate(spec: &KernelSpec<'_>) -> Result<CudaSource, Unsupported> {
                     depth,
                     vec,
                     copy,
-                    evict_once,
-                    streaming,
                 },
                 march_z,
             )

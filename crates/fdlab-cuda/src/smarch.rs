@@ -37,10 +37,6 @@ pub struct SMarchParams {
     pub vec: u32,
     /// How each plane is copied into the ring.
     pub copy: SmCopy,
-    /// Staged loads of points no other tile reads are evict-first (`__ldcs`).
-    pub evict_once: bool,
-    /// Streaming (evict-first) output stores.
-    pub streaming: bool,
 }
 
 /// Elements per 16-byte copy.
@@ -126,9 +122,6 @@ pub(crate) fn smarch(
         g.line(4, &format!("long long goff[{per_thread}];"));
         g.line(4, &format!("int soff[{per_thread}];"));
         g.line(4, &format!("int csize[{per_thread}];"));
-        if p.evict_once {
-            g.line(4, "unsigned long long fd_once = 0ull;");
-        }
         g.line(4, "#pragma unroll");
         g.line(4, &format!("for (int j = 0; j < {per_thread}; ++j) {{"));
         g.line(5, &format!("const int c = tid + j * {threads};"));
@@ -145,21 +138,6 @@ pub(crate) fn smarch(
             &format!("const bool ok = c < {total} && gx >= 0 && gx < nx && gy >= 0 && gy < no;"),
         );
         g.line(5, &format!("goff[j] = ok ? {} : 0;", idx("gx", "gy", "0")));
-        if p.evict_once {
-            // Points of this tile that no neighbouring tile reads as its halo: not its first
-            // `hi` or last `lo` rows and 16-byte columns along each axis (the halo rows and
-            // columns themselves belong to the neighbours).
-            let (r0, r1) = (hyl + hi[oa] as u32, hyl + ty_rows - (lo[oa] as u32).min(ty_rows));
-            let c0 = hxl / vl + (hi[0] as u32).div_ceil(vl);
-            let c1 = (hxl + tx) / vl - (lo[0] as u32).div_ceil(vl).min(tx / vl);
-            g.line(
-                5,
-                &format!(
-                    "if (ok && j < 64 && row >= {r0} && row < {r1} && col >= {c0} && col < {c1}) \
-                     fd_once |= 1ull << j;"
-                ),
-            );
-        }
         g.line(5, &format!("soff[j] = row * {w} + col * {vl};"));
         g.line(5, &format!("csize[j] = c < {total} ? (ok ? 16 : 0) : -1;"));
         g.line(4, "}");
@@ -202,15 +180,8 @@ pub(crate) fn smarch(
         g.line(
             i + 1,
             &format!(
-                "st[{stage}][j] = csize[j] > 0 ? {} : make_{vt}({});",
-                if p.evict_once {
-                    format!(
-                        "((fd_once >> j) & 1ull ? __ldcs(reinterpret_cast<const {vt}*>(src + goff[j])) \
-                         : __ldg(reinterpret_cast<const {vt}*>(src + goff[j])))"
-                    )
-                } else {
-                    format!("__ldg(reinterpret_cast<const {vt}*>(src + goff[j]))")
-                },
+                "st[{stage}][j] = csize[j] > 0 ? __ldg(reinterpret_cast<const {vt}*>(src + goff[j])) : \
+                 make_{vt}({});",
                 vec!["0"; vl as usize].join(", ")
             ),
         );
@@ -318,14 +289,8 @@ pub(crate) fn smarch(
             )
         };
         let at = idx("x", "o", "m");
-        let store = |o: usize, acc: &str| {
-            if p.streaming {
-                format!("__stcs(out{o} + {at}, {acc});")
-            } else {
-                format!("out{o}[{at}] = {acc};")
-            }
-        };
-        g.sums_then(6, &load, &store);
+        let store = |o: usize| format!("out{o}[{at}]");
+        g.sums(6, &load, &store);
     } else {
         vector_points(&mut g, spec, p, w, hyl, hxl, ma, oa, &zname, &idx);
     }
@@ -457,14 +422,12 @@ fn vector_points(
         g.line(6, "}");
         let parts: Vec<String> = (0..v).map(|l| format!("acc{o}[{l}]")).collect();
         g.line(6, &format!("if (x >= ilo && x + {v} <= ihi) {{"));
-        let value = format!("make_{vt}({})", parts.join(", "));
         g.line(
             7,
-            &if p.streaming {
-                format!("__stcs(reinterpret_cast<{vt}*>(out{o} + {at}), {value});")
-            } else {
-                format!("*reinterpret_cast<{vt}*>(out{o} + {at}) = {value};")
-            },
+            &format!(
+                "*reinterpret_cast<{vt}*>(out{o} + {at}) = make_{vt}({});",
+                parts.join(", ")
+            ),
         );
         g.line(6, "} else {");
         g.line(7, "#pragma unroll");
@@ -472,11 +435,7 @@ fn vector_points(
         let at_l = idx("x + l", "o", "m");
         g.line(
             8,
-            &if p.streaming {
-                format!("if (x + l >= ilo && x + l < ihi) __stcs(out{o} + {at_l}, acc{o}[l]);")
-            } else {
-                format!("if (x + l >= ilo && x + l < ihi) out{o}[{at_l}] = acc{o}[l];")
-            },
+            &format!("if (x + l >= ilo && x + l < ihi) out{o}[{at_l}] = acc{o}[l];"),
         );
         g.line(7, "}");
         g.line(6, "}");

@@ -124,12 +124,6 @@ pub enum Strategy {
         vec: u32,
         /// How planes reach the ring (name suffix: none, `-l`/`-lN`, `-b`).
         copy: SmCopy,
-        /// Name suffix `-e` (with `-l`): the 16-byte loads of tile points that no other tile
-        /// reads as halo are evict-first (`__ldcs`), so that L2 keeps the rows the
-        /// neighbouring tiles re-read.
-        evict_once: bool,
-        /// Name suffix `-cs`: the outputs' stores are streaming (`__stcs`, evict-first).
-        streaming: bool,
     },
     /// 2.5-D marching with the march-axis neighbours in a register queue and one plane of
     /// the tile (with its halo) in shared memory, filled from the queues and by coalesced
@@ -240,8 +234,6 @@ impl Strategy {
         depth: 4,
         vec: 1,
         copy: SmCopy::Async,
-        evict_once: false,
-        streaming: false,
     };
 
     /// The strategies the conformance suite checks.
@@ -303,8 +295,6 @@ impl Strategy {
                 depth: 3,
                 vec: 1,
                 copy: SmCopy::Async,
-                evict_once: false,
-                streaming: false,
             },
             // Vector points: windows of whole vectors, partial vectors at Dirichlet edges.
             Strategy::SMarch {
@@ -315,8 +305,6 @@ impl Strategy {
                 depth: 2,
                 vec: 2,
                 copy: SmCopy::Async,
-                evict_once: false,
-                streaming: false,
             },
             Strategy::SMarch {
                 bx: 16,
@@ -326,8 +314,6 @@ impl Strategy {
                 depth: 3,
                 vec: 4,
                 copy: SmCopy::Async,
-                evict_once: false,
-                streaming: false,
             },
             Strategy::SMarch {
                 bx: 32,
@@ -337,12 +323,9 @@ impl Strategy {
                 depth: 8,
                 vec: 1,
                 copy: SmCopy::Async,
-                evict_once: false,
-                streaming: false,
             },
             // Staged copies (through registers): odd tile, one plane of ring beyond the
-            // window (the slot refilled last in each iteration), vectors at Dirichlet edges;
-            // evict-first loads of the points no other tile reads, streaming scalar stores.
+            // window (the slot refilled last in each iteration), vectors at Dirichlet edges.
             Strategy::SMarch {
                 bx: 12,
                 by: 3,
@@ -351,8 +334,6 @@ impl Strategy {
                 depth: 1,
                 vec: 1,
                 copy: SmCopy::Registers(1),
-                evict_once: true,
-                streaming: true,
             },
             Strategy::SMarch {
                 bx: 8,
@@ -362,11 +343,8 @@ impl Strategy {
                 depth: 2,
                 vec: 2,
                 copy: SmCopy::Registers(1),
-                evict_once: false,
-                streaming: false,
             },
-            // Two planes of loads in registers: the stage shift and the early loads; streaming
-            // vector stores.
+            // Two planes of loads in registers: the stage shift and the early loads.
             Strategy::SMarch {
                 bx: 16,
                 by: 2,
@@ -375,8 +353,6 @@ impl Strategy {
                 depth: 2,
                 vec: 2,
                 copy: SmCopy::Registers(2),
-                evict_once: false,
-                streaming: true,
             },
             // Bulk copies: an odd tile (rows split over lanes, several pieces per row where a
             // periodic image wraps), a block of fewer than 32 threads (partial issuing warp),
@@ -389,8 +365,6 @@ impl Strategy {
                 depth: 3,
                 vec: 1,
                 copy: SmCopy::Bulk,
-                evict_once: false,
-                streaming: false,
             },
             Strategy::SMarch {
                 bx: 8,
@@ -400,8 +374,6 @@ impl Strategy {
                 depth: 1,
                 vec: 2,
                 copy: SmCopy::Bulk,
-                evict_once: false,
-                streaming: false,
             },
             Strategy::SMarch {
                 bx: 32,
@@ -411,8 +383,6 @@ impl Strategy {
                 depth: 4,
                 vec: 4,
                 copy: SmCopy::Bulk,
-                evict_once: false,
-                streaming: false,
             },
             // Queue marches: an odd tile and rows (halo tables over several granules per
             // thread, tiles cut by the grid's edge), short chunks (prologue each few planes),
@@ -664,13 +634,6 @@ impl Strategy {
                      register stages {copy:?} (use 1 or 2)"
                 ))
             }
-            Strategy::SMarch {
-                evict_once: true,
-                copy,
-                ..
-            } if !matches!(copy, SmCopy::Registers(_)) => Err(
-                "evict-first loads (-e) mark the register-staged loads; add -l or -l2".into(),
-            ),
             Strategy::QMarch {
                 rows,
                 chunk,
@@ -741,8 +704,9 @@ impl Strategy {
                 rows,
                 vec,
                 tma: 1..,
+                split,
                 ..
-            } if tma_box_too_large(stencils, precision, bx * vec, by * rows) => Err(format!(
+            } if tma_box_too_large(stencils, precision, bx * vec, by * rows, split) => Err(format!(
                 "a TMA copy moves at most 256 points per axis, and a {}×{} tile with this \
                  stencil's halo is larger; use a smaller tile",
                 bx * vec,
@@ -784,7 +748,19 @@ impl Strategy {
 
 /// Whether a TMA box — a `tx × ty` tile of the queue march with the halo of `stencils` (the x
 /// halo in whole 16-byte granules) — exceeds the 256 points per axis a tensor copy allows.
-fn tma_box_too_large(stencils: &[Stencil], precision: Precision, tx: u32, ty: u32) -> bool {
+/// Whether a tensor copy of the tile would exceed 256 points along an axis: the whole slot
+/// (tile and halo in one box) or, with split slots, the largest piece (the tile's width, its
+/// height with the halo rows copied apart).
+fn tma_box_too_large(
+    stencils: &[Stencil],
+    precision: Precision,
+    tx: u32,
+    ty: u32,
+    split: bool,
+) -> bool {
+    if split {
+        return tx > 256 || ty > 256;
+    }
     let mut r = [0u32; 3];
     for s in stencils {
         for (a, &ra) in s.radius().iter().enumerate() {
@@ -851,8 +827,6 @@ impl fmt::Display for Strategy {
                 depth,
                 vec,
                 copy,
-                evict_once,
-                streaming,
             } => {
                 write!(f, "smarch-{bx}x{by}-r{rows}-c{chunk}-p{depth}")?;
                 if vec != 1 {
@@ -863,12 +837,6 @@ impl fmt::Display for Strategy {
                     SmCopy::Registers(1) => write!(f, "-l")?,
                     SmCopy::Registers(n) => write!(f, "-l{n}")?,
                     SmCopy::Bulk => write!(f, "-b")?,
-                }
-                if evict_once {
-                    f.write_str("-e")?;
-                }
-                if streaming {
-                    f.write_str("-cs")?;
                 }
                 Ok(())
             }
@@ -963,14 +931,6 @@ impl std::str::FromStr for Strategy {
                     }
                     "smarch" => {
                         let mut parts: Vec<&str> = tail.split('-').collect();
-                        let streaming = parts.len() > 4 && parts.last() == Some(&"cs");
-                        if streaming {
-                            parts.pop();
-                        }
-                        let evict_once = parts.len() > 4 && parts.last() == Some(&"e");
-                        if evict_once {
-                            parts.pop();
-                        }
                         let copy = match parts.last().copied() {
                             Some("b") => SmCopy::Bulk,
                             Some("l") => SmCopy::Registers(1),
@@ -1008,8 +968,6 @@ impl std::str::FromStr for Strategy {
                                     depth,
                                     vec,
                                     copy,
-                                    evict_once,
-                                    streaming,
                                 })
                             }
                             _ => None,

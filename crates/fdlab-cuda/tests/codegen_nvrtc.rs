@@ -225,6 +225,21 @@ fn tma_marches_refuse_what_tensor_copies_cannot_do() {
         coefficients: Coefficients::Immediate,
     };
     assert!(generate(&spec).is_err());
+    // Split slots copy the halo apart: the widest piece is the tile, 256 points.
+    let split_wide: Strategy = "qmarch-64x1-r1-c64-v4-w2a".parse().unwrap();
+    assert!(split_wide
+        .supports_spec(&lap, Boundary::Dirichlet, Precision::F32)
+        .is_ok());
+    assert!(generate(&KernelSpec {
+        strategy: split_wide,
+        ..spec
+    })
+    .is_ok());
+    let split_wider: Strategy = "qmarch-128x1-r1-c64-v4-w2a".parse().unwrap();
+    let e = split_wider
+        .supports_spec(&lap, Boundary::Dirichlet, Precision::F32)
+        .unwrap_err();
+    assert!(e.contains("256"), "{e}");
     for bad in [
         "qmarch-32x8-r2-c64-v2-t0",
         "qmarch-32x8-r2-c64-v2-ta",
@@ -314,52 +329,4 @@ fn split_slots_take_periodic_grids_and_refuse_what_they_cannot_hold() {
     })
     .unwrap();
     assert!(k.source().contains("__stcs"));
-}
-
-/// The shared-memory march's L2 hints: `-e` (evict-first loads of the points no neighbouring
-/// tile reads) needs the register-staged copies, `-cs` streams the stores; names round-trip
-/// and the code holds the intrinsics only when asked for.
-#[test]
-fn smarch_cache_hints_round_trip_and_need_staged_loads() {
-    let g = Grid::unit(&[64, 64, 64]).unwrap();
-    let lap = [Stencil::laplacian(&g, 2).unwrap()];
-    for name in [
-        "smarch-128x1-r8-c64-p1-v4-l-e-cs",
-        "smarch-128x1-r8-c64-p1-v4-l-e",
-        "smarch-128x1-r8-c64-p1-v4-l-cs",
-        "smarch-64x8-r1-c128-p2-v4-cs",
-        "smarch-64x8-r1-c128-p2-v4-b-cs",
-    ] {
-        let s: Strategy = name.parse().unwrap();
-        assert_eq!(s.name(), name);
-    }
-    let e = "smarch-64x8-r1-c128-p2-v4-e"
-        .parse::<Strategy>()
-        .unwrap()
-        .supports(&lap)
-        .unwrap_err();
-    assert!(e.contains("-l"), "{e}");
-    let source = |name: &str| {
-        generate(&KernelSpec {
-            stencils: &lap,
-            boundary: Boundary::Dirichlet,
-            precision: Precision::F32,
-            strategy: name.parse().unwrap(),
-            coefficients: Coefficients::Immediate,
-        })
-        .unwrap()
-        .source()
-        .to_string()
-    };
-    let plain = source("smarch-128x1-r8-c64-p1-v4-l");
-    assert!(!plain.contains("__ldcs") && !plain.contains("__stcs"));
-    let hinted = source("smarch-128x1-r8-c64-p1-v4-l-e-cs");
-    assert!(hinted.contains("__ldcs") && hinted.contains("__stcs"));
-    // 8 rows of 128 float4 columns: the first and last row and column of 16-byte copies are
-    // the neighbours' halo; the six rows between (slot rows 2..8, below the one halo row) are
-    // read once.
-    assert!(
-        hinted.contains("row >= 2 && row < 8 && col >= 2 && col < 128"),
-        "{hinted}"
-    );
 }
