@@ -433,6 +433,29 @@ fn march_difference_case(name: &str, grid: Grid, p: Precision, note: &str) -> Re
     })
 }
 
+/// The interior 7-point Laplacian's probe: the same stencil, periodic, so every point is
+/// written. An interior-only output leaves each row's edge points to the caller, and the
+/// memory reads the partly written sectors there to merge them (bench/NOTES.md, session 11);
+/// the gap between this row and the interior one is what those partial writes cost.
+fn periodic_laplacian_case(shape: [usize; 3], p: Precision) -> Result<Case, Error> {
+    let grid = Grid::unit(&shape)?;
+    let (input, exact) = sine_product(&grid, 2.0 * PI);
+    Ok(Case {
+        suite: "roofline",
+        name: "lap3d-7pt-periodic".into(),
+        bytes: periodic_bytes(&grid, 1, p),
+        latency_bound: false,
+        stencils: vec![Stencil::laplacian(&grid, 2)?],
+        grid,
+        boundary: Boundary::Periodic,
+        precision: p,
+        input,
+        exact: vec![exact],
+        strategies: vec![Strategy::AMD_BASELINE],
+        note: "probe: every point written (full sectors)".into(),
+    })
+}
+
 /// The 3-D march's ceiling: the z difference on `shape`.
 fn z_difference_case(shape: [usize; 3], p: Precision) -> Result<Case, Error> {
     let note = "ceiling of the marching kernels: 1 read + 1 write, no tile halo";
@@ -522,6 +545,7 @@ fn roofline(target: Target, opts: &SuiteOptions) -> Result<Vec<Case>, Error> {
             fast3d.clone(),
         )?);
         out.push(z_difference_case(opts.shape3(n3), p)?);
+        out.push(periodic_laplacian_case(opts.shape3(n3), p)?);
     }
     for p in precisions(opts, &[Precision::F32]) {
         for axis in Axis::ALL {
