@@ -106,7 +106,10 @@ pub fn cases() -> Vec<Case> {
 pub type ApplyFn<'a, T> =
     dyn FnMut(&Case, FieldView<'_, T>, &mut [FieldViewMut<'_, T>]) -> Result<(), String> + 'a;
 
-/// Runs one case: random input from `seed`, NaN-poisoned outputs, every point compared.
+/// Runs one case: random input from `seed`; outputs poisoned with NaN where the stencils
+/// compute and with distinct random values elsewhere (what a kernel must leave untouched, so
+/// that writing back a wrong old value there is caught, not hidden by NaN = NaN); every point
+/// compared.
 pub fn check_case<T: Scalar>(
     case: &Case,
     seed: u64,
@@ -119,8 +122,22 @@ pub fn check_case<T: Scalar>(
         .map_err(|e| e.to_string())?;
     let input = Field::<T>::random(&case.grid, seed);
     let n = case.stencils.len();
-    let mut want: Vec<Field<T>> = (0..n).map(|_| Field::nan(&case.grid)).collect();
-    let mut got: Vec<Field<T>> = (0..n).map(|_| Field::nan(&case.grid)).collect();
+    let poisoned = |o: usize| {
+        let mut f = Field::<T>::random(&case.grid, seed ^ (0x9e37_79b9_7f4a_7c15 + o as u64));
+        let [nx, ny, nz] = case.grid.shape();
+        for k in 0..nz {
+            for j in 0..ny {
+                for i in 0..nx {
+                    if region.contains(i, j, k) {
+                        f.as_mut_slice()[case.grid.index(i, j, k)] = T::nan();
+                    }
+                }
+            }
+        }
+        f
+    };
+    let mut want: Vec<Field<T>> = (0..n).map(poisoned).collect();
+    let mut got: Vec<Field<T>> = (0..n).map(poisoned).collect();
     {
         let mut views: Vec<_> = want.iter_mut().map(|f| f.view_mut()).collect();
         reference(case, input.view(), &mut views)?;

@@ -628,3 +628,41 @@ fn regression_streaming_stores_above_threshold_match_reference() {
             .unwrap_or_else(|m| panic!("{boundary}: {m}"));
     }
 }
+
+/// The conformance check itself catches a kernel that writes where it must not: a wrong value
+/// at a point the stencils leave untouched (even one copied from another untouched point,
+/// which NaN poison alone would let pass), and a computed point left unwritten.
+#[test]
+fn conformance_check_catches_writes_to_untouched_points_and_missing_writes() {
+    let case = cases()
+        .into_iter()
+        .find(|c| c.boundary == Boundary::Dirichlet && c.grid.dim() == 3)
+        .expect("a 3-D interior-only conformance case");
+    let reference = |c: &Case, u: FieldView<'_, f32>, o: &mut [FieldViewMut<'_, f32>]| {
+        reference::apply(&c.stencils, c.boundary, u, o).map_err(|e| e.to_string())
+    };
+    let mut want = reference;
+    let mut fine = reference;
+    assert!(check_case::<f32>(&case, 7, &mut want, &mut fine).is_ok());
+    // Two corners, untouched by any interior stencil on a 3-D grid: copy one into the other
+    // (with NaN everywhere outside the computed region this would pass).
+    let [nx, ny, nz] = case.grid.shape();
+    let far = case.grid.index(nx - 1, 0, 0);
+    let mut copies_old = |c: &Case, u: FieldView<'_, f32>, o: &mut [FieldViewMut<'_, f32>]| {
+        reference(c, u, o)?;
+        let s = o[0].as_mut_slice();
+        s[0] = s[far];
+        Ok(())
+    };
+    let e = check_case::<f32>(&case, 7, &mut want, &mut copies_old).unwrap_err();
+    assert!(e.contains("[0, 0, 0]"), "{e}");
+    // The centre is computed: leave it as it was.
+    let centre = case.grid.index(nx / 2, ny / 2, nz / 2);
+    let mut skips = |c: &Case, u: FieldView<'_, f32>, o: &mut [FieldViewMut<'_, f32>]| {
+        let before = o[0].as_slice()[centre];
+        reference(c, u, o)?;
+        o[0].as_mut_slice()[centre] = before;
+        Ok(())
+    };
+    assert!(check_case::<f32>(&case, 7, &mut want, &mut skips).is_err());
+}

@@ -706,12 +706,14 @@ impl Strategy {
                 tma: 1..,
                 split,
                 ..
-            } if tma_box_too_large(stencils, precision, bx * vec, by * rows, split) => Err(format!(
-                "a TMA copy moves at most 256 points per axis, and a {}×{} tile with this \
+            } if tma_box_too_large(stencils, precision, bx * vec, by * rows, split) => {
+                Err(format!(
+                    "a TMA copy moves at most 256 points per axis, and a {}×{} tile with this \
                  stencil's halo is larger; use a smaller tile",
-                bx * vec,
-                by * rows
-            )),
+                    bx * vec,
+                    by * rows
+                ))
+            }
             Strategy::QMarch {
                 bx,
                 vec,
