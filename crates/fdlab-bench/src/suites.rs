@@ -401,6 +401,33 @@ pub fn interior_laplacian_case(
     })
 }
 
+/// A periodic roofline case: every point of each output written, the input read once
+/// (`periodic_bytes`).
+fn periodic_roofline_case(
+    name: &str,
+    grid: Grid,
+    stencils: Vec<Stencil>,
+    p: Precision,
+    (input, exact): (Separable, Vec<Separable>),
+    strategies: Vec<Strategy>,
+    note: &str,
+) -> Case {
+    Case {
+        suite: "roofline",
+        name: name.into(),
+        bytes: periodic_bytes(&grid, stencils.len(), p),
+        latency_bound: false,
+        stencils,
+        grid,
+        boundary: Boundary::Periodic,
+        precision: p,
+        input,
+        exact,
+        strategies,
+        note: note.into(),
+    }
+}
+
 /// The ceiling of a marching kernel: u(i + 1) − u(i) along the last axis of `grid` (z in 3-D,
 /// y in 2-D), periodic. No neighbours across the march, so no tile halo: one read and one write
 /// of every point, like a copy, through the same generated marches. How far this falls short of
@@ -417,43 +444,34 @@ fn march_difference_case(name: &str, grid: Grid, p: Precision, note: &str) -> Re
     exact.f = input.f.clone();
     exact.f[axis] = (0..n).map(|k| g[(k + 1) % n] - g[k]).collect();
     exact.scale = input.scale;
-    Ok(Case {
-        suite: "roofline",
-        name: name.into(),
-        bytes: periodic_bytes(&grid, 1, p),
-        latency_bound: false,
-        stencils: vec![stencil],
+    Ok(periodic_roofline_case(
+        name,
         grid,
-        boundary: Boundary::Periodic,
-        precision: p,
-        input,
-        exact: vec![exact],
-        strategies: vec![Strategy::READ_ONLY],
-        note: note.into(),
-    })
+        vec![stencil],
+        p,
+        (input, vec![exact]),
+        vec![Strategy::READ_ONLY],
+        note,
+    ))
 }
 
 /// The interior 7-point Laplacian's probe: the same stencil, periodic, so every point is
-/// written. An interior-only output leaves each row's edge points to the caller, and the
-/// memory reads the partly written sectors there to merge them (bench/NOTES.md, session 11);
-/// the gap between this row and the interior one is what those partial writes cost.
+/// written. An interior-only output leaves the caller's boundary points untouched (each
+/// computed row's first and last sectors written in part); the gap between this row and the
+/// interior one is what that costs (6 points in f32 on the H100, bench/NOTES.md, session 11).
 fn periodic_laplacian_case(shape: [usize; 3], p: Precision) -> Result<Case, Error> {
     let grid = Grid::unit(&shape)?;
     let (input, exact) = sine_product(&grid, 2.0 * PI);
-    Ok(Case {
-        suite: "roofline",
-        name: "lap3d-7pt-periodic".into(),
-        bytes: periodic_bytes(&grid, 1, p),
-        latency_bound: false,
-        stencils: vec![Stencil::laplacian(&grid, 2)?],
+    let stencil = Stencil::laplacian(&grid, 2)?;
+    Ok(periodic_roofline_case(
+        "lap3d-7pt-periodic",
         grid,
-        boundary: Boundary::Periodic,
-        precision: p,
-        input,
-        exact: vec![exact],
-        strategies: vec![Strategy::AMD_BASELINE],
-        note: "probe: every point written (full sectors)".into(),
-    })
+        vec![stencil],
+        p,
+        (input, vec![exact]),
+        vec![Strategy::AMD_BASELINE],
+        "probe: every point written (full sectors)",
+    ))
 }
 
 /// The 3-D march's ceiling: the z difference on `shape`.
@@ -477,20 +495,16 @@ fn fan_out_case(shape: [usize; 3], p: Precision) -> Result<Case, Error> {
     let grid = Grid::unit(&shape)?;
     let identity = Stencil::custom(&[([0, 0, 0], 1.0)])?;
     let (input, _) = sine_product(&grid, 2.0 * PI);
-    Ok(Case {
-        suite: "roofline",
-        name: "fanout-3".into(),
-        bytes: periodic_bytes(&grid, 3, p),
-        latency_bound: false,
-        stencils: vec![identity; 3],
+    let exact = vec![input.clone(); 3];
+    Ok(periodic_roofline_case(
+        "fanout-3",
         grid,
-        boundary: Boundary::Periodic,
-        precision: p,
-        exact: vec![input.clone(); 3],
-        input,
-        strategies: vec![Strategy::READ_ONLY],
-        note: "ceiling of the gradient: 1 read + 3 writes, no halo".into(),
-    })
+        vec![identity; 3],
+        p,
+        (input, exact),
+        vec![Strategy::READ_ONLY],
+        "ceiling of the gradient: 1 read + 3 writes, no halo",
+    ))
 }
 
 fn amd_laplacian(target: Target, opts: &SuiteOptions) -> Result<Vec<Case>, Error> {
@@ -559,39 +573,30 @@ fn roofline(target: Target, opts: &SuiteOptions) -> Result<Vec<Case>, Error> {
             )?);
         }
         let grid = Grid::unit(&opts.shape3(n3))?;
-        let (input, exact) = sine_gradient(&grid);
-        out.push(Case {
-            suite: "roofline",
-            name: "gradient-8th".into(),
-            bytes: periodic_bytes(&grid, 3, p),
-            latency_bound: false,
-            stencils: Stencil::gradient(&grid, 8)?,
-            grid,
-            boundary: Boundary::Periodic,
-            precision: p,
-            input,
-            exact,
-            strategies: vec![Strategy::READ_ONLY, Strategy::SHARED],
-            note: "bytes: 1 read + 3 writes".into(),
-        });
+        let stencils = Stencil::gradient(&grid, 8)?;
+        out.push(periodic_roofline_case(
+            "gradient-8th",
+            grid.clone(),
+            stencils,
+            p,
+            sine_gradient(&grid),
+            vec![Strategy::READ_ONLY, Strategy::SHARED],
+            "bytes: 1 read + 3 writes",
+        ));
         out.push(fan_out_case(opts.shape3(n3), p)?);
         let n2 = opts.size.map(|n| n * 16).unwrap_or(8192);
         let g2 = Grid::new(&[n2, n2], &[1.0 / 256.0; 2])?;
         let (input, exact) = sine_product(&g2, 2.0 * PI);
-        out.push(Case {
-            suite: "roofline",
-            name: "lap2d-5pt".into(),
-            bytes: periodic_bytes(&g2, 1, p),
-            latency_bound: false,
-            stencils: vec![Stencil::laplacian(&g2, 2)?],
-            grid: g2,
-            boundary: Boundary::Periodic,
-            precision: p,
-            input,
-            exact: vec![exact],
-            strategies: vec![Strategy::ReadOnly { block: [128, 2, 1] }],
-            note: String::new(),
-        });
+        let stencil = Stencil::laplacian(&g2, 2)?;
+        out.push(periodic_roofline_case(
+            "lap2d-5pt",
+            g2,
+            vec![stencil],
+            p,
+            (input, vec![exact]),
+            vec![Strategy::ReadOnly { block: [128, 2, 1] }],
+            "",
+        ));
         out.push(y_difference_case(n2, p)?);
         out.push(derivative_case(
             "roofline",
