@@ -59,11 +59,12 @@ impl Case {
 }
 
 /// Suite names `fdlab bench --suite` accepts.
-pub const SUITES: [&str; 4] = [
+pub const SUITES: [&str; 5] = [
     "nvidia-derivative",
     "laplace-variants",
     "amd-laplacian",
     "roofline",
+    "probes",
 ];
 
 /// Options that shape the case lists.
@@ -140,6 +141,7 @@ pub fn cases(suite: &str, target: Target, opts: &SuiteOptions) -> Result<Vec<Cas
         "laplace-variants" => laplace_variants(target, opts),
         "amd-laplacian" => amd_laplacian(target, opts),
         "roofline" => roofline(target, opts),
+        "probes" => probes(opts),
         _ => Err(unknown_suite(suite)),
     }
 }
@@ -505,6 +507,63 @@ fn fan_out_case(shape: [usize; 3], p: Precision) -> Result<Case, Error> {
         vec![Strategy::READ_ONLY],
         "ceiling of the gradient: 1 read + 3 writes, no halo",
     ))
+}
+
+/// Diagnostic cases for profiling, not targets: interior-only stencils that leave different
+/// parts of the output to the caller, beside the 7-point Laplacian (whose interior row loses 6
+/// points to its periodic twin on the H100, bench/NOTES.md, session 11). `lap3d-yz-5pt` has no
+/// x reach, so it writes whole rows and leaves rows and planes (y and z edges) untouched;
+/// `d2x-3pt` leaves only each row's two edge points. Sine input, analytic answers.
+fn probes(opts: &SuiteOptions) -> Result<Vec<Case>, Error> {
+    let mut out = vec![];
+    let n = opts.size.unwrap_or(512);
+    let shape = opts.shape3(n);
+    for p in precisions(opts, &[Precision::F32, Precision::F64]) {
+        let h = shape.map(|n| 1.0 / (n as f64 - 1.0));
+        let grid = Grid::new(&shape, &h)?;
+        let (input, mut exact) = sine_product(&grid, PI);
+        let written = |lo: [usize; 3]| -> usize { (0..3).map(|a| shape[a] - 2 * lo[a]).product() };
+        let (hy, hz) = (h[1] * h[1], h[2] * h[2]);
+        let yz = Stencil::custom(&[
+            ([0, 0, 0], -2.0 / hy - 2.0 / hz),
+            ([0, -1, 0], 1.0 / hy),
+            ([0, 1, 0], 1.0 / hy),
+            ([0, 0, -1], 1.0 / hz),
+            ([0, 0, 1], 1.0 / hz),
+        ])?;
+        exact.scale = -2.0 * PI * PI;
+        let s = p.size();
+        out.push(Case {
+            suite: "probes",
+            name: "lap3d-yz-5pt".into(),
+            bytes: ((grid.len() + written([0, 1, 1])) * s) as u64,
+            latency_bound: false,
+            stencils: vec![yz],
+            grid: grid.clone(),
+            boundary: Boundary::Dirichlet,
+            precision: p,
+            input: input.clone(),
+            exact: vec![exact.clone()],
+            strategies: vec![Strategy::AMD_BASELINE],
+            note: "probe: y and z edges untouched, whole rows written".into(),
+        });
+        exact.scale = -PI * PI;
+        out.push(Case {
+            suite: "probes",
+            name: "d2x-3pt".into(),
+            bytes: ((grid.len() + written([1, 0, 0])) * s) as u64,
+            latency_bound: false,
+            stencils: vec![Stencil::derivative(&grid, Axis::X, 2, 2)?],
+            grid,
+            boundary: Boundary::Dirichlet,
+            precision: p,
+            input,
+            exact: vec![exact],
+            strategies: vec![Strategy::AMD_BASELINE],
+            note: "probe: only each row's two edge points untouched".into(),
+        });
+    }
+    Ok(out)
 }
 
 fn amd_laplacian(target: Target, opts: &SuiteOptions) -> Result<Vec<Case>, Error> {

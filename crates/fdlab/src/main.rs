@@ -55,7 +55,8 @@ enum Command {
         #[arg(long, value_enum, default_value = "auto")]
         backend: BackendArg,
         /// Suite(s) to run (repeatable): nvidia-derivative, laplace-variants, amd-laplacian,
-        /// roofline. Default: the first three (and roofline on a GPU).
+        /// roofline, probes (diagnostic cases for profiling). Default: the first three (and
+        /// roofline on a GPU).
         #[arg(long)]
         suite: Vec<String>,
         /// Grid points per axis (replaces each suite's sizes).
