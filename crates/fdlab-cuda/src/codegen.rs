@@ -590,7 +590,6 @@ pub fn generate(spec: &KernelSpec<'_>) -> Result<CudaSource, Unsupported> {
             depth,
             vec,
             copy,
-            merge_edges,
         } => {
             // As zmarch, but x-only stencils also march along z, so that a tile spans y rows
             // (marching y would tile z, which has one plane in 2-D).
@@ -607,7 +606,6 @@ pub fn generate(spec: &KernelSpec<'_>) -> Result<CudaSource, Unsupported> {
                     depth,
                     vec,
                     copy,
-                    merge_edges,
                 },
                 march_z,
             )

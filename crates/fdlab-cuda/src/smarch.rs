@@ -37,8 +37,6 @@ pub struct SMarchParams {
     pub vec: u32,
     /// How each plane is copied into the ring.
     pub copy: SmCopy,
-    /// Partly computed 32-byte sectors written whole (see `Strategy::SMarch`).
-    pub merge_edges: bool,
 }
 
 /// Elements per 16-byte copy.
@@ -113,10 +111,6 @@ pub(crate) fn smarch(
     g.line(4, &format!("const int mend = me + {rzh};"));
     // The previous tile's readers must be done before its slots are refilled.
     g.line(4, "__syncthreads();");
-    let merge = p.merge_edges && p.vec > 1 && spec.boundary == Boundary::Dirichlet;
-    if merge {
-        merge_setup(&mut g, spec, &p, &idx);
-    }
     // Each thread's share of a plane's 16-byte copies, the same in every plane: source offset
     // within the plane, target offset within the slot, and whether the source exists (chunks
     // outside a Dirichlet grid are zero-filled; no computed point reads them).
@@ -255,14 +249,6 @@ pub(crate) fn smarch(
             &format!("({ahead} + k) % {slots}"),
         );
     }
-    if merge {
-        // The caller's edge values of the next plane, issued with this step's copies so that
-        // a whole step hides them (issued after the compute, they stalled the edge warp and
-        // through it the block: 15-33 points lost, bench/NOTES.md, session 11).
-        g.line(5, "if (m + 1 < me) {");
-        merge_loads(&mut g, spec, &p, 6, "m + 1", "fd_nxt", &idx);
-        g.line(5, "}");
-    }
     // Slot offsets of the planes the taps read.
     let mut dzs: BTreeSet<i32> = BTreeSet::new();
     for s in spec.stencils {
@@ -306,22 +292,10 @@ pub(crate) fn smarch(
         let store = |o: usize| format!("out{o}[{at}]");
         g.sums(6, &load, &store);
     } else {
-        vector_points(&mut g, spec, p, merge, w, hyl, hxl, ma, oa, &zname, &idx);
+        vector_points(&mut g, spec, p, w, hyl, hxl, ma, oa, &zname, &idx);
     }
     // Closes the compute step's loop over rows.
     g.line(5, "}");
-    if merge {
-        for o in 0..spec.stencils.len() {
-            g.line(5, "#pragma unroll");
-            g.line(
-                5,
-                &format!(
-                    "for (int r = 0; r < {}; ++r) fd_old{o}[r] = fd_nxt{o}[r];",
-                    p.rows
-                ),
-            );
-        }
-    }
     if ns > 0 {
         stage_store(
             &mut g,
@@ -355,72 +329,6 @@ pub(crate) fn smarch(
     g.finish(src)
 }
 
-/// Edge sectors written whole (`-m`): a thread whose vector is not wholly computed but shares
-/// its 32-byte sector with computed points keeps, per row and output, the caller's values of
-/// that vector (`fd_old…`), loaded a whole step ahead (into `fd_nxt…` with the step's copies), and stores the vector whole with its
-/// computed lanes replaced. Declares the thread's state and loads the tile's first plane.
-fn merge_setup(
-    g: &mut Gen,
-    spec: &KernelSpec<'_>,
-    p: &SMarchParams,
-    idx: &dyn Fn(&str, &str, &str) -> String,
-) {
-    let v = p.vec;
-    let k = 32 / spec.precision.size() as u32;
-    let vt = crate::zmarch::vec_type(spec.precision, v);
-    g.line(4, &format!("const int fd_ex = x0 + threadIdx.x * {v};"));
-    g.line(4, &format!("const int fd_s0 = fd_ex - fd_ex % {k};"));
-    g.line(
-        4,
-        &format!(
-            "const bool fd_edge = fd_ex < nx && !(fd_ex >= ilo && fd_ex + {v} <= ihi) && \
-             fd_s0 < ihi && fd_s0 + {k} > ilo;"
-        ),
-    );
-    for o in 0..spec.stencils.len() {
-        g.line(
-            4,
-            &format!("{vt} fd_old{o}[{}], fd_nxt{o}[{}];", p.rows, p.rows),
-        );
-    }
-    merge_loads(g, spec, p, 4, "mb", "fd_old", idx);
-}
-
-/// Loads the caller's values of this thread's edge vectors in `plane` into the arrays
-/// `{into}{o}` (see [`merge_setup`]).
-fn merge_loads(
-    g: &mut Gen,
-    spec: &KernelSpec<'_>,
-    p: &SMarchParams,
-    indent: usize,
-    plane: &str,
-    into: &str,
-    idx: &dyn Fn(&str, &str, &str) -> String,
-) {
-    let vt = crate::zmarch::vec_type(spec.precision, p.vec);
-    let at = idx("fd_ex", "fo", plane);
-    g.line(indent, "if (fd_edge) {");
-    g.line(indent + 1, "#pragma unroll");
-    g.line(
-        indent + 1,
-        &format!("for (int r = 0; r < {}; ++r) {{", p.rows),
-    );
-    g.line(
-        indent + 2,
-        &format!("const int fo = y0 + threadIdx.y * {} + r;", p.rows),
-    );
-    g.line(indent + 2, "if (fo >= olo && fo < ohi) {");
-    for o in 0..spec.stencils.len() {
-        g.line(
-            indent + 3,
-            &format!("{into}{o}[r] = *reinterpret_cast<const {vt}*>(out{o} + {at});"),
-        );
-    }
-    g.line(indent + 2, "}");
-    g.line(indent + 1, "}");
-    g.line(indent, "}");
-}
-
 /// The compute step with `p.vec` x points per thread: each row the taps touch is read as
 /// whole vectors covering the thread's points and their x reach, the sums are formed per
 /// point, and the results stored as one vector (per point where a Dirichlet edge cuts it).
@@ -429,7 +337,6 @@ fn vector_points(
     g: &mut Gen,
     spec: &KernelSpec<'_>,
     p: SMarchParams,
-    merge: bool,
     w: u32,
     hyl: u32,
     hxl: u32,
@@ -522,32 +429,15 @@ fn vector_points(
                 parts.join(", ")
             ),
         );
-        if merge {
-            // A partly computed vector whose sector holds computed points: the caller's values
-            // in the other lanes, the whole vector stored (see `merge_setup`).
-            g.line(6, "} else if (fd_edge) {");
-            g.line(7, &format!("{vt} fd_w = fd_old{o}[r];"));
-            for (l, comp) in comps.iter().enumerate().take(v as usize) {
-                g.line(
-                    7,
-                    &format!("if (x + {l} >= ilo && x + {l} < ihi) fd_w.{comp} = acc{o}[{l}];"),
-                );
-            }
-            g.line(
-                7,
-                &format!("*reinterpret_cast<{vt}*>(out{o} + {at}) = fd_w;"),
-            );
-        } else {
-            g.line(6, "} else {");
-            g.line(7, "#pragma unroll");
-            g.line(7, &format!("for (int l = 0; l < {v}; ++l) {{"));
-            let at_l = idx("x + l", "o", "m");
-            g.line(
-                8,
-                &format!("if (x + l >= ilo && x + l < ihi) out{o}[{at_l}] = acc{o}[l];"),
-            );
-            g.line(7, "}");
-        }
+        g.line(6, "} else {");
+        g.line(7, "#pragma unroll");
+        g.line(7, &format!("for (int l = 0; l < {v}; ++l) {{"));
+        let at_l = idx("x + l", "o", "m");
+        g.line(
+            8,
+            &format!("if (x + l >= ilo && x + l < ihi) out{o}[{at_l}] = acc{o}[l];"),
+        );
+        g.line(7, "}");
         g.line(6, "}");
     }
 }
