@@ -142,19 +142,8 @@ pub(crate) fn smarch(
         g.line(5, &format!("csize[j] = c < {total} ? (ok ? 16 : 0) : -1;"));
         g.line(4, "}");
     }
-    // Opens `if (plane < mend) {` and points `src` at that plane (wrapped when periodic);
-    // returns the indent inside.
-    let open_plane = |g: &mut Gen, indent: usize, pl: &str| {
-        g.line(indent, &format!("if ({pl} < mend) {{"));
-        let i = indent + 1;
-        g.line(i, &format!("int pz = {pl};"));
-        g.line(i, &wrap("pz", "nm"));
-        g.line(
-            i,
-            &format!("const {ty}* const src = in + {};", idx("0", "0", "pz")),
-        );
-        i
-    };
+    let open_plane =
+        |g: &mut Gen, indent: usize, pl: &str| open_plane(g, indent, pl, "", &wrap, &idx);
     let copy_plane = |g: &mut Gen, indent: usize, pl: &str, slot: &str| {
         let i = open_plane(g, indent, pl);
         g.line(i, &format!("{ty}* const dst = sm + ({slot}) * {plane};"));
@@ -502,6 +491,28 @@ fn bulk_pipeline(
     );
 }
 
+/// Opens `if (pl < mend<guard>) {` and points `src` at plane `pl` of the input (wrapped when
+/// periodic); returns the indent inside. Shared by the marches' per-thread and bulk copies.
+fn open_plane(
+    g: &mut Gen,
+    indent: usize,
+    pl: &str,
+    guard: &str,
+    wrap: &dyn Fn(&str, &str) -> String,
+    idx: &dyn Fn(&str, &str, &str) -> String,
+) -> usize {
+    let ty = g.ty;
+    g.line(indent, &format!("if ({pl} < mend{guard}) {{"));
+    let i = indent + 1;
+    g.line(i, &format!("int pz = {pl};"));
+    g.line(i, &wrap("pz", "nm"));
+    g.line(
+        i,
+        &format!("const {ty}* const src = in + {};", idx("0", "0", "pz")),
+    );
+    i
+}
+
 /// A block of rows that [`bulk_issue`] copies into each slot: `w × h` elements at `offset`
 /// in slots `stride` elements apart, from the grid's rows starting `x_back` points before the
 /// tile's `x0` and `y_back` rows before its `y0`, by `lanes` threads.
@@ -547,14 +558,7 @@ pub(crate) fn bulk_issue(
     } else {
         format!("{:#x}u", (1u64 << lanes) - 1)
     };
-    g.line(indent, &format!("if ({pl} < mend && tid < {lanes}) {{"));
-    let i = indent + 1;
-    g.line(i, &format!("int pz = {pl};"));
-    g.line(i, &wrap("pz", "nm"));
-    g.line(
-        i,
-        &format!("const {ty}* const src = in + {};", idx("0", "0", "pz")),
-    );
+    let i = open_plane(g, indent, pl, &format!(" && tid < {lanes}"), wrap, idx);
     g.line(i, &format!("const int bsl = {slot};"));
     g.line(
         i,
