@@ -458,66 +458,6 @@ impl<'a> Gen<'a> {
         self.line(4, "if (mb >= me) continue;");
     }
 
-    /// Inside a march step (`m`, `k = m - mb`, `me`, `tid`, the tile's `x0`, `y0`): asks L2
-    /// for the output sectors a computed row shares with the caller's untouched points at its
-    /// x ends, `ahead` planes before the step that writes them (the chunk's first step also
-    /// the planes before). One prefetch per partly written sector, no registers held.
-    ///
-    /// Why (bench/NOTES.md, sessions 11–12): an interior-only output writes each row's first
-    /// and last 32-byte sector in part, and HBM3 with ECC must read such a sector to merge it
-    /// at write-back, inside the write stream: 6 points of the 7-point Laplacian in f32 at
-    /// 512³ on the H100. A sector already in L2 when the partial store lands is written back
-    /// whole.
-    pub(crate) fn edge_sector_prefetch(
-        &mut self,
-        indent: usize,
-        axes: MarchAxes,
-        tile: (u32, u32),
-        ahead: u32,
-        threads: u32,
-    ) {
-        let (rows, cols) = tile;
-        let ty = self.ty;
-        let i = indent;
-        self.line(
-            i,
-            &format!("for (int e = tid; e < {}; e += {threads}) {{", 2 * rows),
-        );
-        self.line(i + 1, "const int er = y0 + (e >> 1), right = e & 1;");
-        self.line(i + 1, "const int ex = right ? ihi - 1 : ilo;");
-        self.line(
-            i + 1,
-            &format!(
-                "if (ilo >= ihi || er < olo || er >= ohi || ex < x0 || ex >= x0 + {cols}) continue;"
-            ),
-        );
-        self.line(
-            i + 1,
-            &format!("for (int q = k == 0 ? 0 : {ahead}; q <= {ahead}; ++q) {{"),
-        );
-        self.line(i + 2, "const int pm = m + q;");
-        self.line(i + 2, "if (pm >= me) break;");
-        let at = axes.idx("ex", "er", "pm");
-        for o in 0..self.spec.stencils.len() {
-            self.line(i + 2, &format!("{{ const {ty}* const a = out{o} + {at};"));
-            // The sector is written whole when the computed run starts (ends) on its edge.
-            self.line(
-                i + 3,
-                &format!(
-                    "const unsigned long long edge = reinterpret_cast<unsigned long long>(a) + \
-                     (right ? sizeof({ty}) : 0);"
-                ),
-            );
-            self.line(
-                i + 3,
-                "if (edge & 31ull) asm volatile(\"prefetch.L2 [%0];\" :: \"l\"(a));",
-            );
-            self.line(i + 2, "}");
-        }
-        self.line(i + 1, "}");
-        self.line(i, "}");
-    }
-
     /// [`Gen::march_prologue`] for the shared-memory marches: also the 16-byte aligned dynamic
     /// shared memory as `sm` and the thread's linear index `tid` in a block `bx` wide.
     pub(crate) fn shared_march_prologue(&mut self, axes: MarchAxes, threads: u32, bx: u32) {
@@ -650,7 +590,6 @@ pub fn generate(spec: &KernelSpec<'_>) -> Result<CudaSource, Unsupported> {
             depth,
             vec,
             copy,
-            edge_prefetch,
         } => {
             // As zmarch, but x-only stencils also march along z, so that a tile spans y rows
             // (marching y would tile z, which has one plane in 2-D).
@@ -667,7 +606,6 @@ pub fn generate(spec: &KernelSpec<'_>) -> Result<CudaSource, Unsupported> {
                     depth,
                     vec,
                     copy,
-                    edge_prefetch,
                 },
                 march_z,
             )

@@ -37,9 +37,6 @@ pub struct SMarchParams {
     pub vec: u32,
     /// How each plane is copied into the ring.
     pub copy: SmCopy,
-    /// Planes ahead at which the output sectors that rows share with untouched points are
-    /// prefetched into L2 (0: none); see [`Gen::edge_sector_prefetch`].
-    pub edge_prefetch: u32,
 }
 
 /// Elements per 16-byte copy.
@@ -288,10 +285,6 @@ pub(crate) fn smarch(
     }
     // Closes the compute step's loop over rows.
     g.line(5, "}");
-    if p.edge_prefetch > 0 {
-        // After the compute step: its registers are free again.
-        g.edge_sector_prefetch(5, axes, (ty_rows, tx), p.edge_prefetch, threads);
-    }
     if ns > 0 {
         stage_store(
             &mut g,

@@ -124,12 +124,6 @@ pub enum Strategy {
         vec: u32,
         /// How planes reach the ring (name suffix: none, `-l`/`-lN`, `-b`).
         copy: SmCopy,
-        /// Name suffix `-fN` (N = 1 to 4): the output sectors that an interior-only output
-        /// writes in part (a row's edge points belong to the caller) are prefetched into L2
-        /// N planes before their stores. A partly written sector not in L2 makes the memory
-        /// read it to merge at write-back, inside the write stream; on the H100 that cost the
-        /// 7-point Laplacian 6 points against its periodic twin (bench/NOTES.md, session 11).
-        edge_prefetch: u32,
     },
     /// 2.5-D marching with the march-axis neighbours in a register queue and one plane of
     /// the tile (with its halo) in shared memory, filled from the queues and by coalesced
@@ -240,7 +234,6 @@ impl Strategy {
         depth: 4,
         vec: 1,
         copy: SmCopy::Async,
-        edge_prefetch: 0,
     };
 
     /// The strategies the conformance suite checks.
@@ -302,7 +295,6 @@ impl Strategy {
                 depth: 3,
                 vec: 1,
                 copy: SmCopy::Async,
-                edge_prefetch: 0,
             },
             // Vector points: windows of whole vectors, partial vectors at Dirichlet edges.
             Strategy::SMarch {
@@ -313,7 +305,6 @@ impl Strategy {
                 depth: 2,
                 vec: 2,
                 copy: SmCopy::Async,
-                edge_prefetch: 0,
             },
             Strategy::SMarch {
                 bx: 16,
@@ -323,7 +314,6 @@ impl Strategy {
                 depth: 3,
                 vec: 4,
                 copy: SmCopy::Async,
-                edge_prefetch: 0,
             },
             Strategy::SMarch {
                 bx: 32,
@@ -333,7 +323,6 @@ impl Strategy {
                 depth: 8,
                 vec: 1,
                 copy: SmCopy::Async,
-                edge_prefetch: 0,
             },
             // Staged copies (through registers): odd tile, one plane of ring beyond the
             // window (the slot refilled last in each iteration), vectors at Dirichlet edges.
@@ -345,7 +334,6 @@ impl Strategy {
                 depth: 1,
                 vec: 1,
                 copy: SmCopy::Registers(1),
-                edge_prefetch: 0,
             },
             Strategy::SMarch {
                 bx: 8,
@@ -355,30 +343,6 @@ impl Strategy {
                 depth: 2,
                 vec: 2,
                 copy: SmCopy::Registers(1),
-                edge_prefetch: 0,
-            },
-            // Edge sectors prefetched (-f): odd tiles put the grid's x edges at every position
-            // within a sector and in tiles of their own; one and three planes ahead (the
-            // chunk's first step asks for the planes before as well).
-            Strategy::SMarch {
-                bx: 8,
-                by: 3,
-                rows: 2,
-                chunk: 5,
-                depth: 1,
-                vec: 2,
-                copy: SmCopy::Registers(1),
-                edge_prefetch: 1,
-            },
-            Strategy::SMarch {
-                bx: 12,
-                by: 3,
-                rows: 3,
-                chunk: 5,
-                depth: 3,
-                vec: 1,
-                copy: SmCopy::Async,
-                edge_prefetch: 3,
             },
             // Two planes of loads in registers: the stage shift and the early loads.
             Strategy::SMarch {
@@ -389,7 +353,6 @@ impl Strategy {
                 depth: 2,
                 vec: 2,
                 copy: SmCopy::Registers(2),
-                edge_prefetch: 0,
             },
             // Bulk copies: an odd tile (rows split over lanes, several pieces per row where a
             // periodic image wraps), a block of fewer than 32 threads (partial issuing warp),
@@ -402,7 +365,6 @@ impl Strategy {
                 depth: 3,
                 vec: 1,
                 copy: SmCopy::Bulk,
-                edge_prefetch: 0,
             },
             Strategy::SMarch {
                 bx: 8,
@@ -412,7 +374,6 @@ impl Strategy {
                 depth: 1,
                 vec: 2,
                 copy: SmCopy::Bulk,
-                edge_prefetch: 0,
             },
             Strategy::SMarch {
                 bx: 32,
@@ -422,7 +383,6 @@ impl Strategy {
                 depth: 4,
                 vec: 4,
                 copy: SmCopy::Bulk,
-                edge_prefetch: 0,
             },
             // Queue marches: an odd tile and rows (halo tables over several granules per
             // thread, tiles cut by the grid's edge), short chunks (prologue each few planes),
@@ -660,11 +620,9 @@ impl Strategy {
                 depth,
                 vec,
                 copy,
-                edge_prefetch,
                 ..
             } if !bx.is_multiple_of(4)
                 || matches!(copy, SmCopy::Registers(n) if !(1..=2).contains(&n))
-                || edge_prefetch > 4
                 || chunk == 0
                 || !(1..=8).contains(&rows)
                 || !(1..=8).contains(&depth)
@@ -673,8 +631,7 @@ impl Strategy {
                 Err(format!(
                     "tile width {bx} (use a multiple of 4), chunk {chunk} (use >= 1), rows \
                      {rows} or depth {depth} (use 1 to 8), vector {vec} (use 1, 2 or 4), \
-                     register stages {copy:?} (use 1 or 2), edge prefetch -f{edge_prefetch} (use \
-                     1 to 4 planes ahead, or leave it out)"
+                     register stages {copy:?} (use 1 or 2)"
                 ))
             }
             Strategy::QMarch {
@@ -872,7 +829,6 @@ impl fmt::Display for Strategy {
                 depth,
                 vec,
                 copy,
-                edge_prefetch,
             } => {
                 write!(f, "smarch-{bx}x{by}-r{rows}-c{chunk}-p{depth}")?;
                 if vec != 1 {
@@ -883,9 +839,6 @@ impl fmt::Display for Strategy {
                     SmCopy::Registers(1) => write!(f, "-l")?,
                     SmCopy::Registers(n) => write!(f, "-l{n}")?,
                     SmCopy::Bulk => write!(f, "-b")?,
-                }
-                if edge_prefetch > 0 {
-                    write!(f, "-f{edge_prefetch}")?;
                 }
                 Ok(())
             }
@@ -980,13 +933,6 @@ impl std::str::FromStr for Strategy {
                     }
                     "smarch" => {
                         let mut parts: Vec<&str> = tail.split('-').collect();
-                        let mut edge_prefetch = 0;
-                        if parts.len() > 4 {
-                            if let Some(n) = parts.last().and_then(|f| f.strip_prefix('f')) {
-                                edge_prefetch = n.parse().unwrap_or(u32::MAX);
-                                parts.pop();
-                            }
-                        }
                         let copy = match parts.last().copied() {
                             Some("b") => SmCopy::Bulk,
                             Some("l") => SmCopy::Registers(1),
@@ -1024,7 +970,6 @@ impl std::str::FromStr for Strategy {
                                     depth,
                                     vec,
                                     copy,
-                                    edge_prefetch,
                                 })
                             }
                             _ => None,
@@ -1102,7 +1047,7 @@ impl std::str::FromStr for Strategy {
                 "pencil-LxP-tAxC[-w]",
                 "pptN-BXxBYxBZ",
                 "zmarch-BXxBY-vV-cC-uU-rR[-cs]",
-                "smarch-BXxBY-rR-cC-pP[-vV][-l|-lN|-b][-fN]",
+                "smarch-BXxBY-rR-cC-pP[-vV][-l|-lN|-b]",
                 "qmarch-BXxBY-rR-cC-vV[-tN|-tNa|-wNa][-cs]",
             ]
             .iter()
