@@ -590,6 +590,7 @@ pub fn generate(spec: &KernelSpec<'_>) -> Result<CudaSource, Unsupported> {
             depth,
             vec,
             copy,
+            merge_edges,
         } => {
             // As zmarch, but x-only stencils also march along z, so that a tile spans y rows
             // (marching y would tile z, which has one plane in 2-D).
@@ -606,6 +607,7 @@ pub fn generate(spec: &KernelSpec<'_>) -> Result<CudaSource, Unsupported> {
                     depth,
                     vec,
                     copy,
+                    merge_edges,
                 },
                 march_z,
             )

@@ -37,6 +37,8 @@ pub struct SMarchParams {
     pub vec: u32,
     /// How each plane is copied into the ring.
     pub copy: SmCopy,
+    /// Partly computed 32-byte sectors written whole (see `Strategy::SMarch`).
+    pub merge_edges: bool,
 }
 
 /// Elements per 16-byte copy.
@@ -105,6 +107,23 @@ pub(crate) fn smarch(
         g.line(1, "fd_mbar_init_fence();");
         g.line(1, "__syncthreads();");
         g.line(1, "unsigned fd_phase = 0u;");
+    }
+    // Edge sectors written whole (-m): only interior-only outputs leave the caller points
+    // within computed rows; the staged copies are the only other users of the loop's code.
+    let merge = p.merge_edges
+        && p.vec > 1
+        && spec.boundary == Boundary::Dirichlet
+        && matches!(p.copy, SmCopy::Registers(_));
+    let edge = EdgeSectors {
+        at: slots * plane,
+        outputs: spec.stencils.len() as u32,
+        rows: ty_rows,
+        cols: tx,
+        threads,
+        sector: 32 / spec.precision.size() as u32,
+    };
+    if merge {
+        g.line(1, &format!("{ty}* const fd_edge = sm + {};", edge.at));
     }
     g.march_tiles(p.chunk, ty_rows, tx);
     g.line(4, &format!("const int base = mb - {rzl};"));
@@ -214,11 +233,25 @@ pub(crate) fn smarch(
         for s in 0..ns - 1 {
             stage_load(&mut g, 4, &format!("base + {}", ahead + s), s);
         }
+        if merge {
+            edge.copy(&mut g, 4, "mb", "0", &idx);
+        }
         g.line(4, "for (int m = mb; m < me; ++m) {");
         g.line(5, "const int k = m - mb;");
+        if merge {
+            // This plane's edge sectors, copied a step ago (or before the loop).
+            g.line(5, "fd_cp_async_wait<0>();");
+        }
         // Stores of the previous iteration visible; its readers done with the slot refilled
         // at the end of this one (it held plane m - rzl - 1).
         g.line(5, "__syncthreads();");
+        if merge {
+            // The next plane's, a whole step ahead: the buffer it fills was last read in the
+            // previous step, before the barrier.
+            g.line(5, "if (m + 1 < me) {");
+            edge.copy(&mut g, 6, "m + 1", "(k + 1) & 1", &idx);
+            g.line(5, "}");
+        }
         stage_load(&mut g, 5, &format!("base + {} + k", ahead + ns - 1), ns - 1);
     } else {
         // Prologue: the window and depth - 1 further planes.
@@ -281,7 +314,8 @@ pub(crate) fn smarch(
         let store = |o: usize| format!("out{o}[{at}]");
         g.sums(6, &load, &store);
     } else {
-        vector_points(&mut g, spec, p, w, hyl, hxl, ma, oa, &zname, &idx);
+        let edge = merge.then_some(&edge);
+        vector_points(&mut g, spec, p, edge, w, hyl, hxl, ma, oa, &zname, &idx);
     }
     // Closes the compute step's loop over rows.
     g.line(5, "}");
@@ -312,8 +346,13 @@ pub(crate) fn smarch(
     src.block = [p.bx, p.by, 1];
     src.grid_map = [(0, tx), (oa, ty_rows), (ma, p.chunk)];
     // Bulk copies complete on one 8-byte mbarrier per slot, after the ring.
-    src.shared_bytes =
-        slots * plane * spec.precision.size() as u32 + if bulk { 8 * slots } else { 0 };
+    src.shared_bytes = slots * plane * spec.precision.size() as u32
+        + if bulk { 8 * slots } else { 0 }
+        + if merge {
+            edge.elements() * spec.precision.size() as u32
+        } else {
+            0
+        };
     src.x_multiple = vl;
     g.finish(src)
 }
@@ -326,6 +365,7 @@ fn vector_points(
     g: &mut Gen,
     spec: &KernelSpec<'_>,
     p: SMarchParams,
+    edge: Option<&EdgeSectors>,
     w: u32,
     hyl: u32,
     hxl: u32,
@@ -419,14 +459,70 @@ fn vector_points(
             ),
         );
         g.line(6, "} else {");
-        g.line(7, "#pragma unroll");
-        g.line(7, &format!("for (int l = 0; l < {v}; ++l) {{"));
+        let mut i = 7;
+        if let Some(edge) = edge {
+            // A vector in a row's edge sector: the caller's values in the lanes not computed,
+            // the whole vector stored, so that the sector is written whole.
+            let size = spec.precision.size();
+            g.line(7, "bool fd_whole = false;");
+            g.line(7, "if (ilo < ihi) {");
+            g.line(
+                8,
+                &format!(
+                    "const {ty}* const fd_row = out{o} + {};",
+                    idx("0", "o", "m")
+                ),
+            );
+            for (name, ex) in [("fd_sl", "ilo"), ("fd_sr", "ihi - 1")] {
+                g.line(
+                    8,
+                    &format!(
+                        "const int {name} = {ex} - (int)((reinterpret_cast<unsigned long long>(fd_row + {ex}) & 31ull) / {size});"
+                    ),
+                );
+            }
+            let sp = edge.sector;
+            g.line(
+                8,
+                &format!(
+                    "const int fd_side = x >= fd_sl && x < fd_sl + {sp} ? 0 : (x >= fd_sr && x < fd_sr + {sp} ? 1 : -1);"
+                ),
+            );
+            g.line(8, "if (fd_side >= 0) {");
+            g.line(
+                9,
+                &format!(
+                    "{vt} fd_w = *reinterpret_cast<const {vt}*>(fd_edge + {} + x - (fd_side ? fd_sr : fd_sl));",
+                    edge.index("k & 1", &o.to_string(), "ry", "fd_side")
+                ),
+            );
+            for (l, comp) in comps.iter().enumerate().take(v as usize) {
+                g.line(
+                    9,
+                    &format!("if (x + {l} >= ilo && x + {l} < ihi) fd_w.{comp} = acc{o}[{l}];"),
+                );
+            }
+            g.line(
+                9,
+                &format!("*reinterpret_cast<{vt}*>(out{o} + {at}) = fd_w;"),
+            );
+            g.line(9, "fd_whole = true;");
+            g.line(8, "}");
+            g.line(7, "}");
+            g.line(7, "if (!fd_whole) {");
+            i = 8;
+        }
+        g.line(i, "#pragma unroll");
+        g.line(i, &format!("for (int l = 0; l < {v}; ++l) {{"));
         let at_l = idx("x + l", "o", "m");
         g.line(
-            8,
+            i + 1,
             &format!("if (x + l >= ilo && x + l < ihi) out{o}[{at_l}] = acc{o}[l];"),
         );
-        g.line(7, "}");
+        g.line(i, "}");
+        if edge.is_some() {
+            g.line(7, "}");
+        }
         g.line(6, "}");
     }
 }
@@ -594,4 +690,101 @@ pub(crate) fn bulk_issue(
     // Every lane's bytes are expected before the arrival that lets the phase complete.
     g.line(i, &format!("__syncwarp({mask});"));
     g.line(indent, "}");
+}
+
+/// The shared buffer of `-m` (edge sectors written whole): per plane parity, output, tile row
+/// and side, the row's 32-byte edge sector (`sector` elements) with the caller's values, at
+/// element `at` of the block's shared memory.
+struct EdgeSectors {
+    at: u32,
+    outputs: u32,
+    rows: u32,
+    cols: u32,
+    threads: u32,
+    sector: u32,
+}
+
+impl EdgeSectors {
+    /// Elements of the buffer: two planes (the one computed and the next).
+    fn elements(&self) -> u32 {
+        2 * self.outputs * self.rows * 2 * self.sector
+    }
+
+    /// Element offset, within the buffer, of the sector of (`buf`, output, tile row, side).
+    fn index(&self, buf: &str, out: &str, row: &str, side: &str) -> String {
+        format!(
+            "((((({buf}) * {}) + {out}) * {} + {row}) * 2 + {side}) * {}",
+            self.outputs, self.rows, self.sector
+        )
+    }
+
+    /// Copies (16-byte `cp.async`, one group) the caller's values in the edge sectors of
+    /// plane `pl`'s computed rows into buffer `buf`: per row, the 32-byte sectors holding its
+    /// first and last computed points, the 16-byte halves of them that lie in the row and in
+    /// this tile and hold points not computed (only those are stored back from it).
+    fn copy(
+        &self,
+        g: &mut Gen,
+        indent: usize,
+        pl: &str,
+        buf: &str,
+        idx: &dyn Fn(&str, &str, &str) -> String,
+    ) {
+        let ty = g.ty;
+        let size = g.spec.precision.size();
+        let half = 16 / size;
+        let (rows, cols) = (self.rows, self.cols);
+        let i = indent;
+        g.line(
+            i,
+            &format!(
+                "for (int e = tid; e < {}; e += {}) {{",
+                4 * rows * self.outputs,
+                self.threads
+            ),
+        );
+        g.line(
+            i + 1,
+            &format!(
+                "const int eo = e / {}, er = (e >> 2) % {rows}, side = (e >> 1) & 1, hf = e & 1;",
+                4 * rows
+            ),
+        );
+        g.line(i + 1, "const int fo = y0 + er;");
+        g.line(i + 1, "if (ilo >= ihi || fo < olo || fo >= ohi) continue;");
+        let outs: Vec<String> = (0..self.outputs).map(|o| format!("out{o}")).collect();
+        let mut pick = outs.last().cloned().unwrap_or_default();
+        for (o, name) in outs.iter().enumerate().rev().skip(1) {
+            pick = format!("eo == {o} ? {name} : {pick}");
+        }
+        g.line(
+            i + 1,
+            &format!(
+                "const {ty}* const fd_row = ({pick}) + {};",
+                idx("0", "fo", pl)
+            ),
+        );
+        g.line(i + 1, "const int ex = side ? ihi - 1 : ilo;");
+        g.line(
+            i + 1,
+            &format!(
+                "const int hx = ex - (int)((reinterpret_cast<unsigned long long>(fd_row + ex) & 31ull) / {size}) + hf * {half};"
+            ),
+        );
+        g.line(
+            i + 1,
+            &format!(
+                "if (hx < 0 || hx + {half} > nx || hx < x0 || hx >= x0 + {cols} || (hx >= ilo && hx + {half} <= ihi)) continue;"
+            ),
+        );
+        g.line(
+            i + 1,
+            &format!(
+                "fd_cp_async16(fd_edge + {} + hf * {half}, fd_row + hx, 16);",
+                self.index(buf, "eo", "er", "side")
+            ),
+        );
+        g.line(i, "}");
+        g.line(i, "fd_cp_async_commit();");
+    }
 }

@@ -124,6 +124,14 @@ pub enum Strategy {
         vec: u32,
         /// How planes reach the ring (name suffix: none, `-l`/`-lN`, `-b`).
         copy: SmCopy,
+        /// Name suffix `-m` (staged copies `-l`/`-lN`, vectors of 2 or 4): the 32-byte
+        /// sectors that an interior-only output writes in part (a row's edge points belong to
+        /// the caller) are written whole, the caller's values copied into shared memory a
+        /// plane ahead (`cp.async`, no registers held) and stored back unchanged. A partly
+        /// written sector makes the memory read it to merge at write-back, inside the write
+        /// stream; on the H100 that cost the 7-point Laplacian 6 points against its periodic
+        /// twin (bench/NOTES.md, sessions 11–12).
+        merge_edges: bool,
     },
     /// 2.5-D marching with the march-axis neighbours in a register queue and one plane of
     /// the tile (with its halo) in shared memory, filled from the queues and by coalesced
@@ -234,6 +242,7 @@ impl Strategy {
         depth: 4,
         vec: 1,
         copy: SmCopy::Async,
+        merge_edges: false,
     };
 
     /// The strategies the conformance suite checks.
@@ -295,6 +304,7 @@ impl Strategy {
                 depth: 3,
                 vec: 1,
                 copy: SmCopy::Async,
+                merge_edges: false,
             },
             // Vector points: windows of whole vectors, partial vectors at Dirichlet edges.
             Strategy::SMarch {
@@ -305,6 +315,7 @@ impl Strategy {
                 depth: 2,
                 vec: 2,
                 copy: SmCopy::Async,
+                merge_edges: false,
             },
             Strategy::SMarch {
                 bx: 16,
@@ -314,6 +325,7 @@ impl Strategy {
                 depth: 3,
                 vec: 4,
                 copy: SmCopy::Async,
+                merge_edges: false,
             },
             Strategy::SMarch {
                 bx: 32,
@@ -323,6 +335,7 @@ impl Strategy {
                 depth: 8,
                 vec: 1,
                 copy: SmCopy::Async,
+                merge_edges: false,
             },
             // Staged copies (through registers): odd tile, one plane of ring beyond the
             // window (the slot refilled last in each iteration), vectors at Dirichlet edges.
@@ -334,6 +347,7 @@ impl Strategy {
                 depth: 1,
                 vec: 1,
                 copy: SmCopy::Registers(1),
+                merge_edges: false,
             },
             Strategy::SMarch {
                 bx: 8,
@@ -343,6 +357,30 @@ impl Strategy {
                 depth: 2,
                 vec: 2,
                 copy: SmCopy::Registers(1),
+                merge_edges: false,
+            },
+            // Edge sectors written whole (-m), pairs and quads: lanes outside the computed
+            // range (radius 1 and 4: some vectors wholly outside it) keep the caller's values;
+            // odd tiles put the grid's edges at every position within a sector.
+            Strategy::SMarch {
+                bx: 8,
+                by: 3,
+                rows: 2,
+                chunk: 5,
+                depth: 1,
+                vec: 2,
+                copy: SmCopy::Registers(1),
+                merge_edges: true,
+            },
+            Strategy::SMarch {
+                bx: 4,
+                by: 2,
+                rows: 3,
+                chunk: 6,
+                depth: 2,
+                vec: 4,
+                copy: SmCopy::Registers(2),
+                merge_edges: true,
             },
             // Two planes of loads in registers: the stage shift and the early loads.
             Strategy::SMarch {
@@ -353,6 +391,7 @@ impl Strategy {
                 depth: 2,
                 vec: 2,
                 copy: SmCopy::Registers(2),
+                merge_edges: false,
             },
             // Bulk copies: an odd tile (rows split over lanes, several pieces per row where a
             // periodic image wraps), a block of fewer than 32 threads (partial issuing warp),
@@ -365,6 +404,7 @@ impl Strategy {
                 depth: 3,
                 vec: 1,
                 copy: SmCopy::Bulk,
+                merge_edges: false,
             },
             Strategy::SMarch {
                 bx: 8,
@@ -374,6 +414,7 @@ impl Strategy {
                 depth: 1,
                 vec: 2,
                 copy: SmCopy::Bulk,
+                merge_edges: false,
             },
             Strategy::SMarch {
                 bx: 32,
@@ -383,6 +424,7 @@ impl Strategy {
                 depth: 4,
                 vec: 4,
                 copy: SmCopy::Bulk,
+                merge_edges: false,
             },
             // Queue marches: an odd tile and rows (halo tables over several granules per
             // thread, tiles cut by the grid's edge), short chunks (prologue each few planes),
@@ -634,6 +676,16 @@ impl Strategy {
                      register stages {copy:?} (use 1 or 2)"
                 ))
             }
+            Strategy::SMarch {
+                vec,
+                copy,
+                merge_edges: true,
+                ..
+            } if vec == 1 || !matches!(copy, SmCopy::Registers(_)) => Err(
+                "writing edge sectors whole (-m) needs vectors of 2 or 4 points (-v2, -v4) and \
+                 staged copies (-l or -l2)"
+                    .into(),
+            ),
             Strategy::QMarch {
                 rows,
                 chunk,
@@ -829,6 +881,7 @@ impl fmt::Display for Strategy {
                 depth,
                 vec,
                 copy,
+                merge_edges,
             } => {
                 write!(f, "smarch-{bx}x{by}-r{rows}-c{chunk}-p{depth}")?;
                 if vec != 1 {
@@ -839,6 +892,9 @@ impl fmt::Display for Strategy {
                     SmCopy::Registers(1) => write!(f, "-l")?,
                     SmCopy::Registers(n) => write!(f, "-l{n}")?,
                     SmCopy::Bulk => write!(f, "-b")?,
+                }
+                if merge_edges {
+                    f.write_str("-m")?;
                 }
                 Ok(())
             }
@@ -933,6 +989,10 @@ impl std::str::FromStr for Strategy {
                     }
                     "smarch" => {
                         let mut parts: Vec<&str> = tail.split('-').collect();
+                        let merge_edges = parts.len() > 4 && parts.last() == Some(&"m");
+                        if merge_edges {
+                            parts.pop();
+                        }
                         let copy = match parts.last().copied() {
                             Some("b") => SmCopy::Bulk,
                             Some("l") => SmCopy::Registers(1),
@@ -970,6 +1030,7 @@ impl std::str::FromStr for Strategy {
                                     depth,
                                     vec,
                                     copy,
+                                    merge_edges,
                                 })
                             }
                             _ => None,

@@ -330,3 +330,33 @@ fn split_slots_take_periodic_grids_and_refuse_what_they_cannot_hold() {
     .unwrap();
     assert!(k.source().contains("__stcs"));
 }
+
+/// Edge sectors written whole (`smarch … -m`): vectors and staged copies only; the caller's
+/// values are copied (and stored back) only for interior-only outputs, where rows have edges.
+#[test]
+fn smarch_edge_merge_needs_vectors_and_only_touches_interior_outputs() {
+    let g = Grid::unit(&[64, 64, 64]).unwrap();
+    let lap = [Stencil::laplacian(&g, 2).unwrap()];
+    let s: Strategy = "smarch-128x1-r8-c128-p1-v4-l-m".parse().unwrap();
+    assert_eq!(s.name(), "smarch-128x1-r8-c128-p1-v4-l-m");
+    let e = "smarch-16x4-r2-c64-p2-m"
+        .parse::<Strategy>()
+        .unwrap()
+        .supports(&lap)
+        .unwrap_err();
+    assert!(e.contains("-m"), "{e}");
+    let source = |b: Boundary| {
+        generate(&KernelSpec {
+            stencils: &lap,
+            boundary: b,
+            precision: Precision::F32,
+            strategy: s,
+            coefficients: Coefficients::Immediate,
+        })
+        .unwrap()
+        .source()
+        .to_string()
+    };
+    assert!(source(Boundary::Dirichlet).contains("fd_edge"));
+    assert!(!source(Boundary::Periodic).contains("fd_edge"));
+}
