@@ -113,7 +113,7 @@ pub fn default_strategy(case: &Case, tma: bool) -> Strategy {
         depth: 2,
         vec: copy as u32,
         copy: SmCopy::Async,
-        merge_edges: false,
+        merge_edges: 0,
     };
     // Radius-1 stencils (the 7-point Laplacian): the register-staged march of a 128×8 tile,
     // chosen from the H200 tuner data of roofline run 7 (tune.json there): 89.8% / 87.1%
@@ -132,7 +132,7 @@ pub fn default_strategy(case: &Case, tma: bool) -> Strategy {
         depth: 1,
         vec: 2,
         copy: SmCopy::Registers(1),
-        merge_edges: false,
+        merge_edges: 0,
     };
     // One wide stencil across the plane (the 8th-order, 25-point Laplacian): the register
     // queue march of a 64 × 16 tile, four rows per thread, chosen from the H200 tuner data of
@@ -297,7 +297,7 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
         depth,
         vec,
         copy: stages,
-        merge_edges: false,
+        merge_edges: 0,
     };
     let smarch =
         |bx, by, rows, chunk, depth, vec| staged(bx, by, rows, chunk, depth, vec, SmCopy::Async);

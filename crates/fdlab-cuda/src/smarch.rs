@@ -37,8 +37,9 @@ pub struct SMarchParams {
     pub vec: u32,
     /// How each plane is copied into the ring.
     pub copy: SmCopy,
-    /// Partly computed 32-byte sectors written whole (see `Strategy::SMarch`).
-    pub merge_edges: bool,
+    /// Partly computed 32-byte sectors written whole, the caller's values copied this many
+    /// planes ahead (0: not written whole; see `Strategy::SMarch`).
+    pub merge_edges: u32,
 }
 
 /// Elements per 16-byte copy.
@@ -110,7 +111,8 @@ pub(crate) fn smarch(
     }
     // Edge sectors written whole (-m): only interior-only outputs leave the caller points
     // within computed rows; the staged copies are the only other users of the loop's code.
-    let merge = p.merge_edges
+    let lead = p.merge_edges;
+    let merge = lead > 0
         && p.vec > 1
         && spec.boundary == Boundary::Dirichlet
         && matches!(p.copy, SmCopy::Registers(_));
@@ -121,6 +123,7 @@ pub(crate) fn smarch(
         cols: tx,
         threads,
         sector: 32 / spec.precision.size() as u32,
+        buffers: lead + 1,
     };
     if merge {
         g.line(1, &format!("{ty}* const fd_edge = sm + {};", edge.at));
@@ -234,13 +237,21 @@ pub(crate) fn smarch(
             stage_load(&mut g, 4, &format!("base + {}", ahead + s), s);
         }
         if merge {
-            edge.copy(&mut g, 4, "mb", "0", &idx);
+            // The first `lead` planes' edge sectors, one copy group each (empty past the
+            // chunk), so that every step below can wait for exactly its own.
+            for q in 0..lead {
+                g.line(4, &format!("if (mb + {q} < me) {{"));
+                edge.copy(&mut g, 5, &format!("mb + {q}"), &q.to_string(), &idx);
+                g.line(4, "}");
+                g.line(4, "fd_cp_async_commit();");
+            }
         }
         g.line(4, "for (int m = mb; m < me; ++m) {");
         g.line(5, "const int k = m - mb;");
         if merge {
-            // This plane's edge sectors, copied a step ago (or before the loop).
-            g.line(5, "fd_cp_async_wait<0>();");
+            // This plane's edge sectors, copied `lead` steps ago (or before the loop): of the
+            // lead + k groups committed, the newest lead - 1 may still be in flight.
+            g.line(5, &format!("fd_cp_async_wait<{}>();", lead - 1));
         }
         // Stores of the previous iteration visible; its readers done with the slot refilled
         // at the end of this one (it held plane m - rzl - 1).
@@ -248,9 +259,16 @@ pub(crate) fn smarch(
         if merge {
             // The next plane's, a whole step ahead: the buffer it fills was last read in the
             // previous step, before the barrier.
-            g.line(5, "if (m + 1 < me) {");
-            edge.copy(&mut g, 6, "m + 1", "(k + 1) & 1", &idx);
+            g.line(5, &format!("if (m + {lead} < me) {{"));
+            edge.copy(
+                &mut g,
+                6,
+                &format!("m + {lead}"),
+                &format!("(k + {lead}) % {}", lead + 1),
+                &idx,
+            );
             g.line(5, "}");
+            g.line(5, "fd_cp_async_commit();");
         }
         stage_load(&mut g, 5, &format!("base + {} + k", ahead + ns - 1), ns - 1);
     } else {
@@ -493,7 +511,7 @@ fn vector_points(
                 9,
                 &format!(
                     "{vt} fd_w = *reinterpret_cast<const {vt}*>(fd_edge + {} + x - (fd_side ? fd_sr : fd_sl));",
-                    edge.index("k & 1", &o.to_string(), "ry", "fd_side")
+                    edge.index(&format!("k % {}", edge.buffers), &o.to_string(), "ry", "fd_side")
                 ),
             );
             for (l, comp) in comps.iter().enumerate().take(v as usize) {
@@ -692,7 +710,7 @@ pub(crate) fn bulk_issue(
     g.line(indent, "}");
 }
 
-/// The shared buffer of `-m` (edge sectors written whole): per plane parity, output, tile row
+/// The shared buffer of `-m` (edge sectors written whole): per plane held, output, tile row
 /// and side, the row's 32-byte edge sector (`sector` elements) with the caller's values, at
 /// element `at` of the block's shared memory.
 struct EdgeSectors {
@@ -702,12 +720,14 @@ struct EdgeSectors {
     cols: u32,
     threads: u32,
     sector: u32,
+    /// Planes held: the one computed and those copied ahead.
+    buffers: u32,
 }
 
 impl EdgeSectors {
-    /// Elements of the buffer: two planes (the one computed and the next).
+    /// Elements of the buffer.
     fn elements(&self) -> u32 {
-        2 * self.outputs * self.rows * 2 * self.sector
+        self.buffers * self.outputs * self.rows * 2 * self.sector
     }
 
     /// Element offset, within the buffer, of the sector of (`buf`, output, tile row, side).
@@ -718,7 +738,7 @@ impl EdgeSectors {
         )
     }
 
-    /// Copies (16-byte `cp.async`, one group) the caller's values in the edge sectors of
+    /// Copies (16-byte `cp.async`; the caller commits the group) the caller's values in the edge sectors of
     /// plane `pl`'s computed rows into buffer `buf`: per row, the 32-byte sectors holding its
     /// first and last computed points, the 16-byte halves of them that lie in the row and in
     /// this tile and hold points not computed (only those are stored back from it).
@@ -785,6 +805,5 @@ impl EdgeSectors {
             ),
         );
         g.line(i, "}");
-        g.line(i, "fd_cp_async_commit();");
     }
 }

@@ -130,8 +130,10 @@ pub enum Strategy {
         /// plane ahead (`cp.async`, no registers held) and stored back unchanged. A partly
         /// written sector makes the memory read it to merge at write-back, inside the write
         /// stream; on the H100 that cost the 7-point Laplacian 6 points against its periodic
-        /// twin (bench/NOTES.md, sessions 11–12).
-        merge_edges: bool,
+        /// twin (bench/NOTES.md, sessions 11–12). The number is how many planes ahead the
+        /// values are copied (name suffix `-m` for 1, `-mN` for N = 2 or 3); 0 leaves the
+        /// sectors to the memory's merges.
+        merge_edges: u32,
     },
     /// 2.5-D marching with the march-axis neighbours in a register queue and one plane of
     /// the tile (with its halo) in shared memory, filled from the queues and by coalesced
@@ -242,7 +244,7 @@ impl Strategy {
         depth: 4,
         vec: 1,
         copy: SmCopy::Async,
-        merge_edges: false,
+        merge_edges: 0,
     };
 
     /// The strategies the conformance suite checks.
@@ -304,7 +306,7 @@ impl Strategy {
                 depth: 3,
                 vec: 1,
                 copy: SmCopy::Async,
-                merge_edges: false,
+                merge_edges: 0,
             },
             // Vector points: windows of whole vectors, partial vectors at Dirichlet edges.
             Strategy::SMarch {
@@ -315,7 +317,7 @@ impl Strategy {
                 depth: 2,
                 vec: 2,
                 copy: SmCopy::Async,
-                merge_edges: false,
+                merge_edges: 0,
             },
             Strategy::SMarch {
                 bx: 16,
@@ -325,7 +327,7 @@ impl Strategy {
                 depth: 3,
                 vec: 4,
                 copy: SmCopy::Async,
-                merge_edges: false,
+                merge_edges: 0,
             },
             Strategy::SMarch {
                 bx: 32,
@@ -335,7 +337,7 @@ impl Strategy {
                 depth: 8,
                 vec: 1,
                 copy: SmCopy::Async,
-                merge_edges: false,
+                merge_edges: 0,
             },
             // Staged copies (through registers): odd tile, one plane of ring beyond the
             // window (the slot refilled last in each iteration), vectors at Dirichlet edges.
@@ -347,7 +349,7 @@ impl Strategy {
                 depth: 1,
                 vec: 1,
                 copy: SmCopy::Registers(1),
-                merge_edges: false,
+                merge_edges: 0,
             },
             Strategy::SMarch {
                 bx: 8,
@@ -357,7 +359,7 @@ impl Strategy {
                 depth: 2,
                 vec: 2,
                 copy: SmCopy::Registers(1),
-                merge_edges: false,
+                merge_edges: 0,
             },
             // Edge sectors written whole (-m), pairs and quads: lanes outside the computed
             // range (radius 1 and 4: some vectors wholly outside it) keep the caller's values;
@@ -370,7 +372,7 @@ impl Strategy {
                 depth: 1,
                 vec: 2,
                 copy: SmCopy::Registers(1),
-                merge_edges: true,
+                merge_edges: 1,
             },
             Strategy::SMarch {
                 bx: 4,
@@ -380,7 +382,18 @@ impl Strategy {
                 depth: 2,
                 vec: 4,
                 copy: SmCopy::Registers(2),
-                merge_edges: true,
+                merge_edges: 2,
+            },
+            // Three planes ahead in chunks of two: the prologue's copies cut at the chunk.
+            Strategy::SMarch {
+                bx: 8,
+                by: 2,
+                rows: 3,
+                chunk: 2,
+                depth: 1,
+                vec: 2,
+                copy: SmCopy::Registers(1),
+                merge_edges: 3,
             },
             // Two planes of loads in registers: the stage shift and the early loads.
             Strategy::SMarch {
@@ -391,7 +404,7 @@ impl Strategy {
                 depth: 2,
                 vec: 2,
                 copy: SmCopy::Registers(2),
-                merge_edges: false,
+                merge_edges: 0,
             },
             // Bulk copies: an odd tile (rows split over lanes, several pieces per row where a
             // periodic image wraps), a block of fewer than 32 threads (partial issuing warp),
@@ -404,7 +417,7 @@ impl Strategy {
                 depth: 3,
                 vec: 1,
                 copy: SmCopy::Bulk,
-                merge_edges: false,
+                merge_edges: 0,
             },
             Strategy::SMarch {
                 bx: 8,
@@ -414,7 +427,7 @@ impl Strategy {
                 depth: 1,
                 vec: 2,
                 copy: SmCopy::Bulk,
-                merge_edges: false,
+                merge_edges: 0,
             },
             Strategy::SMarch {
                 bx: 32,
@@ -424,7 +437,7 @@ impl Strategy {
                 depth: 4,
                 vec: 4,
                 copy: SmCopy::Bulk,
-                merge_edges: false,
+                merge_edges: 0,
             },
             // Queue marches: an odd tile and rows (halo tables over several granules per
             // thread, tiles cut by the grid's edge), short chunks (prologue each few planes),
@@ -679,13 +692,17 @@ impl Strategy {
             Strategy::SMarch {
                 vec,
                 copy,
-                merge_edges: true,
+                merge_edges,
                 ..
-            } if vec == 1 || !matches!(copy, SmCopy::Registers(_)) => Err(
-                "writing edge sectors whole (-m) needs vectors of 2 or 4 points (-v2, -v4) and \
-                 staged copies (-l or -l2)"
-                    .into(),
-            ),
+            } if merge_edges > 3
+                || (merge_edges > 0 && (vec == 1 || !matches!(copy, SmCopy::Registers(_)))) =>
+            {
+                Err(format!(
+                    "writing edge sectors whole (-m{merge_edges}) needs vectors of 2 or 4 points \
+                     (-v2, -v4), staged copies (-l or -l2) and 1 to 3 planes ahead (-m, -m2, \
+                     -m3)"
+                ))
+            }
             Strategy::QMarch {
                 rows,
                 chunk,
@@ -893,8 +910,10 @@ impl fmt::Display for Strategy {
                     SmCopy::Registers(n) => write!(f, "-l{n}")?,
                     SmCopy::Bulk => write!(f, "-b")?,
                 }
-                if merge_edges {
-                    f.write_str("-m")?;
+                match merge_edges {
+                    0 => {}
+                    1 => f.write_str("-m")?,
+                    n => write!(f, "-m{n}")?,
                 }
                 Ok(())
             }
@@ -989,9 +1008,16 @@ impl std::str::FromStr for Strategy {
                     }
                     "smarch" => {
                         let mut parts: Vec<&str> = tail.split('-').collect();
-                        let merge_edges = parts.len() > 4 && parts.last() == Some(&"m");
-                        if merge_edges {
-                            parts.pop();
+                        let mut merge_edges = 0;
+                        if parts.len() > 4 {
+                            if let Some(n) = parts.last().and_then(|m| m.strip_prefix('m')) {
+                                merge_edges = if n.is_empty() {
+                                    1
+                                } else {
+                                    n.parse().unwrap_or(u32::MAX)
+                                };
+                                parts.pop();
+                            }
                         }
                         let copy = match parts.last().copied() {
                             Some("b") => SmCopy::Bulk,
