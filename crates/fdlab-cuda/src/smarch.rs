@@ -332,8 +332,7 @@ pub(crate) fn smarch(
         let store = |o: usize| format!("out{o}[{at}]");
         g.sums(6, &load, &store);
     } else {
-        let edge = merge.then_some(&edge);
-        vector_points(&mut g, spec, p, edge, w, hyl, hxl, ma, oa, &zname, &idx);
+        vector_points(&mut g, spec, p, w, hyl, hxl, ma, oa, &zname, &idx);
     }
     // Closes the compute step's loop over rows.
     g.line(5, "}");
@@ -354,6 +353,13 @@ pub(crate) fn smarch(
             );
             g.line(5, "}");
         }
+    }
+    if merge {
+        // The caller's values back into the edge sectors the step wrote in part: stored
+        // apart from the compute step (inside it, the extra branch cost the 256 × 4 tiles
+        // 10 points of shared-memory stalls, bench/NOTES.md session 12), the two partial
+        // writes of a sector meet in L2 and it is written back whole.
+        edge.write_back(&mut g, 5, &format!("k % {}", edge.buffers), &idx);
     }
     g.line(4, "}");
     if ns == 0 && !bulk {
@@ -383,7 +389,6 @@ fn vector_points(
     g: &mut Gen,
     spec: &KernelSpec<'_>,
     p: SMarchParams,
-    edge: Option<&EdgeSectors>,
     w: u32,
     hyl: u32,
     hxl: u32,
@@ -477,70 +482,14 @@ fn vector_points(
             ),
         );
         g.line(6, "} else {");
-        let mut i = 7;
-        if let Some(edge) = edge {
-            // A vector in a row's edge sector: the caller's values in the lanes not computed,
-            // the whole vector stored, so that the sector is written whole.
-            let size = spec.precision.size();
-            g.line(7, "bool fd_whole = false;");
-            g.line(7, "if (ilo < ihi) {");
-            g.line(
-                8,
-                &format!(
-                    "const {ty}* const fd_row = out{o} + {};",
-                    idx("0", "o", "m")
-                ),
-            );
-            for (name, ex) in [("fd_sl", "ilo"), ("fd_sr", "ihi - 1")] {
-                g.line(
-                    8,
-                    &format!(
-                        "const int {name} = {ex} - (int)((reinterpret_cast<unsigned long long>(fd_row + {ex}) & 31ull) / {size});"
-                    ),
-                );
-            }
-            let sp = edge.sector;
-            g.line(
-                8,
-                &format!(
-                    "const int fd_side = x >= fd_sl && x < fd_sl + {sp} ? 0 : (x >= fd_sr && x < fd_sr + {sp} ? 1 : -1);"
-                ),
-            );
-            g.line(8, "if (fd_side >= 0) {");
-            g.line(
-                9,
-                &format!(
-                    "{vt} fd_w = *reinterpret_cast<const {vt}*>(fd_edge + {} + x - (fd_side ? fd_sr : fd_sl));",
-                    edge.index(&format!("k % {}", edge.buffers), &o.to_string(), "ry", "fd_side")
-                ),
-            );
-            for (l, comp) in comps.iter().enumerate().take(v as usize) {
-                g.line(
-                    9,
-                    &format!("if (x + {l} >= ilo && x + {l} < ihi) fd_w.{comp} = acc{o}[{l}];"),
-                );
-            }
-            g.line(
-                9,
-                &format!("*reinterpret_cast<{vt}*>(out{o} + {at}) = fd_w;"),
-            );
-            g.line(9, "fd_whole = true;");
-            g.line(8, "}");
-            g.line(7, "}");
-            g.line(7, "if (!fd_whole) {");
-            i = 8;
-        }
-        g.line(i, "#pragma unroll");
-        g.line(i, &format!("for (int l = 0; l < {v}; ++l) {{"));
+        g.line(7, "#pragma unroll");
+        g.line(7, &format!("for (int l = 0; l < {v}; ++l) {{"));
         let at_l = idx("x + l", "o", "m");
         g.line(
-            i + 1,
+            8,
             &format!("if (x + l >= ilo && x + l < ihi) out{o}[{at_l}] = acc{o}[l];"),
         );
-        g.line(i, "}");
-        if edge.is_some() {
-            g.line(7, "}");
-        }
+        g.line(7, "}");
         g.line(6, "}");
     }
 }
@@ -738,18 +687,17 @@ impl EdgeSectors {
         )
     }
 
-    /// Copies (16-byte `cp.async`; the caller commits the group) the caller's values in the edge sectors of
-    /// plane `pl`'s computed rows into buffer `buf`: per row, the 32-byte sectors holding its
-    /// first and last computed points, the 16-byte halves of them that lie in the row and in
-    /// this tile and hold points not computed (only those are stored back from it).
-    fn copy(
+    /// Opens, for plane `pl`, the loop over (output, tile row, side, 16-byte half) of the
+    /// edge sectors, skipping the halves that lie outside the row or this tile or hold only
+    /// computed points; inside, `eo`, `er`, `side`, `hf`, the row `fd_row` and the half's
+    /// first point `hx`. Returns the indent inside; the caller closes one brace at `indent`.
+    fn open_halves(
         &self,
         g: &mut Gen,
         indent: usize,
         pl: &str,
-        buf: &str,
         idx: &dyn Fn(&str, &str, &str) -> String,
-    ) {
+    ) -> usize {
         let ty = g.ty;
         let size = g.spec.precision.size();
         let half = 16 / size;
@@ -779,10 +727,7 @@ impl EdgeSectors {
         }
         g.line(
             i + 1,
-            &format!(
-                "const {ty}* const fd_row = ({pick}) + {};",
-                idx("0", "fo", pl)
-            ),
+            &format!("{ty}* const fd_row = ({pick}) + {};", idx("0", "fo", pl)),
         );
         g.line(i + 1, "const int ex = side ? ihi - 1 : ilo;");
         g.line(
@@ -797,13 +742,58 @@ impl EdgeSectors {
                 "if (hx < 0 || hx + {half} > nx || hx < x0 || hx >= x0 + {cols} || (hx >= ilo && hx + {half} <= ihi)) continue;"
             ),
         );
+        i + 1
+    }
+
+    /// Copies (16-byte `cp.async`; the caller commits the group) the caller's values in the
+    /// edge sectors of plane `pl`'s computed rows into buffer `buf`: per row, the 32-byte
+    /// sectors holding its first and last computed points, the 16-byte halves of them that
+    /// lie in the row and in this tile and hold points not computed.
+    fn copy(
+        &self,
+        g: &mut Gen,
+        indent: usize,
+        pl: &str,
+        buf: &str,
+        idx: &dyn Fn(&str, &str, &str) -> String,
+    ) {
+        let half = 16 / g.spec.precision.size();
+        let i = self.open_halves(g, indent, pl, idx);
         g.line(
-            i + 1,
+            i,
             &format!(
                 "fd_cp_async16(fd_edge + {} + hf * {half}, fd_row + hx, 16);",
                 self.index(buf, "eo", "er", "side")
             ),
         );
+        g.line(indent, "}");
+    }
+
+    /// Stores the points of plane `m` that [`EdgeSectors::copy`] brought into buffer `buf`
+    /// and the step did not compute back where they came from, unchanged.
+    fn write_back(
+        &self,
+        g: &mut Gen,
+        indent: usize,
+        buf: &str,
+        idx: &dyn Fn(&str, &str, &str) -> String,
+    ) {
+        let half = 16 / g.spec.precision.size();
+        let i = self.open_halves(g, indent, "m", idx);
+        g.line(
+            i,
+            &format!(
+                "const auto* const fd_src = fd_edge + {} + hf * {half};",
+                self.index(buf, "eo", "er", "side")
+            ),
+        );
+        g.line(i, "#pragma unroll");
+        g.line(i, &format!("for (int l = 0; l < {half}; ++l) {{"));
+        g.line(
+            i + 1,
+            "if (hx + l < ilo || hx + l >= ihi) fd_row[hx + l] = fd_src[l];",
+        );
         g.line(i, "}");
+        g.line(indent, "}");
     }
 }
