@@ -237,38 +237,29 @@ pub(crate) fn smarch(
             stage_load(&mut g, 4, &format!("base + {}", ahead + s), s);
         }
         if merge {
-            // The first `lead` planes' edge sectors, one copy group each (empty past the
-            // chunk), so that every step below can wait for exactly its own.
+            // The first `lead` planes' edge sectors, into buffers 0..lead.
+            edge.declare(&mut g, 4, vt);
             for q in 0..lead {
-                g.line(4, &format!("if (mb + {q} < me) {{"));
-                edge.copy(&mut g, 5, &format!("mb + {q}"), &q.to_string(), &idx);
-                g.line(4, "}");
-                g.line(4, "fd_cp_async_commit();");
+                edge.load(&mut g, 4, &format!("mb + {q}"), &q.to_string(), vt, &idx);
+                edge.store(&mut g, 4, vt);
             }
         }
         g.line(4, "for (int m = mb; m < me; ++m) {");
         g.line(5, "const int k = m - mb;");
-        if merge {
-            // This plane's edge sectors, copied `lead` steps ago (or before the loop): of the
-            // lead + k groups committed, the newest lead - 1 may still be in flight.
-            g.line(5, &format!("fd_cp_async_wait<{}>();", lead - 1));
-        }
         // Stores of the previous iteration visible; its readers done with the slot refilled
         // at the end of this one (it held plane m - rzl - 1).
         g.line(5, "__syncthreads();");
         if merge {
-            // The next plane's, a whole step ahead: the buffer it fills was last read in the
-            // previous step, before the barrier.
-            g.line(5, &format!("if (m + {lead} < me) {{"));
-            edge.copy(
+            // Plane m + lead's, loaded with the step's staged copies and stored with them at
+            // its end, into the buffer last read in the previous step.
+            edge.load(
                 &mut g,
-                6,
+                5,
                 &format!("m + {lead}"),
                 &format!("(k + {lead}) % {}", lead + 1),
+                vt,
                 &idx,
             );
-            g.line(5, "}");
-            g.line(5, "fd_cp_async_commit();");
         }
         stage_load(&mut g, 5, &format!("base + {} + k", ahead + ns - 1), ns - 1);
     } else {
@@ -355,11 +346,15 @@ pub(crate) fn smarch(
         }
     }
     if merge {
-        // The caller's values back into the edge sectors the step wrote in part: stored
-        // apart from the compute step (inside it, the extra branch cost the 256 × 4 tiles
-        // 10 points of shared-memory stalls, bench/NOTES.md session 12), the two partial
-        // writes of a sector meet in L2 and it is written back whole.
-        edge.write_back(&mut g, 5, &format!("k % {}", edge.buffers), &idx);
+        edge.store(&mut g, 5, vt);
+        // The caller's values back into the edge sectors the step wrote in part, apart from
+        // the compute step (a composing branch inside it cost the 256 × 4 tiles 10 points of
+        // shared-memory stalls, bench/NOTES.md session 12): the two partial writes of a
+        // sector meet in L2 and it is written back whole.
+        // EXPERIMENT (session 12 call 5, to be removed): loads without the write-back.
+        if std::env::var_os("FDLAB_EXP_NO_WRITEBACK").is_none() {
+            edge.write_back(&mut g, 5, &format!("k % {}", edge.buffers), &idx);
+        }
     }
     g.line(4, "}");
     if ns == 0 && !bulk {
@@ -687,15 +682,16 @@ impl EdgeSectors {
         )
     }
 
-    /// Opens, for plane `pl`, the loop over (output, tile row, side, 16-byte half) of the
-    /// edge sectors, skipping the halves that lie outside the row or this tile or hold only
-    /// computed points; inside, `eo`, `er`, `side`, `hf`, the row `fd_row` and the half's
-    /// first point `hx`. Returns the indent inside; the caller closes one brace at `indent`.
+    /// Opens, for plane `pl`, this thread's share `j` of the (output, tile row, side,
+    /// 16-byte half) of the edge sectors, after the line `pre`, skipping planes past the
+    /// chunk and the halves that lie outside the row or this tile or hold only computed
+    /// points; inside, `eo`, `er`, `side`, `hf`, the row `fd_row` and the half's first point
+    /// `hx`. Returns the indent inside; the caller closes one brace at `indent`.
     fn open_halves(
         &self,
         g: &mut Gen,
         indent: usize,
-        pl: &str,
+        (pl, pre): (&str, &str),
         idx: &dyn Fn(&str, &str, &str) -> String,
     ) -> usize {
         let ty = g.ty;
@@ -703,12 +699,20 @@ impl EdgeSectors {
         let half = 16 / size;
         let (rows, cols) = (self.rows, self.cols);
         let i = indent;
+        g.line(i, "#pragma unroll");
         g.line(
             i,
+            &format!("for (int j = 0; j < {}; ++j) {{", self.per_thread()),
+        );
+        g.line(i + 1, &format!("const int e = tid + j * {};", self.threads));
+        if !pre.is_empty() {
+            g.line(i + 1, pre);
+        }
+        g.line(
+            i + 1,
             &format!(
-                "for (int e = tid; e < {}; e += {}) {{",
-                4 * rows * self.outputs,
-                self.threads
+                "if (e >= {} || !({pl} < me)) continue;",
+                4 * rows * self.outputs
             ),
         );
         g.line(
@@ -745,31 +749,62 @@ impl EdgeSectors {
         i + 1
     }
 
-    /// Copies (16-byte `cp.async`; the caller commits the group) the caller's values in the
-    /// edge sectors of plane `pl`'s computed rows into buffer `buf`: per row, the 32-byte
-    /// sectors holding its first and last computed points, the 16-byte halves of them that
-    /// lie in the row and in this tile and hold points not computed.
-    fn copy(
+    /// Halves each thread loads per plane.
+    fn per_thread(&self) -> u32 {
+        (4 * self.rows * self.outputs).div_ceil(self.threads)
+    }
+
+    /// Declares the registers that hold this thread's halves between their load and their
+    /// store into the buffer, and the element each goes to (-1: none).
+    fn declare(&self, g: &mut Gen, indent: usize, vt: &str) {
+        let n = self.per_thread();
+        g.line(indent, &format!("{vt} fd_ev[{n}];"));
+        g.line(indent, &format!("int fd_eo[{n}];"));
+    }
+
+    /// Loads (16 bytes each) the caller's values in the edge sectors of plane `pl`'s
+    /// computed rows for buffer `buf`: per row, the 32-byte sectors holding its first and
+    /// last computed points, the 16-byte halves of them that lie in the row and in this tile
+    /// and hold points not computed. Staged through registers like the plane's copies: a
+    /// `cp.async` version cost as much as the merges it saved (bench/NOTES.md, session 12).
+    fn load(
         &self,
         g: &mut Gen,
         indent: usize,
         pl: &str,
         buf: &str,
+        vt: &str,
         idx: &dyn Fn(&str, &str, &str) -> String,
     ) {
         let half = 16 / g.spec.precision.size();
-        let i = self.open_halves(g, indent, pl, idx);
+        let i = self.open_halves(g, indent, (pl, "fd_eo[j] = -1;"), idx);
+        g.line(
+            i,
+            &format!("fd_ev[j] = *reinterpret_cast<const {vt}*>(fd_row + hx);"),
+        );
         g.line(
             i,
             &format!(
-                "fd_cp_async16(fd_edge + {} + hf * {half}, fd_row + hx, 16);",
+                "fd_eo[j] = {} + hf * {half};",
                 self.index(buf, "eo", "er", "side")
             ),
         );
         g.line(indent, "}");
     }
 
-    /// Stores the points of plane `m` that [`EdgeSectors::copy`] brought into buffer `buf`
+    /// Stores the halves [`EdgeSectors::load`] brought into the buffer.
+    fn store(&self, g: &mut Gen, indent: usize, vt: &str) {
+        g.line(indent, "#pragma unroll");
+        g.line(
+            indent,
+            &format!(
+                "for (int j = 0; j < {}; ++j) if (fd_eo[j] >= 0) *reinterpret_cast<{vt}*>(fd_edge + fd_eo[j]) = fd_ev[j];",
+                self.per_thread()
+            ),
+        );
+    }
+
+    /// Stores the points of plane `m` that [`EdgeSectors::load`] brought into buffer `buf`
     /// and the step did not compute back where they came from, unchanged.
     fn write_back(
         &self,
@@ -779,7 +814,7 @@ impl EdgeSectors {
         idx: &dyn Fn(&str, &str, &str) -> String,
     ) {
         let half = 16 / g.spec.precision.size();
-        let i = self.open_halves(g, indent, "m", idx);
+        let i = self.open_halves(g, indent, ("m", ""), idx);
         g.line(
             i,
             &format!(
