@@ -113,7 +113,7 @@ pub fn default_strategy(case: &Case, tma: bool) -> Strategy {
         depth: 2,
         vec: copy as u32,
         copy: SmCopy::Async,
-        merge_edges: 0,
+        edge_reads: false,
     };
     // Radius-1 stencils (the 7-point Laplacian): the register-staged march of a 128×8 tile,
     // chosen from the H200 tuner data of roofline run 7 (tune.json there): 89.8% / 87.1%
@@ -132,7 +132,7 @@ pub fn default_strategy(case: &Case, tma: bool) -> Strategy {
         depth: 1,
         vec: 2,
         copy: SmCopy::Registers(1),
-        merge_edges: 0,
+        edge_reads: false,
     };
     // One wide stencil across the plane (the 8th-order, 25-point Laplacian): the register
     // queue march of a 64 × 16 tile, four rows per thread, chosen from the H200 tuner data of
@@ -297,10 +297,11 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
         depth,
         vec,
         copy: stages,
-        merge_edges: 0,
+        edge_reads: false,
     };
     let smarch =
         |bx, by, rows, chunk, depth, vec| staged(bx, by, rows, chunk, depth, vec, SmCopy::Async);
+    let interior = case.boundary == fdlab_core::Boundary::Dirichlet;
     if nx.is_multiple_of(copy as usize) {
         if case.grid.dims().len() == 3 {
             for bx in [32, 64, 128] {
@@ -364,6 +365,20 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
                     // lap7 f32 512³ winner stages two: `smarch-128x1-r8-c128-p1-v4-l2`).
                     for stages in [SmCopy::Registers(1), SmCopy::Registers(2)] {
                         out.push(staged(tx / vec, by, rows, 128, 1, vec, stages));
+                    }
+                    // Interior-only outputs: the rows' partly written edge sectors read a
+                    // plane ahead (`-e`). On the H100 it took the 128 × 8 tiles of lap7 f32
+                    // 512³ from 88–89% to 90–91% but cost the 256 × 4 ones 12 points
+                    // (bench/NOTES.md, session 12), so both are in the search.
+                    if interior {
+                        for chunk in [64, 128] {
+                            let mut s =
+                                staged(tx / vec, by, rows, chunk, 1, vec, SmCopy::Registers(1));
+                            if let Strategy::SMarch { edge_reads, .. } = &mut s {
+                                *edge_reads = true;
+                            }
+                            out.push(s);
+                        }
                     }
                 }
             }

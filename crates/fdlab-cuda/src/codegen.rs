@@ -590,7 +590,7 @@ pub fn generate(spec: &KernelSpec<'_>) -> Result<CudaSource, Unsupported> {
             depth,
             vec,
             copy,
-            merge_edges,
+            edge_reads,
         } => {
             // As zmarch, but x-only stencils also march along z, so that a tile spans y rows
             // (marching y would tile z, which has one plane in 2-D).
@@ -607,7 +607,7 @@ pub fn generate(spec: &KernelSpec<'_>) -> Result<CudaSource, Unsupported> {
                     depth,
                     vec,
                     copy,
-                    merge_edges,
+                    edge_reads,
                 },
                 march_z,
             )

@@ -37,9 +37,9 @@ pub struct SMarchParams {
     pub vec: u32,
     /// How each plane is copied into the ring.
     pub copy: SmCopy,
-    /// Partly computed 32-byte sectors written whole, the caller's values copied this many
-    /// planes ahead (0: not written whole; see `Strategy::SMarch`).
-    pub merge_edges: u32,
+    /// The output sectors that rows share with the caller's points read a plane ahead (see
+    /// `Strategy::SMarch`).
+    pub edge_reads: bool,
 }
 
 /// Elements per 16-byte copy.
@@ -109,23 +109,17 @@ pub(crate) fn smarch(
         g.line(1, "__syncthreads();");
         g.line(1, "unsigned fd_phase = 0u;");
     }
-    // Edge sectors written whole (-m): only interior-only outputs leave the caller points
-    // within computed rows; the staged copies are the only other users of the loop's code.
-    let lead = p.merge_edges;
-    let merge = lead > 0
-        && p.vec > 1
-        && spec.boundary == Boundary::Dirichlet
-        && matches!(p.copy, SmCopy::Registers(_));
+    // Edge sectors read ahead (-e): only interior-only outputs leave caller points within
+    // computed rows.
+    let reads = p.edge_reads && spec.boundary == Boundary::Dirichlet;
     let edge = EdgeSectors {
         at: slots * plane,
         outputs: spec.stencils.len() as u32,
         rows: ty_rows,
         cols: tx,
         threads,
-        sector: 32 / spec.precision.size() as u32,
-        buffers: lead + 1,
     };
-    if merge {
+    if reads {
         g.line(1, &format!("{ty}* const fd_edge = sm + {};", edge.at));
     }
     g.march_tiles(p.chunk, ty_rows, tx);
@@ -133,6 +127,18 @@ pub(crate) fn smarch(
     g.line(4, &format!("const int mend = me + {rzh};"));
     // The previous tile's readers must be done before its slots are refilled.
     g.line(4, "__syncthreads();");
+    if reads {
+        // The chunk's first plane's edge sectors (the loop reads each next one).
+        edge.declare(&mut g, 4, crate::zmarch::vec_type(spec.precision, vl));
+        edge.load(
+            &mut g,
+            4,
+            "mb",
+            crate::zmarch::vec_type(spec.precision, vl),
+            &idx,
+        );
+        edge.store(&mut g, 4, crate::zmarch::vec_type(spec.precision, vl));
+    }
     // Each thread's share of a plane's 16-byte copies, the same in every plane: source offset
     // within the plane, target offset within the slot, and whether the source exists (chunks
     // outside a Dirichlet grid are zero-filled; no computed point reads them).
@@ -236,31 +242,11 @@ pub(crate) fn smarch(
         for s in 0..ns - 1 {
             stage_load(&mut g, 4, &format!("base + {}", ahead + s), s);
         }
-        if merge {
-            // The first `lead` planes' edge sectors, into buffers 0..lead.
-            edge.declare(&mut g, 4, vt);
-            for q in 0..lead {
-                edge.load(&mut g, 4, &format!("mb + {q}"), &q.to_string(), vt, &idx);
-                edge.store(&mut g, 4, vt);
-            }
-        }
         g.line(4, "for (int m = mb; m < me; ++m) {");
         g.line(5, "const int k = m - mb;");
         // Stores of the previous iteration visible; its readers done with the slot refilled
         // at the end of this one (it held plane m - rzl - 1).
         g.line(5, "__syncthreads();");
-        if merge {
-            // Plane m + lead's, loaded with the step's staged copies and stored with them at
-            // its end, into the buffer last read in the previous step.
-            edge.load(
-                &mut g,
-                5,
-                &format!("m + {lead}"),
-                &format!("(k + {lead}) % {}", lead + 1),
-                vt,
-                &idx,
-            );
-        }
         stage_load(&mut g, 5, &format!("base + {} + k", ahead + ns - 1), ns - 1);
     } else {
         // Prologue: the window and depth - 1 further planes.
@@ -279,6 +265,10 @@ pub(crate) fn smarch(
             &format!("base + {ahead} + k"),
             &format!("({ahead} + k) % {slots}"),
         );
+    }
+    if reads {
+        // The next plane's edge sectors, read with this step's copies and parked at its end.
+        edge.load(&mut g, 5, "m + 1", vt, &idx);
     }
     // Slot offsets of the planes the taps read.
     let mut dzs: BTreeSet<i32> = BTreeSet::new();
@@ -345,16 +335,8 @@ pub(crate) fn smarch(
             g.line(5, "}");
         }
     }
-    if merge {
+    if reads {
         edge.store(&mut g, 5, vt);
-        // The caller's values back into the edge sectors the step wrote in part, apart from
-        // the compute step (a composing branch inside it cost the 256 × 4 tiles 10 points of
-        // shared-memory stalls, bench/NOTES.md session 12): the two partial writes of a
-        // sector meet in L2 and it is written back whole.
-        // EXPERIMENT (session 12 call 5, to be removed): loads without the write-back.
-        if std::env::var_os("FDLAB_EXP_NO_WRITEBACK").is_none() {
-            edge.write_back(&mut g, 5, &format!("k % {}", edge.buffers), &idx);
-        }
     }
     g.line(4, "}");
     if ns == 0 && !bulk {
@@ -367,7 +349,7 @@ pub(crate) fn smarch(
     // Bulk copies complete on one 8-byte mbarrier per slot, after the ring.
     src.shared_bytes = slots * plane * spec.precision.size() as u32
         + if bulk { 8 * slots } else { 0 }
-        + if merge {
+        + if reads {
             edge.elements() * spec.precision.size() as u32
         } else {
             0
@@ -654,46 +636,59 @@ pub(crate) fn bulk_issue(
     g.line(indent, "}");
 }
 
-/// The shared buffer of `-m` (edge sectors written whole): per plane held, output, tile row
-/// and side, the row's 32-byte edge sector (`sector` elements) with the caller's values, at
-/// element `at` of the block's shared memory.
+/// The output sectors of `-e` (edge sectors read ahead): per tile row and output, the rows'
+/// 32-byte sectors that hold both computed points and the caller's. An interior-only output
+/// writes them in part, and a sector that L2 does not hold whole makes the memory read it to
+/// merge at write-back, inside the write stream (6 points of the 7-point Laplacian in f32 at
+/// 512³ on the H100, bench/NOTES.md session 11). Read a plane ahead, with the step's copies,
+/// the sector is in L2 when the partial store lands and is written back whole (session 12:
+/// DRAM reads equal to the L2 misses). The values are parked in a small shared buffer at the
+/// step's end, so the load completes off the compute's path; nothing reads them back.
 struct EdgeSectors {
+    /// Element of the block's shared memory where the parking buffer starts.
     at: u32,
     outputs: u32,
     rows: u32,
     cols: u32,
     threads: u32,
-    sector: u32,
-    /// Planes held: the one computed and those copied ahead.
-    buffers: u32,
 }
 
 impl EdgeSectors {
-    /// Elements of the buffer.
+    /// 16-byte halves read per plane (whether or not they exist), one buffer slot each.
+    fn halves(&self) -> u32 {
+        4 * self.rows * self.outputs
+    }
+
+    /// Elements of the parking buffer.
     fn elements(&self) -> u32 {
-        self.buffers * self.outputs * self.rows * 2 * self.sector
+        self.halves() * 16 / 4
     }
 
-    /// Element offset, within the buffer, of the sector of (`buf`, output, tile row, side).
-    fn index(&self, buf: &str, out: &str, row: &str, side: &str) -> String {
-        format!(
-            "((((({buf}) * {}) + {out}) * {} + {row}) * 2 + {side}) * {}",
-            self.outputs, self.rows, self.sector
-        )
+    /// Halves each thread reads per plane.
+    fn per_thread(&self) -> u32 {
+        self.halves().div_ceil(self.threads)
     }
 
-    /// Opens, for plane `pl`, this thread's share `j` of the (output, tile row, side,
-    /// 16-byte half) of the edge sectors, after the line `pre`, skipping planes past the
-    /// chunk and the halves that lie outside the row or this tile or hold only computed
-    /// points; inside, `eo`, `er`, `side`, `hf`, the row `fd_row` and the half's first point
-    /// `hx`. Returns the indent inside; the caller closes one brace at `indent`.
-    fn open_halves(
+    /// Declares the registers that hold this thread's halves between their load and their
+    /// parking store, and the slot each goes to (-1: none).
+    fn declare(&self, g: &mut Gen, indent: usize, vt: &str) {
+        let n = self.per_thread();
+        g.line(indent, &format!("{vt} fd_ev[{n}];"));
+        g.line(indent, &format!("int fd_eo[{n}];"));
+    }
+
+    /// Loads (16 bytes each) plane `pl`'s halves of the edge sectors of the tile's computed
+    /// rows: per row, the 32-byte sectors holding its first and last computed points, the
+    /// 16-byte halves of them that lie in the row and in this tile and hold the caller's
+    /// points (the other half is written whole). Nothing past the chunk.
+    fn load(
         &self,
         g: &mut Gen,
         indent: usize,
-        (pl, pre): (&str, &str),
+        pl: &str,
+        vt: &str,
         idx: &dyn Fn(&str, &str, &str) -> String,
-    ) -> usize {
+    ) {
         let ty = g.ty;
         let size = g.spec.precision.size();
         let half = 16 / size;
@@ -705,15 +700,10 @@ impl EdgeSectors {
             &format!("for (int j = 0; j < {}; ++j) {{", self.per_thread()),
         );
         g.line(i + 1, &format!("const int e = tid + j * {};", self.threads));
-        if !pre.is_empty() {
-            g.line(i + 1, pre);
-        }
+        g.line(i + 1, "fd_eo[j] = -1;");
         g.line(
             i + 1,
-            &format!(
-                "if (e >= {} || !({pl} < me)) continue;",
-                4 * rows * self.outputs
-            ),
+            &format!("if (e >= {} || !({pl} < me)) continue;", self.halves()),
         );
         g.line(
             i + 1,
@@ -731,9 +721,13 @@ impl EdgeSectors {
         }
         g.line(
             i + 1,
-            &format!("{ty}* const fd_row = ({pick}) + {};", idx("0", "fo", pl)),
+            &format!(
+                "const {ty}* const fd_row = ({pick}) + {};",
+                idx("0", "fo", pl)
+            ),
         );
         g.line(i + 1, "const int ex = side ? ihi - 1 : ilo;");
+        // The sector's first point, from the address: rows need not start on a sector.
         g.line(
             i + 1,
             &format!(
@@ -746,89 +740,23 @@ impl EdgeSectors {
                 "if (hx < 0 || hx + {half} > nx || hx < x0 || hx >= x0 + {cols} || (hx >= ilo && hx + {half} <= ihi)) continue;"
             ),
         );
-        i + 1
-    }
-
-    /// Halves each thread loads per plane.
-    fn per_thread(&self) -> u32 {
-        (4 * self.rows * self.outputs).div_ceil(self.threads)
-    }
-
-    /// Declares the registers that hold this thread's halves between their load and their
-    /// store into the buffer, and the element each goes to (-1: none).
-    fn declare(&self, g: &mut Gen, indent: usize, vt: &str) {
-        let n = self.per_thread();
-        g.line(indent, &format!("{vt} fd_ev[{n}];"));
-        g.line(indent, &format!("int fd_eo[{n}];"));
-    }
-
-    /// Loads (16 bytes each) the caller's values in the edge sectors of plane `pl`'s
-    /// computed rows for buffer `buf`: per row, the 32-byte sectors holding its first and
-    /// last computed points, the 16-byte halves of them that lie in the row and in this tile
-    /// and hold points not computed. Staged through registers like the plane's copies: a
-    /// `cp.async` version cost as much as the merges it saved (bench/NOTES.md, session 12).
-    fn load(
-        &self,
-        g: &mut Gen,
-        indent: usize,
-        pl: &str,
-        buf: &str,
-        vt: &str,
-        idx: &dyn Fn(&str, &str, &str) -> String,
-    ) {
-        let half = 16 / g.spec.precision.size();
-        let i = self.open_halves(g, indent, (pl, "fd_eo[j] = -1;"), idx);
         g.line(
-            i,
+            i + 1,
             &format!("fd_ev[j] = *reinterpret_cast<const {vt}*>(fd_row + hx);"),
         );
-        g.line(
-            i,
-            &format!(
-                "fd_eo[j] = {} + hf * {half};",
-                self.index(buf, "eo", "er", "side")
-            ),
-        );
-        g.line(indent, "}");
+        g.line(i + 1, "fd_eo[j] = e;");
+        g.line(i, "}");
     }
 
-    /// Stores the halves [`EdgeSectors::load`] brought into the buffer.
+    /// Parks the halves [`EdgeSectors::load`] read (each thread in its own slots).
     fn store(&self, g: &mut Gen, indent: usize, vt: &str) {
         g.line(indent, "#pragma unroll");
         g.line(
             indent,
             &format!(
-                "for (int j = 0; j < {}; ++j) if (fd_eo[j] >= 0) *reinterpret_cast<{vt}*>(fd_edge + fd_eo[j]) = fd_ev[j];",
+                "for (int j = 0; j < {}; ++j) if (fd_eo[j] >= 0) reinterpret_cast<{vt}*>(fd_edge)[fd_eo[j]] = fd_ev[j];",
                 self.per_thread()
             ),
         );
-    }
-
-    /// Stores the points of plane `m` that [`EdgeSectors::load`] brought into buffer `buf`
-    /// and the step did not compute back where they came from, unchanged.
-    fn write_back(
-        &self,
-        g: &mut Gen,
-        indent: usize,
-        buf: &str,
-        idx: &dyn Fn(&str, &str, &str) -> String,
-    ) {
-        let half = 16 / g.spec.precision.size();
-        let i = self.open_halves(g, indent, ("m", ""), idx);
-        g.line(
-            i,
-            &format!(
-                "const auto* const fd_src = fd_edge + {} + hf * {half};",
-                self.index(buf, "eo", "er", "side")
-            ),
-        );
-        g.line(i, "#pragma unroll");
-        g.line(i, &format!("for (int l = 0; l < {half}; ++l) {{"));
-        g.line(
-            i + 1,
-            "if (hx + l < ilo || hx + l >= ihi) fd_row[hx + l] = fd_src[l];",
-        );
-        g.line(i, "}");
-        g.line(indent, "}");
     }
 }

@@ -124,16 +124,14 @@ pub enum Strategy {
         vec: u32,
         /// How planes reach the ring (name suffix: none, `-l`/`-lN`, `-b`).
         copy: SmCopy,
-        /// Name suffix `-m` (staged copies `-l`/`-lN`, vectors of 2 or 4): the 32-byte
-        /// sectors that an interior-only output writes in part (a row's edge points belong to
-        /// the caller) are written whole, the caller's values copied into shared memory a
-        /// plane ahead (`cp.async`, no registers held) and stored back unchanged. A partly
-        /// written sector makes the memory read it to merge at write-back, inside the write
-        /// stream; on the H100 that cost the 7-point Laplacian 6 points against its periodic
-        /// twin (bench/NOTES.md, sessions 11–12). The number is how many planes ahead the
-        /// values are copied (name suffix `-m` for 1, `-mN` for N = 2 or 3); 0 leaves the
-        /// sectors to the memory's merges.
-        merge_edges: u32,
+        /// Name suffix `-e`: the output sectors that an interior-only output writes in part
+        /// (a row's edge points belong to the caller) are read a plane ahead, so that L2
+        /// holds them whole when the partial stores land. Otherwise the memory reads each to
+        /// merge it at write-back, inside the write stream: on the H100 that cost the 7-point
+        /// Laplacian 6 points against its periodic twin (bench/NOTES.md, sessions 11–12).
+        /// The reads cost some tiles more than they save (the 256 × 4 ones, 12 points), so
+        /// the tuner tries both.
+        edge_reads: bool,
     },
     /// 2.5-D marching with the march-axis neighbours in a register queue and one plane of
     /// the tile (with its halo) in shared memory, filled from the queues and by coalesced
@@ -244,7 +242,7 @@ impl Strategy {
         depth: 4,
         vec: 1,
         copy: SmCopy::Async,
-        merge_edges: 0,
+        edge_reads: false,
     };
 
     /// The strategies the conformance suite checks.
@@ -306,7 +304,7 @@ impl Strategy {
                 depth: 3,
                 vec: 1,
                 copy: SmCopy::Async,
-                merge_edges: 0,
+                edge_reads: false,
             },
             // Vector points: windows of whole vectors, partial vectors at Dirichlet edges.
             Strategy::SMarch {
@@ -317,7 +315,7 @@ impl Strategy {
                 depth: 2,
                 vec: 2,
                 copy: SmCopy::Async,
-                merge_edges: 0,
+                edge_reads: false,
             },
             Strategy::SMarch {
                 bx: 16,
@@ -327,7 +325,7 @@ impl Strategy {
                 depth: 3,
                 vec: 4,
                 copy: SmCopy::Async,
-                merge_edges: 0,
+                edge_reads: false,
             },
             Strategy::SMarch {
                 bx: 32,
@@ -337,7 +335,7 @@ impl Strategy {
                 depth: 8,
                 vec: 1,
                 copy: SmCopy::Async,
-                merge_edges: 0,
+                edge_reads: false,
             },
             // Staged copies (through registers): odd tile, one plane of ring beyond the
             // window (the slot refilled last in each iteration), vectors at Dirichlet edges.
@@ -349,7 +347,7 @@ impl Strategy {
                 depth: 1,
                 vec: 1,
                 copy: SmCopy::Registers(1),
-                merge_edges: 0,
+                edge_reads: false,
             },
             Strategy::SMarch {
                 bx: 8,
@@ -359,11 +357,11 @@ impl Strategy {
                 depth: 2,
                 vec: 2,
                 copy: SmCopy::Registers(1),
-                merge_edges: 0,
+                edge_reads: false,
             },
-            // Edge sectors written whole (-m), pairs and quads: lanes outside the computed
-            // range (radius 1 and 4: some vectors wholly outside it) keep the caller's values;
-            // odd tiles put the grid's edges at every position within a sector.
+            // Edge sectors read ahead (-e) with every way of copying planes: odd tiles put
+            // the grid's x edges at every position within a sector and in tiles of their
+            // own; chunks of two planes (the chunk's first plane read before its loop).
             Strategy::SMarch {
                 bx: 8,
                 by: 3,
@@ -372,28 +370,37 @@ impl Strategy {
                 depth: 1,
                 vec: 2,
                 copy: SmCopy::Registers(1),
-                merge_edges: 1,
+                edge_reads: true,
             },
             Strategy::SMarch {
                 bx: 4,
                 by: 2,
                 rows: 3,
-                chunk: 6,
+                chunk: 2,
                 depth: 2,
                 vec: 4,
                 copy: SmCopy::Registers(2),
-                merge_edges: 2,
+                edge_reads: true,
             },
-            // Three planes ahead in chunks of two: the prologue's copies cut at the chunk.
+            Strategy::SMarch {
+                bx: 12,
+                by: 3,
+                rows: 3,
+                chunk: 5,
+                depth: 3,
+                vec: 1,
+                copy: SmCopy::Async,
+                edge_reads: true,
+            },
             Strategy::SMarch {
                 bx: 8,
-                by: 2,
-                rows: 3,
-                chunk: 2,
+                by: 3,
+                rows: 2,
+                chunk: 5,
                 depth: 1,
                 vec: 2,
-                copy: SmCopy::Registers(1),
-                merge_edges: 3,
+                copy: SmCopy::Bulk,
+                edge_reads: true,
             },
             // Two planes of loads in registers: the stage shift and the early loads.
             Strategy::SMarch {
@@ -404,7 +411,7 @@ impl Strategy {
                 depth: 2,
                 vec: 2,
                 copy: SmCopy::Registers(2),
-                merge_edges: 0,
+                edge_reads: false,
             },
             // Bulk copies: an odd tile (rows split over lanes, several pieces per row where a
             // periodic image wraps), a block of fewer than 32 threads (partial issuing warp),
@@ -417,7 +424,7 @@ impl Strategy {
                 depth: 3,
                 vec: 1,
                 copy: SmCopy::Bulk,
-                merge_edges: 0,
+                edge_reads: false,
             },
             Strategy::SMarch {
                 bx: 8,
@@ -427,7 +434,7 @@ impl Strategy {
                 depth: 1,
                 vec: 2,
                 copy: SmCopy::Bulk,
-                merge_edges: 0,
+                edge_reads: false,
             },
             Strategy::SMarch {
                 bx: 32,
@@ -437,7 +444,7 @@ impl Strategy {
                 depth: 4,
                 vec: 4,
                 copy: SmCopy::Bulk,
-                merge_edges: 0,
+                edge_reads: false,
             },
             // Queue marches: an odd tile and rows (halo tables over several granules per
             // thread, tiles cut by the grid's edge), short chunks (prologue each few planes),
@@ -689,20 +696,6 @@ impl Strategy {
                      register stages {copy:?} (use 1 or 2)"
                 ))
             }
-            Strategy::SMarch {
-                vec,
-                copy,
-                merge_edges,
-                ..
-            } if merge_edges > 3
-                || (merge_edges > 0 && (vec == 1 || !matches!(copy, SmCopy::Registers(_)))) =>
-            {
-                Err(format!(
-                    "writing edge sectors whole (-m{merge_edges}) needs vectors of 2 or 4 points \
-                     (-v2, -v4), staged copies (-l or -l2) and 1 to 3 planes ahead (-m, -m2, \
-                     -m3)"
-                ))
-            }
             Strategy::QMarch {
                 rows,
                 chunk,
@@ -898,7 +891,7 @@ impl fmt::Display for Strategy {
                 depth,
                 vec,
                 copy,
-                merge_edges,
+                edge_reads,
             } => {
                 write!(f, "smarch-{bx}x{by}-r{rows}-c{chunk}-p{depth}")?;
                 if vec != 1 {
@@ -910,10 +903,8 @@ impl fmt::Display for Strategy {
                     SmCopy::Registers(n) => write!(f, "-l{n}")?,
                     SmCopy::Bulk => write!(f, "-b")?,
                 }
-                match merge_edges {
-                    0 => {}
-                    1 => f.write_str("-m")?,
-                    n => write!(f, "-m{n}")?,
+                if edge_reads {
+                    f.write_str("-e")?;
                 }
                 Ok(())
             }
@@ -1008,16 +999,9 @@ impl std::str::FromStr for Strategy {
                     }
                     "smarch" => {
                         let mut parts: Vec<&str> = tail.split('-').collect();
-                        let mut merge_edges = 0;
-                        if parts.len() > 4 {
-                            if let Some(n) = parts.last().and_then(|m| m.strip_prefix('m')) {
-                                merge_edges = if n.is_empty() {
-                                    1
-                                } else {
-                                    n.parse().unwrap_or(u32::MAX)
-                                };
-                                parts.pop();
-                            }
+                        let edge_reads = parts.len() > 4 && parts.last() == Some(&"e");
+                        if edge_reads {
+                            parts.pop();
                         }
                         let copy = match parts.last().copied() {
                             Some("b") => SmCopy::Bulk,
@@ -1056,7 +1040,7 @@ impl std::str::FromStr for Strategy {
                                     depth,
                                     vec,
                                     copy,
-                                    merge_edges,
+                                    edge_reads,
                                 })
                             }
                             _ => None,
@@ -1134,7 +1118,7 @@ impl std::str::FromStr for Strategy {
                 "pencil-LxP-tAxC[-w]",
                 "pptN-BXxBYxBZ",
                 "zmarch-BXxBY-vV-cC-uU-rR[-cs]",
-                "smarch-BXxBY-rR-cC-pP[-vV][-l|-lN|-b]",
+                "smarch-BXxBY-rR-cC-pP[-vV][-l|-lN|-b][-e]",
                 "qmarch-BXxBY-rR-cC-vV[-tN|-tNa|-wNa][-cs]",
             ]
             .iter()
