@@ -113,14 +113,23 @@ pub(crate) fn smarch(
     // computed rows.
     let reads = p.edge_reads && spec.boundary == Boundary::Dirichlet;
     let edge = EdgeSectors {
-        at: slots * plane,
+        // After the ring and, with bulk copies, its mbarriers (8 bytes per slot), on a
+        // 16-byte boundary.
+        at: (slots * plane * spec.precision.size() as u32 + if bulk { 8 * slots } else { 0 })
+            .next_multiple_of(16),
         outputs: spec.stencils.len() as u32,
         rows: ty_rows,
         cols: tx,
         threads,
     };
     if reads {
-        g.line(1, &format!("{ty}* const fd_edge = sm + {};", edge.at));
+        g.line(
+            1,
+            &format!(
+                "{ty}* const fd_edge = reinterpret_cast<{ty}*>(reinterpret_cast<char*>(sm) + {});",
+                edge.at
+            ),
+        );
     }
     g.march_tiles(p.chunk, ty_rows, tx);
     g.line(4, &format!("const int base = mb - {rzl};"));
@@ -346,14 +355,13 @@ pub(crate) fn smarch(
     g.close_from(3);
     src.block = [p.bx, p.by, 1];
     src.grid_map = [(0, tx), (oa, ty_rows), (ma, p.chunk)];
-    // Bulk copies complete on one 8-byte mbarrier per slot, after the ring.
-    src.shared_bytes = slots * plane * spec.precision.size() as u32
-        + if bulk { 8 * slots } else { 0 }
-        + if reads {
-            edge.elements() * spec.precision.size() as u32
-        } else {
-            0
-        };
+    // Bulk copies complete on one 8-byte mbarrier per slot, after the ring; the edge reads'
+    // parking buffer comes last.
+    src.shared_bytes = if reads {
+        edge.at + edge.bytes()
+    } else {
+        slots * plane * spec.precision.size() as u32 + if bulk { 8 * slots } else { 0 }
+    };
     src.x_multiple = vl;
     g.finish(src)
 }
@@ -645,7 +653,7 @@ pub(crate) fn bulk_issue(
 /// DRAM reads equal to the L2 misses). The values are parked in a small shared buffer at the
 /// step's end, so the load completes off the compute's path; nothing reads them back.
 struct EdgeSectors {
-    /// Element of the block's shared memory where the parking buffer starts.
+    /// Byte of the block's shared memory where the parking buffer starts.
     at: u32,
     outputs: u32,
     rows: u32,
@@ -659,9 +667,9 @@ impl EdgeSectors {
         4 * self.rows * self.outputs
     }
 
-    /// Elements of the parking buffer.
-    fn elements(&self) -> u32 {
-        self.halves() * 16 / 4
+    /// Bytes of the parking buffer.
+    fn bytes(&self) -> u32 {
+        self.halves() * 16
     }
 
     /// Halves each thread reads per plane.
