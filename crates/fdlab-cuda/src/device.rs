@@ -140,10 +140,6 @@ pub fn probe() -> Result<usize> {
     Ok(n as usize)
 }
 
-/// Environment variable that sets the context's maximum L2 fetch granularity in bytes
-/// (`cuCtxSetLimit(CU_LIMIT_MAX_L2_FETCH_GRANULARITY)`) when a [`Device`] is opened.
-pub const L2_FETCH_GRANULARITY_VAR: &str = "FDLAB_L2_FETCH_GRANULARITY";
-
 impl Device {
     /// Opens device `ordinal`, or says in one line why not.
     pub fn open(ordinal: usize) -> Result<Device> {
@@ -161,24 +157,6 @@ impl Device {
         unsafe { ctx.disable_event_tracking() };
         // A stream of our own: the legacy default stream cannot be captured into a graph.
         let stream = ctx.new_stream().map_err(driver("cuStreamCreate"))?;
-        // The L2 fetch granularity (bytes per DRAM fetch that a sector miss may be promoted
-        // to; 64 by default on the H100): an experiment knob, measured in bench/NOTES.md
-        // (session 12) for the edge-sector prefetches, which need one sector each.
-        if let Ok(value) = std::env::var(L2_FETCH_GRANULARITY_VAR) {
-            let bytes = value
-                .parse::<usize>()
-                .ok()
-                .filter(|b| *b <= 128 && (*b == 0 || b.is_power_of_two()))
-                .ok_or_else(|| Error::BadSetting {
-                    name: L2_FETCH_GRANULARITY_VAR.into(),
-                    value: value.clone(),
-                    expected: "a power of two from 32 to 128 bytes, or 0 for the driver's \
-                               default; unset it to leave the driver's choice"
-                        .into(),
-                })?;
-            ctx.set_limit(sys::CUlimit::CU_LIMIT_MAX_L2_FETCH_GRANULARITY, bytes)
-                .map_err(driver("cuCtxSetLimit(CU_LIMIT_MAX_L2_FETCH_GRANULARITY)"))?;
-        }
         let a = |attr: Attr| ctx.attribute(attr).map_err(driver("cuDeviceGetAttribute"));
         let mut driver_version = 0;
         // SAFETY: writes one int.

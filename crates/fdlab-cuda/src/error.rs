@@ -73,16 +73,6 @@ pub enum Error {
         /// The driver's message.
         detail: String,
     },
-    /// An environment setting fdlab reads has a value it cannot use.
-    #[error("{name}={value} is not usable: {expected}")]
-    BadSetting {
-        /// The variable.
-        name: String,
-        /// Its value.
-        value: String,
-        /// What it should be.
-        expected: String,
-    },
     /// Bad grid, stencil or field.
     #[error(transparent)]
     Model(#[from] fdlab_core::Error),

@@ -109,6 +109,7 @@ pub(crate) fn smarch(
         g.line(1, "__syncthreads();");
         g.line(1, "unsigned fd_phase = 0u;");
     }
+    let vt = crate::zmarch::vec_type(spec.precision, vl);
     // Edge sectors read ahead (-e): only interior-only outputs leave caller points within
     // computed rows.
     let reads = p.edge_reads && spec.boundary == Boundary::Dirichlet;
@@ -138,15 +139,9 @@ pub(crate) fn smarch(
     g.line(4, "__syncthreads();");
     if reads {
         // The chunk's first plane's edge sectors (the loop reads each next one).
-        edge.declare(&mut g, 4, crate::zmarch::vec_type(spec.precision, vl));
-        edge.load(
-            &mut g,
-            4,
-            "mb",
-            crate::zmarch::vec_type(spec.precision, vl),
-            &idx,
-        );
-        edge.store(&mut g, 4, crate::zmarch::vec_type(spec.precision, vl));
+        edge.declare(&mut g, 4, vt);
+        edge.load(&mut g, 4, "mb", vt, &idx);
+        edge.store(&mut g, 4, vt);
     }
     // Each thread's share of a plane's 16-byte copies, the same in every plane: source offset
     // within the plane, target offset within the slot, and whether the source exists (chunks
@@ -198,7 +193,6 @@ pub(crate) fn smarch(
     // shared stores. Why (bench/NOTES.md, session 4): with per-thread 16-byte `cp.async`, ncu
     // counted L2 read sectors at 2.3x the input for a tile that needs 1.17x, about twice what
     // the tile moves; warp-wide 16-byte loads are coalesced into whole sectors.
-    let vt = crate::zmarch::vec_type(spec.precision, vl);
     let stage_load = |g: &mut Gen, indent: usize, pl: &str, stage: u32| {
         let i = open_plane(g, indent, pl);
         g.line(i, "#pragma unroll");
