@@ -368,8 +368,9 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
                     }
                     // Interior-only outputs: the rows' partly written edge sectors read a
                     // plane ahead (`-e`). On the H100 it took the 128 × 8 tiles of lap7 f32
-                    // 512³ from 88–89% to 90–91% but cost the 256 × 4 ones 12 points
-                    // (bench/NOTES.md, session 12), so both are in the search.
+                    // 512³ from 88–89% to 90–91%, but cost the 256 × 4 ones 12 points on some
+                    // machines and gained on another (bench/NOTES.md, session 12), so both
+                    // are in the search.
                     if interior {
                         for chunk in [64, 128] {
                             let mut s =

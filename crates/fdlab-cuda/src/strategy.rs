@@ -129,8 +129,8 @@ pub enum Strategy {
         /// holds them whole when the partial stores land. Otherwise the memory reads each to
         /// merge it at write-back, inside the write stream: on the H100 that cost the 7-point
         /// Laplacian 6 points against its periodic twin (bench/NOTES.md, sessions 11–12).
-        /// The reads cost some tiles more than they save (the 256 × 4 ones, 12 points), so
-        /// the tuner tries both.
+        /// The reads cost some tiles more than they save (the 256 × 4 ones, 12 points on some
+        /// H100s, a gain on another), so the tuner tries both.
         edge_reads: bool,
     },
     /// 2.5-D marching with the march-axis neighbours in a register queue and one plane of
