@@ -289,7 +289,7 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
     }
     // Shared-memory marching: tile × rows per thread × planes in flight × x points per thread.
     let copy = 16 / case.precision.size() as u32;
-    let staged = |bx, by, rows, chunk, depth, vec, stages| Strategy::SMarch {
+    let staged = |bx, by, rows, chunk, depth, vec, stages, edge_reads| Strategy::SMarch {
         bx,
         by,
         rows,
@@ -297,10 +297,11 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
         depth,
         vec,
         copy: stages,
-        edge_reads: false,
+        edge_reads,
     };
-    let smarch =
-        |bx, by, rows, chunk, depth, vec| staged(bx, by, rows, chunk, depth, vec, SmCopy::Async);
+    let smarch = |bx, by, rows, chunk, depth, vec| {
+        staged(bx, by, rows, chunk, depth, vec, SmCopy::Async, false)
+    };
     let interior = case.boundary == fdlab_core::Boundary::Dirichlet;
     if nx.is_multiple_of(copy as usize) {
         if case.grid.dims().len() == 3 {
@@ -358,13 +359,13 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
                 for &vec in &vecs {
                     for depth in [1, 2] {
                         for stages in [SmCopy::Registers(1), SmCopy::Registers(2)] {
-                            out.push(staged(tx / vec, by, rows, 64, depth, vec, stages));
+                            out.push(staged(tx / vec, by, rows, 64, depth, vec, stages, false));
                         }
                     }
                     // 128-plane chunks, one or two planes of loads in registers (the H100's
                     // lap7 f32 512³ winner stages two: `smarch-128x1-r8-c128-p1-v4-l2`).
                     for stages in [SmCopy::Registers(1), SmCopy::Registers(2)] {
-                        out.push(staged(tx / vec, by, rows, 128, 1, vec, stages));
+                        out.push(staged(tx / vec, by, rows, 128, 1, vec, stages, false));
                     }
                     // Interior-only outputs: the rows' partly written edge sectors read a
                     // plane ahead (`-e`). On the H100 it took the 128 × 8 tiles of lap7 f32
@@ -373,12 +374,8 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
                     // are in the search.
                     if interior {
                         for chunk in [64, 128] {
-                            let mut s =
-                                staged(tx / vec, by, rows, chunk, 1, vec, SmCopy::Registers(1));
-                            if let Strategy::SMarch { edge_reads, .. } = &mut s {
-                                *edge_reads = true;
-                            }
-                            out.push(s);
+                            let stages = SmCopy::Registers(1);
+                            out.push(staged(tx / vec, by, rows, chunk, 1, vec, stages, true));
                         }
                     }
                 }
@@ -389,7 +386,7 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
             // only the two shapes that came closest stay in the search.
             for (tx, by, rows) in [(256, 8, 1), (128, 4, 2)] {
                 for &vec in &vecs {
-                    out.push(staged(tx / vec, by, rows, 64, 4, vec, SmCopy::Bulk));
+                    out.push(staged(tx / vec, by, rows, 64, 4, vec, SmCopy::Bulk, false));
                 }
             }
             // Queue marches: the march-axis reach in registers, one plane (and its halo) in

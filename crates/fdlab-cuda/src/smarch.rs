@@ -113,11 +113,12 @@ pub(crate) fn smarch(
     // Edge sectors read ahead (-e): only interior-only outputs leave caller points within
     // computed rows.
     let reads = p.edge_reads && spec.boundary == Boundary::Dirichlet;
+    // The ring, then with bulk copies one 8-byte mbarrier per slot.
+    let ring_bytes =
+        slots * plane * spec.precision.size() as u32 + if bulk { 8 * slots } else { 0 };
     let edge = EdgeSectors {
-        // After the ring and, with bulk copies, its mbarriers (8 bytes per slot), on a
-        // 16-byte boundary.
-        at: (slots * plane * spec.precision.size() as u32 + if bulk { 8 * slots } else { 0 })
-            .next_multiple_of(16),
+        // The parking buffer follows, on a 16-byte boundary.
+        at: ring_bytes.next_multiple_of(16),
         outputs: spec.stencils.len() as u32,
         rows: ty_rows,
         cols: tx,
@@ -349,12 +350,10 @@ pub(crate) fn smarch(
     g.close_from(3);
     src.block = [p.bx, p.by, 1];
     src.grid_map = [(0, tx), (oa, ty_rows), (ma, p.chunk)];
-    // Bulk copies complete on one 8-byte mbarrier per slot, after the ring; the edge reads'
-    // parking buffer comes last.
     src.shared_bytes = if reads {
         edge.at + edge.bytes()
     } else {
-        slots * plane * spec.precision.size() as u32 + if bulk { 8 * slots } else { 0 }
+        ring_bytes
     };
     src.x_multiple = vl;
     g.finish(src)
