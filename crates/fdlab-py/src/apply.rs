@@ -5,7 +5,8 @@ use std::time::Instant;
 use fdlab_core::{Boundary, Field, FieldView, FieldViewMut, Grid, Scalar, Stencil};
 use fdlab_cpu::{fast, Par};
 use numpy::prelude::*;
-use numpy::{BorrowError, Element, PyArrayDyn, PyUntypedArray};
+use numpy::npyffi::npy_intp;
+use numpy::{BorrowError, Element, PyArrayDyn, PyUntypedArray, PY_ARRAY_API};
 use pyo3::prelude::*;
 
 use crate::error::{to_py, type_error, value_error};
@@ -74,8 +75,8 @@ fn execute<'py, T: Scalar + Element>(
     }
     let outs: Vec<Bound<'py, PyArrayDyn<T>>> = match out {
         None => (0..core.len())
-            .map(|_| PyArrayDyn::<T>::zeros(py, u.shape(), false))
-            .collect(),
+            .map(|_| zeros::<T>(py, u.shape()))
+            .collect::<PyResult<_>>()?,
         Some(v) => {
             if v.len() != core.len() {
                 return Err(value_error(format!(
@@ -113,6 +114,24 @@ fn execute<'py, T: Scalar + Element>(
         .map_err(to_py)?;
     }
     Ok(outs)
+}
+
+/// A C-ordered array of zeros; `MemoryError` (not a panic) when NumPy cannot allocate it.
+fn zeros<'py, T: Element>(py: Python<'py>, shape: &[usize]) -> PyResult<Bound<'py, PyArrayDyn<T>>> {
+    let mut dims: Vec<npy_intp> = shape.iter().map(|&n| n as npy_intp).collect();
+    // SAFETY: `dims` outlives the call and holds `dims.len()` sizes; PyArray_Zeros steals the
+    // dtype reference that `into_dtype_ptr` hands over, and returns a new reference or NULL
+    // with a Python error set, which `from_owned_ptr_or_err` turns into `Err`.
+    unsafe {
+        let ptr = PY_ARRAY_API.PyArray_Zeros(
+            py,
+            dims.len() as std::os::raw::c_int,
+            dims.as_mut_ptr(),
+            T::get_dtype(py).into_dtype_ptr(),
+            0,
+        );
+        Ok(Bound::from_owned_ptr_or_err(py, ptr)?.downcast_into_unchecked())
+    }
 }
 
 /// Checks one caller-given output: same dtype, shape and layout as `u`.
@@ -299,6 +318,10 @@ impl PyPlan {
     }
 }
 
+/// Largest grid `_time_apply_native` allocates (its fields are Rust-owned, and a failed Rust
+/// allocation aborts rather than raising).
+const MAX_TIMED_POINTS: usize = 1 << 27;
+
 /// Times the Rust call that `fdlab.apply` makes, on Rust-owned random fields of NumPy `shape`:
 /// returns `(median, min)` seconds per call over `repeats` calls after one warm-up.
 #[pyfunction]
@@ -313,6 +336,11 @@ pub fn _time_apply_native(
 ) -> PyResult<(f64, f64)> {
     let boundary = parse_boundary(boundary)?;
     let grid = grid_of(&shape)?;
+    if grid.len() > MAX_TIMED_POINTS {
+        return Err(value_error(format!(
+            "timing runs on grids of at most {MAX_TIMED_POINTS} points; give a smaller shape"
+        )));
+    }
     let core = core_stencils(&stencils, shape.len())?;
     let times = match dtype {
         "float64" => py.allow_threads(|| time_native::<f64>(&grid, &core, boundary, repeats)),
