@@ -67,11 +67,11 @@ def apply_cpu(
 
 def _time_apply_native(
     stencils: Sequence[Stencil],
-    shape: Sequence[int],
-    dtype: str = "float64",
+    u: np.ndarray,
+    out: Sequence[np.ndarray],
     boundary: str = "periodic",
     repeats: int = 200,
 ) -> Tuple[float, float]:
-    """(median, min) seconds of the Rust call ``fdlab.apply`` makes, on Rust-owned fields."""
+    """(median, min) seconds of the Rust call ``fdlab.apply`` makes, looped in Rust."""
 
 def info() -> dict: ...

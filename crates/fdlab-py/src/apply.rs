@@ -2,10 +2,10 @@
 
 use std::time::Instant;
 
-use fdlab_core::{Boundary, Field, FieldView, FieldViewMut, Grid, Scalar, Stencil};
+use fdlab_core::{Boundary, FieldView, FieldViewMut, Grid, Scalar, Stencil};
 use fdlab_cpu::{fast, Par};
-use numpy::prelude::*;
 use numpy::npyffi::npy_intp;
+use numpy::prelude::*;
 use numpy::{BorrowError, Element, PyArrayDyn, PyUntypedArray, PY_ARRAY_API};
 use pyo3::prelude::*;
 
@@ -58,15 +58,20 @@ fn borrow_error(what: &str, e: BorrowError) -> PyErr {
     }
 }
 
+/// The output arrays of a run and the time of each call in seconds.
+type Executed<'py, T> = (Vec<Bound<'py, PyArrayDyn<T>>>, Vec<f64>);
+
 /// Applies `core` to `u` (checked to be `T`), writing `out` (allocated as zeros when `None`),
-/// and returns the output arrays.
+/// `calls` times (1 except when timing), and returns the output arrays and the time of each
+/// call in seconds.
 fn execute<'py, T: Scalar + Element>(
     py: Python<'py>,
     core: &[Stencil],
     boundary: Boundary,
     u: &Bound<'py, PyArrayDyn<T>>,
     out: Option<Vec<Bound<'py, PyAny>>>,
-) -> PyResult<Vec<Bound<'py, PyArrayDyn<T>>>> {
+    calls: usize,
+) -> PyResult<Executed<'py, T>> {
     let grid = grid_of(u.shape())?;
     if !u.is_c_contiguous() {
         return Err(type_error(
@@ -103,17 +108,24 @@ fn execute<'py, T: Scalar + Element>(
         for o in rw.iter_mut() {
             slices.push(o.as_slice_mut().map_err(|e| type_error(e.to_string()))?);
         }
-        py.allow_threads(|| {
-            let input = FieldView::new(&grid, u_slice)?;
-            let mut views = slices
-                .into_iter()
-                .map(|s| FieldViewMut::new(&grid, s))
-                .collect::<Result<Vec<_>, _>>()?;
-            fast::apply(core, boundary, input, &mut views, Par::Rayon)
-        })
-        .map_err(to_py)?;
+        let times = py
+            .allow_threads(|| {
+                let input = FieldView::new(&grid, u_slice)?;
+                let mut views = slices
+                    .into_iter()
+                    .map(|s| FieldViewMut::new(&grid, s))
+                    .collect::<Result<Vec<_>, _>>()?;
+                (0..calls)
+                    .map(|_| {
+                        let t = Instant::now();
+                        fast::apply(core, boundary, input, &mut views, Par::Rayon)?;
+                        Ok(t.elapsed().as_secs_f64())
+                    })
+                    .collect::<fdlab_core::Result<Vec<f64>>>()
+            })
+            .map_err(to_py)?;
+        Ok((outs, times))
     }
-    Ok(outs)
 }
 
 /// A C-ordered array of zeros; `MemoryError` (not a panic) when NumPy cannot allocate it.
@@ -174,9 +186,9 @@ fn dispatch<'py>(
         v.into_iter().map(|a| a.into_any()).collect()
     }
     if let Ok(a) = u.downcast::<PyArrayDyn<f64>>() {
-        Ok(any(execute(py, core, boundary, a, out)?))
+        Ok(any(execute(py, core, boundary, a, out, 1)?.0))
     } else if let Ok(a) = u.downcast::<PyArrayDyn<f32>>() {
-        Ok(any(execute(py, core, boundary, a, out)?))
+        Ok(any(execute(py, core, boundary, a, out, 1)?.0))
     } else if u.downcast::<PyUntypedArray>().is_ok() {
         Err(type_error(format!(
             "fdlab computes on float32 or float64 arrays, got dtype {}; convert with \
@@ -215,7 +227,10 @@ pub fn apply_cpu<'py>(
     boundary: &str,
 ) -> PyResult<Vec<Bound<'py, PyAny>>> {
     let boundary = parse_boundary(boundary)?;
-    let dim = u.downcast::<PyUntypedArray>().map(|a| a.ndim()).unwrap_or(1);
+    let dim = u
+        .downcast::<PyUntypedArray>()
+        .map(|a| a.ndim())
+        .unwrap_or(1);
     let core = core_stencils(&stencils, dim.clamp(1, 3))?;
     dispatch(py, &core, boundary, u, out)
 }
@@ -278,7 +293,11 @@ impl PyPlan {
                     a.shape()
                 )));
             }
-            if a.dtype().to_string() != self.dtype {
+            let same = match self.dtype {
+                "float64" => u.downcast::<PyArrayDyn<f64>>().is_ok(),
+                _ => u.downcast::<PyArrayDyn<f32>>().is_ok(),
+            };
+            if !same {
                 return Err(type_error(format!(
                     "the plan is for dtype {}, got {}",
                     self.dtype,
@@ -318,56 +337,34 @@ impl PyPlan {
     }
 }
 
-/// Largest grid `_time_apply_native` allocates (its fields are Rust-owned, and a failed Rust
-/// allocation aborts rather than raising).
-const MAX_TIMED_POINTS: usize = 1 << 27;
-
-/// Times the Rust call that `fdlab.apply` makes, on Rust-owned random fields of NumPy `shape`:
-/// returns `(median, min)` seconds per call over `repeats` calls after one warm-up.
+/// Times the Rust call that `fdlab.apply(stencils, u, out=out)` makes, on the same arrays
+/// (same checks, same buffers), looping in Rust with the GIL released: returns `(median, min)`
+/// seconds per call over `repeats` calls after one warm-up. `out` is one array per stencil.
 #[pyfunction]
-#[pyo3(signature = (stencils, shape, dtype = "float64", boundary = "periodic", repeats = 200))]
-pub fn _time_apply_native(
-    py: Python<'_>,
-    stencils: Vec<Bound<'_, PyStencil>>,
-    shape: Vec<usize>,
-    dtype: &str,
+#[pyo3(signature = (stencils, u, out, boundary = "periodic", repeats = 200))]
+pub fn _time_apply_native<'py>(
+    py: Python<'py>,
+    stencils: Vec<Bound<'py, PyStencil>>,
+    u: &Bound<'py, PyAny>,
+    out: Vec<Bound<'py, PyAny>>,
     boundary: &str,
     repeats: usize,
 ) -> PyResult<(f64, f64)> {
     let boundary = parse_boundary(boundary)?;
-    let grid = grid_of(&shape)?;
-    if grid.len() > MAX_TIMED_POINTS {
-        return Err(value_error(format!(
-            "timing runs on grids of at most {MAX_TIMED_POINTS} points; give a smaller shape"
-        )));
-    }
-    let core = core_stencils(&stencils, shape.len())?;
-    let times = match dtype {
-        "float64" => py.allow_threads(|| time_native::<f64>(&grid, &core, boundary, repeats)),
-        "float32" => py.allow_threads(|| time_native::<f32>(&grid, &core, boundary, repeats)),
-        _ => return Err(type_error("dtype must be \"float32\" or \"float64\"")),
+    let dim = u
+        .downcast::<PyUntypedArray>()
+        .map(|a| a.ndim())
+        .unwrap_or(1);
+    let core = core_stencils(&stencils, dim.clamp(1, 3))?;
+    let calls = repeats.max(1) + 1;
+    let mut times = if let Ok(a) = u.downcast::<PyArrayDyn<f64>>() {
+        execute(py, &core, boundary, a, Some(out), calls)?.1
+    } else if let Ok(a) = u.downcast::<PyArrayDyn<f32>>() {
+        execute(py, &core, boundary, a, Some(out), calls)?.1
+    } else {
+        return Err(type_error("u must be a float32 or float64 numpy.ndarray"));
     };
-    let mut times = times.map_err(to_py)?;
+    times.remove(0); // warm-up
     times.sort_by(f64::total_cmp);
     Ok((times[times.len() / 2], times[0]))
-}
-
-fn time_native<T: Scalar>(
-    grid: &Grid,
-    core: &[Stencil],
-    boundary: Boundary,
-    repeats: usize,
-) -> fdlab_core::Result<Vec<f64>> {
-    let u = Field::<T>::random(grid, 1);
-    let mut outs: Vec<Field<T>> = core.iter().map(|_| Field::zeros(grid)).collect();
-    let mut times = Vec::with_capacity(repeats.max(1));
-    for n in 0..=repeats.max(1) {
-        let t = Instant::now();
-        let mut views: Vec<_> = outs.iter_mut().map(|o| o.view_mut()).collect();
-        fast::apply(core, boundary, u.view(), &mut views, Par::Rayon)?;
-        if n > 0 {
-            times.push(t.elapsed().as_secs_f64());
-        }
-    }
-    Ok(times)
 }

@@ -133,7 +133,9 @@ fn parse_axis(axis: &Bound<'_, PyAny>) -> PyResult<Axis> {
         };
     }
     if axis.is_instance_of::<pyo3::types::PyBool>() {
-        return Err(type_error("axis must be 0, 1, 2 or \"x\", \"y\", \"z\", not a bool"));
+        return Err(type_error(
+            "axis must be 0, 1, 2 or \"x\", \"y\", \"z\", not a bool",
+        ));
     }
     let i: i64 = axis.extract().map_err(|_| {
         type_error(format!(
