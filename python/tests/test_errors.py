@@ -153,3 +153,8 @@ def test_huge_allocation_is_memory_error():
     # 2**40 float64 points (8 TiB) cannot be allocated: MemoryError, never a crash.
     with pytest.raises(MemoryError):
         fdlab.apply(D, np.broadcast_to(np.ones(1), (2**20, 2**20)), convert=True)
+
+
+def test_empty_array():
+    with pytest.raises(ValueError, match="0 points"):
+        fdlab.apply(D, np.ones((0, 5)))
