@@ -10,7 +10,8 @@ that ``fdlab.apply`` makes, on the same arrays, in a loop in Rust with the GIL r
 (which includes allocating the output), in interleaved rounds. The overhead is taken from the
 minimum times (the fixed cost of a call is what remains when nothing else interferes: on a
 shared machine medians at 64³ move by more than 10 µs between rounds); medians are printed too.
-The target is at most 10 µs.
+The target is at most 10 µs. On a loaded machine, ``RAYON_NUM_THREADS=1`` gives steadier 64³
+figures (the overhead does not depend on the thread count).
 """
 
 import argparse
