@@ -35,6 +35,7 @@ class Stencil:
     def taps(self, ndim: int = 3) -> List[Tuple[Tuple[int, int, int], float]]:
         """The ``((x, y, z), weight)`` taps for arrays of ``ndim`` axes."""
     def __eq__(self, other: object) -> bool: ...
+    def __hash__(self) -> int: ...
 
 class Plan:
     """Stencils built and checked once for one NumPy shape, dtype and boundary."""

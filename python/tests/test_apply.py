@@ -172,3 +172,13 @@ def test_info():
     assert i["version"] == fdlab.__version__
     assert "cpu" in i["backends"] and i["cuda"] is False
     assert i["cpu_threads"] >= 1
+
+
+def test_stencil_equality_hash_repr():
+    a = Stencil.derivative("y", 2, 4, 0.5)
+    assert a == Stencil.derivative(1, 2, 4, 0.5)
+    assert a != Stencil.derivative("y", 2, 4, 0.25)
+    assert len({a, Stencil.derivative(1, 2, 4, 0.5), Stencil.laplacian()}) == 2
+    assert "derivative" in repr(a) and a.kind == "derivative"
+    assert Stencil.custom([(1, 0, 0)], [2.0]).taps(1) == [((1, 0, 0), 2.0)]
+    assert [w for _, w in Stencil.derivative("x", 1, 2, 0.5).taps(1)] == [-1.0, 1.0]

@@ -309,6 +309,14 @@ impl PyStencil {
         }
     }
 
+    fn __hash__(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        // The description's debug text: equal descriptions print alike (floats included).
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        format!("{:?}", self.desc).hash(&mut h);
+        h.finish()
+    }
+
     fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
         other
             .downcast::<PyStencil>()
