@@ -34,7 +34,8 @@ print("d/dy error", np.abs(dudy + 2 * np.sin(X) * np.sin(2 * Y)).max())
 # ## A heat run
 # `u_t = κ Δu` on the periodic square, explicit Euler with the 4th-order Laplacian. A Fourier
 # mode `sin(x) cos(2y)` decays as `exp(-5 κ t)`; a `Plan` checks shapes once and `out=` reuses
-# the buffer, so each step is one Rust call with the GIL released.
+# the buffer, so each step is one Rust call with the GIL released. The error printed is mostly
+# explicit Euler's time error, O(dt); the 4th-order Laplacian's is far smaller.
 
 # %%
 kappa = 0.1
