@@ -1,0 +1,78 @@
+"""Type stubs for the compiled extension ``fdlab._fdlab``."""
+
+from typing import Any, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+__version__: str
+
+_Axis = Union[int, str]
+
+class Stencil:
+    """A finite-difference stencil: a derivative, a Laplacian or custom weights.
+
+    Axis 0 / ``"x"`` is the LAST NumPy axis; offsets and spacings are in (x, y, z) order.
+    """
+
+    @staticmethod
+    def derivative(
+        axis: _Axis, order: int = 1, accuracy: int = 2, spacing: float = 1.0
+    ) -> "Stencil":
+        """Central derivative of ``order`` along ``axis`` with ``accuracy``, over ``spacing``."""
+    @staticmethod
+    def laplacian(
+        accuracy: int = 2, spacing: Union[None, float, Sequence[float]] = None
+    ) -> "Stencil":
+        """The Laplacian over every axis of the array; spacing: one number or (hx, hy, hz)."""
+    @staticmethod
+    def custom(
+        offsets: Sequence[Union[int, Sequence[int]]], weights: Sequence[float]
+    ) -> "Stencil":
+        """``out[p] = sum(w * u[p + o])``; offsets are ints (x) or (x, y, z) tuples."""
+    @property
+    def kind(self) -> str:
+        """``"derivative"``, ``"laplacian"`` or ``"custom"``."""
+    def taps(self, ndim: int = 3) -> List[Tuple[Tuple[int, int, int], float]]:
+        """The ``((x, y, z), weight)`` taps for arrays of ``ndim`` axes."""
+    def __eq__(self, other: object) -> bool: ...
+    def __hash__(self) -> int: ...
+
+class Plan:
+    """Stencils built and checked once for one NumPy shape, dtype and boundary."""
+
+    def __init__(
+        self,
+        stencils: Sequence[Stencil],
+        shape: Sequence[int],
+        dtype: str = "float64",
+        boundary: str = "periodic",
+    ) -> None: ...
+    def apply(
+        self, u: np.ndarray, out: Optional[Sequence[np.ndarray]] = None
+    ) -> List[np.ndarray]:
+        """Applies the plan to ``u``; returns one output per stencil."""
+    @property
+    def shape(self) -> List[int]: ...
+    @property
+    def dtype(self) -> str: ...
+    @property
+    def boundary(self) -> str: ...
+
+def apply_cpu(
+    stencils: Sequence[Stencil],
+    u: Any,
+    out: Optional[Sequence[np.ndarray]] = None,
+    boundary: str = "periodic",
+) -> List[np.ndarray]:
+    """CPU apply on NumPy arrays; ``fdlab.apply`` is the public entry point."""
+
+def _time_apply_native(
+    stencils: Sequence[Stencil],
+    u: np.ndarray,
+    out: Sequence[np.ndarray],
+    boundary: str = "periodic",
+    repeats: int = 200,
+) -> Tuple[float, float]:
+    """(median, min) seconds of the Rust call ``fdlab.apply`` makes, looped in Rust."""
+
+def info() -> dict: ...
