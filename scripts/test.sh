@@ -24,3 +24,5 @@ export LD_LIBRARY_PATH="$lib:${LD_LIBRARY_PATH:-}"
 export FDLAB_REQUIRE_NVRTC=1
 echo "==> cargo test --workspace (NVRTC from $lib)"
 cargo test --workspace "$@"
+echo "==> python/test.sh (pip install . in a fresh venv, then pytest)"
+./python/test.sh
