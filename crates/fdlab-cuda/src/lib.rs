@@ -16,3 +16,14 @@ pub use error::{Error, Result};
 mod device;
 
 pub use device::{probe, CudaScalar, Device, DeviceInfo, Input, Kernel, Texture};
+pub mod choose;
+mod field;
+pub mod kernel_cache;
+pub mod memory;
+mod plan;
+mod stream;
+
+pub use choose::Choice;
+pub use field::{DeviceField, DeviceFieldView, DeviceFieldViewMut, FieldMeta};
+pub use plan::{check_fields, check_weights, GraphPlan, Plan, PlanMeta, PlanOptions};
+pub use stream::{Event, Stream};
