@@ -415,3 +415,165 @@ pub fn candidates(req: &Request<'_>) -> Vec<(Strategy, Choice)> {
     ));
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fdlab_core::Axis;
+
+    /// The case a table row was measured on, rebuilt from its signature.
+    fn case_of(e: &DefaultEntry) -> (Vec<Stencil>, Grid) {
+        let dims: Vec<usize> = if e.shape[2] == 1 {
+            e.shape[..2].to_vec()
+        } else {
+            e.shape.to_vec()
+        };
+        let g = Grid::unit(&dims).unwrap();
+        let stencils = e
+            .signature
+            .split('+')
+            .map(|s| match s {
+                "lap/2" => Stencil::laplacian(&g, 2).unwrap(),
+                "lap/8" => Stencil::laplacian(&g, 8).unwrap(),
+                "d1x/8" => Stencil::derivative(&g, Axis::X, 1, 8).unwrap(),
+                "d1y/8" => Stencil::derivative(&g, Axis::Y, 1, 8).unwrap(),
+                "d1z/8" => Stencil::derivative(&g, Axis::Z, 1, 8).unwrap(),
+                "c(0,0,0)" => Stencil::custom(&[([0, 0, 0], 1.0)]).unwrap(),
+                "c(0,0,0|0,0,1)" => {
+                    Stencil::custom(&[([0, 0, 0], -1.0), ([0, 0, 1], 1.0)]).unwrap()
+                }
+                "c(0,0,0|0,1,0)" => {
+                    Stencil::custom(&[([0, 0, 0], -1.0), ([0, 1, 0], 1.0)]).unwrap()
+                }
+                other => panic!("no stencil for {other}"),
+            })
+            .collect();
+        (stencils, g)
+    }
+
+    #[test]
+    fn every_default_parses_matches_its_case_and_can_run_it() {
+        let table = parse_defaults(DEFAULTS).unwrap();
+        assert!(table.len() >= 30, "{} rows", table.len());
+        for e in &table {
+            let (stencils, g) = case_of(e);
+            assert_eq!(signature(&stencils), e.signature);
+            assert_eq!(
+                e.strategy.to_string().parse::<Strategy>().unwrap(),
+                e.strategy
+            );
+            let found = lookup(&table, &e.class, &stencils, e.boundary, e.shape, e.precision);
+            assert_eq!(found, Some(e.strategy), "{e:?}");
+            e.strategy
+                .supports_spec(&stencils, e.boundary, e.precision)
+                .unwrap_or_else(|r| panic!("{e:?}: {r}"));
+        }
+        for class in ["h100", "h200"] {
+            assert!(table.iter().any(|e| e.class == class));
+        }
+    }
+
+    #[test]
+    fn other_sizes_take_the_nearest_default_of_their_class() {
+        let table = parse_defaults(DEFAULTS).unwrap();
+        let lap = |n: usize| {
+            let g = Grid::unit(&[n, n, n]).unwrap();
+            vec![Stencil::laplacian(&g, 2).unwrap()]
+        };
+        let at = |n: usize, p| {
+            lookup(&table, "h100", &lap(n), Boundary::Dirichlet, [n, n, n], p)
+        };
+        // 600³ is nearer 512³ than 1024³ in log points, 768³ nearer 1024³; 2048³ takes
+        // 1024³'s.
+        assert_eq!(at(600, Precision::F32), at(512, Precision::F32));
+        assert_eq!(at(768, Precision::F32), at(1024, Precision::F32));
+        assert_eq!(at(2048, Precision::F32), at(1024, Precision::F32));
+        assert_ne!(at(512, Precision::F32), at(1024, Precision::F32));
+        // A small grid is another class: no default, so the heuristic decides.
+        assert_eq!(at(96, Precision::F32), None);
+        // The H200 has its own winners.
+        let h200 = lookup(
+            &table,
+            "h200",
+            &lap(512),
+            Boundary::Dirichlet,
+            [512; 3],
+            Precision::F64,
+        );
+        assert!(h200.is_some());
+        assert_ne!(h200, at(512, Precision::F64));
+        // Unknown devices and untuned cases get nothing.
+        assert_eq!(
+            lookup(&table, "a100", &lap(512), Boundary::Dirichlet, [512; 3], Precision::F32),
+            None
+        );
+        assert_eq!(
+            lookup(&table, "h100", &lap(512), Boundary::Neumann, [512; 3], Precision::F32),
+            None
+        );
+    }
+
+    #[test]
+    fn the_order_is_explicit_tuned_default_heuristic() {
+        let g = Grid::unit(&[512, 512, 512]).unwrap();
+        let st = [Stencil::laplacian(&g, 2).unwrap()];
+        let naive: Strategy = "naive-32x4x1".parse().unwrap();
+        let mut req = Request {
+            stencils: &st,
+            boundary: Boundary::Dirichlet,
+            grid: &g,
+            precision: Precision::F32,
+            explicit: Some(naive),
+            tuned: Some(naive),
+            class: Some("h100"),
+            tma: true,
+        };
+        assert_eq!(candidates(&req), vec![(naive, Choice::Explicit)]);
+        req.explicit = None;
+        let order: Vec<Choice> = candidates(&req).iter().map(|c| c.1).collect();
+        assert_eq!(
+            order,
+            [Choice::Tuned, Choice::DeviceDefault, Choice::Heuristic]
+        );
+        req.tuned = None;
+        req.class = None;
+        let order: Vec<Choice> = candidates(&req).iter().map(|c| c.1).collect();
+        assert_eq!(order, [Choice::Heuristic]);
+    }
+
+    #[test]
+    fn the_heuristic_runs_every_case_shape() {
+        let shapes: [&[usize]; 5] = [&[67, 45, 33], &[512, 512, 512], &[64, 64, 64], &[1000, 999], &[101]];
+        for dims in shapes {
+            let g = Grid::unit(dims).unwrap();
+            let mut sets = vec![vec![Stencil::laplacian(&g, 2).unwrap()]];
+            sets.push(vec![Stencil::laplacian(&g, 8).unwrap()]);
+            sets.push(Stencil::gradient(&g, 8).unwrap());
+            for stencils in &sets {
+                for b in Boundary::ALL {
+                    if b.check(&g, stencils).is_err() {
+                        continue;
+                    }
+                    for p in Precision::ALL {
+                        for tma in [false, true] {
+                            let s = heuristic(stencils, b, &g, p, tma);
+                            let spec = crate::codegen::KernelSpec {
+                                stencils,
+                                boundary: b,
+                                precision: p,
+                                strategy: s,
+                                coefficients: Default::default(),
+                            };
+                            let src = crate::codegen::generate(&spec)
+                                .unwrap_or_else(|e| panic!("{dims:?} {b} {p}: {e}"));
+                            assert!(
+                                g.shape()[0].is_multiple_of(src.x_multiple as usize),
+                                "{s} on {dims:?}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
