@@ -457,12 +457,20 @@ mod tests {
         assert!(table.len() >= 30, "{} rows", table.len());
         for e in &table {
             let (stencils, g) = case_of(e);
+            assert_eq!(g.shape(), e.shape);
             assert_eq!(signature(&stencils), e.signature);
             assert_eq!(
                 e.strategy.to_string().parse::<Strategy>().unwrap(),
                 e.strategy
             );
-            let found = lookup(&table, &e.class, &stencils, e.boundary, e.shape, e.precision);
+            let found = lookup(
+                &table,
+                &e.class,
+                &stencils,
+                e.boundary,
+                e.shape,
+                e.precision,
+            );
             assert_eq!(found, Some(e.strategy), "{e:?}");
             e.strategy
                 .supports_spec(&stencils, e.boundary, e.precision)
@@ -480,9 +488,7 @@ mod tests {
             let g = Grid::unit(&[n, n, n]).unwrap();
             vec![Stencil::laplacian(&g, 2).unwrap()]
         };
-        let at = |n: usize, p| {
-            lookup(&table, "h100", &lap(n), Boundary::Dirichlet, [n, n, n], p)
-        };
+        let at = |n: usize, p| lookup(&table, "h100", &lap(n), Boundary::Dirichlet, [n, n, n], p);
         // 600³ is nearer 512³ than 1024³ in log points, 768³ nearer 1024³; 2048³ takes
         // 1024³'s.
         assert_eq!(at(600, Precision::F32), at(512, Precision::F32));
@@ -504,11 +510,25 @@ mod tests {
         assert_ne!(h200, at(512, Precision::F64));
         // Unknown devices and untuned cases get nothing.
         assert_eq!(
-            lookup(&table, "a100", &lap(512), Boundary::Dirichlet, [512; 3], Precision::F32),
+            lookup(
+                &table,
+                "a100",
+                &lap(512),
+                Boundary::Dirichlet,
+                [512; 3],
+                Precision::F32
+            ),
             None
         );
         assert_eq!(
-            lookup(&table, "h100", &lap(512), Boundary::Neumann, [512; 3], Precision::F32),
+            lookup(
+                &table,
+                "h100",
+                &lap(512),
+                Boundary::Neumann,
+                [512; 3],
+                Precision::F32
+            ),
             None
         );
     }
@@ -543,7 +563,13 @@ mod tests {
 
     #[test]
     fn the_heuristic_runs_every_case_shape() {
-        let shapes: [&[usize]; 5] = [&[67, 45, 33], &[512, 512, 512], &[64, 64, 64], &[1000, 999], &[101]];
+        let shapes: [&[usize]; 5] = [
+            &[67, 45, 33],
+            &[512, 512, 512],
+            &[64, 64, 64],
+            &[1000, 999],
+            &[101],
+        ];
         for dims in shapes {
             let g = Grid::unit(dims).unwrap();
             let mut sets = vec![vec![Stencil::laplacian(&g, 2).unwrap()]];

@@ -417,4 +417,48 @@ mod tests {
         );
         assert_eq!(resolve_dir(None, None, None), None);
     }
+
+    #[test]
+    fn compile_store_load_gives_the_same_bytes() {
+        if !crate::nvrtc::available() {
+            println!("skipped: libnvrtc is not on the library path");
+            return;
+        }
+        use crate::codegen::{generate, module_source, KernelSpec};
+        use fdlab_core::{Boundary, Grid, Precision, Stencil};
+        let g = Grid::unit(&[64, 64, 64]).unwrap();
+        let st = [Stencil::laplacian(&g, 2).unwrap()];
+        let p = Precision::F32;
+        let strategy = crate::choose::heuristic(&st, Boundary::Periodic, &g, p, true);
+        let src = generate(&KernelSpec {
+            stencils: &st,
+            boundary: Boundary::Periodic,
+            precision: p,
+            strategy,
+            coefficients: Default::default(),
+        })
+        .unwrap();
+        let text = module_source(&[&src]);
+        let key = Key::new(&text, crate::nvrtc::version().unwrap(), "sm_90");
+        let dir = temp("nvrtc");
+        let cache = KernelCache::at(&dir);
+        let compile = || crate::nvrtc::compile_cubin(&src.name, &text, "sm_90");
+        let (first, hit) = cache.get_or_compile(key, compile).unwrap();
+        assert!(!hit);
+        assert!(
+            first.len() > 1000 && first.starts_with(b"\x7fELF"),
+            "not a CUBIN"
+        );
+        assert_eq!(cache.load(key), Lookup::Hit(first.clone()));
+        let (again, hit) = cache
+            .get_or_compile(key, || {
+                Err(crate::Error::NoNvrtc {
+                    reason: "cached".into(),
+                })
+            })
+            .unwrap();
+        assert!(hit);
+        assert_eq!(again, first);
+        std::fs::remove_dir_all(&dir).ok();
+    }
 }
