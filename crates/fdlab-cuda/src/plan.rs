@@ -64,34 +64,53 @@ pub fn check_fields(plan: &PlanMeta, input: FieldMeta, outputs: &[FieldMeta]) ->
             got: outputs.len(),
         });
     }
-    let named = std::iter::once(("the input".to_string(), input)).chain(
-        outputs
-            .iter()
-            .enumerate()
-            .map(|(n, &m)| (format!("output {n}"), m)),
-    );
-    for (what, m) in named {
-        check_one(plan, &what, m)?;
+    check_one(plan, Arg::Input, input)?;
+    for (n, &m) in outputs.iter().enumerate() {
+        check_one(plan, Arg::Output(n), m)?;
     }
     Ok(())
 }
 
-fn check_one(plan: &PlanMeta, what: &str, m: FieldMeta) -> Result<()> {
+/// Which argument of an apply a check is about; named in text only when a check fails, so
+/// that a passing check allocates nothing.
+#[derive(Debug, Clone, Copy)]
+enum Arg {
+    Input,
+    Output(usize),
+}
+
+impl std::fmt::Display for Arg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Arg::Input => f.write_str("the input"),
+            Arg::Output(n) => write!(f, "output {n}"),
+        }
+    }
+}
+
+fn check_one(plan: &PlanMeta, what: Arg, m: FieldMeta) -> Result<()> {
     if m.device != plan.device {
         return Err(Error::WrongDevice {
-            what: what.into(),
+            what: what.to_string(),
             expected: plan.device,
             got: m.device,
         });
     }
     if m.precision != plan.precision {
         return Err(Error::Precision {
-            what: what.into(),
+            what: what.to_string(),
             expected: plan.precision,
             got: m.precision,
         });
     }
-    crate::field::same_shape(what, plan.shape, m.shape)
+    if m.shape != plan.shape {
+        return Err(Error::ShapeMismatch {
+            what: what.to_string(),
+            expected: plan.shape,
+            got: m.shape,
+        });
+    }
+    Ok(())
 }
 
 /// Refuses weights that overflow to infinity or vanish to zero in `precision` (an `f64`
@@ -514,9 +533,9 @@ impl<T: CudaScalar> Plan<T> {
                 got: outputs.len(),
             });
         }
-        check_one(&self.meta, "the input", input.meta())?;
+        check_one(&self.meta, Arg::Input, input.meta())?;
         for (n, o) in outputs.iter().enumerate() {
-            check_one(&self.meta, &format!("output {n}"), o.meta())?;
+            check_one(&self.meta, Arg::Output(n), o.meta())?;
         }
         Ok(())
     }
@@ -748,11 +767,11 @@ impl GraphPlan<'_> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// An H100 as the driver describes it, for choices made without a GPU.
-    fn h100() -> DeviceInfo {
+    pub(crate) fn h100() -> DeviceInfo {
         DeviceInfo {
             ordinal: 0,
             name: "NVIDIA H100 80GB HBM3".into(),

@@ -647,8 +647,37 @@ mod tests {
     #[test]
     fn the_cases_are_valid_and_their_reference_is_checked() {
         // Without a GPU: every case builds, and the comparison catches what it must.
+        let h100 = crate::plan::tests::h100();
+        let mut h200 = h100.clone();
+        h200.name = "NVIDIA H200".into();
         for case in cases().unwrap() {
             case.boundary.check(&case.grid, &case.stencils).unwrap();
+            for info in [&h100, &h200] {
+                let req = crate::choose::Request {
+                    stencils: &case.stencils,
+                    boundary: case.boundary,
+                    grid: &case.grid,
+                    precision: case.precision,
+                    explicit: case.opts.strategy,
+                    tuned: case.opts.tuned,
+                    class: crate::choose::device_class(&info.name),
+                    tma: true,
+                };
+                let (s, choice, _) = crate::plan::select(&req, case.opts.coefficients, info)
+                    .unwrap_or_else(|e| panic!("{}: {e}", case.label()));
+                if let Some(c) = case.choice {
+                    assert_eq!(choice, c, "{} chose {s}", case.label());
+                } else if case.grid.len() >= 1 << 24 {
+                    // The large case exercises the measured defaults of both classes.
+                    assert_eq!(
+                        choice,
+                        Choice::DeviceDefault,
+                        "{} on {}",
+                        case.label(),
+                        info.name
+                    );
+                }
+            }
         }
         let g = Grid::unit(&[6, 5, 4]).unwrap();
         let s = Stencil::laplacian(&g, 2).unwrap();
