@@ -41,6 +41,11 @@ impl Key {
     }
 
     /// The entry's file name: the key in hex, `.cubin`.
+    ///
+    /// ```
+    /// use fdlab_cuda::kernel_cache::Key;
+    /// assert_eq!(Key(255).file_name(), format!("{:0>32}.cubin", "ff"));
+    /// ```
     pub fn file_name(&self) -> String {
         format!("{:032x}.cubin", self.0)
     }
@@ -139,6 +144,12 @@ pub fn decode(bytes: &[u8], key: Key) -> Result<&[u8], Reject> {
 
 /// The cache folder: `$FDLAB_KERNEL_CACHE` (empty or `off` turns the cache off), else
 /// `$XDG_CACHE_HOME/fdlab/kernels`, else `$HOME/.cache/fdlab/kernels`.
+///
+/// ```
+/// if let Some(dir) = fdlab_cuda::kernel_cache::default_dir() {
+///     println!("kernels are cached in {}", dir.display());
+/// }
+/// ```
 pub fn default_dir() -> Option<PathBuf> {
     let var = |name: &str| std::env::var_os(name).map(PathBuf::from);
     resolve_dir(
@@ -215,11 +226,21 @@ fn warn_once(what: &str, path: &Path, e: &std::io::Error) {
 
 impl KernelCache {
     /// The cache in [`default_dir`] (or none, when that is off or unknown).
+    ///
+    /// ```
+    /// let cache = fdlab_cuda::kernel_cache::KernelCache::from_env();
+    /// println!("{:?}", cache.dir());
+    /// ```
     pub fn from_env() -> KernelCache {
         KernelCache { dir: default_dir() }
     }
 
     /// The cache in `dir`.
+    ///
+    /// ```
+    /// use fdlab_cuda::kernel_cache::KernelCache;
+    /// assert_eq!(KernelCache::at("/tmp/k").dir(), Some(std::path::Path::new("/tmp/k")));
+    /// ```
     pub fn at(dir: impl Into<PathBuf>) -> KernelCache {
         KernelCache {
             dir: Some(dir.into()),
@@ -227,16 +248,31 @@ impl KernelCache {
     }
 
     /// No cache: every lookup misses, every store is dropped.
+    ///
+    /// ```
+    /// use fdlab_cuda::kernel_cache::{Key, KernelCache, Lookup};
+    /// assert_eq!(KernelCache::off().load(Key(1)), Lookup::Miss);
+    /// ```
     pub fn off() -> KernelCache {
         KernelCache { dir: None }
     }
 
     /// The folder, when the cache is on.
+    ///
+    /// ```
+    /// assert!(fdlab_cuda::kernel_cache::KernelCache::off().dir().is_none());
+    /// ```
     pub fn dir(&self) -> Option<&Path> {
         self.dir.as_deref()
     }
 
     /// The entry for `key`, if there is a whole one.
+    ///
+    /// ```
+    /// use fdlab_cuda::kernel_cache::{Key, KernelCache, Lookup};
+    /// let cache = KernelCache::at(std::env::temp_dir().join("fdlab-kc-doc-load"));
+    /// assert_eq!(cache.load(Key(0xdead)), Lookup::Miss);
+    /// ```
     pub fn load(&self, key: Key) -> Lookup {
         let Some(dir) = &self.dir else {
             return Lookup::Miss;
@@ -257,6 +293,15 @@ impl KernelCache {
 
     /// Writes the entry for `key` (atomically: a temporary file renamed into place). Failures
     /// are reported once and otherwise ignored: the cache only saves time.
+    ///
+    /// ```
+    /// use fdlab_cuda::kernel_cache::{Key, KernelCache, Lookup};
+    /// let dir = std::env::temp_dir().join(format!("fdlab-kc-doc-store-{}", std::process::id()));
+    /// let cache = KernelCache::at(&dir);
+    /// cache.store(Key(9), b"bytes");
+    /// assert_eq!(cache.load(Key(9)), Lookup::Hit(b"bytes".to_vec()));
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// ```
     pub fn store(&self, key: Key, payload: &[u8]) {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
         let Some(dir) = &self.dir else {
@@ -283,6 +328,13 @@ impl KernelCache {
 
     /// The entry for `key`, or `compile()`'s result, stored for next time. Returns the bytes
     /// and whether they came from the cache.
+    ///
+    /// ```
+    /// use fdlab_cuda::kernel_cache::{Key, KernelCache};
+    /// let cache = KernelCache::off();
+    /// let (bytes, cached) = cache.get_or_compile(Key(1), || Ok::<_, ()>(vec![1, 2, 3])).unwrap();
+    /// assert_eq!((bytes, cached), (vec![1, 2, 3], false));
+    /// ```
     pub fn get_or_compile<E>(
         &self,
         key: Key,

@@ -138,6 +138,12 @@ pub fn compile_cubin(name: &str, source: &str, arch: &str) -> Result<Vec<u8>> {
 }
 
 /// NVRTC's version (major, minor), part of the kernel cache's key.
+///
+/// ```no_run
+/// let (major, minor) = fdlab_cuda::nvrtc::version()?;
+/// println!("NVRTC {major}.{minor}");
+/// # Ok::<(), fdlab_cuda::Error>(())
+/// ```
 pub fn version() -> Result<(i32, i32)> {
     if !available() {
         return Err(Error::NoNvrtc {

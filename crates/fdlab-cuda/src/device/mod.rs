@@ -67,6 +67,12 @@ pub struct DeviceInfo {
 
 impl DeviceInfo {
     /// NVRTC architecture name for this device, e.g. `sm_90`.
+    ///
+    /// ```no_run
+    /// let dev = fdlab_cuda::Device::open(0)?;
+    /// println!("compiling for {}", dev.info.arch());
+    /// # Ok::<(), fdlab_cuda::Error>(())
+    /// ```
     pub fn arch(&self) -> &'static str {
         match self.compute_capability {
             (9, 0) => "sm_90",
@@ -157,6 +163,13 @@ impl std::fmt::Debug for Device {
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 /// Why no GPU can be used, in one line, or `Ok` with the device count.
+///
+/// ```no_run
+/// match fdlab_cuda::probe() {
+///     Ok(n) => println!("{n} GPU(s)"),
+///     Err(why) => println!("CPU only: {why}"),
+/// }
+/// ```
 pub fn probe() -> Result<usize> {
     // SAFETY: only tries to dlopen libcuda by its usual names.
     if !unsafe { sys::is_culib_present() } {
@@ -183,6 +196,12 @@ pub fn probe() -> Result<usize> {
 
 impl Device {
     /// Opens device `ordinal`, or says in one line why not.
+    ///
+    /// ```no_run
+    /// let dev = fdlab_cuda::Device::open(0)?;
+    /// println!("{}", dev.info.name);
+    /// # Ok::<(), fdlab_cuda::Error>(())
+    /// ```
     pub fn open(ordinal: usize) -> Result<Device> {
         let n = probe()?;
         if ordinal >= n {
@@ -235,21 +254,47 @@ impl Device {
     }
 
     /// This handle's id: distinct for every [`Device::open`], shared by clones.
+    ///
+    /// ```no_run
+    /// use fdlab_cuda::Device;
+    /// let (a, b) = (Device::open(0)?, Device::open(0)?);
+    /// assert_ne!(a.id(), b.id());
+    /// assert_eq!(a.clone().id(), a.id());
+    /// # Ok::<(), fdlab_cuda::Error>(())
+    /// ```
     pub fn id(&self) -> u64 {
         self.inner.id
     }
 
     /// The stream every launch of [`Device::launch`] and [`crate::Plan::apply`] goes to.
+    ///
+    /// ```no_run
+    /// let dev = fdlab_cuda::Device::open(0)?;
+    /// dev.stream().synchronize().expect("idle stream");
+    /// # Ok::<(), fdlab_cuda::Error>(())
+    /// ```
     pub fn stream(&self) -> &Arc<CudaStream> {
         &self.inner.stream
     }
 
     /// The driver context.
+    ///
+    /// ```no_run
+    /// let dev = fdlab_cuda::Device::open(0)?;
+    /// assert_eq!(dev.context().ordinal(), 0);
+    /// # Ok::<(), fdlab_cuda::Error>(())
+    /// ```
     pub fn context(&self) -> &Arc<CudaContext> {
         &self.inner.ctx
     }
 
     /// Uses `cache` for compiled modules instead of the one [`KernelCache::from_env`] chose.
+    ///
+    /// ```no_run
+    /// use fdlab_cuda::{kernel_cache::KernelCache, Device};
+    /// let dev = Device::open(0)?.with_kernel_cache(KernelCache::off());
+    /// # Ok::<(), fdlab_cuda::Error>(())
+    /// ```
     pub fn with_kernel_cache(self, cache: KernelCache) -> Device {
         let inner = match Arc::try_unwrap(self.inner) {
             Ok(mut inner) => {
@@ -392,6 +437,13 @@ impl Device {
     }
 
     /// Free and total device memory, bytes.
+    ///
+    /// ```no_run
+    /// let dev = fdlab_cuda::Device::open(0)?;
+    /// let (free, total) = dev.memory()?;
+    /// assert!(free <= total);
+    /// # Ok::<(), fdlab_cuda::Error>(())
+    /// ```
     pub fn memory(&self) -> Result<(u64, u64)> {
         let (free, total) = self
             .inner
@@ -403,6 +455,14 @@ impl Device {
 
     /// Fails with [`Error::OutOfMemory`] ("needs X GiB, Y GiB free") unless `bytes` more fit
     /// on the device, keeping [`crate::memory::MARGIN`] for the driver.
+    ///
+    /// ```no_run
+    /// use fdlab_cuda::{Device, Error};
+    /// let dev = Device::open(0)?;
+    /// let (free, _) = dev.memory()?;
+    /// assert!(matches!(dev.ensure_free(free + 1), Err(Error::OutOfMemory { .. })));
+    /// # Ok::<(), fdlab_cuda::Error>(())
+    /// ```
     pub fn ensure_free(&self, bytes: u64) -> Result<()> {
         let (free, _) = self.memory()?;
         crate::memory::fits(bytes, free)
