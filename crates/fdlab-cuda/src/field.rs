@@ -90,7 +90,8 @@ impl<T: CudaScalar> DeviceField<T> {
         })
     }
 
-    /// A copy of `host` on the device's default stream.
+    /// A copy of `host` on the device's default stream. Returns once the host values are
+    /// read (host memory is pageable, so the driver copies it before returning).
     ///
     /// ```no_run
     /// use fdlab_core::{Field, Grid};
@@ -144,6 +145,35 @@ impl<T: CudaScalar> DeviceField<T> {
         stream
             .memcpy_htod(host.as_slice(), &mut self.buf)
             .map_err(driver("cuMemcpyHtoD"))
+    }
+
+    /// Queues a device-to-device copy of `src` (same shape, same device handle) into this
+    /// field, on this field's stream; does not wait for it.
+    ///
+    /// ```no_run
+    /// use fdlab_core::{Field, Grid};
+    /// use fdlab_cuda::{Device, DeviceField};
+    /// let dev = Device::open(0)?;
+    /// let g = Grid::unit(&[8, 8, 8])?;
+    /// let a = DeviceField::upload(&dev, &Field::<f64>::random(&g, 3))?;
+    /// let mut b = DeviceField::zeros(&dev, &g)?;
+    /// b.copy_from_device(&a)?;
+    /// assert_eq!(b.download()?, a.download()?);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn copy_from_device(&mut self, src: &DeviceField<T>) -> Result<()> {
+        if src.device_id != self.device_id {
+            return Err(Error::WrongDevice {
+                what: "the source field".into(),
+                expected: self.device_id,
+                got: src.device_id,
+            });
+        }
+        same_shape("the source field", self.shape(), src.shape())?;
+        let stream = self.buf.stream().clone();
+        stream
+            .memcpy_dtod(&src.buf, &mut self.buf)
+            .map_err(driver("cuMemcpyDtoD"))
     }
 
     /// Waits for the field's stream and returns its values as a host field.

@@ -369,6 +369,11 @@ fn round_trip(dev: &Device) -> std::result::Result<String, String> {
     if into != a {
         return Err("download_into differs".into());
     }
+    let mut copy = DeviceField::<f64>::zeros(dev, &g).map_err(e)?;
+    copy.copy_from_device(&db).map_err(e)?;
+    if copy.download().map_err(e)? != b {
+        return Err("copy_from_device differs".into());
+    }
     Ok(format!("{} points, f32 and f64", g.len()))
 }
 
