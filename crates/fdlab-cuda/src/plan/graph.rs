@@ -2,12 +2,12 @@
 
 use super::Plan;
 use crate::codegen::InputKind;
-use crate::device::DeviceInner;
+use crate::device::{DeviceInner, Texture};
 use crate::error::driver;
 use crate::{CudaScalar, DeviceField, Error, Result};
-use cudarc::driver::{sys, DevicePtr};
+use cudarc::driver::{sys, CudaStream, DevicePtr};
 use std::marker::PhantomData;
-use std::sync::Weak;
+use std::sync::{Arc, Weak};
 
 impl<T: CudaScalar> Plan<T> {
     /// Captures `launches` applies on `input` and `outputs` into a CUDA graph, replayed with
@@ -30,17 +30,19 @@ impl<T: CudaScalar> Plan<T> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn graph<'a>(
-        &self,
+        &'a self,
         input: &'a DeviceField<T>,
         outputs: &'a mut [&mut DeviceField<T>],
         launches: usize,
     ) -> Result<GraphPlan<'a>> {
         let _alive = self.device.upgrade().ok_or(Error::DeviceGone)?;
         self.check(input, outputs)?;
-        // Bind the input (texture, tensor maps) before capture: no driver objects made inside.
+        // Bind the input (texture, tensor maps) before capture, so that no driver object is
+        // made inside it; the graph keeps the texture it reads alive.
+        let mut texture = None;
         if self.source.input == InputKind::Texture || !self.source.tensor_boxes.is_empty() {
             let (ptr, _s) = input.buf.device_ptr(&self.stream);
-            drop(self.bind(ptr, input.len())?);
+            texture = Plan::<T>::bound_texture(&*self.bind(ptr, input.len())?);
         }
         let stream = &self.stream;
         stream
@@ -65,18 +67,30 @@ impl<T: CudaScalar> Plan<T> {
         Ok(GraphPlan {
             graph,
             device: self.device.clone(),
+            stream: self.stream.clone(),
+            _texture: texture,
             launches: launches.max(1),
-            _fields: PhantomData,
+            _borrows: PhantomData,
         })
     }
 }
 
-/// Applies of a [`Plan`] captured into a CUDA graph (see [`Plan::graph`]).
+/// Applies of a [`Plan`] captured into a CUDA graph (see [`Plan::graph`]). It borrows the
+/// plan (whose kernel it runs) and the fields (whose addresses it holds); dropping it waits
+/// for its stream, since replays still queued read its texture.
 pub struct GraphPlan<'a> {
     graph: cudarc::driver::CudaGraph,
     device: Weak<DeviceInner>,
+    stream: Arc<CudaStream>,
+    _texture: Option<Arc<Texture>>,
     launches: usize,
-    _fields: PhantomData<&'a mut ()>,
+    _borrows: PhantomData<&'a mut ()>,
+}
+
+impl Drop for GraphPlan<'_> {
+    fn drop(&mut self) {
+        let _ = self.stream.synchronize();
+    }
 }
 
 impl std::fmt::Debug for GraphPlan<'_> {

@@ -11,7 +11,7 @@ use cudarc::driver::{sys, CudaFunction, CudaModule, CudaStream, DevicePtr};
 use fdlab_core::{Boundary, Grid, Stencil};
 use std::ffi::c_void;
 use std::marker::PhantomData;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 mod check;
 mod graph;
@@ -45,9 +45,20 @@ pub struct PlanOptions {
 struct Bound {
     ptr: u64,
     len: usize,
-    texture: Option<Texture>,
+    texture: Option<Arc<Texture>>,
     maps: Vec<TensorMap>,
 }
+
+/// The bindings of a plan's recent inputs, most recent last, and the textures of older ones,
+/// which kernels still queued may read: they are destroyed only after the device has waited.
+#[derive(Default)]
+pub(crate) struct Bindings {
+    live: Vec<Bound>,
+    retired: Vec<Arc<Texture>>,
+}
+
+/// Retired textures kept before the device is waited for and they are destroyed.
+const RETIRED_MAX: usize = 32;
 
 /// Input buffers a plan keeps bindings for (textures are a driver object each).
 const BOUND_MAX: usize = 4;
@@ -85,7 +96,7 @@ pub struct Plan<T: CudaScalar> {
     grid_dim: (u32, u32, u32),
     block_dim: (u32, u32, u32),
     dims: [i32; 3],
-    bound: Mutex<Vec<Bound>>,
+    bound: Mutex<Bindings>,
     _t: PhantomData<fn() -> T>,
 }
 
@@ -166,7 +177,7 @@ impl Device {
             choice,
             grid: grid.clone(),
             max_texture_linear: info.max_texture_linear,
-            bound: Mutex::new(Vec::new()),
+            bound: Mutex::new(Bindings::default()),
             _t: PhantomData,
         })
     }
@@ -278,7 +289,7 @@ impl<T: CudaScalar> Plan<T> {
         };
         let (mut tex, mut maps) = (0u64, [None::<TensorMap>; 2]);
         if let Some(guard) = &bound {
-            let b = guard.last().ok_or(Error::DeviceGone)?;
+            let b = guard.live.last().ok_or(Error::DeviceGone)?;
             tex = b.texture.as_ref().map_or(0, |t| t.handle);
             for (m, src) in maps.iter_mut().zip(&b.maps) {
                 *m = Some(*src);
@@ -330,22 +341,22 @@ impl<T: CudaScalar> Plan<T> {
 
     /// The texture and tensor maps for the input at `ptr`, made once per buffer; the entry for
     /// `ptr` is last in the returned list.
-    fn bind(&self, ptr: u64, len: usize) -> Result<std::sync::MutexGuard<'_, Vec<Bound>>> {
-        let mut bound = self.bound.lock().map_err(|_| Error::Driver {
+    pub(crate) fn bind(&self, ptr: u64, len: usize) -> Result<MutexGuard<'_, Bindings>> {
+        let mut b = self.bound.lock().map_err(|_| Error::Driver {
             call: "plan".into(),
             detail: "a thread panicked while binding an input".into(),
         })?;
-        if let Some(i) = bound.iter().position(|b| b.ptr == ptr && b.len == len) {
-            let b = bound.remove(i);
-            bound.push(b);
-            return Ok(bound);
+        if let Some(i) = b.live.iter().position(|x| x.ptr == ptr && x.len == len) {
+            let hit = b.live.remove(i);
+            b.live.push(hit);
+            return Ok(b);
         }
         let texture = match self.source.input {
-            InputKind::Texture => Some(crate::device::texture_at::<T>(
+            InputKind::Texture => Some(Arc::new(crate::device::texture_at::<T>(
                 ptr,
                 len,
                 self.max_texture_linear,
-            )?),
+            )?)),
             InputKind::Pointer => None,
         };
         let maps = self
@@ -354,16 +365,30 @@ impl<T: CudaScalar> Plan<T> {
             .iter()
             .map(|&tile| crate::device::tensor_map_at::<T>(ptr, self.meta.shape, tile))
             .collect::<Result<Vec<_>>>()?;
-        if bound.len() >= BOUND_MAX {
-            bound.remove(0);
+        if b.live.len() >= BOUND_MAX {
+            let old = b.live.remove(0);
+            b.retired.extend(old.texture);
+            if b.retired.len() > RETIRED_MAX {
+                self.stream
+                    .context()
+                    .synchronize()
+                    .map_err(driver("cuCtxSynchronize"))?;
+                b.retired.clear();
+            }
         }
-        bound.push(Bound {
+        b.live.push(Bound {
             ptr,
             len,
             texture,
             maps,
         });
-        Ok(bound)
+        Ok(b)
+    }
+
+    /// The texture bound to the input at `ptr`, if the kernel reads one (for graphs, which
+    /// must keep it alive).
+    pub(crate) fn bound_texture(b: &Bindings) -> Option<Arc<Texture>> {
+        b.live.last().and_then(|x| x.texture.clone())
     }
 
     fn check(&self, input: &DeviceField<T>, outputs: &[&mut DeviceField<T>]) -> Result<()> {
@@ -485,5 +510,13 @@ impl<T: CudaScalar> Plan<T> {
     /// ```
     pub fn meta(&self) -> PlanMeta {
         self.meta
+    }
+}
+
+impl<T: CudaScalar> Drop for Plan<T> {
+    /// Waits for the device before the plan's module and textures go: kernels still queued
+    /// may use them.
+    fn drop(&mut self) {
+        let _ = self.stream.context().synchronize();
     }
 }
