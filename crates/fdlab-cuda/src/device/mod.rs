@@ -289,6 +289,8 @@ impl Device {
     }
 
     /// Uses `cache` for compiled modules instead of the one [`KernelCache::from_env`] chose.
+    /// A handle that has clones cannot change theirs: it becomes a new handle, with a new
+    /// [`Device::id`], on the same device.
     ///
     /// ```no_run
     /// use fdlab_cuda::{kernel_cache::KernelCache, Device};
@@ -318,8 +320,15 @@ impl Device {
 
     /// The machine code (or PTX, for architectures without a name NVRTC targets) of a module,
     /// from memory, the disk cache, or NVRTC, in that order. `fresh` skips both caches (used
-    /// when the driver refused a cached image).
-    pub(crate) fn module_image(&self, name: &str, src: &str, fresh: bool) -> Result<Ptx> {
+    /// when the driver refused a cached image); `remember` keeps the image in memory for the
+    /// next plan of the same kernel (the named-kernel cache of [`Device::kernels`] needs not).
+    pub(crate) fn module_image(
+        &self,
+        name: &str,
+        src: &str,
+        fresh: bool,
+        remember: bool,
+    ) -> Result<Ptx> {
         let arch = self.info.arch();
         if !arch.starts_with("sm_") {
             return nvrtc::compile(name, src, arch);
@@ -346,11 +355,13 @@ impl Device {
                 .get_or_compile(key, || nvrtc::compile_cubin(name, src, arch))?
                 .0
         };
-        self.inner
-            .images
-            .lock()
-            .expect("image cache lock")
-            .insert(key.0, Arc::new(bytes.clone()));
+        if remember {
+            self.inner
+                .images
+                .lock()
+                .expect("image cache lock")
+                .insert(key.0, Arc::new(bytes.clone()));
+        }
         Ok(Ptx::from_binary(bytes))
     }
 
@@ -389,7 +400,7 @@ impl Device {
                                 // Machine code for real architectures (no driver JIT at load),
                                 // through the disk cache; PTX for the generic fallback.
                                 let src = module_source(chunk);
-                                self.module_image(&name, &src, false)
+                                self.module_image(&name, &src, false, false)
                                     .map(|ptx| (chunk.clone(), ptx))
                             })
                         })

@@ -188,7 +188,7 @@ impl Device {
     fn load(&self, source: &CudaSource) -> Result<(Arc<CudaModule>, CudaFunction)> {
         let text = module_source(&[source]);
         let try_load = |fresh: bool| -> Result<(Arc<CudaModule>, CudaFunction)> {
-            let image = self.module_image(&source.name, &text, fresh)?;
+            let image = self.module_image(&source.name, &text, fresh, true)?;
             let module = self
                 .inner
                 .ctx
