@@ -34,7 +34,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     stop.synchronize()?;
     let ms = start.elapsed_ms(&stop)? / 100.0;
     let bytes = 2.0 * grid.len() as f64 * 4.0;
-    println!("{ms:.3} ms per apply, {:.0} GB/s effective", bytes / ms / 1e6);
+    println!(
+        "{ms:.3} ms per apply, {:.0} GB/s effective",
+        bytes / ms / 1e6
+    );
     let host = lu.download()?;
     println!("Lu at the centre: {:e}", host.at(128, 128, 128));
     Ok(())

@@ -112,6 +112,12 @@ pub fn size_class(shape: [usize; 3]) -> &'static str {
 }
 
 /// One row of the built-in table.
+///
+/// ```
+/// use fdlab_cuda::choose::{parse_defaults, DEFAULTS};
+/// let rows = parse_defaults(DEFAULTS).unwrap();
+/// assert!(rows.iter().any(|r| r.class == "h200"));
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct DefaultEntry {
     /// Device class ([`device_class`]).
@@ -129,6 +135,10 @@ pub struct DefaultEntry {
 }
 
 /// The built-in table, as text (see `defaults.txt` for its provenance).
+///
+/// ```
+/// assert!(fdlab_cuda::choose::DEFAULTS.contains("h100"));
+/// ```
 pub const DEFAULTS: &str = include_str!("defaults.txt");
 
 /// Parses a defaults table; `Err` names the first bad line.
@@ -197,6 +207,15 @@ pub fn device_default(
 }
 
 /// [`device_default`] over a given table.
+///
+/// ```
+/// use fdlab_core::{Boundary, Precision, Stencil};
+/// use fdlab_cuda::choose::{lookup, parse_defaults};
+/// let table = parse_defaults("h100 c(0,0,0) periodic 64x64x64 f32 naive-32x4x1").unwrap();
+/// let id = [Stencil::custom(&[([0, 0, 0], 1.0)]).unwrap()];
+/// let s = lookup(&table, "h100", &id, Boundary::Periodic, [64, 64, 64], Precision::F32);
+/// assert_eq!(s.unwrap().to_string(), "naive-32x4x1");
+/// ```
 pub fn lookup(
     table: &[DefaultEntry],
     class: &str,
@@ -373,6 +392,16 @@ fn marching(stencils: &[Stencil], precision: Precision, tma: bool, copy: usize) 
 }
 
 /// What [`candidates`] takes: the plan's case and what the caller knows.
+///
+/// ```
+/// use fdlab_core::{Boundary, Grid, Precision, Stencil};
+/// use fdlab_cuda::choose::{candidates, Request};
+/// let g = Grid::unit(&[32, 32, 32]).unwrap();
+/// let st = [Stencil::laplacian(&g, 2).unwrap()];
+/// let req = Request { stencils: &st, boundary: Boundary::Periodic, grid: &g,
+///     precision: Precision::F64, explicit: None, tuned: None, class: Some("h200"), tma: true };
+/// assert!(!candidates(&req).is_empty());
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub struct Request<'a> {
     /// The stencils.

@@ -1,6 +1,12 @@
 //! The one error type of `fdlab-cuda`.
 
 /// Everything that can go wrong on the CUDA path. Messages say what to do.
+///
+/// ```
+/// use fdlab_cuda::Error;
+/// let e = Error::OutputCount { expected: 3, got: 1 };
+/// assert_eq!(e.to_string(), "the plan writes 3 output field(s), 1 were given");
+/// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {

@@ -41,6 +41,12 @@ impl<T: CudaScalar> std::fmt::Debug for DeviceField<T> {
 
 /// The size, precision and owner of a field, without its data: what plans check before a
 /// launch, apart from the device so that the checks are tested without a GPU.
+///
+/// ```
+/// use fdlab_core::Precision;
+/// let m = fdlab_cuda::FieldMeta { shape: [8, 8, 1], precision: Precision::F32, device: 1 };
+/// assert_eq!(m.shape[2], 1);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FieldMeta {
     /// Points along x, y, z.
@@ -360,6 +366,15 @@ impl<T: CudaScalar> DeviceField<T> {
 }
 
 /// A sub-box of a [`DeviceField`], for copies to the host.
+///
+/// ```no_run
+/// # use fdlab_core::{Grid, Region}; use fdlab_cuda::{Device, DeviceField};
+/// # let dev = Device::open(0)?;
+/// let d = DeviceField::<f64>::zeros(&dev, &Grid::unit(&[8, 8, 8])?)?;
+/// let corner = d.view(Region { lo: [0, 0, 0], hi: [2, 2, 2] })?.download()?;
+/// assert_eq!(corner.grid().len(), 8);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 pub struct DeviceFieldView<'a, T: CudaScalar> {
     field: &'a DeviceField<T>,
@@ -367,6 +382,15 @@ pub struct DeviceFieldView<'a, T: CudaScalar> {
 }
 
 /// A writable sub-box of a [`DeviceField`], for copies from the host.
+///
+/// ```no_run
+/// # use fdlab_core::{Field, Grid, Region}; use fdlab_cuda::{Device, DeviceField};
+/// # let dev = Device::open(0)?;
+/// let mut d = DeviceField::<f64>::zeros(&dev, &Grid::unit(&[8, 8, 8])?)?;
+/// let ones = Field::filled(&Grid::unit(&[2, 2, 2])?, 1.0);
+/// d.view_mut(Region { lo: [0, 0, 0], hi: [2, 2, 2] })?.upload(&ones)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 pub struct DeviceFieldViewMut<'a, T: CudaScalar> {
     field: &'a mut DeviceField<T>,

@@ -68,6 +68,11 @@ fn checksum(bytes: &[u8]) -> u64 {
 }
 
 /// Why an entry was not used.
+///
+/// ```
+/// use fdlab_cuda::kernel_cache::{decode, Key, Reject};
+/// assert_eq!(decode(b"short", Key(1)), Err(Reject::Short));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Reject {
     /// Shorter than its header or than the payload it announces.
@@ -185,6 +190,11 @@ pub fn resolve_dir(
 }
 
 /// What a [`KernelCache::load`] found.
+///
+/// ```
+/// use fdlab_cuda::kernel_cache::{Key, KernelCache, Lookup};
+/// assert_eq!(KernelCache::off().load(Key(2)), Lookup::Miss);
+/// ```
 #[derive(Debug, PartialEq, Eq)]
 pub enum Lookup {
     /// A whole entry for the key.

@@ -3,6 +3,10 @@
 use crate::{Error, Result};
 
 /// Bytes kept free for the context and the driver's own allocations.
+///
+/// ```
+/// assert_eq!(fdlab_cuda::memory::MARGIN, 64 << 20);
+/// ```
 pub const MARGIN: u64 = 64 << 20;
 
 /// Fails with [`Error::OutOfMemory`] unless `needed` bytes fit in `free` with [`MARGIN`] to spare.

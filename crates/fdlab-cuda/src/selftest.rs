@@ -12,10 +12,23 @@ use std::time::Instant;
 /// The CPU reference: each stencil applied to the input, one output per stencil, in `f64`
 /// (e.g. a wrapper over `fdlab_cpu::reference::apply`). Points a boundary does not compute
 /// may hold anything; they are not compared.
+///
+/// ```
+/// use fdlab_core::{Boundary, Field, Stencil};
+/// let none: fdlab_cuda::Reference<'_> = &|_: &[Stencil], _: Boundary, _: &Field<f64>| {
+///     Err("no CPU reference here".to_string())
+/// };
+/// # let _ = none;
+/// ```
 pub type Reference<'a> =
     &'a dyn Fn(&[Stencil], Boundary, &Field<f64>) -> std::result::Result<Vec<Field<f64>>, String>;
 
 /// One named check and what it found.
+///
+/// ```
+/// let c = fdlab_cuda::Check { name: "views".into(), passed: true, detail: String::new() };
+/// assert!(c.passed);
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct Check {
     /// What was checked.
@@ -27,6 +40,13 @@ pub struct Check {
 }
 
 /// Host time of one apply on a warm plan (64³ by default), and per apply inside a graph.
+///
+/// ```no_run
+/// let dev = fdlab_cuda::Device::open(0)?;
+/// let o: fdlab_cuda::Overhead = fdlab_cuda::overhead(&dev, 64)?;
+/// println!("{:.2} us per apply, {:.2} us in a graph", o.apply_us, o.graph_us);
+/// # Ok::<(), fdlab_cuda::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Overhead {
     /// Grid points along each axis.

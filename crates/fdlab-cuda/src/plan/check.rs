@@ -10,6 +10,12 @@ use crate::{Coefficients, DeviceInfo, Error, Result, Strategy};
 use fdlab_core::{Boundary, Grid, Precision, Stencil};
 
 /// What a plan checks fields against, apart from the device so that it is tested without one.
+///
+/// ```
+/// use fdlab_core::Precision;
+/// let m = fdlab_cuda::PlanMeta { shape: [64; 3], precision: Precision::F64, device: 1, outputs: 3 };
+/// assert_eq!(m.outputs, 3);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PlanMeta {
     /// The grid's points along x, y, z.

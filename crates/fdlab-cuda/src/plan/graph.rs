@@ -78,6 +78,22 @@ impl<T: CudaScalar> Plan<T> {
 /// Applies of a [`Plan`] captured into a CUDA graph (see [`Plan::graph`]). It borrows the
 /// plan (whose kernel it runs) and the fields (whose addresses it holds); dropping it waits
 /// for its stream, since replays still queued read its texture.
+///
+/// ```no_run
+/// # use fdlab_core::{Boundary, Grid, Stencil};
+/// # use fdlab_cuda::{Device, DeviceField, PlanOptions};
+/// # let dev = Device::open(0)?;
+/// # let g = Grid::unit(&[64, 64, 64])?;
+/// let plan = dev.plan::<f32>(&[Stencil::laplacian(&g, 2)?], Boundary::Periodic, &g,
+///     PlanOptions::default())?;
+/// let u = DeviceField::<f32>::zeros(&dev, &g)?;
+/// let mut lu = DeviceField::zeros(&dev, &g)?;
+/// let mut outs = [&mut lu];
+/// let graph = plan.graph(&u, &mut outs, 50)?;
+/// graph.launch()?;
+/// drop(graph); // waits for the replay
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct GraphPlan<'a> {
     graph: cudarc::driver::CudaGraph,
     device: Weak<DeviceInner>,
