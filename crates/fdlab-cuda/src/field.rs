@@ -321,6 +321,22 @@ impl<T: CudaScalar> DeviceField<T> {
         self.device_id
     }
 
+    /// The stream the field's copies go to.
+    ///
+    /// ```no_run
+    /// # use fdlab_core::Grid; use fdlab_cuda::{Device, DeviceField};
+    /// let dev = Device::open(0)?;
+    /// let d = DeviceField::<f32>::zeros(&dev, &Grid::unit(&[8])?)?;
+    /// d.stream().synchronize()?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn stream(&self) -> Stream {
+        Stream {
+            raw: self.buf.stream().clone(),
+            device_id: self.device_id,
+        }
+    }
+
     /// Shape, precision and owner, as plans check them.
     ///
     /// ```no_run

@@ -158,6 +158,9 @@ fn cases() -> Result<Vec<Case>> {
     let flat = Grid::unit(&[200, 150])?;
     let large = Grid::unit(&[256, 256, 256])?;
     let box_ = Grid::new(&[64, 48, 40], &[0.1, 0.2, 0.3])?;
+    // Wide enough in x to leave the latency class: the TMA-fed marches on sm_90.
+    let slab = Grid::unit(&[256, 64, 48])?;
+    let wide = Grid::new(&[160, 96, 64], &[0.5, 0.25, 0.125])?;
     let c = |stencils, boundary, grid: &Grid, precision, opts, choice| Case {
         stencils,
         boundary,
@@ -218,6 +221,22 @@ fn cases() -> Result<Vec<Case>> {
             F64,
             named("texture-32x4x1")?,
             Some(Choice::Explicit),
+        ),
+        c(
+            Stencil::gradient(&slab, 8)?,
+            Boundary::Periodic,
+            &slab,
+            F32,
+            auto,
+            None,
+        ),
+        c(
+            vec![Stencil::laplacian(&wide, 8)?],
+            Boundary::Dirichlet,
+            &wide,
+            F64,
+            auto,
+            None,
         ),
         c(
             vec![Stencil::laplacian(&large, 2)?],
@@ -690,6 +709,7 @@ mod tests {
                 };
                 let (s, choice, _) = crate::plan::select(&req, case.opts.coefficients, info)
                     .unwrap_or_else(|e| panic!("{}: {e}", case.label()));
+                println!("{} {}: {s} ({choice})", info.name, case.label());
                 if let Some(c) = case.choice {
                     assert_eq!(choice, c, "{} chose {s}", case.label());
                 } else if case.grid.len() >= 1 << 24 {
