@@ -212,8 +212,10 @@ impl Device {
         let ctx = CudaContext::new(ordinal).map_err(|e| Error::NoDevice {
             reason: format!("could not create a context on device {ordinal} ({e:?})"),
         })?;
-        // One stream: cudarc's per-buffer event tracking only adds launch overhead.
-        // SAFETY: fdlab uses one stream per context, so no cross-stream ordering is needed.
+        // cudarc's per-buffer event tracking only adds launch overhead: work runs on the
+        // default stream unless the caller asks for others.
+        // SAFETY: with tracking off, work on several streams that touches the same buffers is
+        // ordered by the caller with events (`Stream::wait`), as `Device::new_stream` says.
         unsafe { ctx.disable_event_tracking() };
         // A stream of our own: the legacy default stream cannot be captured into a graph.
         let stream = ctx.new_stream().map_err(driver("cuStreamCreate"))?;
