@@ -52,7 +52,10 @@ pub struct Stencil {
 /// spacing 1e-100 divides by 1e-400, which is 0 in `f64`; a 2nd with 1e300 by infinity):
 /// such a stencil would return inf, NaN or 0 everywhere without an error.
 fn check_scaled(taps: &[Tap], spacing: &[f64], order: usize) -> Result<()> {
-    match taps.iter().find(|t| !t.weight.is_finite() || t.weight == 0.0) {
+    match taps
+        .iter()
+        .find(|t| !t.weight.is_finite() || t.weight == 0.0)
+    {
         None => Ok(()),
         Some(t) => Err(Error::Stencil {
             detail: format!(

@@ -465,10 +465,16 @@ fn bad_spacing_that_makes_weights_infinite_or_zero() {
     }
     // Within range, however extreme, the weights are kept and are exactly scaled.
     let d = Stencil::derivative(&tiny, Axis::X, 1, 2).unwrap();
-    assert!(d.taps().iter().all(|t| t.weight.is_finite() && t.weight != 0.0));
+    assert!(d
+        .taps()
+        .iter()
+        .all(|t| t.weight.is_finite() && t.weight != 0.0));
     assert_eq!(d.taps()[1].weight, 0.5 / 1e-100);
     let d = Stencil::derivative(&huge, Axis::X, 1, 8).unwrap();
-    assert!(d.taps().iter().all(|t| t.weight.is_finite() && t.weight != 0.0));
+    assert!(d
+        .taps()
+        .iter()
+        .all(|t| t.weight.is_finite() && t.weight != 0.0));
     assert!(Stencil::gradient(&huge, 2).is_ok());
 }
 
