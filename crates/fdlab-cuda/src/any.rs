@@ -215,3 +215,22 @@ impl AnyPlan {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shareable<T: Send + Sync>() {}
+
+    #[test]
+    fn handles_fields_and_plans_cross_threads() {
+        // Solvers keep plans and fields in structs moved to worker threads.
+        shareable::<Device>();
+        shareable::<DeviceField<f32>>();
+        shareable::<Plan<f64>>();
+        shareable::<AnyPlan>();
+        shareable::<AnyField>();
+        shareable::<crate::Stream>();
+        shareable::<crate::Event>();
+    }
+}

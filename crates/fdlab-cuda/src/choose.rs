@@ -518,6 +518,15 @@ mod tests {
             e.strategy
                 .supports_spec(&stencils, e.boundary, e.precision)
                 .unwrap_or_else(|r| panic!("{e:?}: {r}"));
+            let src = crate::codegen::generate(&crate::codegen::KernelSpec {
+                stencils: &stencils,
+                boundary: e.boundary,
+                precision: e.precision,
+                strategy: e.strategy,
+                coefficients: Default::default(),
+            })
+            .unwrap_or_else(|r| panic!("{e:?}: {r}"));
+            assert!(e.shape[0].is_multiple_of(src.x_multiple as usize), "{e:?}");
         }
         for class in ["h100", "h200"] {
             assert!(table.iter().any(|e| e.class == class));
