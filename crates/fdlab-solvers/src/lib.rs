@@ -4,16 +4,31 @@
 //! The physics (coefficients, stability limits, CPML profiles, sources) lives in
 //! [`physics`] as plain arrays; a backend implements [`Stepper`] over them. The CPU steppers
 //! here use one fused, row-parallel loop per step.
+//!
+//! ```no_run
+//! let case = fdlab_solvers::Case::load("examples/cases/heat-letters.toml")?;
+//! let summary = fdlab_solvers::run(&case, &fdlab_solvers::RunOptions::default())?;
+//! println!("{summary}");
+//! # Ok::<(), fdlab_solvers::Error>(())
+//! ```
 #![warn(missing_docs)]
 
+pub mod case;
+pub mod checkpoint;
+pub mod cli;
 mod error;
 pub mod heat;
 pub mod layout;
+pub mod output;
 pub mod physics;
+mod run;
+pub mod setup;
 pub mod stepper;
 pub mod wave;
 
+pub use case::Case;
 pub use error::{Error, Result};
 pub use heat::{HeatCpu, HeatSetup};
+pub use run::{request_stop, run, validate, RunOptions, Summary};
 pub use stepper::Stepper;
 pub use wave::{PointSource, WaveBoundary, WaveCpu, WaveSetup};
