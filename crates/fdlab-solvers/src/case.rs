@@ -258,7 +258,11 @@ impl Case {
             path: path.clone(),
             detail: e.to_string().trim_end().to_string(),
         })?;
-        Ok(Case { spec, path, text: text.to_string() })
+        Ok(Case {
+            spec,
+            path,
+            text: text.to_string(),
+        })
     }
 
     /// A path in the case, relative to the case file's directory.
@@ -285,7 +289,11 @@ impl Case {
 
     fn invalid(&self, key: &str, what: String) -> Error {
         let leaf = key.rsplit('.').next().unwrap_or(key);
-        Error::Invalid(format!("{}: {key}{}: {what}", self.path.display(), self.line_of(leaf)))
+        Error::Invalid(format!(
+            "{}: {key}{}: {what}",
+            self.path.display(),
+            self.line_of(leaf)
+        ))
     }
 
     /// Number of axes.
@@ -321,17 +329,30 @@ impl Case {
         if s.grid.spacing.len() != dim {
             return Err(self.invalid("grid.spacing", format!("needs {dim} values, one per axis")));
         }
-        if s.grid.shape.iter().any(|&n| n < 4) || s.grid.spacing.iter().any(|&h| !(h > 0.0 && h.is_finite())) {
-            return Err(self.invalid("grid", "every axis needs at least 4 points and a positive spacing".into()));
+        if s.grid.shape.iter().any(|&n| n < 4)
+            || s.grid.spacing.iter().any(|&h| !(h > 0.0 && h.is_finite()))
+        {
+            return Err(self.invalid(
+                "grid",
+                "every axis needs at least 4 points and a positive spacing".into(),
+            ));
         }
         let max_order = if s.physics == Physics::Wave { 8 } else { 16 };
-        check_order(s.scheme.order, max_order).map_err(|e| self.invalid("scheme.order", e.to_string()))?;
+        check_order(s.scheme.order, max_order)
+            .map_err(|e| self.invalid("scheme.order", e.to_string()))?;
         if s.scheme.order / 2 > *s.grid.shape.iter().min().unwrap_or(&0) {
             return Err(self.invalid("scheme.order", "the stencil is wider than the grid".into()));
         }
         if !(material_max > 0.0 && material_max.is_finite()) {
-            let key = if s.physics == Physics::Heat { "material.diffusivity" } else { "material.velocity" };
-            return Err(self.invalid(key, format!("largest value {material_max}; it must be positive and finite")));
+            let key = if s.physics == Physics::Heat {
+                "material.diffusivity"
+            } else {
+                "material.velocity"
+            };
+            return Err(self.invalid(
+                key,
+                format!("largest value {material_max}; it must be positive and finite"),
+            ));
         }
         let (limit, why) = match s.physics {
             Physics::Heat => (
@@ -346,28 +367,45 @@ impl Case {
         let dt = match (s.time.dt, s.time.cfl) {
             (Some(dt), None) => dt,
             (None, Some(c)) if c > 0.0 && c <= 1.0 => c * limit,
-            (None, Some(c)) => return Err(self.invalid("time.cfl", format!("{c}: use 0 < cfl ≤ 1 (a fraction of the stability limit)"))),
+            (None, Some(c)) => {
+                return Err(self.invalid(
+                    "time.cfl",
+                    format!("{c}: use 0 < cfl ≤ 1 (a fraction of the stability limit)"),
+                ))
+            }
             _ => return Err(self.invalid("time", "give exactly one of dt and cfl".into())),
         };
         if !(dt > 0.0 && dt.is_finite()) {
             return Err(self.invalid("time.dt", format!("{dt}: must be positive")));
         }
         if dt > limit {
-            return Err(Error::Unstable { dt, limit, why: format!("{}{}", why, self.line_of("dt")) });
+            return Err(Error::Unstable {
+                dt,
+                limit,
+                why: format!("{}{}", why, self.line_of("dt")),
+            });
         }
         if !(s.time.duration > 0.0 && s.time.duration.is_finite()) {
             return Err(self.invalid("time.duration", "must be positive".into()));
         }
         let steps = (s.time.duration / dt).round().max(1.0) as u64;
         self.validate_placement(s)?;
-        Ok(Plan { dt, limit, steps, material_max })
+        Ok(Plan {
+            dt,
+            limit,
+            steps,
+            material_max,
+        })
     }
 
     fn validate_placement(&self, s: &CaseSpec) -> Result<()> {
         let dim = self.dim();
         match (&s.boundary, s.physics) {
             (BoundarySpec::Cpml { .. }, Physics::Heat) => {
-                return Err(self.invalid("boundary", "cpml is for waves; use periodic or dirichlet".into()))
+                return Err(self.invalid(
+                    "boundary",
+                    "cpml is for waves; use periodic or dirichlet".into(),
+                ))
             }
             (BoundarySpec::Cpml { thickness }, _) => {
                 let min = *s.grid.shape.iter().min().unwrap_or(&0);
@@ -382,7 +420,13 @@ impl Case {
                 return Err(self.invalid("sources", "point sources are for waves".into()));
             }
             if self.nearest(&src.position).is_none() {
-                return Err(self.invalid("position", format!("sources[{i}] at {:?} is outside the grid (or has not {dim} coordinates)", src.position)));
+                return Err(self.invalid(
+                    "position",
+                    format!(
+                        "sources[{i}] at {:?} is outside the grid (or has not {dim} coordinates)",
+                        src.position
+                    ),
+                ));
             }
             if !(src.frequency > 0.0) {
                 return Err(self.invalid("frequency", format!("sources[{i}]: must be positive")));
@@ -390,12 +434,21 @@ impl Case {
         }
         for (i, r) in s.receivers.iter().enumerate() {
             if self.nearest(&r.position).is_none() {
-                return Err(self.invalid("position", format!("receivers[{i}] at {:?} is outside the grid (or has not {dim} coordinates)", r.position)));
+                return Err(self.invalid(
+                    "position",
+                    format!(
+                        "receivers[{i}] at {:?} is outside the grid (or has not {dim} coordinates)",
+                        r.position
+                    ),
+                ));
             }
         }
         if let Initial::Gaussian { center, width, .. } = &s.initial {
             if center.len() != dim || !(*width > 0.0) {
-                return Err(self.invalid("center", format!("needs {dim} coordinates and a positive width")));
+                return Err(self.invalid(
+                    "center",
+                    format!("needs {dim} coordinates and a positive width"),
+                ));
             }
         }
         if s.output.every == 0 {
@@ -418,7 +471,9 @@ impl Case {
             g.spacing[a] *= factor as f64;
         }
         if let BoundarySpec::Cpml { thickness } = &mut self.spec.boundary {
-            *thickness = (*thickness / factor).max(5).min(g.shape.iter().min().copied().unwrap_or(16) / 3);
+            *thickness = (*thickness / factor)
+                .max(5)
+                .min(g.shape.iter().min().copied().unwrap_or(16) / 3);
         }
         if let Some(z) = &mut self.spec.output.slice {
             *z /= factor;
@@ -430,8 +485,19 @@ impl Case {
     /// A hash of everything that affects the solution (not the outputs), for checkpoints.
     pub fn hash(&self) -> u64 {
         let mut s = self.spec.clone();
-        s.output = OutputSpec { dir: PathBuf::new(), every: 1, png: false, frames: false, gif: false, npy: false, vti: false, slice: None };
+        s.output = OutputSpec {
+            dir: PathBuf::new(),
+            every: 1,
+            png: false,
+            frames: false,
+            gif: false,
+            npy: false,
+            vti: false,
+            slice: None,
+        };
         let text = serde_json::to_string(&s).unwrap_or_default();
-        text.bytes().fold(0xcbf29ce484222325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100000001b3))
+        text.bytes().fold(0xcbf29ce484222325u64, |h, b| {
+            (h ^ b as u64).wrapping_mul(0x100000001b3)
+        })
     }
 }

@@ -32,7 +32,9 @@ pub struct Header {
 }
 
 fn fnv(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf29ce484222325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x100000001b3))
+    bytes.iter().fold(0xcbf29ce484222325u64, |h, &b| {
+        (h ^ b as u64).wrapping_mul(0x100000001b3)
+    })
 }
 
 fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
@@ -42,7 +44,9 @@ fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
 }
 
 fn sync_dir(path: &Path) -> Result<()> {
-    File::open(path).and_then(|d| d.sync_all()).map_err(io_err(path))
+    File::open(path)
+        .and_then(|d| d.sync_all())
+        .map_err(io_err(path))
 }
 
 /// Write a checkpoint as `root/step-NNNNNNNNN`, keeping the `keep` newest ones. Returns its path.
@@ -64,16 +68,25 @@ pub fn write(root: &Path, header: &Header, parts: &[StatePart], keep: usize) -> 
     write_synced(&tmp.join("header.json"), &json)?;
     sync_dir(&tmp)?;
     if dst.exists() {
-        std::fs::remove_dir_all(&dst).map_err(io_err(&dst))?;
+        discard(root, &dst)?;
     }
     std::fs::rename(&tmp, &dst).map_err(io_err(&dst))?;
     sync_dir(root)?;
     let mut all = list(root)?;
     while all.len() > keep {
-        let old = all.remove(0);
-        let _ = std::fs::remove_dir_all(old);
+        discard(root, &all.remove(0))?;
     }
     Ok(dst)
+}
+
+/// Remove a checkpoint: renamed out of the `step-*` names first, so that a kill while
+/// deleting never leaves a partial checkpoint under a valid name.
+fn discard(root: &Path, dir: &Path) -> Result<()> {
+    let name = dir.file_name().and_then(|n| n.to_str()).unwrap_or("old");
+    let trash = root.join(format!(".old-{name}-{}", std::process::id()));
+    std::fs::rename(dir, &trash).map_err(io_err(dir))?;
+    sync_dir(root)?;
+    std::fs::remove_dir_all(&trash).map_err(io_err(&trash))
 }
 
 /// Complete checkpoints under `root`, oldest first.
@@ -82,7 +95,11 @@ pub fn list(root: &Path) -> Result<Vec<PathBuf>> {
         .map_err(io_err(root))?
         .filter_map(|e| e.ok())
         .map(|e| e.path())
-        .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("step-")))
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("step-"))
+        })
         .collect();
     v.sort();
     Ok(v)
@@ -99,10 +116,14 @@ pub fn read(dir: &Path) -> Result<(PathBuf, Header, Vec<StatePart>)> {
             reason: "no checkpoint found here (expected header.json or step-* directories)".into(),
         })?
     };
-    let refuse = |reason: String| Error::Checkpoint { path: dir.clone(), reason };
+    let refuse = |reason: String| Error::Checkpoint {
+        path: dir.clone(),
+        reason,
+    };
     let hp = dir.join("header.json");
     let text = std::fs::read(&hp).map_err(io_err(&hp))?;
-    let header: Header = serde_json::from_slice(&text).map_err(|e| refuse(format!("unreadable header: {e}")))?;
+    let header: Header =
+        serde_json::from_slice(&text).map_err(|e| refuse(format!("unreadable header: {e}")))?;
     let mut parts = vec![];
     for (n, hash) in &header.parts {
         let p = dir.join(format!("{n}.bin"));
@@ -117,18 +138,34 @@ pub fn read(dir: &Path) -> Result<(PathBuf, Header, Vec<StatePart>)> {
 
 /// Refuse a checkpoint written by another case, version, precision or backend.
 pub fn check(dir: &Path, h: &Header, expect: &Header) -> Result<()> {
-    let refuse = |reason: String| Err(Error::Checkpoint { path: dir.to_path_buf(), reason });
+    let refuse = |reason: String| {
+        Err(Error::Checkpoint {
+            path: dir.to_path_buf(),
+            reason,
+        })
+    };
     if h.version != expect.version {
-        return refuse(format!("written by fdlab {}, this is {}", h.version, expect.version));
-    }
-    if h.case_hash != expect.case_hash {
-        return refuse("written for another case (the physics, grid or time settings differ)".into());
+        return refuse(format!(
+            "written by fdlab {}, this is {}",
+            h.version, expect.version
+        ));
     }
     if h.precision != expect.precision {
-        return refuse(format!("precision {} but the case asks for {}", h.precision, expect.precision));
+        return refuse(format!(
+            "precision {} but the case asks for {}",
+            h.precision, expect.precision
+        ));
+    }
+    if h.case_hash != expect.case_hash {
+        return refuse(
+            "written for another case (the physics, grid or time settings differ)".into(),
+        );
     }
     if h.backend != expect.backend {
-        return refuse(format!("written on the {} backend, this run uses {}", h.backend, expect.backend));
+        return refuse(format!(
+            "written on the {} backend, this run uses {}",
+            h.backend, expect.backend
+        ));
     }
     Ok(())
 }

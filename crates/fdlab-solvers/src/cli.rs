@@ -15,17 +15,26 @@ pub fn run_command(args: &[String]) -> Result<i32> {
     let mut it = args.iter();
     let bad = |m: String| Error::Invalid(format!("{m}\n{USAGE}"));
     while let Some(a) = it.next() {
-        let mut value = |name: &str| it.next().cloned().ok_or_else(|| bad(format!("{name} needs a value")));
+        let mut value = |name: &str| {
+            it.next()
+                .cloned()
+                .ok_or_else(|| bad(format!("{name} needs a value")))
+        };
         match a.as_str() {
             "--check" => check = true,
             "--quiet" | "-q" => opts.quiet = true,
             "--checkpoint-every" => {
                 let v = value(a)?;
-                opts.checkpoint_every = Some(v.parse().map_err(|_| bad(format!("--checkpoint-every {v}: give a positive integer")))?);
+                opts.checkpoint_every = Some(v.parse().map_err(|_| {
+                    bad(format!("--checkpoint-every {v}: give a positive integer"))
+                })?);
             }
             "--stop-at" => {
                 let v = value(a)?;
-                opts.stop_at = Some(v.parse().map_err(|_| bad(format!("--stop-at {v}: give a step number")))?);
+                opts.stop_at = Some(
+                    v.parse()
+                        .map_err(|_| bad(format!("--stop-at {v}: give a step number")))?,
+                );
             }
             "--resume" => opts.resume = Some(PathBuf::from(value(a)?)),
             "--out" => opts.out_dir = Some(PathBuf::from(value(a)?)),

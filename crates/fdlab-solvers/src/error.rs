@@ -30,7 +30,9 @@ pub enum Error {
         why: String,
     },
     /// The solution became NaN or infinite.
-    #[error("non-finite value {value} at step {step}, cell {cell:?}; reduce dt or check the inputs")]
+    #[error(
+        "non-finite value {value} at step {step}, cell {cell:?}; reduce dt or check the inputs"
+    )]
     NonFinite {
         /// The step that produced it.
         step: u64,

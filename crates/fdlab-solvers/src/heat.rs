@@ -48,7 +48,11 @@ impl<T: Scalar> HeatCpu<T> {
     pub fn new(s: &HeatSetup) -> Result<Self> {
         let r = s.order / 2;
         let layout = Layout::new(s.n, s.dim, r);
-        let mut w: [Vec<T>; 3] = [vec![T::zero(); r + 1], vec![T::zero(); r + 1], vec![T::zero(); r + 1]];
+        let mut w: [Vec<T>; 3] = [
+            vec![T::zero(); r + 1],
+            vec![T::zero(); r + 1],
+            vec![T::zero(); r + 1],
+        ];
         let mut w0 = 0.0;
         for a in 0..s.dim {
             let wa = second_weights(s.order, s.spacing[a])?;
@@ -130,7 +134,11 @@ impl<T: Scalar> HeatCpu<T> {
                             lap += self.w[a][m].as_f64() * sum;
                         }
                     }
-                    let kk = if self.coef.is_empty() { self.coef_const } else { self.coef[c] };
+                    let kk = if self.coef.is_empty() {
+                        self.coef_const
+                    } else {
+                        self.coef[c]
+                    };
                     let val = self.u[c].as_f64() + kk.as_f64() * lap;
                     self.v[c] = T::from_f64(val);
                     if bad.is_none() && !val.is_finite() {
@@ -149,7 +157,11 @@ impl<T: Scalar> Stepper for HeatCpu<T> {
             if self.periodic {
                 self.layout.fill_periodic(&mut self.u);
             }
-            let bad = if self.reference { self.step_reference() } else { self.step_fused() };
+            let bad = if self.reference {
+                self.step_reference()
+            } else {
+                self.step_fused()
+            };
             self.step += 1;
             std::mem::swap(&mut self.u, &mut self.v);
             if let Some((c, value)) = bad {
@@ -185,7 +197,9 @@ impl<T: Scalar> Stepper for HeatCpu<T> {
             .iter()
             .find(|(n, _)| n == "u")
             .and_then(|(_, b)| from_bytes(b, len))
-            .ok_or_else(|| Error::Invalid("checkpoint state has no field u of this grid's size".into()))?;
+            .ok_or_else(|| {
+                Error::Invalid("checkpoint state has no field u of this grid's size".into())
+            })?;
         self.u = u;
         self.step = step;
         Ok(())

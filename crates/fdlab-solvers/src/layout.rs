@@ -144,9 +144,7 @@ impl Layout {
 
 /// Serialize a padded array as little-endian f64 (exact for f32 and f64).
 pub fn to_bytes<T: Scalar>(data: &[T]) -> Vec<u8> {
-    data.iter()
-        .flat_map(|v| v.as_f64().to_le_bytes())
-        .collect()
+    data.iter().flat_map(|v| v.as_f64().to_le_bytes()).collect()
 }
 
 /// Read back what [`to_bytes`] wrote; `None` when the length does not match.

@@ -130,18 +130,24 @@ impl CpmlProfile {
 pub fn text_mask(text: &str, nx: usize, ny: usize) -> Result<Vec<f64>> {
     use ab_glyph::{Font, FontRef, PxScale, ScaleFont};
     static FONT: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
-    let font = FontRef::try_from_slice(FONT)
-        .map_err(|e| Error::Invalid(format!("built-in font: {e}")))?;
+    let font =
+        FontRef::try_from_slice(FONT).map_err(|e| Error::Invalid(format!("built-in font: {e}")))?;
     let mut mask = vec![0.0; nx * ny];
     if text.is_empty() {
         return Ok(mask);
     }
     // Measure at a unit scale, then scale so that the text fits 80% of width and 60% of height.
     let probe = font.as_scaled(PxScale::from(100.0));
-    let width: f32 = text.chars().map(|c| probe.h_advance(font.glyph_id(c))).sum();
+    let width: f32 = text
+        .chars()
+        .map(|c| probe.h_advance(font.glyph_id(c)))
+        .sum();
     let s = (0.8 * nx as f32 / width * 100.0).min(0.6 * ny as f32 / 100.0 * 100.0);
     let scaled = font.as_scaled(PxScale::from(s));
-    let total: f32 = text.chars().map(|c| scaled.h_advance(font.glyph_id(c))).sum();
+    let total: f32 = text
+        .chars()
+        .map(|c| scaled.h_advance(font.glyph_id(c)))
+        .sum();
     let mut x = (nx as f32 - total) / 2.0;
     let base = (ny as f32 + scaled.ascent() + scaled.descent()) / 2.0;
     for c in text.chars() {

@@ -75,7 +75,9 @@ pub fn validate(case: &Case, opts: &RunOptions) -> Result<Prepared> {
 }
 
 fn out_dir(case: &Case, opts: &RunOptions) -> PathBuf {
-    opts.out_dir.clone().unwrap_or_else(|| case.resolve(&case.spec.output.dir))
+    opts.out_dir
+        .clone()
+        .unwrap_or_else(|| case.resolve(&case.spec.output.dir))
 }
 
 fn free_bytes(dir: &Path) -> Option<u64> {
@@ -92,9 +94,18 @@ fn planned_bytes(case: &Case, p: &Prepared, opts: &RunOptions) -> u64 {
     let cells: u64 = case.spec.grid.shape.iter().map(|&n| n as u64).product();
     let o = &case.spec.output;
     let outputs = p.plan.steps / o.every as u64 + 1;
-    let per = (o.npy as u64) * 8 * cells + (o.vti as u64) * 16 * cells + (o.frames as u64) * 300_000;
-    let fields = if case.spec.physics == Physics::Wave { 8 } else { 1 };
-    let ckpt = if opts.checkpoint_every.is_some() { 3 * fields * 8 * cells } else { 0 };
+    let per =
+        (o.npy as u64) * 8 * cells + (o.vti as u64) * 16 * cells + (o.frames as u64) * 300_000;
+    let fields = if case.spec.physics == Physics::Wave {
+        8
+    } else {
+        1
+    };
+    let ckpt = if opts.checkpoint_every.is_some() {
+        3 * fields * 8 * cells
+    } else {
+        0
+    };
     outputs * per + ckpt + 2_000_000
 }
 
@@ -107,7 +118,11 @@ fn check_out_dir(case: &Case, p: &Prepared, opts: &RunOptions) -> Result<()> {
     let needed = planned_bytes(case, p, opts);
     if let Some(free) = free_bytes(&dir) {
         if free < needed {
-            return Err(Error::DiskSpace { path: dir, needed, free });
+            return Err(Error::DiskSpace {
+                path: dir,
+                needed,
+                free,
+            });
         }
     }
     Ok(())
@@ -157,7 +172,14 @@ pub fn run(case: &Case, opts: &RunOptions) -> Result<Summary> {
     STOP.store(false, Ordering::SeqCst);
     install_ctrlc();
     let mut out = Outputs::new(case, &dir, prepared.plan.dt);
-    let mut lp = Loop { stepper: stepper.as_mut(), header, dir: dir.clone(), plan: prepared.plan.steps, opts, checkpoint: None };
+    let mut lp = Loop {
+        stepper: stepper.as_mut(),
+        header,
+        dir: dir.clone(),
+        plan: prepared.plan.steps,
+        opts,
+        checkpoint: None,
+    };
     let t0 = Instant::now();
     let start = lp.stepper.step();
     let interrupted = lp.go(&mut out)?;
@@ -199,7 +221,12 @@ impl Loop<'_> {
         let mut h = self.header.clone();
         h.step = self.stepper.step();
         h.time = h.step as f64 * dt;
-        let path = checkpoint::write(&self.dir.join("checkpoints"), &h, &self.stepper.save_state(), 2)?;
+        let path = checkpoint::write(
+            &self.dir.join("checkpoints"),
+            &h,
+            &self.stepper.save_state(),
+            2,
+        )?;
         self.checkpoint = Some(path);
         Ok(())
     }
@@ -246,11 +273,16 @@ fn progress(quiet: bool, len: u64, cells: usize) -> indicatif::ProgressBar {
     }
     let bar = indicatif::ProgressBar::new(len);
     let cells = cells as f64;
-    let style = indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} steps, {per_sec}, {cups} cell updates/s, ETA {eta}")
-        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
-        .with_key("cups", move |s: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+    let style = indicatif::ProgressStyle::with_template(
+        "{bar:40} {pos}/{len} steps, {per_sec}, {cups} cell updates/s, ETA {eta}",
+    )
+    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+    .with_key(
+        "cups",
+        move |s: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
             let _ = write!(w, "{:.2e}", s.per_sec() * cells);
-        });
+        },
+    );
     bar.set_style(style);
     bar
 }
@@ -266,7 +298,13 @@ struct Outputs {
 
 impl Outputs {
     fn new(case: &Case, dir: &Path, dt: f64) -> Outputs {
-        Outputs { case: case.clone(), dir: dir.to_path_buf(), dt, every: case.spec.output.every as u64, frames: vec![] }
+        Outputs {
+            case: case.clone(),
+            dir: dir.to_path_buf(),
+            dt,
+            every: case.spec.output.every as u64,
+            frames: vec![],
+        }
     }
 
     fn n(&self) -> [usize; 3] {
@@ -276,7 +314,13 @@ impl Outputs {
 
     fn slice(&self, field: &[f64]) -> Vec<f64> {
         let n = self.n();
-        let z = self.case.spec.output.slice.unwrap_or(n[2] / 2).min(n[2] - 1);
+        let z = self
+            .case
+            .spec
+            .output
+            .slice
+            .unwrap_or(n[2] / 2)
+            .min(n[2] - 1);
         field[n[0] * n[1] * z..n[0] * n[1] * (z + 1)].to_vec()
     }
 
@@ -288,12 +332,22 @@ impl Outputs {
         if o.npy {
             let mut shape: Vec<usize> = self.case.spec.grid.shape.clone();
             shape.reverse();
-            write_npy(&self.dir.join(format!("field_{step:07}.npy")), &shape, &field)?;
+            write_npy(
+                &self.dir.join(format!("field_{step:07}.npy")),
+                &shape,
+                &field,
+            )?;
         }
         if o.vti {
             let mut h = [1.0; 3];
             h[..self.case.dim()].copy_from_slice(&self.case.spec.grid.spacing);
-            write_vti(&self.dir.join(format!("field_{step:07}.vti")), n, h, "u", &field)?;
+            write_vti(
+                &self.dir.join(format!("field_{step:07}.vti")),
+                n,
+                h,
+                "u",
+                &field,
+            )?;
         }
         if o.png || o.frames || o.gif {
             let sl = self.slice(&field);
@@ -306,7 +360,9 @@ impl Outputs {
         let all = self.frames.iter().flat_map(|(_, f)| f.iter().copied());
         match self.case.spec.physics {
             Physics::Heat => {
-                let (lo, hi) = all.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| (a.min(v), b.max(v)));
+                let (lo, hi) = all.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+                    (a.min(v), b.max(v))
+                });
                 (lo.min(0.0), hi.max(lo + 1e-30), ColorMap::Heat)
             }
             Physics::Wave => {
@@ -318,12 +374,34 @@ impl Outputs {
         }
     }
 
-    fn picture(&self, path: &Path, step: u64, data: &[f64], range: (f64, f64, ColorMap)) -> Result<()> {
+    fn picture(
+        &self,
+        path: &Path,
+        step: u64,
+        data: &[f64],
+        range: (f64, f64, ColorMap),
+    ) -> Result<()> {
         let n = self.n();
         let h = &self.case.spec.grid.spacing;
-        let what = if self.case.spec.physics == Physics::Heat { "temperature" } else { "pressure" };
+        let what = if self.case.spec.physics == Physics::Heat {
+            "temperature"
+        } else {
+            "pressure"
+        };
         let title = format!("{what}, t = {:.4}", step as f64 * self.dt);
-        write_png(path, &Slice { data, nx: n[0], ny: n[1], extent: [0.0, n[0] as f64 * h[0], 0.0, n[1] as f64 * h[1]], labels: ("x", "y"), title: &title, range: (range.0, range.1), cmap: range.2 })
+        write_png(
+            path,
+            &Slice {
+                data,
+                nx: n[0],
+                ny: n[1],
+                extent: [0.0, n[0] as f64 * h[0], 0.0, n[1] as f64 * h[1]],
+                labels: ("x", "y"),
+                title: &title,
+                range: (range.0, range.1),
+                cmap: range.2,
+            },
+        )
     }
 
     fn finish(&mut self, s: &dyn Stepper) -> Result<()> {
@@ -342,7 +420,15 @@ impl Outputs {
         }
         if o.gif && !self.frames.is_empty() {
             let fr: Vec<Vec<f64>> = self.frames.iter().map(|(_, f)| f.clone()).collect();
-            write_gif(&self.dir.join("animation.gif"), &fr, n[0], n[1], (range.0, range.1), range.2, 240)?;
+            write_gif(
+                &self.dir.join("animation.gif"),
+                &fr,
+                n[0],
+                n[1],
+                (range.0, range.1),
+                range.2,
+                240,
+            )?;
         }
         self.seismogram(s)
     }
@@ -370,7 +456,16 @@ impl Outputs {
         let t_end = nt as f64 * self.dt;
         write_png(
             &self.dir.join("seismogram.png"),
-            &Slice { data: &img, nx: nr, ny: nt, extent: [0.0, nr as f64, -t_end, 0.0], labels: ("receiver", "-time"), title: "seismogram", range: (-m, m), cmap: ColorMap::Seismic },
+            &Slice {
+                data: &img,
+                nx: nr,
+                ny: nt,
+                extent: [0.0, nr as f64, -t_end, 0.0],
+                labels: ("receiver", "-time"),
+                title: "seismogram",
+                range: (-m, m),
+                cmap: ColorMap::Seismic,
+            },
         )
     }
 }

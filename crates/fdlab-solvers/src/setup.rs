@@ -81,13 +81,19 @@ fn initial(case: &Case) -> Result<Vec<f64>> {
     match &case.spec.initial {
         Initial::Zero => Ok(vec![0.0; cells]),
         Initial::Npy(p) => load_grid_npy(case, "initial.npy", p),
-        Initial::Gaussian { center, width, amplitude } => {
+        Initial::Gaussian {
+            center,
+            width,
+            amplitude,
+        } => {
             let mut out = Vec::with_capacity(cells);
             for k in 0..n[2] {
                 for j in 0..n[1] {
                     for i in 0..n[0] {
                         let idx = [i, j, k];
-                        let r2: f64 = (0..case.dim()).map(|a| (idx[a] as f64 * h[a] - center[a]).powi(2)).sum();
+                        let r2: f64 = (0..case.dim())
+                            .map(|a| (idx[a] as f64 * h[a] - center[a]).powi(2))
+                            .sum();
                         out.push(amplitude * (-r2 / (2.0 * width * width)).exp());
                     }
                 }
@@ -97,7 +103,11 @@ fn initial(case: &Case) -> Result<Vec<f64>> {
         Initial::Text { text, value } => {
             let mask = text_mask(text, n[0], n[1])?;
             let mut out = vec![0.0; cells];
-            let zs = if n[2] == 1 { 0..1 } else { n[2] / 2 - n[2] / 8..n[2] / 2 + n[2] / 8 + 1 };
+            let zs = if n[2] == 1 {
+                0..1
+            } else {
+                n[2] / 2 - n[2] / 8..n[2] / 2 + n[2] / 8 + 1
+            };
             for k in zs {
                 for (c, m) in mask.iter().enumerate() {
                     out[c + n[0] * n[1] * k] = m * value;
@@ -116,11 +126,18 @@ pub fn prepare(case: &Case) -> Result<Prepared> {
         Physics::Wave => ("material.velocity", &s.material.velocity),
     };
     let spec = spec.as_ref().ok_or_else(|| {
-        Error::Invalid(format!("{}: missing key `{key}` (e.g. `{} = {{ constant = 1.0 }}` under [material])", case.path.display(), key.rsplit('.').next().unwrap_or(key)))
+        Error::Invalid(format!(
+            "{}: missing key `{key}` (e.g. `{} = {{ constant = 1.0 }}` under [material])",
+            case.path.display(),
+            key.rsplit('.').next().unwrap_or(key)
+        ))
     })?;
     let mat = material(case, key, spec)?;
     if mat.iter().any(|v| !(*v > 0.0 && v.is_finite())) {
-        return Err(Error::Invalid(format!("{key}{}: every value must be positive and finite", case.line_of(key.rsplit('.').next().unwrap_or(key)))));
+        return Err(Error::Invalid(format!(
+            "{key}{}: every value must be positive and finite",
+            case.line_of(key.rsplit('.').next().unwrap_or(key))
+        )));
     }
     let plan = case.validate_with(mat.iter().cloned().fold(0.0, f64::max))?;
     let n = shape3(case);
@@ -152,10 +169,19 @@ pub fn prepare(case: &Case) -> Result<Prepared> {
                 .sources
                 .iter()
                 .filter_map(|x| {
-                    Some(PointSource { cell: case.nearest(&x.position)?, f0: x.frequency, t0: x.delay.unwrap_or(1.5 / x.frequency), amplitude: x.amplitude })
+                    Some(PointSource {
+                        cell: case.nearest(&x.position)?,
+                        f0: x.frequency,
+                        t0: x.delay.unwrap_or(1.5 / x.frequency),
+                        amplitude: x.amplitude,
+                    })
                 })
                 .collect();
-            let receivers = s.receivers.iter().filter_map(|r| case.nearest(&r.position)).collect();
+            let receivers = s
+                .receivers
+                .iter()
+                .filter_map(|r| case.nearest(&r.position))
+                .collect();
             Setup::Wave(WaveSetup {
                 n,
                 dim: case.dim(),

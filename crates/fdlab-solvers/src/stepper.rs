@@ -30,6 +30,8 @@ pub trait Stepper: Send {
 }
 
 /// Find the first non-finite value of a padded row result; used by the fused loops.
-pub(crate) fn first_bad(results: impl Iterator<Item = Option<(usize, f64)>>) -> Option<(usize, f64)> {
+pub(crate) fn first_bad(
+    results: impl Iterator<Item = Option<(usize, f64)>>,
+) -> Option<(usize, f64)> {
     results.flatten().min_by_key(|(i, _)| *i)
 }

@@ -99,7 +99,12 @@ struct RowCtx<'a, T: Scalar> {
 
 impl<T: Scalar> RowCtx<'_, T> {
     /// Update one row: `out` holds p⁻ on entry and p⁺ on exit.
-    fn row(&self, row: usize, out: &mut [T], mut zeta: Option<&mut [[T; 3]]>) -> Option<(usize, f64)> {
+    fn row(
+        &self,
+        row: usize,
+        out: &mut [T],
+        mut zeta: Option<&mut [[T; 3]]>,
+    ) -> Option<(usize, f64)> {
         let (j, k) = self.l.row_point(row)?;
         let (r, px, p) = (self.l.r, self.l.p[0], self.p);
         let base = row * px;
@@ -129,11 +134,13 @@ impl<T: Scalar> RowCtx<'_, T> {
                     let sa = s[a];
                     let mut dpsi = T::zero();
                     for m in 1..=r {
-                        dpsi = dpsi + self.w1[a][m] * (self.psi[c + m * sa][a] - self.psi[c - m * sa][a]);
+                        dpsi = dpsi
+                            + self.w1[a][m] * (self.psi[c + m * sa][a] - self.psi[c - m * sa][a]);
                     }
                     // The centre weight of this axis belongs to ∂²p along it.
                     let d2a = d2[a] + self.w2[a][0] * p[c];
-                    let zn = T::from_f64(pr.b[pos[a]]) * z[i][a] + T::from_f64(pr.a[pos[a]]) * (d2a + dpsi);
+                    let zn = T::from_f64(pr.b[pos[a]]) * z[i][a]
+                        + T::from_f64(pr.a[pos[a]]) * (d2a + dpsi);
                     z[i][a] = zn;
                     total = total + dpsi + zn;
                 }
@@ -153,14 +160,23 @@ impl<T: Scalar> WaveCpu<T> {
     pub fn new(s: &WaveSetup) -> Result<Self> {
         let r = s.order / 2;
         let l = Layout::new(s.n, s.dim, r);
-        let z = || [vec![T::zero(); r + 1], vec![T::zero(); r + 1], vec![T::zero(); r + 1]];
+        let z = || {
+            [
+                vec![T::zero(); r + 1],
+                vec![T::zero(); r + 1],
+                vec![T::zero(); r + 1],
+            ]
+        };
         let (mut w2, mut w1) = (z(), z());
         let mut w0 = 0.0;
         for a in 0..s.dim {
             let wa = second_weights(s.order, s.spacing[a])?;
             w0 += wa[0];
             w2[a] = wa.iter().map(|&x| T::from_f64(x)).collect();
-            w1[a] = first_weights(s.order, s.spacing[a])?.iter().map(|&x| T::from_f64(x)).collect();
+            w1[a] = first_weights(s.order, s.spacing[a])?
+                .iter()
+                .map(|&x| T::from_f64(x))
+                .collect();
         }
         let c2: Vec<f64> = if s.velocity.len() == 1 {
             vec![s.velocity[0].powi(2) * s.dt * s.dt; l.cells()]
@@ -196,8 +212,16 @@ impl<T: Scalar> WaveCpu<T> {
             zeta: vec![[T::zero(); 3]; extra],
             dt: s.dt,
             inv_dv: 1.0 / dv,
-            sources: s.sources.iter().map(|src| (l.idx(src.cell[0], src.cell[1], src.cell[2]), *src)).collect(),
-            receivers: s.receivers.iter().map(|c| l.idx(c[0], c[1], c[2])).collect(),
+            sources: s
+                .sources
+                .iter()
+                .map(|src| (l.idx(src.cell[0], src.cell[1], src.cell[2]), *src))
+                .collect(),
+            receivers: s
+                .receivers
+                .iter()
+                .map(|c| l.idx(c[0], c[1], c[2]))
+                .collect(),
             traces: vec![vec![]; s.receivers.len()],
             step: 0,
         })
@@ -205,28 +229,36 @@ impl<T: Scalar> WaveCpu<T> {
 
     /// ψ_a = b ψ_a + a ∂_a p on the layer cells.
     fn update_psi(&mut self) {
-        let Some(prof) = self.cpml.as_ref() else { return };
+        let Some(prof) = self.cpml.as_ref() else {
+            return;
+        };
         let l = self.layout;
         let (r, px, p, w1) = (l.r, l.p[0], &self.p, &self.w1);
         let s = [1, l.stride(1), l.stride(2)];
-        self.psi.par_chunks_mut(px).enumerate().for_each(|(row, out)| {
-            let Some((j, k)) = l.row_point(row) else { return };
-            for i in r..r + l.n[0] {
-                let pos = [i - r, j, k];
-                let c = row * px + i;
-                for a in 0..l.dim {
-                    let coef = prof[a].a[pos[a]];
-                    if coef == 0.0 {
-                        continue;
+        self.psi
+            .par_chunks_mut(px)
+            .enumerate()
+            .for_each(|(row, out)| {
+                let Some((j, k)) = l.row_point(row) else {
+                    return;
+                };
+                for i in r..r + l.n[0] {
+                    let pos = [i - r, j, k];
+                    let c = row * px + i;
+                    for a in 0..l.dim {
+                        let coef = prof[a].a[pos[a]];
+                        if coef == 0.0 {
+                            continue;
+                        }
+                        let mut d = T::zero();
+                        for m in 1..=r {
+                            d = d + w1[a][m] * (p[c + m * s[a]] - p[c - m * s[a]]);
+                        }
+                        out[i][a] =
+                            T::from_f64(prof[a].b[pos[a]]) * out[i][a] + T::from_f64(coef) * d;
                     }
-                    let mut d = T::zero();
-                    for m in 1..=r {
-                        d = d + w1[a][m] * (p[c + m * s[a]] - p[c - m * s[a]]);
-                    }
-                    out[i][a] = T::from_f64(prof[a].b[pos[a]]) * out[i][a] + T::from_f64(coef) * d;
                 }
-            }
-        });
+            });
     }
 
     fn step_once(&mut self) -> Option<(usize, f64)> {
@@ -283,7 +315,11 @@ impl<T: Scalar> Stepper for WaveCpu<T> {
             let bad = self.step_once();
             self.step += 1;
             if let Some((c, value)) = bad {
-                return Err(Error::NonFinite { step: self.step, cell: self.layout.point(c), value });
+                return Err(Error::NonFinite {
+                    step: self.step,
+                    cell: self.layout.point(c),
+                    value,
+                });
             }
         }
         Ok(())
@@ -303,7 +339,10 @@ impl<T: Scalar> Stepper for WaveCpu<T> {
 
     fn save_state(&self) -> Vec<StatePart> {
         let flat = |v: &[[T; 3]]| to_bytes(&v.iter().flatten().copied().collect::<Vec<T>>());
-        let mut parts = vec![("p".into(), to_bytes(&self.p)), ("q".into(), to_bytes(&self.q))];
+        let mut parts = vec![
+            ("p".into(), to_bytes(&self.p)),
+            ("q".into(), to_bytes(&self.q)),
+        ];
         if self.cpml.is_some() {
             parts.push(("psi".into(), flat(&self.psi)));
             parts.push(("zeta".into(), flat(&self.zeta)));
@@ -319,7 +358,11 @@ impl<T: Scalar> Stepper for WaveCpu<T> {
                 .iter()
                 .find(|(n, _)| n == name)
                 .and_then(|(_, b)| from_bytes(b, len))
-                .ok_or_else(|| Error::Invalid(format!("checkpoint state has no {name} of the expected size")))
+                .ok_or_else(|| {
+                    Error::Invalid(format!(
+                        "checkpoint state has no {name} of the expected size"
+                    ))
+                })
         };
         let len = self.layout.len();
         self.p = get("p", len)?;
@@ -332,7 +375,12 @@ impl<T: Scalar> Stepper for WaveCpu<T> {
         let nr = self.receivers.len();
         let tr: Vec<T> = get("traces", nr * step as usize)?;
         self.traces = (0..nr)
-            .map(|i| tr[i * step as usize..(i + 1) * step as usize].iter().map(|v| v.as_f64()).collect())
+            .map(|i| {
+                tr[i * step as usize..(i + 1) * step as usize]
+                    .iter()
+                    .map(|v| v.as_f64())
+                    .collect()
+            })
             .collect();
         self.step = step;
         Ok(())

@@ -1,11 +1,7 @@
 //! Analytic checks of the CPU steppers: Fourier modes, Green's functions and CPML absorption.
 
-use fdlab_solvers::physics::{
-    heat_dt_limit, ricker, second_symbol, second_weights, wave_dt_limit,
-};
-use fdlab_solvers::{
-    HeatCpu, HeatSetup, PointSource, Stepper, WaveBoundary, WaveCpu, WaveSetup,
-};
+use fdlab_solvers::physics::{heat_dt_limit, ricker, second_symbol, second_weights, wave_dt_limit};
+use fdlab_solvers::{HeatCpu, HeatSetup, PointSource, Stepper, WaveBoundary, WaveCpu, WaveSetup};
 use std::f64::consts::PI;
 
 fn mode(n: [usize; 3], h: f64, k: [f64; 3]) -> Vec<f64> {
@@ -21,7 +17,14 @@ fn mode(n: [usize; 3], h: f64, k: [f64; 3]) -> Vec<f64> {
     v
 }
 
-fn heat_setup(n: [usize; 3], dim: usize, h: f64, order: usize, dt: f64, init: Vec<f64>) -> HeatSetup {
+fn heat_setup(
+    n: [usize; 3],
+    dim: usize,
+    h: f64,
+    order: usize,
+    dt: f64,
+    init: Vec<f64>,
+) -> HeatSetup {
     HeatSetup {
         n,
         dim,
@@ -49,7 +52,11 @@ fn heat_mode_decays_by_the_discrete_factor() {
     let g = (1.0 - dt * 0.7 * lambda).powi(1000);
     let u = s.field();
     let scale = g * u0.iter().cloned().fold(0.0, f64::max);
-    let err = u.iter().zip(&u0).map(|(a, b)| (a - g * b).abs()).fold(0.0, f64::max);
+    let err = u
+        .iter()
+        .zip(&u0)
+        .map(|(a, b)| (a - g * b).abs())
+        .fold(0.0, f64::max);
     assert!(err / scale < 1e-10, "relative error {:e}", err / scale);
 }
 
@@ -79,11 +86,17 @@ fn heat_decay_rate_converges_at_the_scheme_order() {
             .collect();
         for w in e.windows(2) {
             let p = (w[0] / w[1]).log2();
-            assert!((p - order as f64).abs() < 0.3, "order {order}: errors {e:?}, observed {p}");
+            assert!(
+                (p - order as f64).abs() < 0.3,
+                "order {order}: errors {e:?}, observed {p}"
+            );
         }
     }
     // Time: forward Euler is first order (8th-order space makes the spatial error negligible).
-    let e: Vec<f64> = [4e-5, 2e-5, 1e-5].iter().map(|&dt| heat_rate_error(32, 8, dt, 0.02)).collect();
+    let e: Vec<f64> = [4e-5, 2e-5, 1e-5]
+        .iter()
+        .map(|&dt| heat_rate_error(32, 8, dt, 0.02))
+        .collect();
     for w in e.windows(2) {
         let p = (w[0] / w[1]).log2();
         assert!((p - 1.0).abs() < 0.05, "time: errors {e:?}, observed {p}");
@@ -96,7 +109,9 @@ fn heat_fused_matches_reference_on_odd_3d_grid() {
     let len = n[0] * n[1] * n[2];
     let mut seed = 12345u64;
     let mut rnd = || {
-        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         (seed >> 11) as f64 / (1u64 << 53) as f64
     };
     let init: Vec<f64> = (0..len).map(|_| rnd()).collect();
@@ -110,7 +125,12 @@ fn heat_fused_matches_reference_on_odd_3d_grid() {
         slow.use_reference(true);
         fast.advance(5).unwrap();
         slow.advance(5).unwrap();
-        let err = fast.field().iter().zip(slow.field()).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+        let err = fast
+            .field()
+            .iter()
+            .zip(slow.field())
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
         assert!(err < 1e-12, "periodic {periodic}: {err:e}");
     }
 }
@@ -152,17 +172,30 @@ fn wave_standing_mode_has_the_discrete_frequency() {
     let measured = PI * half as f64 / (crossings[half] - crossings[0]);
     let rel = (measured - omega).abs() / omega;
     let continuous = c * (k[0] * k[0] + k[1] * k[1]).sqrt();
-    assert!(rel < 1e-3, "measured {measured}, discrete {omega}, continuous {continuous}");
+    assert!(
+        rel < 1e-3,
+        "measured {measured}, discrete {omega}, continuous {continuous}"
+    );
 }
 
-fn point_source_run(dim: usize, nn: usize, r_cells: usize, boundary: WaveBoundary, t_end: f64) -> (Vec<f64>, f64, f64) {
+fn point_source_run(
+    dim: usize,
+    nn: usize,
+    r_cells: usize,
+    boundary: WaveBoundary,
+    t_end: f64,
+) -> (Vec<f64>, f64, f64) {
     let (h, c, f0) = (1.0, 1.0, 0.04);
     let mut n = [nn; 3];
     if dim == 2 {
         n[2] = 1;
     }
     let mid = nn / 2;
-    let src = if dim == 3 { [mid, mid, mid] } else { [mid, mid, 0] };
+    let src = if dim == 3 {
+        [mid, mid, mid]
+    } else {
+        [mid, mid, 0]
+    };
     let mut rec = src;
     rec[0] += r_cells;
     let dt = 0.4 * wave_dt_limit(8, &vec![h; dim], c).unwrap();
@@ -177,7 +210,12 @@ fn point_source_run(dim: usize, nn: usize, r_cells: usize, boundary: WaveBoundar
         boundary,
         initial: vec![0.0; cells],
         previous: None,
-        sources: vec![PointSource { cell: src, f0, t0: 1.5 / f0, amplitude: 1.0 }],
+        sources: vec![PointSource {
+            cell: src,
+            f0,
+            t0: 1.5 / f0,
+            amplitude: 1.0,
+        }],
         receivers: vec![rec],
     };
     let mut s = WaveCpu::<f64>::new(&setup).unwrap();
@@ -187,13 +225,26 @@ fn point_source_run(dim: usize, nn: usize, r_cells: usize, boundary: WaveBoundar
 
 fn rel_max_err(num: &[f64], ana: &[f64]) -> f64 {
     let peak = ana.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-    num.iter().zip(ana).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max) / peak
+    num.iter()
+        .zip(ana)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max)
+        / peak
 }
 
 #[test]
 fn point_source_matches_the_3d_greens_function() {
     let r = 12.0;
-    let (tr, dt, f0) = point_source_run(3, 64, 12, WaveBoundary::Cpml { thickness: 10, f0: 0.04 }, 85.0);
+    let (tr, dt, f0) = point_source_run(
+        3,
+        64,
+        12,
+        WaveBoundary::Cpml {
+            thickness: 10,
+            f0: 0.04,
+        },
+        85.0,
+    );
     let ana: Vec<f64> = (0..tr.len())
         .map(|s| ricker((s + 1) as f64 * dt - r, f0, 1.5 / f0) / (4.0 * PI * r))
         .collect();
@@ -260,7 +311,12 @@ fn cpml_absorbs_an_outgoing_pulse() {
         boundary: WaveBoundary::Cpml { thickness: pml, f0 },
         initial: vec![0.0; n * n],
         previous: None,
-        sources: vec![PointSource { cell: [n / 2, n / 2, 0], f0, t0: 1.5 / f0, amplitude: 1.0 }],
+        sources: vec![PointSource {
+            cell: [n / 2, n / 2, 0],
+            f0,
+            t0: 1.5 / f0,
+            amplitude: 1.0,
+        }],
         receivers: vec![],
     };
     let mut s = WaveCpu::<f64>::new(&setup).unwrap();
@@ -270,6 +326,11 @@ fn cpml_absorbs_an_outgoing_pulse() {
     peak = peak.max(energy(&s, n, pml, dt));
     s.advance((220.0 / dt) as usize).unwrap();
     let left = energy(&s, n, pml, dt);
-    assert!(left / peak < 5e-3, "energy left {:e} of {:e}: {:e}", left, peak, left / peak);
+    assert!(
+        left / peak < 5e-3,
+        "energy left {:e} of {:e}: {:e}",
+        left,
+        peak,
+        left / peak
+    );
 }
-
