@@ -428,7 +428,7 @@ impl Case {
                     ),
                 ));
             }
-            if !(src.frequency > 0.0) {
+            if src.frequency.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
                 return Err(self.invalid("frequency", format!("sources[{i}]: must be positive")));
             }
         }
@@ -444,7 +444,7 @@ impl Case {
             }
         }
         if let Initial::Gaussian { center, width, .. } = &s.initial {
-            if center.len() != dim || !(*width > 0.0) {
+            if center.len() != dim || width.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
                 return Err(self.invalid(
                     "center",
                     format!("needs {dim} coordinates and a positive width"),

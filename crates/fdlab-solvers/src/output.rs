@@ -262,7 +262,7 @@ pub fn write_png(path: &Path, s: &Slice) -> Result<()> {
         .map_err(|e| perr(&e))?;
     let big = lo.abs().max(hi.abs());
     let fmt = move |v: &f64| {
-        if big < 1e-2 || big >= 1e4 {
+        if !(1e-2..1e4).contains(&big) {
             format!("{v:.2e}")
         } else {
             format!("{v:.2}")

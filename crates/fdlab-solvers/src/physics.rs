@@ -57,7 +57,7 @@ pub fn wave_dt_limit(accuracy: usize, spacing: &[f64], c_max: f64) -> Result<f64
 
 /// Check the accuracy order: even, 2 to 16 (heat) or 2 to 8 (wave, `max`).
 pub fn check_order(accuracy: usize, max: usize) -> Result<()> {
-    if accuracy < 2 || accuracy % 2 != 0 || accuracy > max {
+    if accuracy < 2 || !accuracy.is_multiple_of(2) || accuracy > max {
         return Err(Error::Invalid(format!(
             "scheme.order = {accuracy}: use an even order from 2 to {max}"
         )));

@@ -254,10 +254,10 @@ impl Loop<'_> {
             }
             let target = target.min(end).min(s + 64);
             self.stepper.advance((target - s) as usize)?;
-            if target % every == 0 || target == self.plan {
+            if target.is_multiple_of(every) || target == self.plan {
                 out.write(self.stepper)?;
             }
-            if ck.is_some_and(|c| target % c == 0) {
+            if ck.is_some_and(|c| target.is_multiple_of(c)) {
                 self.save(out.dt)?;
             }
             bar.set_position(target);

@@ -57,6 +57,10 @@ fn heat_mode_decays_by_the_discrete_factor() {
         .zip(&u0)
         .map(|(a, b)| (a - g * b).abs())
         .fold(0.0, f64::max);
+    eprintln!(
+        "heat mode: relative error {:.2e} after 1000 steps",
+        err / scale
+    );
     assert!(err / scale < 1e-10, "relative error {:e}", err / scale);
 }
 
@@ -84,6 +88,10 @@ fn heat_decay_rate_converges_at_the_scheme_order() {
                 heat_rate_error(n, order, 0.02 * h.powi(order as i32), 0.002)
             })
             .collect();
+        eprintln!(
+            "heat rate errors, order {order}, n = 8, 16, 32: {:?}",
+            e.iter().map(|v| format!("{v:.3e}")).collect::<Vec<_>>()
+        );
         for w in e.windows(2) {
             let p = (w[0] / w[1]).log2();
             assert!(
@@ -97,6 +105,10 @@ fn heat_decay_rate_converges_at_the_scheme_order() {
         .iter()
         .map(|&dt| heat_rate_error(32, 8, dt, 0.02))
         .collect();
+    eprintln!(
+        "heat rate errors, dt halved: {:?}",
+        e.iter().map(|v| format!("{v:.3e}")).collect::<Vec<_>>()
+    );
     for w in e.windows(2) {
         let p = (w[0] / w[1]).log2();
         assert!((p - 1.0).abs() < 0.05, "time: errors {e:?}, observed {p}");
@@ -172,6 +184,10 @@ fn wave_standing_mode_has_the_discrete_frequency() {
     let measured = PI * half as f64 / (crossings[half] - crossings[0]);
     let rel = (measured - omega).abs() / omega;
     let continuous = c * (k[0] * k[0] + k[1] * k[1]).sqrt();
+    eprintln!(
+        "standing mode: frequency error {rel:.2e}, continuous differs by {:.2e}",
+        (continuous - omega).abs() / omega
+    );
     assert!(
         rel < 1e-3,
         "measured {measured}, discrete {omega}, continuous {continuous}"
@@ -249,6 +265,7 @@ fn point_source_matches_the_3d_greens_function() {
         .map(|s| ricker((s + 1) as f64 * dt - r, f0, 1.5 / f0) / (4.0 * PI * r))
         .collect();
     let e = rel_max_err(&tr, &ana);
+    eprintln!("3-D Green's function: max error / peak = {e:.2e}");
     assert!(e < 0.01, "3-D relative error {e}");
 }
 
@@ -279,6 +296,7 @@ fn point_source_matches_the_2d_greens_function() {
         })
         .collect();
     let e = rel_max_err(&tr, &ana);
+    eprintln!("2-D Green's function: max error / peak = {e:.2e}");
     assert!(e < 0.01, "2-D relative error {e}");
 }
 
@@ -324,8 +342,10 @@ fn cpml_absorbs_an_outgoing_pulse() {
     // The source is done at t = 75; the front reaches the layer at t ≈ 60 + 75.
     s.advance((80.0 / dt) as usize).unwrap();
     peak = peak.max(energy(&s, n, pml, dt));
-    s.advance((220.0 / dt) as usize).unwrap();
+    // At t = 200 the direct pulse is past the grid corners; what is left came back.
+    s.advance((120.0 / dt) as usize).unwrap();
     let left = energy(&s, n, pml, dt);
+    eprintln!("CPML: energy left {:.2e} of the peak", left / peak);
     assert!(
         left / peak < 5e-3,
         "energy left {:e} of {:e}: {:e}",
