@@ -84,6 +84,7 @@ pub struct WaveCpu<T: Scalar> {
     receivers: Vec<usize>,
     traces: Vec<Vec<f64>>,
     step: u64,
+    reference: bool,
 }
 
 struct RowCtx<'a, T: Scalar> {
@@ -224,6 +225,7 @@ impl<T: Scalar> WaveCpu<T> {
                 .collect(),
             traces: vec![vec![]; s.receivers.len()],
             step: 0,
+            reference: false,
         })
     }
 
@@ -261,9 +263,75 @@ impl<T: Scalar> WaveCpu<T> {
             });
     }
 
+    /// Use the simple per-point reference update instead of the fused one (for tests).
+    pub fn use_reference(&mut self, on: bool) {
+        self.reference = on;
+    }
+
+    /// The obvious form of one update, point by point in f64: ψ first, then p⁺ and ζ.
+    fn update_reference(&mut self) -> Option<(usize, f64)> {
+        let l = self.layout;
+        let f = |v: T| v.as_f64();
+        let points = || {
+            (0..l.n[2]).flat_map(move |k| {
+                (0..l.n[1]).flat_map(move |j| (0..l.n[0]).map(move |i| [i, j, k]))
+            })
+        };
+        if let Some(prof) = &self.cpml {
+            for x in points() {
+                let c = l.idx(x[0], x[1], x[2]);
+                for a in 0..l.dim {
+                    let (ca, cb) = (prof[a].a[x[a]], prof[a].b[x[a]]);
+                    if ca == 0.0 {
+                        continue;
+                    }
+                    let s = l.stride(a);
+                    let d: f64 = (1..=l.r)
+                        .map(|m| f(self.w1[a][m]) * (f(self.p[c + m * s]) - f(self.p[c - m * s])))
+                        .sum();
+                    self.psi[c][a] = T::from_f64(cb * f(self.psi[c][a]) + ca * d);
+                }
+            }
+        }
+        let mut bad = None;
+        for x in points() {
+            let c = l.idx(x[0], x[1], x[2]);
+            let mut total = 0.0;
+            for a in 0..l.dim {
+                let s = l.stride(a);
+                let d2: f64 = f(self.w2[a][0]) * f(self.p[c])
+                    + (1..=l.r)
+                        .map(|m| f(self.w2[a][m]) * (f(self.p[c - m * s]) + f(self.p[c + m * s])))
+                        .sum::<f64>();
+                total += d2;
+                if let Some(prof) = self.cpml.as_ref().filter(|pr| pr[a].active[x[a]]) {
+                    let dpsi: f64 = (1..=l.r)
+                        .map(|m| {
+                            f(self.w1[a][m])
+                                * (f(self.psi[c + m * s][a]) - f(self.psi[c - m * s][a]))
+                        })
+                        .sum();
+                    let z = prof[a].b[x[a]] * f(self.zeta[c][a]) + prof[a].a[x[a]] * (d2 + dpsi);
+                    self.zeta[c][a] = T::from_f64(z);
+                    total += dpsi + z;
+                }
+            }
+            let v = 2.0 * f(self.p[c]) - f(self.q[c]) + f(self.c2dt2[c]) * total;
+            self.q[c] = T::from_f64(v);
+            if bad.is_none() && !v.is_finite() {
+                bad = Some((c, v));
+            }
+        }
+        bad
+    }
+
     fn step_once(&mut self) -> Option<(usize, f64)> {
         if self.periodic {
             self.layout.fill_periodic(&mut self.p);
+        }
+        if self.reference {
+            let bad = self.update_reference();
+            return self.finish_step(bad.into_iter().map(Some));
         }
         self.update_psi();
         let ctx = RowCtx {
@@ -291,6 +359,15 @@ impl<T: Scalar> WaveCpu<T> {
                 .map(|(row, out)| ctx.row(row, out, None))
                 .collect()
         };
+        self.finish_step(bad.into_iter())
+    }
+
+    /// Sources, the time-level swap and the receivers, after the update.
+    fn finish_step(
+        &mut self,
+        bad: impl Iterator<Item = Option<(usize, f64)>>,
+    ) -> Option<(usize, f64)> {
+        let bad = first_bad(bad);
         let t = self.step as f64 * self.dt;
         for (c, src) in &self.sources {
             let v = self.dt * self.dt * src.amplitude * ricker(t, src.f0, src.t0) * self.inv_dv;
@@ -300,7 +377,7 @@ impl<T: Scalar> WaveCpu<T> {
         for (tr, &c) in self.traces.iter_mut().zip(&self.receivers) {
             tr.push(self.p[c].as_f64());
         }
-        first_bad(bad.into_iter())
+        bad
     }
 
     /// The pressure one step back, at the grid points.
