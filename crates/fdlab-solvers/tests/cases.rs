@@ -294,3 +294,19 @@ fn a_kill_during_checkpoint_writes_never_corrupts_the_previous_one() {
     }
     assert!(seen > 0, "no checkpoint was written before the kills");
 }
+
+#[test]
+fn too_little_disk_space_is_refused_before_running() {
+    // 2048² points written as .npy at every one of ~10⁶ steps: far more than any disk holds.
+    let text = SMALL_HEAT
+        .replace("shape = [24, 20]", "shape = [2048, 2048]")
+        .replace("dt = 0.05", "dt = 0.0001")
+        .replace("duration = 2.0", "duration = 100.0")
+        .replace("every = 10", "every = 1");
+    let case = Case::parse(&text, "x.toml".into()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    match validate(&case, &quiet(dir.path())) {
+        Err(Error::DiskSpace { needed, free, .. }) => assert!(needed > free),
+        other => panic!("expected DiskSpace, got {other:?}"),
+    }
+}
