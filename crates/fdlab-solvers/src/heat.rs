@@ -2,7 +2,7 @@
 
 use crate::layout::{from_bytes, to_bytes, Layout};
 use crate::physics::second_weights;
-use crate::stepper::{first_bad, StatePart, Stepper};
+use crate::stepper::{first_bad, flush, StatePart, Stepper};
 use crate::{Error, Result};
 use fdlab_core::Scalar;
 use rayon::prelude::*;
@@ -108,7 +108,7 @@ impl<T: Scalar> HeatCpu<T> {
                     }
                 }
                 let k = if coef.is_empty() { cc } else { coef[c] };
-                let val = u[c] + k * lap;
+                let val = flush(u[c] + k * lap);
                 out[i] = val;
                 if bad.is_none() && !val.is_finite() {
                     bad = Some((c, val.as_f64()));

@@ -35,3 +35,15 @@ pub(crate) fn first_bad(
 ) -> Option<(usize, f64)> {
     results.flatten().min_by_key(|(i, _)| *i)
 }
+
+/// Values below the smallest normal number become zero: the front of a stencil's spread decays
+/// into subnormals, which cost ~100 cycles per operation on x86 and made f32 waves 3× slower
+/// than f64. Writing no subnormals keeps every later read fast.
+#[inline(always)]
+pub(crate) fn flush<T: fdlab_core::Scalar>(v: T) -> T {
+    if v.abs() < T::min_positive_value() {
+        T::zero()
+    } else {
+        v
+    }
+}

@@ -3,7 +3,7 @@
 
 use crate::layout::{from_bytes, to_bytes, Layout};
 use crate::physics::{first_weights, ricker, second_weights, CpmlProfile};
-use crate::stepper::{first_bad, StatePart, Stepper};
+use crate::stepper::{first_bad, flush, StatePart, Stepper};
 use crate::{Error, Result};
 use fdlab_core::Scalar;
 use rayon::prelude::*;
@@ -140,13 +140,15 @@ impl<T: Scalar> RowCtx<'_, T> {
                     }
                     // The centre weight of this axis belongs to ∂²p along it.
                     let d2a = d2[a] + self.w2[a][0] * p[c];
-                    let zn = T::from_f64(pr.b[pos[a]]) * z[i][a]
-                        + T::from_f64(pr.a[pos[a]]) * (d2a + dpsi);
+                    let zn = flush(
+                        T::from_f64(pr.b[pos[a]]) * z[i][a]
+                            + T::from_f64(pr.a[pos[a]]) * (d2a + dpsi),
+                    );
                     z[i][a] = zn;
                     total = total + dpsi + zn;
                 }
             }
-            let val = p[c] + p[c] - out[i] + self.c2dt2[c] * total;
+            let val = flush(p[c] + p[c] - out[i] + self.c2dt2[c] * total);
             out[i] = val;
             if bad.is_none() && !val.is_finite() {
                 bad = Some((c, val.as_f64()));
@@ -256,8 +258,9 @@ impl<T: Scalar> WaveCpu<T> {
                         for m in 1..=r {
                             d = d + w1[a][m] * (p[c + m * s[a]] - p[c - m * s[a]]);
                         }
-                        out[i][a] =
-                            T::from_f64(prof[a].b[pos[a]]) * out[i][a] + T::from_f64(coef) * d;
+                        out[i][a] = flush(
+                            T::from_f64(prof[a].b[pos[a]]) * out[i][a] + T::from_f64(coef) * d,
+                        );
                     }
                 }
             });
