@@ -43,27 +43,44 @@ pub struct HeatCpu<T: Scalar> {
     reference: bool,
 }
 
+/// The heat update's coefficients as plain f64 arrays: what any backend uploads.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HeatCoefficients {
+    /// Per axis, second-derivative weights for offsets 0..=r (divided by h²; zero on unused axes).
+    pub w: [Vec<f64>; 3],
+    /// Sum of the centre weights over the axes.
+    pub w0: f64,
+    /// `Δt κ`: one value, or one per grid point (x fastest).
+    pub dt_kappa: Vec<f64>,
+}
+
+impl HeatSetup {
+    /// The backend-neutral coefficients of this setup.
+    pub fn coefficients(&self) -> Result<HeatCoefficients> {
+        let r = self.order / 2;
+        let mut w: [Vec<f64>; 3] = std::array::from_fn(|_| vec![0.0; r + 1]);
+        let mut w0 = 0.0;
+        for a in 0..self.dim {
+            w[a] = second_weights(self.order, self.spacing[a])?;
+            w0 += w[a][0];
+        }
+        let dt_kappa = self.kappa.iter().map(|k| k * self.dt).collect();
+        Ok(HeatCoefficients { w, w0, dt_kappa })
+    }
+}
+
 impl<T: Scalar> HeatCpu<T> {
     /// Build the stepper; `kappa` of length 1 is a constant diffusivity.
     pub fn new(s: &HeatSetup) -> Result<Self> {
-        let r = s.order / 2;
-        let layout = Layout::new(s.n, s.dim, r);
-        let mut w: [Vec<T>; 3] = [
-            vec![T::zero(); r + 1],
-            vec![T::zero(); r + 1],
-            vec![T::zero(); r + 1],
-        ];
-        let mut w0 = 0.0;
-        for a in 0..s.dim {
-            let wa = second_weights(s.order, s.spacing[a])?;
-            w0 += wa[0];
-            w[a] = wa.iter().map(|&x| T::from_f64(x)).collect();
-        }
-        let (coef, coef_const) = if s.kappa.len() == 1 {
-            (vec![], T::from_f64(s.dt * s.kappa[0]))
+        let layout = Layout::new(s.n, s.dim, s.order / 2);
+        let co = s.coefficients()?;
+        let w: [Vec<T>; 3] =
+            std::array::from_fn(|a| co.w[a].iter().map(|&x| T::from_f64(x)).collect());
+        let w0 = co.w0;
+        let (coef, coef_const) = if co.dt_kappa.len() == 1 {
+            (vec![], T::from_f64(co.dt_kappa[0]))
         } else {
-            let k: Vec<f64> = s.kappa.iter().map(|k| k * s.dt).collect();
-            (layout.pad(&k), T::zero())
+            (layout.pad(&co.dt_kappa), T::zero())
         };
         let u: Vec<T> = layout.pad(&s.initial);
         Ok(HeatCpu {

@@ -30,7 +30,7 @@ pub mod wave;
 
 pub use case::Case;
 pub use error::{Error, Result};
-pub use heat::{HeatCpu, HeatSetup};
+pub use heat::{HeatCoefficients, HeatCpu, HeatSetup};
 pub use run::{request_stop, run, validate, RunOptions, Summary};
 pub use stepper::Stepper;
-pub use wave::{PointSource, WaveBoundary, WaveCpu, WaveSetup};
+pub use wave::{PointSource, WaveBoundary, WaveCoefficients, WaveCpu, WaveSetup};

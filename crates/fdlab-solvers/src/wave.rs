@@ -158,31 +158,39 @@ impl<T: Scalar> RowCtx<'_, T> {
     }
 }
 
-impl<T: Scalar> WaveCpu<T> {
-    /// Build the stepper.
-    pub fn new(s: &WaveSetup) -> Result<Self> {
+/// The wave update's coefficients as plain f64 arrays: what any backend uploads.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WaveCoefficients {
+    /// Per axis, second-derivative weights for offsets 0..=r (divided by h²; zero on unused axes).
+    pub w2: [Vec<f64>; 3],
+    /// Per axis, first-derivative weights for offsets 0..=r (antisymmetric; for the CPML terms).
+    pub w1: [Vec<f64>; 3],
+    /// Sum of the centre weights of `w2` over the axes.
+    pub w0: f64,
+    /// `c² Δt²` at every grid point, x fastest.
+    pub c2dt2: Vec<f64>,
+    /// CPML profiles per axis, when the boundary is a CPML.
+    pub cpml: Option<[CpmlProfile; 3]>,
+    /// `1 / ΔV`, the point-source scale.
+    pub inv_dv: f64,
+}
+
+impl WaveSetup {
+    /// The backend-neutral coefficients of this setup.
+    pub fn coefficients(&self) -> Result<WaveCoefficients> {
+        let s = self;
         let r = s.order / 2;
-        let l = Layout::new(s.n, s.dim, r);
-        let z = || {
-            [
-                vec![T::zero(); r + 1],
-                vec![T::zero(); r + 1],
-                vec![T::zero(); r + 1],
-            ]
-        };
-        let (mut w2, mut w1) = (z(), z());
+        let cells = s.n[0] * s.n[1] * s.n[2];
+        let mut w2: [Vec<f64>; 3] = std::array::from_fn(|_| vec![0.0; r + 1]);
+        let mut w1 = w2.clone();
         let mut w0 = 0.0;
         for a in 0..s.dim {
-            let wa = second_weights(s.order, s.spacing[a])?;
-            w0 += wa[0];
-            w2[a] = wa.iter().map(|&x| T::from_f64(x)).collect();
-            w1[a] = first_weights(s.order, s.spacing[a])?
-                .iter()
-                .map(|&x| T::from_f64(x))
-                .collect();
+            w2[a] = second_weights(s.order, s.spacing[a])?;
+            w0 += w2[a][0];
+            w1[a] = first_weights(s.order, s.spacing[a])?;
         }
-        let c2: Vec<f64> = if s.velocity.len() == 1 {
-            vec![s.velocity[0].powi(2) * s.dt * s.dt; l.cells()]
+        let c2dt2: Vec<f64> = if s.velocity.len() == 1 {
+            vec![s.velocity[0].powi(2) * s.dt * s.dt; cells]
         } else {
             s.velocity.iter().map(|c| c * c * s.dt * s.dt).collect()
         };
@@ -197,10 +205,37 @@ impl<T: Scalar> WaveCpu<T> {
             })),
             _ => None,
         };
+        let dv: f64 = s.spacing[..s.dim].iter().product();
+        Ok(WaveCoefficients {
+            w2,
+            w1,
+            w0,
+            c2dt2,
+            cpml,
+            inv_dv: 1.0 / dv,
+        })
+    }
+}
+
+impl<T: Scalar> WaveCpu<T> {
+    /// Build the stepper.
+    pub fn new(s: &WaveSetup) -> Result<Self> {
+        let l = Layout::new(s.n, s.dim, s.order / 2);
+        let co = s.coefficients()?;
+        let to_t = |w: &[Vec<f64>; 3]| -> [Vec<T>; 3] {
+            std::array::from_fn(|a| w[a].iter().map(|&x| T::from_f64(x)).collect())
+        };
+        let (w2, w1, w0, c2, cpml, inv_dv) = (
+            to_t(&co.w2),
+            to_t(&co.w1),
+            co.w0,
+            co.c2dt2,
+            co.cpml,
+            co.inv_dv,
+        );
         let extra = if cpml.is_some() { l.len() } else { 0 };
         let p: Vec<T> = l.pad(&s.initial);
         let q: Vec<T> = s.previous.as_ref().map_or_else(|| p.clone(), |v| l.pad(v));
-        let dv: f64 = s.spacing[..s.dim].iter().product();
         Ok(WaveCpu {
             layout: l,
             periodic: s.boundary == WaveBoundary::Periodic,
@@ -214,7 +249,7 @@ impl<T: Scalar> WaveCpu<T> {
             psi: vec![[T::zero(); 3]; extra],
             zeta: vec![[T::zero(); 3]; extra],
             dt: s.dt,
-            inv_dv: 1.0 / dv,
+            inv_dv,
             sources: s
                 .sources
                 .iter()
