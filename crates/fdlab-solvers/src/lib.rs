@@ -31,6 +31,6 @@ pub mod wave;
 pub use case::Case;
 pub use error::{Error, Result};
 pub use heat::{HeatCoefficients, HeatCpu, HeatSetup};
-pub use run::{request_stop, run, validate, RunOptions, Summary};
+pub use run::{cpu_stepper, request_stop, run, validate, RunOptions, Summary};
 pub use stepper::Stepper;
 pub use wave::{PointSource, WaveBoundary, WaveCoefficients, WaveCpu, WaveSetup};

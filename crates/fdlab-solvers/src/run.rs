@@ -128,7 +128,9 @@ fn check_out_dir(case: &Case, p: &Prepared, opts: &RunOptions) -> Result<()> {
     Ok(())
 }
 
-fn make_stepper(p: &Prepared, precision: PrecisionName) -> Result<Box<dyn Stepper>> {
+/// The CPU stepper for a prepared case. A GPU backend adds its own constructor beside this one
+/// (same [`Prepared`] input, same [`Stepper`] output) and [`run`] picks the best available.
+pub fn cpu_stepper(p: &Prepared, precision: PrecisionName) -> Result<Box<dyn Stepper>> {
     Ok(match (&p.setup, precision) {
         (Setup::Heat(s), PrecisionName::F64) => Box::new(HeatCpu::<f64>::new(s)?),
         (Setup::Heat(s), PrecisionName::F32) => Box::new(HeatCpu::<f32>::new(s)?),
@@ -154,7 +156,7 @@ pub fn request_stop() {
 pub fn run(case: &Case, opts: &RunOptions) -> Result<Summary> {
     let prepared = validate(case, opts)?;
     let dir = out_dir(case, opts);
-    let mut stepper = make_stepper(&prepared, case.spec.precision)?;
+    let mut stepper = cpu_stepper(&prepared, case.spec.precision)?;
     let header = Header {
         version: env!("CARGO_PKG_VERSION").to_string(),
         case_hash: case.hash(),
@@ -356,8 +358,12 @@ impl Outputs {
         Ok(())
     }
 
-    fn range(&self) -> (f64, f64, ColorMap) {
-        let all = self.frames.iter().flat_map(|(_, f)| f.iter().copied());
+    /// Colour range over frames `from..` (the animation uses all of them, so colours mean the
+    /// same in every frame; `final.png` only its own).
+    fn range(&self, from: usize) -> (f64, f64, ColorMap) {
+        let all = self.frames[from.min(self.frames.len())..]
+            .iter()
+            .flat_map(|(_, f)| f.iter().copied());
         match self.case.spec.physics {
             Physics::Heat => {
                 let (lo, hi) = all.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
@@ -407,7 +413,7 @@ impl Outputs {
     fn finish(&mut self, s: &dyn Stepper) -> Result<()> {
         let o = self.case.spec.output.clone();
         let n = self.n();
-        let range = self.range();
+        let range = self.range(0);
         if o.frames {
             let fd = self.dir.join("frames");
             std::fs::create_dir_all(&fd).map_err(io_err(&fd))?;
@@ -416,7 +422,8 @@ impl Outputs {
             }
         }
         if let (true, Some((step, f))) = (o.png, self.frames.last()) {
-            self.picture(&self.dir.join("final.png"), *step, f, range)?;
+            let own = self.range(self.frames.len() - 1);
+            self.picture(&self.dir.join("final.png"), *step, f, own)?;
         }
         if o.gif && !self.frames.is_empty() {
             let fr: Vec<Vec<f64>> = self.frames.iter().map(|(_, f)| f.clone()).collect();
