@@ -1,0 +1,503 @@
+//! Case files: the TOML description of a simulation, parsed with unknown keys refused.
+
+use crate::physics::{check_order, heat_dt_limit, wave_dt_limit};
+use crate::{Error, Result};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// Which equation to solve.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Physics {
+    /// `u_t = κ Δu`.
+    Heat,
+    /// `p_tt = c² Δp + sources`.
+    Wave,
+}
+
+/// Floating-point precision of the fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum PrecisionName {
+    /// 32-bit.
+    F32,
+    /// 64-bit.
+    #[default]
+    F64,
+}
+
+/// `[grid]`: points per axis and spacing.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GridSpec {
+    /// `[nx, ny]` or `[nx, ny, nz]`.
+    pub shape: Vec<usize>,
+    /// One spacing per axis.
+    pub spacing: Vec<f64>,
+}
+
+/// `[time]`: step (or fraction of the stability limit) and duration.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TimeSpec {
+    /// Time step; give this or `cfl`.
+    pub dt: Option<f64>,
+    /// Fraction of the stability limit (0 < cfl ≤ 1); give this or `dt`.
+    pub cfl: Option<f64>,
+    /// Simulated time.
+    pub duration: f64,
+}
+
+/// `[scheme]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SchemeSpec {
+    /// Spatial accuracy order (even).
+    pub order: usize,
+}
+
+impl Default for SchemeSpec {
+    fn default() -> Self {
+        SchemeSpec { order: 4 }
+    }
+}
+
+/// A scalar field over the grid.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase", deny_unknown_fields)]
+pub enum FieldSpec {
+    /// The same value everywhere.
+    Constant(f64),
+    /// Horizontal layers: `values[i]` where the coordinate along `axis` is ≥ `tops[i]`.
+    Layered {
+        /// Axis index the layers stack along (default: the last axis).
+        axis: Option<usize>,
+        /// Start coordinate of each layer, increasing.
+        tops: Vec<f64>,
+        /// Value in each layer.
+        values: Vec<f64>,
+    },
+    /// Read from an `.npy` file of the grid's shape (relative to the case file).
+    Npy(PathBuf),
+}
+
+/// `[initial]`: the field at step 0.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase", deny_unknown_fields)]
+pub enum Initial {
+    /// Zero everywhere.
+    #[default]
+    Zero,
+    /// `amplitude · exp(−|x − center|² / (2 width²))`.
+    Gaussian {
+        /// Centre (physical coordinates).
+        center: Vec<f64>,
+        /// Standard deviation.
+        width: f64,
+        /// Peak value.
+        amplitude: f64,
+    },
+    /// Read from an `.npy` file of the grid's shape.
+    Npy(PathBuf),
+    /// Text drawn into the grid as hot letters (2-D; in 3-D, the middle plane).
+    Text {
+        /// The text.
+        text: String,
+        /// Value inside the letters.
+        value: f64,
+    },
+}
+
+/// `[material]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Material {
+    /// Diffusivity κ (heat).
+    pub diffusivity: Option<FieldSpec>,
+    /// Velocity c (wave).
+    pub velocity: Option<FieldSpec>,
+}
+
+/// `[[sources]]`: a Ricker point source (wave).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SourceSpec {
+    /// Position (physical coordinates; the nearest grid point is used).
+    pub position: Vec<f64>,
+    /// Peak frequency.
+    pub frequency: f64,
+    /// Amplitude.
+    #[serde(default = "one")]
+    pub amplitude: f64,
+    /// Delay of the peak (default 1.5 / frequency).
+    pub delay: Option<f64>,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+/// `[[receivers]]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReceiverSpec {
+    /// Position (physical coordinates; the nearest grid point is used).
+    pub position: Vec<f64>,
+}
+
+/// `boundary`: what happens at the edges.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase", deny_unknown_fields)]
+pub enum BoundarySpec {
+    /// Wrap around.
+    Periodic,
+    /// Zero outside the grid (heat: fixed temperature 0; wave: rigid, reflecting).
+    Dirichlet,
+    /// Absorbing layer (wave only).
+    Cpml {
+        /// Layer cells at each side.
+        thickness: usize,
+    },
+}
+
+/// `[output]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutputSpec {
+    /// Output directory (relative to the case file).
+    pub dir: PathBuf,
+    /// Steps between outputs.
+    pub every: usize,
+    /// PNG of the last output (slice with colour bar and axes).
+    #[serde(default)]
+    pub png: bool,
+    /// Numbered PNG frame per output.
+    #[serde(default)]
+    pub frames: bool,
+    /// Animated GIF of all outputs.
+    #[serde(default)]
+    pub gif: bool,
+    /// `.npy` array per output.
+    #[serde(default)]
+    pub npy: bool,
+    /// VTK `.vti` per output.
+    #[serde(default)]
+    pub vti: bool,
+    /// 3-D: z index of the plotted slice (default: the middle).
+    pub slice: Option<usize>,
+}
+
+/// A whole case file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CaseSpec {
+    /// `heat` or `wave`.
+    pub physics: Physics,
+    /// `f32` or `f64` (default).
+    #[serde(default)]
+    pub precision: PrecisionName,
+    /// Grid.
+    pub grid: GridSpec,
+    /// Time stepping.
+    pub time: TimeSpec,
+    /// Spatial scheme.
+    #[serde(default)]
+    pub scheme: SchemeSpec,
+    /// Initial condition.
+    #[serde(default)]
+    pub initial: Initial,
+    /// Material fields.
+    #[serde(default)]
+    pub material: Material,
+    /// Point sources.
+    #[serde(default)]
+    pub sources: Vec<SourceSpec>,
+    /// Receivers.
+    #[serde(default)]
+    pub receivers: Vec<ReceiverSpec>,
+    /// Boundaries.
+    pub boundary: BoundarySpec,
+    /// Outputs.
+    pub output: OutputSpec,
+}
+
+/// A loaded case: the parsed file, its text (for line numbers) and its directory.
+#[derive(Debug, Clone)]
+pub struct Case {
+    /// The parsed contents.
+    pub spec: CaseSpec,
+    /// Where it was read from.
+    pub path: PathBuf,
+    text: String,
+}
+
+/// What validation derived: the time step, the number of steps and the stability limit.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Plan {
+    /// Time step used.
+    pub dt: f64,
+    /// Largest stable time step.
+    pub limit: f64,
+    /// Steps to run.
+    pub steps: u64,
+    /// Largest material value (κ or c).
+    pub material_max: f64,
+}
+
+impl Case {
+    /// Read and parse a case file; errors name the key and its line.
+    pub fn load(path: impl AsRef<Path>) -> Result<Case> {
+        let path = path.as_ref().to_path_buf();
+        let text = std::fs::read_to_string(&path).map_err(crate::error::io_err(&path))?;
+        Case::parse(&text, path)
+    }
+
+    /// Parse case text; `path` locates relative files.
+    pub fn parse(text: &str, path: PathBuf) -> Result<Case> {
+        let spec: CaseSpec = toml::from_str(text).map_err(|e| Error::Case {
+            path: path.clone(),
+            detail: e.to_string().trim_end().to_string(),
+        })?;
+        Ok(Case {
+            spec,
+            path,
+            text: text.to_string(),
+        })
+    }
+
+    /// A path in the case, relative to the case file's directory.
+    pub fn resolve(&self, p: &Path) -> PathBuf {
+        match self.path.parent() {
+            Some(dir) if p.is_relative() => dir.join(p),
+            _ => p.to_path_buf(),
+        }
+    }
+
+    /// `" (line N)"` for the first line that sets `key`, for error messages.
+    pub fn line_of(&self, key: &str) -> String {
+        for (n, line) in self.text.lines().enumerate() {
+            let t = line.trim_start();
+            if t.starts_with(key) && t[key.len()..].trim_start().starts_with(['=', ']']) {
+                return format!(" (line {})", n + 1);
+            }
+            if t.starts_with('[') && t.trim_matches(['[', ']', ' ']) == key {
+                return format!(" (line {})", n + 1);
+            }
+        }
+        String::new()
+    }
+
+    fn invalid(&self, key: &str, what: String) -> Error {
+        let leaf = key.rsplit('.').next().unwrap_or(key);
+        Error::Invalid(format!(
+            "{}: {key}{}: {what}",
+            self.path.display(),
+            self.line_of(leaf)
+        ))
+    }
+
+    /// Number of axes.
+    pub fn dim(&self) -> usize {
+        self.spec.grid.shape.len()
+    }
+
+    /// Grid index nearest to physical position `x`, if inside the grid.
+    pub fn nearest(&self, x: &[f64]) -> Option<[usize; 3]> {
+        let g = &self.spec.grid;
+        if x.len() != g.shape.len() {
+            return None;
+        }
+        let mut out = [0; 3];
+        for a in 0..x.len() {
+            let i = (x[a] / g.spacing[a]).round();
+            if !(i >= 0.0 && (i as usize) < g.shape[a]) {
+                return None;
+            }
+            out[a] = i as usize;
+        }
+        Some(out)
+    }
+
+    /// Check everything that can be checked before any work, `material_max` being the largest
+    /// κ or c (from the material fields). Returns the time-stepping plan.
+    pub fn validate_with(&self, material_max: f64) -> Result<Plan> {
+        let s = &self.spec;
+        let dim = self.dim();
+        if !(2..=3).contains(&dim) {
+            return Err(self.invalid("grid.shape", format!("{dim} axes; give 2 or 3 sizes")));
+        }
+        if s.grid.spacing.len() != dim {
+            return Err(self.invalid("grid.spacing", format!("needs {dim} values, one per axis")));
+        }
+        if s.grid.shape.iter().any(|&n| n < 4)
+            || s.grid.spacing.iter().any(|&h| !(h > 0.0 && h.is_finite()))
+        {
+            return Err(self.invalid(
+                "grid",
+                "every axis needs at least 4 points and a positive spacing".into(),
+            ));
+        }
+        let max_order = if s.physics == Physics::Wave { 8 } else { 16 };
+        check_order(s.scheme.order, max_order)
+            .map_err(|e| self.invalid("scheme.order", e.to_string()))?;
+        if s.scheme.order / 2 > *s.grid.shape.iter().min().unwrap_or(&0) {
+            return Err(self.invalid("scheme.order", "the stencil is wider than the grid".into()));
+        }
+        if !(material_max > 0.0 && material_max.is_finite()) {
+            let key = if s.physics == Physics::Heat {
+                "material.diffusivity"
+            } else {
+                "material.velocity"
+            };
+            return Err(self.invalid(
+                key,
+                format!("largest value {material_max}; it must be positive and finite"),
+            ));
+        }
+        let (limit, why) = match s.physics {
+            Physics::Heat => (
+                heat_dt_limit(s.scheme.order, &s.grid.spacing, material_max)?,
+                format!("explicit Euler: dt·κ_max·λ_max ≤ 2 with κ_max = {material_max}, λ_max the largest eigenvalue of the order-{} Laplacian", s.scheme.order),
+            ),
+            Physics::Wave => (
+                wave_dt_limit(s.scheme.order, &s.grid.spacing, material_max)?,
+                format!("leapfrog CFL: c_max·dt·sqrt(λ_max) ≤ 2 with c_max = {material_max}, order {}", s.scheme.order),
+            ),
+        };
+        let dt = match (s.time.dt, s.time.cfl) {
+            (Some(dt), None) => dt,
+            (None, Some(c)) if c > 0.0 && c <= 1.0 => c * limit,
+            (None, Some(c)) => {
+                return Err(self.invalid(
+                    "time.cfl",
+                    format!("{c}: use 0 < cfl ≤ 1 (a fraction of the stability limit)"),
+                ))
+            }
+            _ => return Err(self.invalid("time", "give exactly one of dt and cfl".into())),
+        };
+        if !(dt > 0.0 && dt.is_finite()) {
+            return Err(self.invalid("time.dt", format!("{dt}: must be positive")));
+        }
+        if dt > limit {
+            return Err(Error::Unstable {
+                dt,
+                limit,
+                why: format!("{}{}", why, self.line_of("dt")),
+            });
+        }
+        if !(s.time.duration > 0.0 && s.time.duration.is_finite()) {
+            return Err(self.invalid("time.duration", "must be positive".into()));
+        }
+        let steps = (s.time.duration / dt).round().max(1.0) as u64;
+        self.validate_placement(s)?;
+        Ok(Plan {
+            dt,
+            limit,
+            steps,
+            material_max,
+        })
+    }
+
+    fn validate_placement(&self, s: &CaseSpec) -> Result<()> {
+        let dim = self.dim();
+        match (&s.boundary, s.physics) {
+            (BoundarySpec::Cpml { .. }, Physics::Heat) => {
+                return Err(self.invalid(
+                    "boundary",
+                    "cpml is for waves; use periodic or dirichlet".into(),
+                ))
+            }
+            (BoundarySpec::Cpml { thickness }, _) => {
+                let min = *s.grid.shape.iter().min().unwrap_or(&0);
+                if *thickness < 4 || 3 * thickness > min {
+                    return Err(self.invalid("thickness", format!("{thickness} cells: use at least 4 and at most a third of the smallest axis ({min})")));
+                }
+            }
+            _ => {}
+        }
+        for (i, src) in s.sources.iter().enumerate() {
+            if s.physics == Physics::Heat {
+                return Err(self.invalid("sources", "point sources are for waves".into()));
+            }
+            if self.nearest(&src.position).is_none() {
+                return Err(self.invalid(
+                    "position",
+                    format!(
+                        "sources[{i}] at {:?} is outside the grid (or has not {dim} coordinates)",
+                        src.position
+                    ),
+                ));
+            }
+            if src.frequency.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
+                return Err(self.invalid("frequency", format!("sources[{i}]: must be positive")));
+            }
+        }
+        for (i, r) in s.receivers.iter().enumerate() {
+            if self.nearest(&r.position).is_none() {
+                return Err(self.invalid(
+                    "position",
+                    format!(
+                        "receivers[{i}] at {:?} is outside the grid (or has not {dim} coordinates)",
+                        r.position
+                    ),
+                ));
+            }
+        }
+        if let Initial::Gaussian { center, width, .. } = &s.initial {
+            if center.len() != dim || width.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
+                return Err(self.invalid(
+                    "center",
+                    format!("needs {dim} coordinates and a positive width"),
+                ));
+            }
+        }
+        if s.output.every == 0 {
+            return Err(self.invalid("every", "must be at least 1".into()));
+        }
+        if let (Some(z), 3) = (s.output.slice, dim) {
+            if z >= s.grid.shape[2] {
+                return Err(self.invalid("slice", format!("{z} is outside 0..{}", s.grid.shape[2])));
+            }
+        }
+        Ok(())
+    }
+
+    /// Scale the grid down by `factor` per axis keeping the physical extent, and switch to
+    /// `cfl = 0.5` (tests run every example at a small size this way).
+    pub fn coarsen(&mut self, factor: usize) {
+        let g = &mut self.spec.grid;
+        for a in 0..g.shape.len() {
+            g.shape[a] = (g.shape[a] / factor).max(16);
+            g.spacing[a] *= factor as f64;
+        }
+        if let BoundarySpec::Cpml { thickness } = &mut self.spec.boundary {
+            *thickness = (*thickness / factor)
+                .max(5)
+                .min(g.shape.iter().min().copied().unwrap_or(16) / 3);
+        }
+        if let Some(z) = &mut self.spec.output.slice {
+            *z /= factor;
+        }
+        self.spec.time.dt = None;
+        self.spec.time.cfl = Some(0.5);
+    }
+
+    /// A hash of everything that affects the solution (not the outputs), for checkpoints.
+    pub fn hash(&self) -> u64 {
+        let mut s = self.spec.clone();
+        s.output = OutputSpec {
+            dir: PathBuf::new(),
+            every: 1,
+            png: false,
+            frames: false,
+            gif: false,
+            npy: false,
+            vti: false,
+            slice: None,
+        };
+        let text = serde_json::to_string(&s).unwrap_or_default();
+        text.bytes().fold(0xcbf29ce484222325u64, |h, b| {
+            (h ^ b as u64).wrapping_mul(0x100000001b3)
+        })
+    }
+}

@@ -1,0 +1,70 @@
+//! The `fdlab run` command line, so that the CLI wires it with one call.
+
+use crate::{run, validate, Case, Error, Result, RunOptions};
+use std::path::PathBuf;
+
+/// Usage text of `fdlab run`.
+pub const USAGE: &str = "usage: fdlab run CASE.toml [--check] [--checkpoint-every N] [--resume DIR] [--out DIR] [--stop-at STEP] [--quiet]";
+
+/// Run `fdlab run` with its arguments (after `run`), printing what it does. Returns the process
+/// exit status on success paths (0; 130 when interrupted by Ctrl-C).
+pub fn run_command(args: &[String]) -> Result<i32> {
+    let mut case_path = None;
+    let mut check = false;
+    let mut opts = RunOptions::default();
+    let mut it = args.iter();
+    let bad = |m: String| Error::Invalid(format!("{m}\n{USAGE}"));
+    while let Some(a) = it.next() {
+        let mut value = |name: &str| {
+            it.next()
+                .cloned()
+                .ok_or_else(|| bad(format!("{name} needs a value")))
+        };
+        match a.as_str() {
+            "--check" => check = true,
+            "--quiet" | "-q" => opts.quiet = true,
+            "--checkpoint-every" => {
+                let v = value(a)?;
+                opts.checkpoint_every = Some(v.parse().map_err(|_| {
+                    bad(format!("--checkpoint-every {v}: give a positive integer"))
+                })?);
+            }
+            "--stop-at" => {
+                let v = value(a)?;
+                opts.stop_at = Some(
+                    v.parse()
+                        .map_err(|_| bad(format!("--stop-at {v}: give a step number")))?,
+                );
+            }
+            "--resume" => opts.resume = Some(PathBuf::from(value(a)?)),
+            "--out" => opts.out_dir = Some(PathBuf::from(value(a)?)),
+            s if s.starts_with('-') => return Err(bad(format!("unknown option {s}"))),
+            s => {
+                if case_path.replace(PathBuf::from(s)).is_some() {
+                    return Err(bad("give one case file".into()));
+                }
+            }
+        }
+    }
+    let case_path = case_path.ok_or_else(|| bad("no case file given".into()))?;
+    let case = Case::load(&case_path)?;
+    if check {
+        let p = validate(&case, &opts)?;
+        println!(
+            "{}: ok ({:?}, {:?} grid, dt = {:e} (limit {:e}), {} steps)",
+            case_path.display(),
+            case.spec.physics,
+            case.spec.grid.shape,
+            p.plan.dt,
+            p.plan.limit,
+            p.plan.steps
+        );
+        return Ok(0);
+    }
+    let s = run(&case, &opts)?;
+    println!("{s}");
+    if let Some(c) = &s.checkpoint {
+        println!("last checkpoint: {}", c.display());
+    }
+    Ok(if s.interrupted { 130 } else { 0 })
+}

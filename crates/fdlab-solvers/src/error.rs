@@ -1,0 +1,98 @@
+//! The crate's error type.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong while loading, validating or running a case.
+#[non_exhaustive]
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The case file does not parse or names an unknown key; the message names the key and line.
+    #[error("{path}: {detail}")]
+    Case {
+        /// The case file.
+        path: PathBuf,
+        /// What is wrong and where.
+        detail: String,
+    },
+    /// A value in the case is out of range (the message says which key and what to use).
+    #[error("invalid case: {0}")]
+    Invalid(String),
+    /// The time step is above the stability limit.
+    #[error(
+        "time step {dt:e} is above the stability limit {limit:e} ({why}); use dt <= {limit:e}"
+    )]
+    Unstable {
+        /// The requested time step.
+        dt: f64,
+        /// The largest stable time step.
+        limit: f64,
+        /// How the limit was derived.
+        why: String,
+    },
+    /// The solution became NaN or infinite.
+    #[error(
+        "non-finite value {value} at step {step}, cell {cell:?}; reduce dt or check the inputs"
+    )]
+    NonFinite {
+        /// The step that produced it.
+        step: u64,
+        /// Grid indices `[i, j, k]` of the first bad cell found.
+        cell: [usize; 3],
+        /// The value found.
+        value: f64,
+    },
+    /// A file could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// Not enough free disk space for the planned outputs.
+    #[error("{path}: the outputs need about {needed} bytes but only {free} are free; free space or write fewer outputs")]
+    DiskSpace {
+        /// The output directory.
+        path: PathBuf,
+        /// Estimated bytes needed.
+        needed: u64,
+        /// Bytes available.
+        free: u64,
+    },
+    /// A checkpoint cannot be resumed with this case.
+    #[error("checkpoint {path} refused: {reason}")]
+    Checkpoint {
+        /// The checkpoint directory.
+        path: PathBuf,
+        /// Why it does not fit.
+        reason: String,
+    },
+    /// An `.npy` file is malformed or does not match the grid.
+    #[error("{path}: {detail}")]
+    Npy {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        detail: String,
+    },
+    /// Drawing a picture failed.
+    #[error("plot {path}: {detail}")]
+    Plot {
+        /// The picture being written.
+        path: PathBuf,
+        /// What failed.
+        detail: String,
+    },
+    /// An error from fdlab-core (grid or stencil construction).
+    #[error(transparent)]
+    Core(#[from] fdlab_core::Error),
+}
+
+/// Result with this crate's [`Error`].
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// Attach a path to an I/O error.
+pub(crate) fn io_err(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> Error {
+    let path = path.into();
+    move |source| Error::Io { path, source }
+}

@@ -1,0 +1,237 @@
+//! Explicit heat / diffusion: `u⁺ = u + Δt κ(x) L u`, any even order, 2-D and 3-D.
+
+use crate::layout::{from_bytes, to_bytes, Layout};
+use crate::physics::second_weights;
+use crate::stepper::{first_bad, flush, StatePart, Stepper};
+use crate::{Error, Result};
+use fdlab_core::Scalar;
+use rayon::prelude::*;
+
+/// Heat equation parameters in backend-neutral form.
+#[derive(Debug, Clone)]
+pub struct HeatSetup {
+    /// Grid sizes (nz = 1 in 2-D).
+    pub n: [usize; 3],
+    /// Number of axes (2 or 3).
+    pub dim: usize,
+    /// Spacing per axis.
+    pub spacing: [f64; 3],
+    /// Spatial accuracy order (even).
+    pub order: usize,
+    /// Time step.
+    pub dt: f64,
+    /// Diffusivity: one value, or one per grid point (x fastest).
+    pub kappa: Vec<f64>,
+    /// Periodic (true) or zero-valued (false) boundaries.
+    pub periodic: bool,
+    /// Initial field at the grid points.
+    pub initial: Vec<f64>,
+}
+
+/// CPU heat stepper with a fused row loop parallel over rows.
+pub struct HeatCpu<T: Scalar> {
+    layout: Layout,
+    periodic: bool,
+    /// Per axis, weights for offsets 1..=r; the centre weights are summed in `w0`.
+    w: [Vec<T>; 3],
+    w0: T,
+    coef: Vec<T>,
+    coef_const: T,
+    u: Vec<T>,
+    v: Vec<T>,
+    step: u64,
+    reference: bool,
+}
+
+/// The heat update's coefficients as plain f64 arrays: what any backend uploads.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HeatCoefficients {
+    /// Per axis, second-derivative weights for offsets 0..=r (divided by h²; zero on unused axes).
+    pub w: [Vec<f64>; 3],
+    /// Sum of the centre weights over the axes.
+    pub w0: f64,
+    /// `Δt κ`: one value, or one per grid point (x fastest).
+    pub dt_kappa: Vec<f64>,
+}
+
+impl HeatSetup {
+    /// The backend-neutral coefficients of this setup.
+    pub fn coefficients(&self) -> Result<HeatCoefficients> {
+        let r = self.order / 2;
+        let mut w: [Vec<f64>; 3] = std::array::from_fn(|_| vec![0.0; r + 1]);
+        let mut w0 = 0.0;
+        for a in 0..self.dim {
+            w[a] = second_weights(self.order, self.spacing[a])?;
+            w0 += w[a][0];
+        }
+        let dt_kappa = self.kappa.iter().map(|k| k * self.dt).collect();
+        Ok(HeatCoefficients { w, w0, dt_kappa })
+    }
+}
+
+impl<T: Scalar> HeatCpu<T> {
+    /// Build the stepper; `kappa` of length 1 is a constant diffusivity.
+    pub fn new(s: &HeatSetup) -> Result<Self> {
+        let layout = Layout::new(s.n, s.dim, s.order / 2);
+        let co = s.coefficients()?;
+        let w: [Vec<T>; 3] =
+            std::array::from_fn(|a| co.w[a].iter().map(|&x| T::from_f64(x)).collect());
+        let w0 = co.w0;
+        let (coef, coef_const) = if co.dt_kappa.len() == 1 {
+            (vec![], T::from_f64(co.dt_kappa[0]))
+        } else {
+            (layout.pad(&co.dt_kappa), T::zero())
+        };
+        let u: Vec<T> = layout.pad(&s.initial);
+        Ok(HeatCpu {
+            layout,
+            periodic: s.periodic,
+            w,
+            w0: T::from_f64(w0),
+            coef,
+            coef_const,
+            v: u.clone(),
+            u,
+            step: 0,
+            reference: false,
+        })
+    }
+
+    /// Use the simple per-point reference loop instead of the fused one (for tests).
+    pub fn use_reference(&mut self, on: bool) {
+        self.reference = on;
+    }
+
+    fn step_fused(&mut self) -> Option<(usize, f64)> {
+        let l = self.layout;
+        let (r, n0, px) = (l.r, l.n[0], l.p[0]);
+        let (s1, s2) = (l.stride(1), l.stride(2));
+        let (u, w, w0) = (&self.u, &self.w, self.w0);
+        let (coef, cc) = (&self.coef, self.coef_const);
+        let three = l.dim == 3;
+        let res = self.v.par_chunks_mut(px).enumerate().map(|(row, out)| {
+            l.row_point(row)?;
+            let base = row * px;
+            let mut bad = None;
+            for i in r..r + n0 {
+                let c = base + i;
+                let mut lap = w0 * u[c];
+                for m in 1..=r {
+                    lap = lap
+                        + w[0][m] * (u[c - m] + u[c + m])
+                        + w[1][m] * (u[c - m * s1] + u[c + m * s1]);
+                    if three {
+                        lap = lap + w[2][m] * (u[c - m * s2] + u[c + m * s2]);
+                    }
+                }
+                let k = if coef.is_empty() { cc } else { coef[c] };
+                let val = flush(u[c] + k * lap);
+                out[i] = val;
+                if bad.is_none() && !val.is_finite() {
+                    bad = Some((c, val.as_f64()));
+                }
+            }
+            bad
+        });
+        first_bad(res.collect::<Vec<_>>().into_iter())
+    }
+
+    fn step_reference(&mut self) -> Option<(usize, f64)> {
+        let l = self.layout;
+        let mut bad = None;
+        for k in 0..l.n[2] {
+            for j in 0..l.n[1] {
+                for i in 0..l.n[0] {
+                    let c = l.idx(i, j, k);
+                    let mut lap = self.w0.as_f64() * self.u[c].as_f64();
+                    for a in 0..l.dim {
+                        let s = l.stride(a);
+                        for m in 1..=l.r {
+                            let sum = self.u[c - m * s].as_f64() + self.u[c + m * s].as_f64();
+                            lap += self.w[a][m].as_f64() * sum;
+                        }
+                    }
+                    let kk = if self.coef.is_empty() {
+                        self.coef_const
+                    } else {
+                        self.coef[c]
+                    };
+                    let val = self.u[c].as_f64() + kk.as_f64() * lap;
+                    self.v[c] = T::from_f64(val);
+                    if bad.is_none() && !val.is_finite() {
+                        bad = Some((c, val));
+                    }
+                }
+            }
+        }
+        bad
+    }
+}
+
+impl<T: Scalar> Stepper for HeatCpu<T> {
+    fn advance(&mut self, n: usize) -> Result<()> {
+        for _ in 0..n {
+            if self.periodic {
+                self.layout.fill_periodic(&mut self.u);
+            }
+            let bad = if self.reference {
+                self.step_reference()
+            } else {
+                self.step_fused()
+            };
+            self.step += 1;
+            std::mem::swap(&mut self.u, &mut self.v);
+            if let Some((c, value)) = bad {
+                return Err(Error::NonFinite {
+                    step: self.step,
+                    cell: self.layout.point(c),
+                    value,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn step(&self) -> u64 {
+        self.step
+    }
+
+    fn field(&self) -> Vec<f64> {
+        self.layout.unpad(&self.u)
+    }
+
+    fn traces(&self) -> &[Vec<f64>] {
+        &[]
+    }
+
+    fn save_state(&self) -> Vec<StatePart> {
+        vec![("u".into(), to_bytes(&self.u))]
+    }
+
+    fn restore_state(&mut self, step: u64, parts: &[StatePart]) -> Result<()> {
+        let len = self.layout.len();
+        let u = parts
+            .iter()
+            .find(|(n, _)| n == "u")
+            .and_then(|(_, b)| from_bytes(b, len))
+            .ok_or_else(|| {
+                Error::Invalid("checkpoint state has no field u of this grid's size".into())
+            })?;
+        self.u = u;
+        self.step = step;
+        Ok(())
+    }
+
+    fn cells(&self) -> usize {
+        self.layout.cells()
+    }
+
+    fn bytes_per_step(&self) -> usize {
+        let fields = if self.coef.is_empty() { 2 } else { 3 };
+        fields * self.layout.cells() * std::mem::size_of::<T>()
+    }
+
+    fn backend(&self) -> &'static str {
+        "cpu"
+    }
+}

@@ -1,0 +1,478 @@
+//! Running a case: output directory checks, the step loop, outputs, checkpoints and Ctrl-C.
+
+use crate::case::{Case, Physics, PrecisionName};
+use crate::checkpoint::{self, Header};
+use crate::error::io_err;
+use crate::output::{write_gif, write_npy, write_png, write_vti, ColorMap, Slice};
+use crate::setup::{prepare, Prepared, Setup};
+use crate::{Error, HeatCpu, Result, Stepper, WaveCpu};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+static STOP: AtomicBool = AtomicBool::new(false);
+
+/// Options of [`run`] beyond the case file.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// Write a checkpoint every this many steps.
+    pub checkpoint_every: Option<u64>,
+    /// Continue from this checkpoint (or directory of checkpoints).
+    pub resume: Option<PathBuf>,
+    /// Output directory instead of the case's.
+    pub out_dir: Option<PathBuf>,
+    /// No progress bar.
+    pub quiet: bool,
+    /// Stop after this step (the run can be resumed later).
+    pub stop_at: Option<u64>,
+}
+
+/// What a run did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Summary {
+    /// Steps taken in this run.
+    pub steps: u64,
+    /// Step reached.
+    pub final_step: u64,
+    /// Wall time of the stepping and outputs, seconds.
+    pub wall_s: f64,
+    /// Grid-point updates per second.
+    pub cell_updates_per_s: f64,
+    /// Effective bandwidth, GB/s (each field read once, each output written once per step).
+    pub gbps: f64,
+    /// Stopped by Ctrl-C (a checkpoint was written).
+    pub interrupted: bool,
+    /// Where the outputs are.
+    pub out_dir: PathBuf,
+    /// The last checkpoint written, if any.
+    pub checkpoint: Option<PathBuf>,
+    /// The backend used.
+    pub backend: String,
+}
+
+impl std::fmt::Display for Summary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} steps (to step {}) in {:.2} s on {}: {:.3e} cell updates/s, {:.2} GB/s effective{}; outputs in {}",
+            self.steps,
+            self.final_step,
+            self.wall_s,
+            self.backend,
+            self.cell_updates_per_s,
+            self.gbps,
+            if self.interrupted { ", interrupted (checkpoint written)" } else { "" },
+            self.out_dir.display()
+        )
+    }
+}
+
+/// Validate a case without running it: everything `run` checks before step 1.
+pub fn validate(case: &Case, opts: &RunOptions) -> Result<Prepared> {
+    let p = prepare(case)?;
+    check_out_dir(case, &p, opts)?;
+    Ok(p)
+}
+
+fn out_dir(case: &Case, opts: &RunOptions) -> PathBuf {
+    opts.out_dir
+        .clone()
+        .unwrap_or_else(|| case.resolve(&case.spec.output.dir))
+}
+
+fn free_bytes(dir: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` is a valid NUL-terminated path and `st` a properly sized output buffer.
+    let rc = unsafe { libc::statvfs(c.as_ptr(), &mut st) };
+    (rc == 0).then(|| st.f_bavail as u64 * st.f_frsize as u64)
+}
+
+/// Estimated bytes of all planned outputs and checkpoints.
+fn planned_bytes(case: &Case, p: &Prepared, opts: &RunOptions) -> u64 {
+    let cells: u64 = case.spec.grid.shape.iter().map(|&n| n as u64).product();
+    let o = &case.spec.output;
+    let outputs = p.plan.steps / o.every as u64 + 1;
+    let per =
+        (o.npy as u64) * 8 * cells + (o.vti as u64) * 16 * cells + (o.frames as u64) * 300_000;
+    let fields = if case.spec.physics == Physics::Wave {
+        8
+    } else {
+        1
+    };
+    let ckpt = if opts.checkpoint_every.is_some() {
+        3 * fields * 8 * cells
+    } else {
+        0
+    };
+    outputs * per + ckpt + 2_000_000
+}
+
+fn check_out_dir(case: &Case, p: &Prepared, opts: &RunOptions) -> Result<()> {
+    let dir = out_dir(case, opts);
+    std::fs::create_dir_all(&dir).map_err(io_err(&dir))?;
+    let probe = dir.join(".fdlab-write-test");
+    std::fs::write(&probe, b"ok").map_err(io_err(&dir))?;
+    let _ = std::fs::remove_file(&probe);
+    let needed = planned_bytes(case, p, opts);
+    if let Some(free) = free_bytes(&dir) {
+        if free < needed {
+            return Err(Error::DiskSpace {
+                path: dir,
+                needed,
+                free,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The CPU stepper for a prepared case. A GPU backend adds its own constructor beside this one
+/// (same [`Prepared`] input, same [`Stepper`] output) and [`run`] picks the best available.
+pub fn cpu_stepper(p: &Prepared, precision: PrecisionName) -> Result<Box<dyn Stepper>> {
+    Ok(match (&p.setup, precision) {
+        (Setup::Heat(s), PrecisionName::F64) => Box::new(HeatCpu::<f64>::new(s)?),
+        (Setup::Heat(s), PrecisionName::F32) => Box::new(HeatCpu::<f32>::new(s)?),
+        (Setup::Wave(s), PrecisionName::F64) => Box::new(WaveCpu::<f64>::new(s)?),
+        (Setup::Wave(s), PrecisionName::F32) => Box::new(WaveCpu::<f32>::new(s)?),
+    })
+}
+
+fn install_ctrlc() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // Another handler may exist in an embedding program; then Ctrl-C keeps its behaviour.
+        let _ = ctrlc::set_handler(|| STOP.store(true, Ordering::SeqCst));
+    });
+}
+
+/// Ask a running [`run`] to write a checkpoint and stop (what Ctrl-C does).
+pub fn request_stop() {
+    STOP.store(true, Ordering::SeqCst);
+}
+
+/// Run a case to its end (or to Ctrl-C), writing its outputs; returns the summary.
+pub fn run(case: &Case, opts: &RunOptions) -> Result<Summary> {
+    let prepared = validate(case, opts)?;
+    let dir = out_dir(case, opts);
+    let mut stepper = cpu_stepper(&prepared, case.spec.precision)?;
+    let header = Header {
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        case_hash: case.hash(),
+        precision: format!("{:?}", case.spec.precision).to_lowercase(),
+        step: 0,
+        time: 0.0,
+        backend: stepper.backend().to_string(),
+        parts: vec![],
+    };
+    if let Some(r) = &opts.resume {
+        let (cdir, h, parts) = checkpoint::read(r)?;
+        checkpoint::check(&cdir, &h, &header)?;
+        stepper.restore_state(h.step, &parts)?;
+    }
+    STOP.store(false, Ordering::SeqCst);
+    install_ctrlc();
+    let mut out = Outputs::new(case, &dir, prepared.plan.dt);
+    let mut lp = Loop {
+        stepper: stepper.as_mut(),
+        header,
+        dir: dir.clone(),
+        plan: prepared.plan.steps,
+        opts,
+        checkpoint: None,
+    };
+    let t0 = Instant::now();
+    let start = lp.stepper.step();
+    let interrupted = lp.go(&mut out)?;
+    let wall = t0.elapsed().as_secs_f64().max(1e-9);
+    out.finish(lp.stepper)?;
+    let steps = lp.stepper.step() - start;
+    let updates = steps as f64 * lp.stepper.cells() as f64;
+    let s = Summary {
+        steps,
+        final_step: lp.stepper.step(),
+        wall_s: wall,
+        cell_updates_per_s: updates / wall,
+        gbps: steps as f64 * lp.stepper.bytes_per_step() as f64 / wall / 1e9,
+        interrupted,
+        out_dir: dir,
+        checkpoint: lp.checkpoint.clone(),
+        backend: lp.stepper.backend().to_string(),
+    };
+    let json = format!(
+        "{{\"steps\": {}, \"final_step\": {}, \"wall_s\": {}, \"cell_updates_per_s\": {}, \"gbps\": {}, \"interrupted\": {}, \"backend\": \"{}\"}}\n",
+        s.steps, s.final_step, s.wall_s, s.cell_updates_per_s, s.gbps, s.interrupted, s.backend
+    );
+    let sp = s.out_dir.join("summary.json");
+    std::fs::write(&sp, json).map_err(io_err(&sp))?;
+    Ok(s)
+}
+
+struct Loop<'a> {
+    stepper: &'a mut dyn Stepper,
+    header: Header,
+    dir: PathBuf,
+    plan: u64,
+    opts: &'a RunOptions,
+    checkpoint: Option<PathBuf>,
+}
+
+impl Loop<'_> {
+    fn save(&mut self, dt: f64) -> Result<()> {
+        let mut h = self.header.clone();
+        h.step = self.stepper.step();
+        h.time = h.step as f64 * dt;
+        let path = checkpoint::write(
+            &self.dir.join("checkpoints"),
+            &h,
+            &self.stepper.save_state(),
+            2,
+        )?;
+        self.checkpoint = Some(path);
+        Ok(())
+    }
+
+    /// Step to the end; returns whether Ctrl-C stopped it.
+    fn go(&mut self, out: &mut Outputs) -> Result<bool> {
+        let end = self.opts.stop_at.map_or(self.plan, |s| s.min(self.plan));
+        let every = out.every;
+        let ck = self.opts.checkpoint_every.filter(|&c| c > 0);
+        let bar = progress(self.opts.quiet, end, self.stepper.cells());
+        bar.set_position(self.stepper.step());
+        if self.stepper.step() == 0 {
+            out.write(self.stepper)?;
+        }
+        while self.stepper.step() < end {
+            if STOP.load(Ordering::SeqCst) {
+                self.save(out.dt)?;
+                bar.abandon_with_message("interrupted: checkpoint written");
+                return Ok(true);
+            }
+            let s = self.stepper.step();
+            let mut target = (s / every + 1) * every;
+            if let Some(c) = ck {
+                target = target.min((s / c + 1) * c);
+            }
+            let target = target.min(end).min(s + 64);
+            self.stepper.advance((target - s) as usize)?;
+            if target.is_multiple_of(every) || target == self.plan {
+                out.write(self.stepper)?;
+            }
+            if ck.is_some_and(|c| target.is_multiple_of(c)) {
+                self.save(out.dt)?;
+            }
+            bar.set_position(target);
+        }
+        bar.finish_and_clear();
+        Ok(false)
+    }
+}
+
+fn progress(quiet: bool, len: u64, cells: usize) -> indicatif::ProgressBar {
+    if quiet {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(len);
+    let cells = cells as f64;
+    let style = indicatif::ProgressStyle::with_template(
+        "{bar:40} {pos}/{len} steps, {per_sec}, {cups} cell updates/s, ETA {eta}",
+    )
+    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+    .with_key(
+        "cups",
+        move |s: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+            let _ = write!(w, "{:.2e}", s.per_sec() * cells);
+        },
+    );
+    bar.set_style(style);
+    bar
+}
+
+/// Output writer state: the 2-D slices kept for frames and the GIF.
+struct Outputs {
+    case: Case,
+    dir: PathBuf,
+    dt: f64,
+    every: u64,
+    frames: Vec<(u64, Vec<f64>)>,
+}
+
+impl Outputs {
+    fn new(case: &Case, dir: &Path, dt: f64) -> Outputs {
+        Outputs {
+            case: case.clone(),
+            dir: dir.to_path_buf(),
+            dt,
+            every: case.spec.output.every as u64,
+            frames: vec![],
+        }
+    }
+
+    fn n(&self) -> [usize; 3] {
+        let s = &self.case.spec.grid.shape;
+        [s[0], s[1], *s.get(2).unwrap_or(&1)]
+    }
+
+    fn slice(&self, field: &[f64]) -> Vec<f64> {
+        let n = self.n();
+        let z = self
+            .case
+            .spec
+            .output
+            .slice
+            .unwrap_or(n[2] / 2)
+            .min(n[2] - 1);
+        field[n[0] * n[1] * z..n[0] * n[1] * (z + 1)].to_vec()
+    }
+
+    fn write(&mut self, s: &dyn Stepper) -> Result<()> {
+        let o = &self.case.spec.output;
+        let field = s.field();
+        let step = s.step();
+        let n = self.n();
+        if o.npy {
+            let mut shape: Vec<usize> = self.case.spec.grid.shape.clone();
+            shape.reverse();
+            write_npy(
+                &self.dir.join(format!("field_{step:07}.npy")),
+                &shape,
+                &field,
+            )?;
+        }
+        if o.vti {
+            let mut h = [1.0; 3];
+            h[..self.case.dim()].copy_from_slice(&self.case.spec.grid.spacing);
+            write_vti(
+                &self.dir.join(format!("field_{step:07}.vti")),
+                n,
+                h,
+                "u",
+                &field,
+            )?;
+        }
+        if o.png || o.frames || o.gif {
+            let sl = self.slice(&field);
+            self.frames.push((step, sl));
+        }
+        Ok(())
+    }
+
+    /// Colour range over frames `from..` (the animation uses all of them, so colours mean the
+    /// same in every frame; `final.png` only its own).
+    fn range(&self, from: usize) -> (f64, f64, ColorMap) {
+        let all = self.frames[from.min(self.frames.len())..]
+            .iter()
+            .flat_map(|(_, f)| f.iter().copied());
+        match self.case.spec.physics {
+            Physics::Heat => {
+                let (lo, hi) = all.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+                    (a.min(v), b.max(v))
+                });
+                (lo.min(0.0), hi.max(lo + 1e-30), ColorMap::Heat)
+            }
+            Physics::Wave => {
+                // Clip at a fraction of the peak so that weak reflections stay visible.
+                let m = all.fold(0.0f64, |a, v| a.max(v.abs())) * 0.25;
+                let m = if m > 0.0 { m } else { 1.0 };
+                (-m, m, ColorMap::Seismic)
+            }
+        }
+    }
+
+    fn picture(
+        &self,
+        path: &Path,
+        step: u64,
+        data: &[f64],
+        range: (f64, f64, ColorMap),
+    ) -> Result<()> {
+        let n = self.n();
+        let h = &self.case.spec.grid.spacing;
+        let what = if self.case.spec.physics == Physics::Heat {
+            "temperature"
+        } else {
+            "pressure"
+        };
+        let title = format!("{what}, t = {:.4}", step as f64 * self.dt);
+        write_png(
+            path,
+            &Slice {
+                data,
+                nx: n[0],
+                ny: n[1],
+                extent: [0.0, n[0] as f64 * h[0], 0.0, n[1] as f64 * h[1]],
+                labels: ("x", "y"),
+                title: &title,
+                range: (range.0, range.1),
+                cmap: range.2,
+            },
+        )
+    }
+
+    fn finish(&mut self, s: &dyn Stepper) -> Result<()> {
+        let o = self.case.spec.output.clone();
+        let n = self.n();
+        let range = self.range(0);
+        if o.frames {
+            let fd = self.dir.join("frames");
+            std::fs::create_dir_all(&fd).map_err(io_err(&fd))?;
+            for (i, (step, f)) in self.frames.iter().enumerate() {
+                self.picture(&fd.join(format!("frame_{i:05}.png")), *step, f, range)?;
+            }
+        }
+        if let (true, Some((step, f))) = (o.png, self.frames.last()) {
+            let own = self.range(self.frames.len() - 1);
+            self.picture(&self.dir.join("final.png"), *step, f, own)?;
+        }
+        if o.gif && !self.frames.is_empty() {
+            let fr: Vec<Vec<f64>> = self.frames.iter().map(|(_, f)| f.clone()).collect();
+            write_gif(
+                &self.dir.join("animation.gif"),
+                &fr,
+                n[0],
+                n[1],
+                (range.0, range.1),
+                range.2,
+                240,
+            )?;
+        }
+        self.seismogram(s)
+    }
+
+    fn seismogram(&self, s: &dyn Stepper) -> Result<()> {
+        let tr = s.traces();
+        if tr.is_empty() || tr[0].is_empty() {
+            return Ok(());
+        }
+        let (nr, nt) = (tr.len(), tr[0].len());
+        let mut flat = Vec::with_capacity(nr * nt);
+        for t in tr {
+            flat.extend_from_slice(t);
+        }
+        write_npy(&self.dir.join("seismogram.npy"), &[nr, nt], &flat)?;
+        // Picture: receivers across, time downwards (row 0 at the bottom is the last sample).
+        let mut img = vec![0.0; nr * nt];
+        for (r, t) in tr.iter().enumerate() {
+            for (k, v) in t.iter().enumerate() {
+                img[r + nr * (nt - 1 - k)] = *v;
+            }
+        }
+        let m = flat.iter().fold(0.0f64, |a, v| a.max(v.abs())) * 0.5;
+        let m = if m > 0.0 { m } else { 1.0 };
+        let t_end = nt as f64 * self.dt;
+        write_png(
+            &self.dir.join("seismogram.png"),
+            &Slice {
+                data: &img,
+                nx: nr,
+                ny: nt,
+                extent: [0.0, nr as f64, -t_end, 0.0],
+                labels: ("receiver", "-time"),
+                title: "seismogram",
+                range: (-m, m),
+                cmap: ColorMap::Seismic,
+            },
+        )
+    }
+}

@@ -1,0 +1,516 @@
+//! Acoustic wave `p_tt = c² Δp + s(t) δ(x − x_s)`: leapfrog in time, 2nd–8th order in space,
+//! variable velocity, Ricker point sources, receivers and convolutional PML.
+
+use crate::layout::{from_bytes, to_bytes, Layout};
+use crate::physics::{first_weights, ricker, second_weights, CpmlProfile};
+use crate::stepper::{first_bad, flush, StatePart, Stepper};
+use crate::{Error, Result};
+use fdlab_core::Scalar;
+use rayon::prelude::*;
+
+/// How the wave leaves the grid.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum WaveBoundary {
+    /// Wraps around.
+    Periodic,
+    /// `p = 0` outside the grid (reflects).
+    Rigid,
+    /// Absorbing convolutional PML of `thickness` cells inside the grid, tuned for `f0`.
+    Cpml {
+        /// Layer cells at each side.
+        thickness: usize,
+        /// Dominant frequency (sets the CPML frequency shift).
+        f0: f64,
+    },
+}
+
+/// A Ricker point source: adds `Δt² · amplitude · ricker(t) / ΔV` at its cell each step.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PointSource {
+    /// Grid cell.
+    pub cell: [usize; 3],
+    /// Peak frequency.
+    pub f0: f64,
+    /// Delay of the wavelet's peak.
+    pub t0: f64,
+    /// Amplitude.
+    pub amplitude: f64,
+}
+
+/// Wave equation parameters in backend-neutral form.
+#[derive(Debug, Clone)]
+pub struct WaveSetup {
+    /// Grid sizes (nz = 1 in 2-D).
+    pub n: [usize; 3],
+    /// Number of axes (2 or 3).
+    pub dim: usize,
+    /// Spacing per axis.
+    pub spacing: [f64; 3],
+    /// Spatial accuracy order (2 to 8, even).
+    pub order: usize,
+    /// Time step.
+    pub dt: f64,
+    /// Velocity: one value, or one per grid point.
+    pub velocity: Vec<f64>,
+    /// Boundary treatment.
+    pub boundary: WaveBoundary,
+    /// Pressure at step 0.
+    pub initial: Vec<f64>,
+    /// Pressure at step −1 (`None`: equal to step 0, i.e. at rest).
+    pub previous: Option<Vec<f64>>,
+    /// Point sources.
+    pub sources: Vec<PointSource>,
+    /// Receiver cells; trace sample `s` is the pressure at time `(s + 1) Δt`.
+    pub receivers: Vec<[usize; 3]>,
+}
+
+/// CPU wave stepper: one fused pass per step (stencil, update, CPML ζ terms), plus a pass over
+/// the layer cells for the ψ memory variables when a CPML is present.
+pub struct WaveCpu<T: Scalar> {
+    layout: Layout,
+    periodic: bool,
+    w2: [Vec<T>; 3],
+    w0: T,
+    w1: [Vec<T>; 3],
+    c2dt2: Vec<T>,
+    p: Vec<T>,
+    q: Vec<T>,
+    cpml: Option<[CpmlProfile; 3]>,
+    psi: Vec<[T; 3]>,
+    zeta: Vec<[T; 3]>,
+    dt: f64,
+    inv_dv: f64,
+    sources: Vec<(usize, PointSource)>,
+    receivers: Vec<usize>,
+    traces: Vec<Vec<f64>>,
+    step: u64,
+    reference: bool,
+}
+
+struct RowCtx<'a, T: Scalar> {
+    l: Layout,
+    p: &'a [T],
+    psi: &'a [[T; 3]],
+    w2: &'a [Vec<T>; 3],
+    w0: T,
+    w1: &'a [Vec<T>; 3],
+    c2dt2: &'a [T],
+    cpml: Option<&'a [CpmlProfile; 3]>,
+}
+
+impl<T: Scalar> RowCtx<'_, T> {
+    /// Update one row: `out` holds p⁻ on entry and p⁺ on exit.
+    fn row(
+        &self,
+        row: usize,
+        out: &mut [T],
+        mut zeta: Option<&mut [[T; 3]]>,
+    ) -> Option<(usize, f64)> {
+        let (j, k) = self.l.row_point(row)?;
+        let (r, px, p) = (self.l.r, self.l.p[0], self.p);
+        let base = row * px;
+        let s = [1, self.l.stride(1), self.l.stride(2)];
+        let coords = [0, j, k];
+        let mut bad = None;
+        for i in r..r + self.l.n[0] {
+            let c = base + i;
+            let mut total = self.w0 * p[c];
+            let mut d2 = [T::zero(); 3];
+            for a in 0..self.l.dim {
+                let sa = s[a];
+                let mut acc = T::zero();
+                for m in 1..=r {
+                    acc = acc + self.w2[a][m] * (p[c - m * sa] + p[c + m * sa]);
+                }
+                d2[a] = acc;
+                total = total + acc;
+            }
+            if let (Some(prof), Some(z)) = (self.cpml, zeta.as_deref_mut()) {
+                let pos = [i - r, coords[1], coords[2]];
+                for a in 0..self.l.dim {
+                    let pr = &prof[a];
+                    if !pr.active[pos[a]] {
+                        continue;
+                    }
+                    let sa = s[a];
+                    let mut dpsi = T::zero();
+                    for m in 1..=r {
+                        dpsi = dpsi
+                            + self.w1[a][m] * (self.psi[c + m * sa][a] - self.psi[c - m * sa][a]);
+                    }
+                    // The centre weight of this axis belongs to ∂²p along it.
+                    let d2a = d2[a] + self.w2[a][0] * p[c];
+                    let zn = flush(
+                        T::from_f64(pr.b[pos[a]]) * z[i][a]
+                            + T::from_f64(pr.a[pos[a]]) * (d2a + dpsi),
+                    );
+                    z[i][a] = zn;
+                    total = total + dpsi + zn;
+                }
+            }
+            let val = flush(p[c] + p[c] - out[i] + self.c2dt2[c] * total);
+            out[i] = val;
+            if bad.is_none() && !val.is_finite() {
+                bad = Some((c, val.as_f64()));
+            }
+        }
+        bad
+    }
+}
+
+/// The wave update's coefficients as plain f64 arrays: what any backend uploads.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WaveCoefficients {
+    /// Per axis, second-derivative weights for offsets 0..=r (divided by h²; zero on unused axes).
+    pub w2: [Vec<f64>; 3],
+    /// Per axis, first-derivative weights for offsets 0..=r (antisymmetric; for the CPML terms).
+    pub w1: [Vec<f64>; 3],
+    /// Sum of the centre weights of `w2` over the axes.
+    pub w0: f64,
+    /// `c² Δt²` at every grid point, x fastest.
+    pub c2dt2: Vec<f64>,
+    /// CPML profiles per axis, when the boundary is a CPML.
+    pub cpml: Option<[CpmlProfile; 3]>,
+    /// `1 / ΔV`, the point-source scale.
+    pub inv_dv: f64,
+}
+
+impl WaveSetup {
+    /// The backend-neutral coefficients of this setup.
+    pub fn coefficients(&self) -> Result<WaveCoefficients> {
+        let s = self;
+        let r = s.order / 2;
+        let cells = s.n[0] * s.n[1] * s.n[2];
+        let mut w2: [Vec<f64>; 3] = std::array::from_fn(|_| vec![0.0; r + 1]);
+        let mut w1 = w2.clone();
+        let mut w0 = 0.0;
+        for a in 0..s.dim {
+            w2[a] = second_weights(s.order, s.spacing[a])?;
+            w0 += w2[a][0];
+            w1[a] = first_weights(s.order, s.spacing[a])?;
+        }
+        let c2dt2: Vec<f64> = if s.velocity.len() == 1 {
+            vec![s.velocity[0].powi(2) * s.dt * s.dt; cells]
+        } else {
+            s.velocity.iter().map(|c| c * c * s.dt * s.dt).collect()
+        };
+        let c_max = s.velocity.iter().cloned().fold(0.0, f64::max);
+        let cpml = match s.boundary {
+            WaveBoundary::Cpml { thickness, f0 } => Some(std::array::from_fn(|a| {
+                if a < s.dim {
+                    CpmlProfile::new(s.n[a], s.spacing[a], thickness, c_max, f0, s.dt, r)
+                } else {
+                    CpmlProfile::new(1, 1.0, 0, c_max, f0, s.dt, r)
+                }
+            })),
+            _ => None,
+        };
+        let dv: f64 = s.spacing[..s.dim].iter().product();
+        Ok(WaveCoefficients {
+            w2,
+            w1,
+            w0,
+            c2dt2,
+            cpml,
+            inv_dv: 1.0 / dv,
+        })
+    }
+}
+
+impl<T: Scalar> WaveCpu<T> {
+    /// Build the stepper.
+    pub fn new(s: &WaveSetup) -> Result<Self> {
+        let l = Layout::new(s.n, s.dim, s.order / 2);
+        let co = s.coefficients()?;
+        let to_t = |w: &[Vec<f64>; 3]| -> [Vec<T>; 3] {
+            std::array::from_fn(|a| w[a].iter().map(|&x| T::from_f64(x)).collect())
+        };
+        let (w2, w1, w0, c2, cpml, inv_dv) = (
+            to_t(&co.w2),
+            to_t(&co.w1),
+            co.w0,
+            co.c2dt2,
+            co.cpml,
+            co.inv_dv,
+        );
+        let extra = if cpml.is_some() { l.len() } else { 0 };
+        let p: Vec<T> = l.pad(&s.initial);
+        let q: Vec<T> = s.previous.as_ref().map_or_else(|| p.clone(), |v| l.pad(v));
+        Ok(WaveCpu {
+            layout: l,
+            periodic: s.boundary == WaveBoundary::Periodic,
+            w2,
+            w0: T::from_f64(w0),
+            w1,
+            c2dt2: l.pad(&c2),
+            p,
+            q,
+            cpml,
+            psi: vec![[T::zero(); 3]; extra],
+            zeta: vec![[T::zero(); 3]; extra],
+            dt: s.dt,
+            inv_dv,
+            sources: s
+                .sources
+                .iter()
+                .map(|src| (l.idx(src.cell[0], src.cell[1], src.cell[2]), *src))
+                .collect(),
+            receivers: s
+                .receivers
+                .iter()
+                .map(|c| l.idx(c[0], c[1], c[2]))
+                .collect(),
+            traces: vec![vec![]; s.receivers.len()],
+            step: 0,
+            reference: false,
+        })
+    }
+
+    /// ψ_a = b ψ_a + a ∂_a p on the layer cells.
+    fn update_psi(&mut self) {
+        let Some(prof) = self.cpml.as_ref() else {
+            return;
+        };
+        let l = self.layout;
+        let (r, px, p, w1) = (l.r, l.p[0], &self.p, &self.w1);
+        let s = [1, l.stride(1), l.stride(2)];
+        self.psi
+            .par_chunks_mut(px)
+            .enumerate()
+            .for_each(|(row, out)| {
+                let Some((j, k)) = l.row_point(row) else {
+                    return;
+                };
+                for i in r..r + l.n[0] {
+                    let pos = [i - r, j, k];
+                    let c = row * px + i;
+                    for a in 0..l.dim {
+                        let coef = prof[a].a[pos[a]];
+                        if coef == 0.0 {
+                            continue;
+                        }
+                        let mut d = T::zero();
+                        for m in 1..=r {
+                            d = d + w1[a][m] * (p[c + m * s[a]] - p[c - m * s[a]]);
+                        }
+                        out[i][a] = flush(
+                            T::from_f64(prof[a].b[pos[a]]) * out[i][a] + T::from_f64(coef) * d,
+                        );
+                    }
+                }
+            });
+    }
+
+    /// Use the simple per-point reference update instead of the fused one (for tests).
+    pub fn use_reference(&mut self, on: bool) {
+        self.reference = on;
+    }
+
+    /// The obvious form of one update, point by point in f64: ψ first, then p⁺ and ζ.
+    fn update_reference(&mut self) -> Option<(usize, f64)> {
+        let l = self.layout;
+        let f = |v: T| v.as_f64();
+        let points = || {
+            (0..l.n[2]).flat_map(move |k| {
+                (0..l.n[1]).flat_map(move |j| (0..l.n[0]).map(move |i| [i, j, k]))
+            })
+        };
+        if let Some(prof) = &self.cpml {
+            for x in points() {
+                let c = l.idx(x[0], x[1], x[2]);
+                for a in 0..l.dim {
+                    let (ca, cb) = (prof[a].a[x[a]], prof[a].b[x[a]]);
+                    if ca == 0.0 {
+                        continue;
+                    }
+                    let s = l.stride(a);
+                    let d: f64 = (1..=l.r)
+                        .map(|m| f(self.w1[a][m]) * (f(self.p[c + m * s]) - f(self.p[c - m * s])))
+                        .sum();
+                    self.psi[c][a] = T::from_f64(cb * f(self.psi[c][a]) + ca * d);
+                }
+            }
+        }
+        let mut bad = None;
+        for x in points() {
+            let c = l.idx(x[0], x[1], x[2]);
+            let mut total = 0.0;
+            for a in 0..l.dim {
+                let s = l.stride(a);
+                let d2: f64 = f(self.w2[a][0]) * f(self.p[c])
+                    + (1..=l.r)
+                        .map(|m| f(self.w2[a][m]) * (f(self.p[c - m * s]) + f(self.p[c + m * s])))
+                        .sum::<f64>();
+                total += d2;
+                if let Some(prof) = self.cpml.as_ref().filter(|pr| pr[a].active[x[a]]) {
+                    let dpsi: f64 = (1..=l.r)
+                        .map(|m| {
+                            f(self.w1[a][m])
+                                * (f(self.psi[c + m * s][a]) - f(self.psi[c - m * s][a]))
+                        })
+                        .sum();
+                    let z = prof[a].b[x[a]] * f(self.zeta[c][a]) + prof[a].a[x[a]] * (d2 + dpsi);
+                    self.zeta[c][a] = T::from_f64(z);
+                    total += dpsi + z;
+                }
+            }
+            let v = 2.0 * f(self.p[c]) - f(self.q[c]) + f(self.c2dt2[c]) * total;
+            self.q[c] = T::from_f64(v);
+            if bad.is_none() && !v.is_finite() {
+                bad = Some((c, v));
+            }
+        }
+        bad
+    }
+
+    fn step_once(&mut self) -> Option<(usize, f64)> {
+        if self.periodic {
+            self.layout.fill_periodic(&mut self.p);
+        }
+        if self.reference {
+            let bad = self.update_reference();
+            return self.finish_step(bad.into_iter().map(Some));
+        }
+        self.update_psi();
+        let ctx = RowCtx {
+            l: self.layout,
+            p: &self.p,
+            psi: &self.psi,
+            w2: &self.w2,
+            w0: self.w0,
+            w1: &self.w1,
+            c2dt2: &self.c2dt2,
+            cpml: self.cpml.as_ref(),
+        };
+        let px = self.layout.p[0];
+        let bad: Vec<_> = if ctx.cpml.is_some() {
+            self.q
+                .par_chunks_mut(px)
+                .zip(self.zeta.par_chunks_mut(px))
+                .enumerate()
+                .map(|(row, (out, z))| ctx.row(row, out, Some(z)))
+                .collect()
+        } else {
+            self.q
+                .par_chunks_mut(px)
+                .enumerate()
+                .map(|(row, out)| ctx.row(row, out, None))
+                .collect()
+        };
+        self.finish_step(bad.into_iter())
+    }
+
+    /// Sources, the time-level swap and the receivers, after the update.
+    fn finish_step(
+        &mut self,
+        bad: impl Iterator<Item = Option<(usize, f64)>>,
+    ) -> Option<(usize, f64)> {
+        let bad = first_bad(bad);
+        let t = self.step as f64 * self.dt;
+        for (c, src) in &self.sources {
+            let v = self.dt * self.dt * src.amplitude * ricker(t, src.f0, src.t0) * self.inv_dv;
+            self.q[*c] = self.q[*c] + T::from_f64(v);
+        }
+        std::mem::swap(&mut self.p, &mut self.q);
+        for (tr, &c) in self.traces.iter_mut().zip(&self.receivers) {
+            tr.push(self.p[c].as_f64());
+        }
+        bad
+    }
+
+    /// The pressure one step back, at the grid points.
+    pub fn previous(&self) -> Vec<f64> {
+        self.layout.unpad(&self.q)
+    }
+}
+
+impl<T: Scalar> Stepper for WaveCpu<T> {
+    fn advance(&mut self, n: usize) -> Result<()> {
+        for _ in 0..n {
+            let bad = self.step_once();
+            self.step += 1;
+            if let Some((c, value)) = bad {
+                return Err(Error::NonFinite {
+                    step: self.step,
+                    cell: self.layout.point(c),
+                    value,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn step(&self) -> u64 {
+        self.step
+    }
+
+    fn field(&self) -> Vec<f64> {
+        self.layout.unpad(&self.p)
+    }
+
+    fn traces(&self) -> &[Vec<f64>] {
+        &self.traces
+    }
+
+    fn save_state(&self) -> Vec<StatePart> {
+        let flat = |v: &[[T; 3]]| to_bytes(&v.iter().flatten().copied().collect::<Vec<T>>());
+        let mut parts = vec![
+            ("p".into(), to_bytes(&self.p)),
+            ("q".into(), to_bytes(&self.q)),
+        ];
+        if self.cpml.is_some() {
+            parts.push(("psi".into(), flat(&self.psi)));
+            parts.push(("zeta".into(), flat(&self.zeta)));
+        }
+        let tr: Vec<f64> = self.traces.iter().flatten().copied().collect();
+        parts.push(("traces".into(), to_bytes(&tr)));
+        parts
+    }
+
+    fn restore_state(&mut self, step: u64, parts: &[StatePart]) -> Result<()> {
+        let get = |name: &str, len: usize| -> Result<Vec<T>> {
+            parts
+                .iter()
+                .find(|(n, _)| n == name)
+                .and_then(|(_, b)| from_bytes(b, len))
+                .ok_or_else(|| {
+                    Error::Invalid(format!(
+                        "checkpoint state has no {name} of the expected size"
+                    ))
+                })
+        };
+        let len = self.layout.len();
+        self.p = get("p", len)?;
+        self.q = get("q", len)?;
+        if self.cpml.is_some() {
+            let unflat = |v: Vec<T>| v.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect();
+            self.psi = unflat(get("psi", 3 * len)?);
+            self.zeta = unflat(get("zeta", 3 * len)?);
+        }
+        let nr = self.receivers.len();
+        let tr: Vec<T> = get("traces", nr * step as usize)?;
+        self.traces = (0..nr)
+            .map(|i| {
+                tr[i * step as usize..(i + 1) * step as usize]
+                    .iter()
+                    .map(|v| v.as_f64())
+                    .collect()
+            })
+            .collect();
+        self.step = step;
+        Ok(())
+    }
+
+    fn cells(&self) -> usize {
+        self.layout.cells()
+    }
+
+    fn bytes_per_step(&self) -> usize {
+        // p and p⁻ read, p⁺ written, c²Δt² read.
+        4 * self.layout.cells() * std::mem::size_of::<T>()
+    }
+
+    fn backend(&self) -> &'static str {
+        "cpu"
+    }
+}
