@@ -266,17 +266,27 @@ impl<T: CudaScalar> Plan<T> {
     ) -> Result<()> {
         let _alive = self.device.upgrade().ok_or(Error::DeviceGone)?;
         self.check(input, outputs)?;
-        // Room for the input, up to 16 outputs, nx, ny, nz and 2 tensor maps.
-        const MAX_ARGS: usize = 1 + 16 + 3 + 2;
-        if outputs.len() > 16 || self.source.tensor_boxes.len() > 2 {
+        // Room for the input, up to 16 outputs, nx, ny, nz and up to 8 tensor maps (the split
+        // TMA slots take one map per piece of a plane).
+        const MAX_OUTPUTS: usize = 16;
+        const MAX_MAPS: usize = 8;
+        const MAX_ARGS: usize = 1 + MAX_OUTPUTS + 3 + MAX_MAPS;
+        if outputs.len() > MAX_OUTPUTS {
             return Err(Error::ResourceLimit {
                 what: "kernel arguments (outputs)".into(),
                 requested: outputs.len() as u64,
-                max: 16,
+                max: MAX_OUTPUTS as u64,
+            });
+        }
+        if self.source.tensor_boxes.len() > MAX_MAPS {
+            return Err(Error::ResourceLimit {
+                what: "kernel arguments (tensor maps)".into(),
+                requested: self.source.tensor_boxes.len() as u64,
+                max: MAX_MAPS as u64,
             });
         }
         let (in_ptr, _s) = input.buf.device_ptr(stream);
-        let mut out_ptrs = [0u64; 16];
+        let mut out_ptrs = [0u64; MAX_OUTPUTS];
         for (p, o) in out_ptrs.iter_mut().zip(outputs.iter()) {
             *p = o.buf.device_ptr(stream).0;
         }
@@ -287,7 +297,7 @@ impl<T: CudaScalar> Plan<T> {
         } else {
             None
         };
-        let (mut tex, mut maps) = (0u64, [None::<TensorMap>; 2]);
+        let (mut tex, mut maps) = (0u64, [None::<TensorMap>; MAX_MAPS]);
         if let Some(guard) = &bound {
             let b = guard.live.last().ok_or(Error::DeviceGone)?;
             tex = b.texture.as_ref().map_or(0, |t| t.handle);
