@@ -307,8 +307,10 @@ impl CpuRunner {
                 threads: rayon::current_num_threads(),
                 copy_gbps,
                 copy_method: format!(
-                    "parallel copy_from_slice of {:.2} GiB over {} threads, median of {} at start; \
-                     cases of >= 256 MiB compare with a copy paired with each timed run (see note)",
+                    "parallel copy_from_slice (memcpy, no streaming stores; the executor's \
+                     streaming stores can pass it, so %copy may exceed 100) of {:.2} GiB over \
+                     {} threads, median of {} at start; cases of >= 256 MiB compare with a \
+                     copy paired with each timed run (see the row's note in the JSON)",
                     copy_bytes as f64 / 1073741824.0,
                     rayon::current_num_threads(),
                     t.runs
