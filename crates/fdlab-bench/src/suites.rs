@@ -670,9 +670,10 @@ fn roofline(target: Target, opts: &SuiteOptions) -> Result<Vec<Case>, Error> {
             "",
         ));
         out.push(y_difference_case(n2, p)?);
+        // The 64³ latency row; with --size, the size asked for, like every other case.
         out.push(derivative_case(
             "roofline",
-            [opts.size.unwrap_or(64); 3],
+            opts.size.map(|n| opts.shape3(n)).unwrap_or([64; 3]),
             Axis::X,
             p,
             false,

@@ -111,8 +111,8 @@ fn depth_stretches_only_the_3d_cases_and_their_byte_counts_follow() {
         assert_eq!(long.len(), short.len());
         for (l, s) in long.iter().zip(&short) {
             let [nx, ny, nz] = s.grid.shape();
-            // 3-D cases of 16 points per axis take the depth; 2-D and the 64³ latency row keep
-            // their shapes.
+            // 3-D cases of 16 points per axis (with --size, the latency row too) take the
+            // depth; 2-D cases keep their shapes.
             let stretched = nz == 16;
             let want = if stretched {
                 [nx, ny, 40]

@@ -32,7 +32,7 @@ impl std::str::FromStr for BackendKind {
         match s.trim().to_ascii_lowercase().as_str() {
             "auto" | "" => Ok(BackendKind::Auto),
             "cpu" => Ok(BackendKind::Cpu),
-            "cuda" | "gpu" => Ok(BackendKind::Cuda),
+            "cuda" => Ok(BackendKind::Cuda),
             _ => Err(Error::UnknownBackend { name: s.into() }),
         }
     }
