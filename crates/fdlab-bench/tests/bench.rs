@@ -313,3 +313,18 @@ fn built_in_search_holds_the_h100_winners() {
         );
     }
 }
+
+#[test]
+fn tuner_times_each_dx_candidate_once() {
+    let opts = SuiteOptions {
+        size: Some(64),
+        ..Default::default()
+    };
+    for c in cases("roofline", Target::Cuda, &opts).unwrap() {
+        let all = fdlab_bench::tune::candidates(&c);
+        let mut unique = all.clone();
+        unique.sort_by_key(|s| s.name());
+        unique.dedup();
+        assert_eq!(all.len(), unique.len(), "{} {}", c.name, c.precision);
+    }
+}
