@@ -210,7 +210,8 @@ fn check_row<T: Real>(
             Ok(Outcome::OverLimit(why)) => {
                 row.over_limit += 1;
                 if row.over_limit_reasons.len() < 2 {
-                    row.over_limit_reasons.push(format!("{}: {why}", case.label));
+                    row.over_limit_reasons
+                        .push(format!("{}: {why}", case.label));
                 }
             }
             Ok(Outcome::Passed) => {

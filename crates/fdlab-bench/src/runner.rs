@@ -368,10 +368,7 @@ impl CpuRunner {
                 times.push(t.elapsed().as_secs_f64() * 1e3);
             }
         }
-        let outs: Vec<Field<T>> = outs
-            .iter()
-            .map(|o| o.to_host())
-            .collect::<Result<_, _>>()?;
+        let outs: Vec<Field<T>> = outs.iter().map(|o| o.to_host()).collect::<Result<_, _>>()?;
         let got: Vec<Vec<T>> = outs.into_iter().map(|f| f.into_vec()).collect();
         drop(u);
         if opts.check && case.grid.len() <= opts.reference_limit {

@@ -40,7 +40,8 @@ pub struct BenchArgs {
 }
 
 /// What the columns mean, printed under the header.
-const LEGEND: &str = "RMS/MAX err: against the analytic answer; GB/s: minimum bytes moved / median time; \
+const LEGEND: &str =
+    "RMS/MAX err: against the analytic answer; GB/s: minimum bytes moved / median time; \
 %copy: of the copy bandwidth measured in this run; chk: yes = every point compared with the \
 CPU in this run, no = too large to check; a row's note is in the JSON";
 

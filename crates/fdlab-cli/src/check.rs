@@ -1,8 +1,8 @@
 //! `fdlab check`: the conformance suite on a backend.
 
 use crate::common::{
-    check_out_path, json_path, open_backend, progress_bar, refuse_gpu_only, write_json,
-    BackendArg, OutKind,
+    check_out_path, json_path, open_backend, progress_bar, refuse_gpu_only, write_json, BackendArg,
+    OutKind,
 };
 use anyhow::{bail, Result};
 use fdlab_bench::check::{check_cpu, check_cuda, CheckRow};

@@ -8,7 +8,9 @@ use fdlab_bench::report::{header, row};
 use fdlab_bench::runner::over_limits;
 use fdlab_bench::suites::Case;
 use fdlab_bench::tune::{candidates, key, Entry, TuneCache};
-use fdlab_bench::{cases, check_suite, select, BenchResult, CudaRunner, Report, RunOptions, SuiteOptions, Target};
+use fdlab_bench::{
+    cases, check_suite, select, BenchResult, CudaRunner, Report, RunOptions, SuiteOptions, Target,
+};
 use fdlab_cuda::{Device, Strategy};
 use std::path::PathBuf;
 

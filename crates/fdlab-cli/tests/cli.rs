@@ -87,7 +87,15 @@ fn absurd_sizes_are_refused() {
 #[test]
 fn zero_reps_is_refused() {
     fails_with(
-        &["bench", "--suite", "amd-laplacian", "--size", "16", "--reps", "0"],
+        &[
+            "bench",
+            "--suite",
+            "amd-laplacian",
+            "--size",
+            "16",
+            "--reps",
+            "0",
+        ],
         "--reps 0",
     );
 }
@@ -230,7 +238,10 @@ fn cpu_check_runs_every_case_and_passes() {
     let s = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{s}");
     assert!(s.contains("checks passed") && !s.contains("FAIL"), "{s}");
-    assert!(s.contains("n/a = cases the strategy does not support"), "{s}");
+    assert!(
+        s.contains("n/a = cases the strategy does not support"),
+        "{s}"
+    );
 }
 
 #[test]
@@ -239,9 +250,16 @@ fn laplace_variants_at_size_64_fit_the_grid() {
     let rows = v["results"].as_array().unwrap();
     assert_eq!(rows.len(), 2, "{rows:?}");
     for r in rows {
-        let (rms, max) = (r["rms_error"].as_f64().unwrap(), r["max_error"].as_f64().unwrap());
+        let (rms, max) = (
+            r["rms_error"].as_f64().unwrap(),
+            r["max_error"].as_f64().unwrap(),
+        );
         // Second order at h = 1/64: about 8π²·(2πh)²/12 ≈ 0.6 at most; 1e4 before the fix.
-        assert!(rms < 1.0 && max < 1.0, "{}: RMS {rms:e} MAX {max:e}", r["case"]);
+        assert!(
+            rms < 1.0 && max < 1.0,
+            "{}: RMS {rms:e} MAX {max:e}",
+            r["case"]
+        );
         assert_eq!(r["checked"], true);
     }
 }
@@ -253,7 +271,11 @@ fn amd_laplacian_at_size_2048_is_refused_before_allocating() {
         &["bench", "--suite", "amd-laplacian", "--size", "2048"],
         "GiB of host memory",
     );
-    assert!(t.elapsed().as_secs() < 30, "refused only after {:?}", t.elapsed());
+    assert!(
+        t.elapsed().as_secs() < 30,
+        "refused only after {:?}",
+        t.elapsed()
+    );
 }
 
 #[test]
@@ -277,7 +299,10 @@ fn bad_output_paths_fail_before_the_run() {
         let args: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
         let t = std::time::Instant::now();
         fails_with(&args, needle);
-        assert!(t.elapsed().as_secs() < 5, "{args:?} failed only after the run");
+        assert!(
+            t.elapsed().as_secs() < 5,
+            "{args:?} failed only after the run"
+        );
     }
     let same = format!("{d}/same.png");
     fails_with(
@@ -290,11 +315,23 @@ fn bad_output_paths_fail_before_the_run() {
 #[test]
 fn gpu_only_options_are_refused_on_the_cpu() {
     fails_with(
-        &["bench", "--suite", "amd-laplacian", "--strategy", "naive-32x4x1"],
+        &[
+            "bench",
+            "--suite",
+            "amd-laplacian",
+            "--strategy",
+            "naive-32x4x1",
+        ],
         "--strategy applies to the CUDA backend only",
     );
     fails_with(
-        &["bench", "--suite", "amd-laplacian", "--coefficients", "constant"],
+        &[
+            "bench",
+            "--suite",
+            "amd-laplacian",
+            "--coefficients",
+            "constant",
+        ],
         "--coefficients applies to the CUDA backend only",
     );
     fails_with(
@@ -344,7 +381,15 @@ fn json_goes_to_a_results_folder_by_default() {
     let dir = tempfile::tempdir().unwrap();
     let out = fdlab_in(
         dir.path(),
-        &["bench", "--suite", "amd-laplacian", "--size", "16", "--reps", "1"],
+        &[
+            "bench",
+            "--suite",
+            "amd-laplacian",
+            "--size",
+            "16",
+            "--reps",
+            "1",
+        ],
     );
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");

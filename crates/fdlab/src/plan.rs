@@ -81,7 +81,7 @@ enum Kind<T: Real> {
         stencils: Vec<Stencil>,
         boundary: Boundary,
     },
-    Cuda(fdlab_cuda::Plan<T>),
+    Cuda(Box<fdlab_cuda::Plan<T>>),
 }
 
 impl<T: Real> Plan<T> {
@@ -104,7 +104,12 @@ impl<T: Real> Plan<T> {
                     boundary,
                 }
             }
-            Some(dev) => Kind::Cuda(dev.plan::<T>(stencils, boundary, grid, opts.cuda())?),
+            Some(dev) => Kind::Cuda(Box::new(dev.plan::<T>(
+                stencils,
+                boundary,
+                grid,
+                opts.cuda(),
+            )?)),
         };
         Ok(Plan {
             backend: backend.clone(),

@@ -12,7 +12,9 @@ fn stencil_sets(g: &Grid) -> Vec<Vec<Stencil>> {
         vec![Stencil::derivative(g, Axis::Y, 1, 6).unwrap()],
         vec![Stencil::laplacian(g, 4).unwrap()],
         Stencil::gradient(g, 2).unwrap(),
-        vec![Stencil::custom(&[([0, 0, 0], -1.5), ([1, 0, -1], 0.25), ([-2, 1, 0], 1.25)]).unwrap()],
+        vec![
+            Stencil::custom(&[([0, 0, 0], -1.5), ([1, 0, -1], 0.25), ([-2, 1, 0], 1.25)]).unwrap(),
+        ],
     ]
 }
 
@@ -27,7 +29,10 @@ fn matches_reference<T: Real>(tol: f64) {
                 .plan::<T>(&stencils, boundary, &g, PlanOptions::default())
                 .unwrap();
             let u = b.upload(&host).unwrap();
-            let mut outs: Vec<_> = stencils.iter().map(|_| b.upload(&Field::nan(&g)).unwrap()).collect();
+            let mut outs: Vec<_> = stencils
+                .iter()
+                .map(|_| b.upload(&Field::nan(&g)).unwrap())
+                .collect();
             let mut refs: Vec<_> = outs.iter_mut().collect();
             plan.apply(&u, &mut refs).unwrap();
             let mut want: Vec<Field<T>> = stencils.iter().map(|_| Field::nan(&g)).collect();
@@ -66,17 +71,31 @@ fn a_plan_refuses_wrong_outputs_and_shapes() {
     let other = Grid::unit(&[8, 8, 4]).unwrap();
     let b = Backend::cpu();
     let plan = b
-        .plan::<f32>(&Stencil::gradient(&g, 2).unwrap(), Boundary::Periodic, &g, PlanOptions::default())
+        .plan::<f32>(
+            &Stencil::gradient(&g, 2).unwrap(),
+            Boundary::Periodic,
+            &g,
+            PlanOptions::default(),
+        )
         .unwrap();
     let u = b.zeros::<f32>(&g).unwrap();
     let mut o = b.zeros::<f32>(&g).unwrap();
     assert!(matches!(
         plan.apply(&u, &mut [&mut o]),
-        Err(Error::OutputCount { expected: 3, got: 1 })
+        Err(Error::OutputCount {
+            expected: 3,
+            got: 1
+        })
     ));
     let small = b.zeros::<f32>(&other).unwrap();
-    let (mut x, mut y, mut z) = (b.zeros(&g).unwrap(), b.zeros(&g).unwrap(), b.zeros(&g).unwrap());
-    let e = plan.apply(&small, &mut [&mut x, &mut y, &mut z]).unwrap_err();
+    let (mut x, mut y, mut z) = (
+        b.zeros(&g).unwrap(),
+        b.zeros(&g).unwrap(),
+        b.zeros(&g).unwrap(),
+    );
+    let e = plan
+        .apply(&small, &mut [&mut x, &mut y, &mut z])
+        .unwrap_err();
     assert!(matches!(e, Error::Shape { what: "input", .. }), "{e}");
 }
 
@@ -89,7 +108,9 @@ fn gpu_only_options_are_refused_on_the_cpu() {
         strategy: Some("naive-32x4x1".parse().unwrap()),
         ..Default::default()
     };
-    let e = b.plan::<f64>(&lap, Boundary::Periodic, &g, named).unwrap_err();
+    let e = b
+        .plan::<f64>(&lap, Boundary::Periodic, &g, named)
+        .unwrap_err();
     assert!(e.to_string().contains("CUDA backend only"), "{e}");
     let constant = PlanOptions {
         coefficients: Coefficients::Constant,
@@ -97,7 +118,9 @@ fn gpu_only_options_are_refused_on_the_cpu() {
     };
     assert!(matches!(
         b.plan::<f64>(&lap, Boundary::Periodic, &g, constant),
-        Err(Error::GpuOnly { option: "coefficients" })
+        Err(Error::GpuOnly {
+            option: "coefficients"
+        })
     ));
 }
 
@@ -113,7 +136,11 @@ fn a_stencil_wider_than_the_grid_is_refused_at_plan_time() {
 
 #[test]
 fn backend_names_parse_and_print() {
-    for (s, k) in [("auto", BackendKind::Auto), ("CPU", BackendKind::Cpu), ("cuda", BackendKind::Cuda)] {
+    for (s, k) in [
+        ("auto", BackendKind::Auto),
+        ("CPU", BackendKind::Cpu),
+        ("cuda", BackendKind::Cuda),
+    ] {
         assert_eq!(s.parse::<BackendKind>().unwrap(), k);
         assert_eq!(k.to_string().parse::<BackendKind>().unwrap(), k);
     }
