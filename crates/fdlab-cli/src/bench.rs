@@ -203,6 +203,19 @@ fn run_jobs(
         "{} ({}), copy bandwidth {:.1} GB/s: {}",
         meta.device, meta.backend, meta.copy_gbps, meta.copy_method
     );
+    if let Some(dev) = backend.device() {
+        let o = fdlab_cuda::overhead(dev, 64)?;
+        println!(
+            "apply overhead at 64³ (warm plan): host {:.2} µs per plan.apply, {:.2} µs per apply from a graph; device {:.2} µs",
+            o.apply_us, o.graph_us, o.device_us
+        );
+        meta.apply_overhead = Some(fdlab_bench::report::ApplyOverhead {
+            n: o.n,
+            apply_us: o.apply_us,
+            graph_us: o.graph_us,
+            device_us: o.device_us,
+        });
+    }
     fill_meta(&mut meta);
     let json = json_path(a.json.clone(), "bench", backend.name());
     let pb = progress_bar(jobs.len() as u64);

@@ -45,6 +45,10 @@ pub fn check(
     let mut progress = |done: usize, total: usize| {
         pb.set_length(total as u64);
         pb.set_position(done as u64);
+        // Without a terminal the bar is hidden: a line every tenth keeps logs alive.
+        if pb.is_hidden() && done.is_multiple_of((total / 10).max(1)) {
+            eprintln!("fdlab check: {done}/{total} cases");
+        }
     };
     let rows: Vec<CheckRow> = match backend.device() {
         None => {
