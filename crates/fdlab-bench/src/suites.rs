@@ -670,15 +670,17 @@ fn roofline(target: Target, opts: &SuiteOptions) -> Result<Vec<Case>, Error> {
             "",
         ));
         out.push(y_difference_case(n2, p)?);
-        // The 64³ latency row; with --size, the size asked for, like every other case.
-        out.push(derivative_case(
-            "roofline",
-            opts.size.map(|n| opts.shape3(n)).unwrap_or([64; 3]),
-            Axis::X,
-            p,
-            false,
-            vec![Strategy::PENCIL_SMALL, Strategy::READ_ONLY],
-        )?);
+        // The 64³ latency row; with --size the d1x row above is the same case, run once.
+        if opts.size.is_none() {
+            out.push(derivative_case(
+                "roofline",
+                [64; 3],
+                Axis::X,
+                p,
+                false,
+                vec![Strategy::PENCIL_SMALL, Strategy::READ_ONLY],
+            )?);
+        }
     }
     Ok(out)
 }

@@ -121,6 +121,20 @@ pub fn bench(a: BenchArgs) -> Result<()> {
     if jobs.is_empty() {
         bail!("no case matches: check --suite, --strategy and --precision");
     }
+    // A case no strategy runs is said, not dropped.
+    let idle: Vec<String> = all
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !jobs.iter().any(|(j, _)| j == i))
+        .map(|(_, c)| format!("{} {} {:?}", c.name, c.precision, c.grid.shape()))
+        .collect();
+    if !idle.is_empty() {
+        eprintln!(
+            "fdlab bench: no selected strategy runs {} case(s), not run: {}",
+            idle.len(),
+            idle.join(", ")
+        );
+    }
     run_jobs(&a, &backend, &all, &jobs, &opts)
 }
 
