@@ -150,3 +150,53 @@ fn backend_names_parse_and_print() {
     let b = Backend::auto();
     assert!(b.name() == "cuda" || b.fallback_reason().is_some());
 }
+
+/// The same body on the GPU, when there is one: every stencil set and boundary, plans chosen
+/// by the API, outputs against the CPU front to the precision's tolerance.
+#[test]
+fn cuda_plans_match_the_cpu_when_a_gpu_is_present() {
+    let gpu = match Backend::cuda(0) {
+        Ok(b) => b,
+        Err(why) => {
+            eprintln!("skipped: no usable GPU ({why})");
+            return;
+        }
+    };
+    let cpu = Backend::cpu();
+    let g = Grid::unit(&[37, 21, 13]).unwrap();
+    for boundary in [Boundary::Periodic, Boundary::Dirichlet] {
+        for stencils in stencil_sets(&g) {
+            let host = Field::<f64>::random(&g, 7);
+            let mut answers = vec![];
+            for b in [&cpu, &gpu] {
+                let plan = b
+                    .plan::<f64>(&stencils, boundary, &g, PlanOptions::default())
+                    .unwrap();
+                let u = b.upload(&host).unwrap();
+                let mut outs: Vec<_> = stencils
+                    .iter()
+                    .map(|_| b.upload(&Field::nan(&g)).unwrap())
+                    .collect();
+                let mut refs: Vec<_> = outs.iter_mut().collect();
+                plan.apply(&u, &mut refs).unwrap();
+                plan.synchronize().unwrap();
+                answers.push(
+                    outs.iter()
+                        .map(|o| o.to_host().unwrap())
+                        .collect::<Vec<_>>(),
+                );
+            }
+            for ((c, d), st) in answers[0].iter().zip(&answers[1]).zip(&stencils) {
+                // Sums in another order: within rounding of the largest terms (inputs ≤ 1).
+                let tol = 1e-12 * st.abs_sum();
+                for (a, e) in d.as_slice().iter().zip(c.as_slice()) {
+                    assert!(
+                        (a.is_nan() && e.is_nan()) || (a - e).abs() <= tol,
+                        "{boundary:?} {}: {a} vs {e}",
+                        st.label()
+                    );
+                }
+            }
+        }
+    }
+}
