@@ -133,34 +133,101 @@ pub fn check_cuda(
 ) -> Result<Vec<CheckRow>, fdlab_cuda::Error> {
     let backend = Backend::from_device(dev.clone());
     let all = cases();
-    let modes = [Coefficients::Immediate, Coefficients::Constant];
-    let total = precisions.len() * strategies.len() * modes.len() * all.len();
+    let total = precisions.len() * strategies.len() * 2 * all.len();
     let mut done = 0;
     let mut rows = vec![];
     for &p in precisions {
-        for &s in strategies {
-            for c in modes {
-                let row = match p {
-                    Precision::F32 => {
-                        check_row::<f32>(&backend, &all, s, c, &mut done, total, progress)
-                    }
-                    Precision::F64 => {
-                        check_row::<f64>(&backend, &all, s, c, &mut done, total, progress)
-                    }
-                };
-                rows.push(row);
-            }
+        let mut step = Step {
+            backend: &backend,
+            all: &all,
+            done: &mut done,
+            total,
+            progress,
+        };
+        match p {
+            Precision::F32 => step.precision::<f32>(strategies, &mut rows),
+            Precision::F64 => step.precision::<f64>(strategies, &mut rows),
         }
     }
     Ok(rows)
 }
 
+/// What every row of a CUDA check shares.
+struct Step<'a, 'p> {
+    backend: &'a Backend,
+    all: &'a [Case],
+    done: &'a mut usize,
+    total: usize,
+    progress: &'a mut (dyn FnMut(usize, usize) + 'p),
+}
+
+/// The reference's outputs per case label, computed once per case and precision and reused by
+/// every strategy's row (inputs and poison depend only on the case's seed).
+type RefCache<T> = std::sync::Mutex<std::collections::HashMap<String, Vec<Vec<T>>>>;
+
+/// The reference through `cache`.
+fn cached_reference<T: Scalar>(
+    cache: &RefCache<T>,
+    case: &Case,
+    input: FieldView<'_, T>,
+    out: &mut [FieldViewMut<'_, T>],
+) -> Result<(), String> {
+    if let Some(hit) = cache.lock().map_err(|e| e.to_string())?.get(&case.label) {
+        for (o, h) in out.iter_mut().zip(hit) {
+            o.as_mut_slice().copy_from_slice(h);
+        }
+        return Ok(());
+    }
+    reference(case, input, out)?;
+    let copy = out.iter().map(|o| o.as_slice().to_vec()).collect();
+    cache
+        .lock()
+        .map_err(|e| e.to_string())?
+        .insert(case.label.clone(), copy);
+    Ok(())
+}
+
+impl Step<'_, '_> {
+    /// Every row of precision `T`: references first (all cases in parallel), then each
+    /// strategy in both coefficient modes.
+    fn precision<T: Real>(&mut self, strategies: &[Strategy], rows: &mut Vec<CheckRow>) {
+        let cache: RefCache<T> = Default::default();
+        self.all.par_iter().for_each(|case| {
+            // Only the reference runs here (its result is cached); the comparison with the
+            // untouched poison fails and is ignored.
+            let _ = check_case::<T>(
+                case,
+                seed_of(&case.label, 2),
+                &mut |c, i, o| cached_reference(&cache, c, i, o),
+                &mut |_, _, _| Ok(()),
+            );
+        });
+        for &s in strategies {
+            for c in [Coefficients::Immediate, Coefficients::Constant] {
+                let row = check_row::<T>(
+                    self.backend,
+                    self.all,
+                    s,
+                    c,
+                    &cache,
+                    self.done,
+                    self.total,
+                    self.progress,
+                );
+                rows.push(row);
+            }
+        }
+    }
+}
+
 /// One row: `strategy` with `coefficients` in precision `T` over every case.
+#[allow(clippy::too_many_arguments)]
 fn check_row<T: Real>(
     backend: &Backend,
     all: &[Case],
     strategy: Strategy,
     coefficients: Coefficients,
+    cache: &RefCache<T>,
     done: &mut usize,
     total: usize,
     progress: &mut dyn FnMut(usize, usize),
@@ -197,7 +264,7 @@ fn check_row<T: Real>(
             Ok(plan) => check_case::<T>(
                 case,
                 seed_of(&case.label, 2),
-                &mut reference::<T>,
+                &mut |c, i, o| cached_reference(cache, c, i, o),
                 &mut |_, input, out| {
                     apply_through(backend, &plan, input, out).map_err(|e| e.to_string())
                 },
@@ -278,7 +345,33 @@ pub fn apply_through<T: Real>(
 
 #[cfg(test)]
 mod tests {
-    use super::{refused, Outcome};
+    use super::{cached_reference, check_case, reference, refused, seed_of, Outcome, RefCache};
+
+    #[test]
+    fn a_cached_reference_is_the_reference() {
+        let all = fdlab_core::conformance::cases();
+        let mut labels: Vec<&str> = all.iter().map(|c| c.label.as_str()).collect();
+        labels.sort();
+        labels.dedup();
+        assert_eq!(
+            labels.len(),
+            all.len(),
+            "labels key the cache: they must be unique"
+        );
+        let cache: RefCache<f64> = Default::default();
+        for case in all.iter().step_by(7) {
+            // Twice through the cache (a miss, then a hit) against the reference itself.
+            for _ in 0..2 {
+                check_case::<f64>(
+                    case,
+                    seed_of(&case.label, 2),
+                    &mut reference::<f64>,
+                    &mut |c, i, o| cached_reference(&cache, c, i, o),
+                )
+                .unwrap();
+            }
+        }
+    }
 
     #[test]
     fn only_a_pre_build_refusal_is_not_run() {
