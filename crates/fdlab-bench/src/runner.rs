@@ -521,6 +521,25 @@ impl CudaRunner {
         })
     }
 
+    /// Builds the plan of every (case, strategy) job in parallel and drops it: each kernel
+    /// is compiled once, concurrently, into the kernel caches, so that the timed runs after
+    /// find it there instead of compiling one at a time. Failures are left to the runs,
+    /// which report them.
+    pub fn warm(&self, jobs: &[(&Case, Strategy)], coefficients: Coefficients) {
+        jobs.par_iter().for_each(|(case, strategy)| {
+            let opts = PlanOptions {
+                strategy: Some(*strategy),
+                coefficients,
+                ..Default::default()
+            };
+            let (st, b, g) = (&case.stencils, case.boundary, &case.grid);
+            let _ = match case.precision {
+                Precision::F32 => self.backend.plan::<f32>(st, b, g, opts).map(drop),
+                Precision::F64 => self.backend.plan::<f64>(st, b, g, opts).map(drop),
+            };
+        });
+    }
+
     /// Runs one case with one strategy.
     pub fn run(
         &self,

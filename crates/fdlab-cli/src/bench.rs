@@ -204,6 +204,15 @@ fn run_jobs(
         Some(dev) => {
             cuda_runner = CudaRunner::new(dev.clone(), copy_bytes)?;
             let r = &cuda_runner;
+            let pairs: Vec<(&Case, Strategy)> = jobs
+                .iter()
+                .filter_map(|(i, s)| s.map(|s| (&all[*i], s)))
+                .collect();
+            eprintln!(
+                "fdlab bench: compiling {} kernels in parallel (cached on disk) ...",
+                pairs.len()
+            );
+            r.warm(&pairs, opts.coefficients);
             (
                 r.meta.clone(),
                 Box::new(move |c: &Case, s: Option<Strategy>| match s {
