@@ -24,5 +24,9 @@ export LD_LIBRARY_PATH="$lib:${LD_LIBRARY_PATH:-}"
 export FDLAB_REQUIRE_NVRTC=1
 echo "==> cargo test --workspace (NVRTC from $lib)"
 cargo test --workspace "$@"
+echo "==> the front's examples on the CPU"
+for ex in 01_derivative 02_custom_stencil 03_gradient; do
+    FDLAB_BACKEND=cpu cargo run --quiet --profile test -p fdlab --example "$ex"
+done
 echo "==> python/test.sh (pip install . in a fresh venv, then pytest)"
 ./python/test.sh

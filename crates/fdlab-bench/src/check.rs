@@ -1,11 +1,12 @@
 //! The conformance suite on a backend: every strategy × case × scalar type (× coefficient mode
 //! on CUDA) against the CPU reference, random inputs, NaN-poisoned outputs, every point compared.
 
+use fdlab::{Backend, Plan, PlanOptions, Real};
 use fdlab_core::conformance::{cases, check_case, Case};
-use fdlab_core::{FieldView, FieldViewMut, Precision, Scalar};
+use fdlab_core::{Field, FieldView, FieldViewMut, Precision, Scalar};
 use fdlab_cpu::Par;
-use fdlab_cuda::codegen::{generate, CudaSource, KernelSpec};
-use fdlab_cuda::{Coefficients, CudaScalar, Device, Input, Strategy};
+use fdlab_cuda::{Coefficients, Device, Strategy};
+use rayon::prelude::*;
 use serde::Serialize;
 
 /// What one strategy × precision × coefficient mode did over all cases.
@@ -51,22 +52,6 @@ fn reference<T: Scalar>(
         .map_err(|e| e.to_string())
 }
 
-/// The generated kernel for a conformance case.
-fn source_for(
-    case: &Case,
-    precision: Precision,
-    strategy: Strategy,
-    coefficients: Coefficients,
-) -> Result<CudaSource, fdlab_cuda::codegen::Unsupported> {
-    generate(&KernelSpec {
-        stencils: &case.stencils,
-        boundary: case.boundary,
-        precision,
-        strategy,
-        coefficients,
-    })
-}
-
 fn seed_of(label: &str, salt: u64) -> u64 {
     fdlab_cuda::codegen::fnv1a(label) ^ salt
 }
@@ -77,6 +62,8 @@ pub fn check_cpu(progress: &mut dyn FnMut(usize, usize)) -> Vec<CheckRow> {
     let mut rows = vec![];
     let total = 4 * all.len();
     let mut done = 0;
+    // The one-thread row calls the executor directly (the front always runs on all cores);
+    // the all-cores row runs through the front, as users do.
     for (par, pname) in [(Par::Seq, "cpu-fast-seq"), (Par::Rayon, "cpu-fast-rayon")] {
         for p in Precision::ALL {
             let mut row = CheckRow {
@@ -115,192 +102,294 @@ pub fn check_cpu(progress: &mut dyn FnMut(usize, usize)) -> Vec<CheckRow> {
     rows
 }
 
-fn cpu_case<T: Scalar>(case: &Case, seed: u64, par: Par) -> Result<(), String> {
+fn cpu_case<T: Real>(case: &Case, seed: u64, par: Par) -> Result<(), String> {
+    if par == Par::Rayon {
+        let cpu = Backend::cpu();
+        let plan = cpu
+            .plan::<T>(
+                &case.stencils,
+                case.boundary,
+                &case.grid,
+                PlanOptions::default(),
+            )
+            .map_err(|e| e.to_string())?;
+        return check_case::<T>(case, seed, &mut reference::<T>, &mut |_, input, out| {
+            apply_through(&cpu, &plan, input, out).map_err(|e| e.to_string())
+        });
+    }
     check_case::<T>(case, seed, &mut reference::<T>, &mut |c, input, out| {
         fdlab_cpu::fast::apply(&c.stencils, c.boundary, input, out, par).map_err(|e| e.to_string())
     })
 }
 
 /// Runs the conformance suite on a CUDA device for `strategies` and `precisions`, both
-/// coefficient modes.
+/// coefficient modes, through the front's plans: one plan (one kernel generation and
+/// compile) per case and row, the row's plans built in parallel.
 pub fn check_cuda(
     dev: &Device,
     strategies: &[Strategy],
     precisions: &[Precision],
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Vec<CheckRow>, fdlab_cuda::Error> {
+    let backend = Backend::from_device(dev.clone());
     let all = cases();
-    // Generate and compile every kernel up front: one batch of NVRTC calls in parallel.
-    let mut sources: Vec<CudaSource> = vec![];
-    let modes = [Coefficients::Immediate, Coefficients::Constant];
-    for &p in precisions {
-        for &s in strategies {
-            for c in modes {
-                for case in &all {
-                    if let Ok(src) = source_for(case, p, s, c) {
-                        sources.push(src);
-                    }
-                }
-            }
-        }
-    }
-    dev.kernels(&sources)?;
-    let total = precisions.len() * strategies.len() * modes.len() * all.len();
+    let total = precisions.len() * strategies.len() * 2 * all.len();
     let mut done = 0;
     let mut rows = vec![];
     for &p in precisions {
-        for &s in strategies {
-            for c in modes {
-                let mut row = CheckRow {
-                    backend: "cuda".into(),
-                    strategy: s.name(),
-                    precision: p.name().into(),
-                    coefficients: match c {
-                        Coefficients::Immediate => "immediate".into(),
-                        Coefficients::Constant => "constant".into(),
-                    },
-                    run: 0,
-                    passed: 0,
-                    not_applicable: 0,
-                    over_limit: 0,
-                    over_limit_reasons: vec![],
-                    failures: vec![],
-                };
-                for case in &all {
-                    done += 1;
-                    progress(done, total);
-                    let applies = source_for(case, p, s, c)
-                        .map(|k| case.grid.shape()[0] % k.x_multiple as usize == 0)
-                        .unwrap_or(false);
-                    if !applies {
-                        row.not_applicable += 1;
-                        continue;
-                    }
-                    let seed = seed_of(&case.label, 2);
-                    let r = match p {
-                        Precision::F32 => cuda_case::<f32>(dev, case, s, c, seed),
-                        Precision::F64 => cuda_case::<f64>(dev, case, s, c, seed),
-                    };
-                    match r {
-                        Ok(Outcome::OverLimit(why)) => {
-                            row.over_limit += 1;
-                            if row.over_limit_reasons.len() < 2 {
-                                row.over_limit_reasons
-                                    .push(format!("{}: {why}", case.label));
-                            }
-                        }
-                        Ok(Outcome::Passed) => {
-                            row.run += 1;
-                            row.passed += 1;
-                        }
-                        Err(e) => {
-                            row.run += 1;
-                            if row.failures.len() < 5 {
-                                row.failures.push(format!("{}: {e}", case.label));
-                            }
-                        }
-                    }
-                }
-                rows.push(row);
-            }
+        let mut step = Step {
+            backend: &backend,
+            all: &all,
+            done: &mut done,
+            total,
+            progress,
+        };
+        match p {
+            Precision::F32 => step.precision::<f32>(strategies, &mut rows),
+            Precision::F64 => step.precision::<f64>(strategies, &mut rows),
         }
     }
     Ok(rows)
 }
 
-fn cuda_case<T: CudaScalar>(
-    dev: &Device,
-    case: &Case,
-    strategy: Strategy,
-    coefficients: Coefficients,
-    seed: u64,
-) -> Result<Outcome, String> {
-    let mut over_limit = None;
-    let r = check_case::<T>(case, seed, &mut reference::<T>, &mut |c, input, out| {
-        cuda_apply(dev, c, strategy, coefficients, input, out).map_err(|e| {
-            let msg = e.to_string();
-            if matches!(e, fdlab_cuda::Error::ResourceLimit { .. }) {
-                over_limit = Some(msg.clone());
-            }
-            msg
-        })
-    });
-    classify(r, over_limit)
+/// What every row of a CUDA check shares.
+struct Step<'a, 'p> {
+    backend: &'a Backend,
+    all: &'a [Case],
+    done: &'a mut usize,
+    total: usize,
+    progress: &'a mut (dyn FnMut(usize, usize) + 'p),
 }
 
-/// A case's outcome from the comparison's result and, when the device refused the kernel
-/// before launch (`fdlab_cuda::Error::ResourceLimit`), the refusal: only such a refusal is
-/// "not run"; every other error, a wrong point included, stays a failure.
-fn classify(r: Result<(), String>, refusal: Option<String>) -> Result<Outcome, String> {
-    match (r, refusal) {
-        // Refused before launch with a typed error: the shape cannot run here, nothing ran.
-        (Err(_), Some(why)) => Ok(Outcome::OverLimit(why)),
-        (r, _) => r.map(|()| Outcome::Passed),
+/// The reference's outputs per case label, computed once per case and precision and reused by
+/// every strategy's row (inputs and poison depend only on the case's seed).
+type RefCache<T> = std::sync::Mutex<std::collections::HashMap<String, Vec<Vec<T>>>>;
+
+/// The reference through `cache`.
+fn cached_reference<T: Scalar>(
+    cache: &RefCache<T>,
+    case: &Case,
+    input: FieldView<'_, T>,
+    out: &mut [FieldViewMut<'_, T>],
+) -> Result<(), String> {
+    if let Some(hit) = cache.lock().map_err(|e| e.to_string())?.get(&case.label) {
+        for (o, h) in out.iter_mut().zip(hit) {
+            o.as_mut_slice().copy_from_slice(h);
+        }
+        return Ok(());
+    }
+    reference(case, input, out)?;
+    let copy = out.iter().map(|o| o.as_slice().to_vec()).collect();
+    cache
+        .lock()
+        .map_err(|e| e.to_string())?
+        .insert(case.label.clone(), copy);
+    Ok(())
+}
+
+impl Step<'_, '_> {
+    /// Every row of precision `T`: references first (all cases in parallel), then each
+    /// strategy in both coefficient modes.
+    fn precision<T: Real>(&mut self, strategies: &[Strategy], rows: &mut Vec<CheckRow>) {
+        let cache: RefCache<T> = Default::default();
+        self.all.par_iter().for_each(|case| {
+            // Only the reference runs here (its result is cached); the comparison with the
+            // untouched poison fails and is ignored.
+            let _ = check_case::<T>(
+                case,
+                seed_of(&case.label, 2),
+                &mut |c, i, o| cached_reference(&cache, c, i, o),
+                &mut |_, _, _| Ok(()),
+            );
+        });
+        for &s in strategies {
+            for c in [Coefficients::Immediate, Coefficients::Constant] {
+                let row = check_row::<T>(
+                    self.backend,
+                    self.all,
+                    s,
+                    c,
+                    &cache,
+                    self.done,
+                    self.total,
+                    self.progress,
+                );
+                rows.push(row);
+            }
+        }
     }
 }
 
-/// How a conformance case that did not fail ended on the device.
+/// One row: `strategy` with `coefficients` in precision `T` over every case.
+#[allow(clippy::too_many_arguments)]
+fn check_row<T: Real>(
+    backend: &Backend,
+    all: &[Case],
+    strategy: Strategy,
+    coefficients: Coefficients,
+    cache: &RefCache<T>,
+    done: &mut usize,
+    total: usize,
+    progress: &mut dyn FnMut(usize, usize),
+) -> CheckRow {
+    let mut row = CheckRow {
+        backend: "cuda".into(),
+        strategy: strategy.name(),
+        precision: T::PRECISION.name().into(),
+        coefficients: match coefficients {
+            Coefficients::Immediate => "immediate".into(),
+            Coefficients::Constant => "constant".into(),
+        },
+        run: 0,
+        passed: 0,
+        not_applicable: 0,
+        over_limit: 0,
+        over_limit_reasons: vec![],
+        failures: vec![],
+    };
+    let opts = PlanOptions {
+        strategy: Some(strategy),
+        coefficients,
+        ..Default::default()
+    };
+    // Every kernel of the row compiled at once: NVRTC calls in parallel.
+    let plans: Vec<Result<Plan<T>, fdlab::Error>> = all
+        .par_iter()
+        .map(|case| backend.plan::<T>(&case.stencils, case.boundary, &case.grid, opts))
+        .collect();
+    for (case, plan) in all.iter().zip(plans) {
+        *done += 1;
+        progress(*done, total);
+        let r = match plan {
+            Ok(plan) => check_case::<T>(
+                case,
+                seed_of(&case.label, 2),
+                &mut |c, i, o| cached_reference(cache, c, i, o),
+                &mut |_, input, out| {
+                    apply_through(backend, &plan, input, out).map_err(|e| e.to_string())
+                },
+            )
+            .map(|()| Outcome::Passed),
+            Err(e) => refused(e),
+        };
+        match r {
+            Ok(Outcome::NotApplicable) => row.not_applicable += 1,
+            Ok(Outcome::OverLimit(why)) => {
+                row.over_limit += 1;
+                if row.over_limit_reasons.len() < 2 {
+                    row.over_limit_reasons
+                        .push(format!("{}: {why}", case.label));
+                }
+            }
+            Ok(Outcome::Passed) => {
+                row.run += 1;
+                row.passed += 1;
+            }
+            Err(e) => {
+                row.run += 1;
+                if row.failures.len() < 5 {
+                    row.failures.push(format!("{}: {e}", case.label));
+                }
+            }
+        }
+    }
+    row
+}
+
+/// A plan the device refused to build: a strategy that does not support the case (not
+/// applicable), a tile beyond the device's limits (not run), or a failure.
+fn refused(e: fdlab::Error) -> Result<Outcome, String> {
+    match e {
+        fdlab::Error::Cuda(fdlab_cuda::Error::Unsupported(_))
+        | fdlab::Error::Cuda(fdlab_cuda::Error::Misaligned { .. }) => Ok(Outcome::NotApplicable),
+        fdlab::Error::Cuda(e @ fdlab_cuda::Error::ResourceLimit { .. }) => {
+            Ok(Outcome::OverLimit(e.to_string()))
+        }
+        e => Err(e.to_string()),
+    }
+}
+
+/// How a conformance case that did not fail ended.
 #[derive(Debug, PartialEq)]
 enum Outcome {
     /// Every point matched the reference.
     Passed,
-    /// The device refused the kernel before launch (a tile shape beyond its limits).
+    /// The strategy does not support the case: not run.
+    NotApplicable,
+    /// The device refused the kernel before building it (a tile shape beyond its limits).
     OverLimit(String),
 }
 
-/// Applies `case`'s stencils on the device: uploads the input and the (poisoned) outputs,
-/// launches, downloads the outputs.
-pub fn cuda_apply<T: CudaScalar>(
-    dev: &Device,
-    case: &Case,
-    strategy: Strategy,
-    coefficients: Coefficients,
+/// Applies `plan` to host data through `backend`: uploads the input and the (poisoned)
+/// outputs, applies, copies the outputs back.
+pub fn apply_through<T: Real>(
+    backend: &Backend,
+    plan: &Plan<T>,
     input: FieldView<'_, T>,
     out: &mut [FieldViewMut<'_, T>],
-) -> Result<(), fdlab_cuda::Error> {
-    let src = source_for(case, T::PRECISION, strategy, coefficients)?;
-    let kernel = dev.kernel(&src)?;
-    let d_in = dev.upload(input.as_slice())?;
-    let mut d_out = out
+) -> Result<(), fdlab::Error> {
+    let grid = input.grid();
+    let u = backend.upload(&Field::from_vec(grid, input.as_slice().to_vec())?)?;
+    let mut outs = out
         .iter()
-        .map(|o| dev.upload(o.as_slice()))
-        .collect::<Result<Vec<_>, _>>()?;
-    let tex = dev.texture_for(&src, &d_in)?;
-    dev.set_constants::<T>(&kernel, &src)?;
-    dev.launch(
-        &kernel,
-        &Input {
-            buffer: &d_in,
-            texture: tex.as_ref(),
-        },
-        &mut d_out,
-        case.grid.shape(),
-    )?;
-    dev.synchronize()?;
-    for (o, d) in out.iter_mut().zip(&d_out) {
-        let host = dev.download(d)?;
-        o.as_mut_slice().copy_from_slice(&host);
+        .map(|o| backend.upload(&Field::from_vec(grid, o.as_slice().to_vec())?))
+        .collect::<Result<Vec<_>, fdlab::Error>>()?;
+    let mut refs: Vec<_> = outs.iter_mut().collect();
+    plan.apply(&u, &mut refs)?;
+    plan.synchronize()?;
+    for (o, d) in out.iter_mut().zip(&outs) {
+        o.as_mut_slice().copy_from_slice(d.to_host()?.as_slice());
     }
     Ok(())
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{classify, Outcome};
+    use super::{cached_reference, check_case, reference, refused, seed_of, Outcome, RefCache};
 
     #[test]
-    fn only_a_pre_launch_refusal_is_not_run() {
-        assert_eq!(classify(Ok(()), None), Ok(Outcome::Passed));
-        let refused =
-            "shared memory per block (bytes): requested 332800, the device allows at most 232448";
+    fn a_cached_reference_is_the_reference() {
+        let all = fdlab_core::conformance::cases();
+        let mut labels: Vec<&str> = all.iter().map(|c| c.label.as_str()).collect();
+        labels.sort();
+        labels.dedup();
         assert_eq!(
-            classify(Err(refused.into()), Some(refused.into())),
-            Ok(Outcome::OverLimit(refused.into()))
+            labels.len(),
+            all.len(),
+            "labels key the cache: they must be unique"
         );
-        // A mismatch or any other error is a failure, whatever its text says.
-        assert_eq!(
-            classify(Err(format!("point (3, 4, 5): {refused}")), None),
-            Err(format!("point (3, 4, 5): {refused}"))
-        );
+        let cache: RefCache<f64> = Default::default();
+        for case in all.iter().step_by(7) {
+            // Twice through the cache (a miss, then a hit) against the reference itself.
+            for _ in 0..2 {
+                check_case::<f64>(
+                    case,
+                    seed_of(&case.label, 2),
+                    &mut reference::<f64>,
+                    &mut |c, i, o| cached_reference(&cache, c, i, o),
+                )
+                .unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn only_a_pre_build_refusal_is_not_run() {
+        let limit = fdlab_cuda::Error::ResourceLimit {
+            what: "shared memory per block (bytes)".into(),
+            requested: 332800,
+            max: 232448,
+        };
+        let why = limit.to_string();
+        assert_eq!(refused(limit.into()), Ok(Outcome::OverLimit(why)));
+        let misaligned = fdlab_cuda::Error::Misaligned {
+            kernel: "k".into(),
+            nx: 67,
+            multiple: 4,
+        };
+        assert_eq!(refused(misaligned.into()), Ok(Outcome::NotApplicable));
+        // Any other error is a failure.
+        let other = fdlab_cuda::Error::DeviceGone;
+        assert!(refused(other.into()).is_err());
     }
 }

@@ -68,6 +68,22 @@ pub struct Meta {
     pub peak_gflops_f64: f64,
     /// Command line.
     pub command: String,
+    /// Host cost of one apply at 64³ (f32 7-point Laplacian, warm plan), CUDA only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub apply_overhead: Option<ApplyOverhead>,
+}
+
+/// Host microseconds per apply on a small grid: what launching costs, apart from the kernel.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, Default, PartialEq)]
+pub struct ApplyOverhead {
+    /// Points per axis.
+    pub n: usize,
+    /// Host µs per `plan.apply` on a warm plan.
+    pub apply_us: f64,
+    /// Host µs per apply replayed from a CUDA graph.
+    pub graph_us: f64,
+    /// Device µs per apply.
+    pub device_us: f64,
 }
 
 /// One measured case.

@@ -3,11 +3,11 @@
 
 use crate::report::{BenchResult, Meta, Timing};
 use crate::suites::Case;
+use fdlab::{Backend, BackendField, Plan, PlanOptions, Real};
 use fdlab_core::{compare, max_abs, Field, Precision, Scalar};
-use fdlab_cpu::Par;
-use fdlab_cuda::codegen::{generate, CudaSource, KernelSpec};
-use fdlab_cuda::{Coefficients, CudaScalar, Device, Input, Strategy};
+use fdlab_cuda::{Coefficients, Device, Strategy};
 use rayon::prelude::*;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 /// Why a case failed.
@@ -20,6 +20,19 @@ pub enum BenchError {
     /// CUDA failure.
     #[error(transparent)]
     Cuda(#[from] fdlab_cuda::Error),
+    /// A failure reported by the front.
+    #[error(transparent)]
+    Front(#[from] fdlab::Error),
+    /// The case needs more host memory than is available; found before allocating.
+    #[error("{case} needs {:.2} GiB of host memory, {:.2} GiB available; use a smaller --size", *needed as f64 / 1073741824.0, *available as f64 / 1073741824.0)]
+    HostMemory {
+        /// Case.
+        case: String,
+        /// Bytes needed.
+        needed: u64,
+        /// Bytes available.
+        available: u64,
+    },
     /// The output disagreed with the CPU.
     #[error("{case} ({strategy}): output differs from the CPU: {detail}")]
     Mismatch {
@@ -60,21 +73,6 @@ impl Default for RunOptions {
     }
 }
 
-/// The generated kernel for `case` with `strategy`.
-fn source_for(
-    case: &Case,
-    strategy: Strategy,
-    coefficients: Coefficients,
-) -> Result<CudaSource, fdlab_cuda::codegen::Unsupported> {
-    generate(&KernelSpec {
-        stencils: &case.stencils,
-        boundary: case.boundary,
-        precision: case.precision,
-        strategy,
-        coefficients,
-    })
-}
-
 fn base_result(case: &Case, backend: &str, strategy: &str) -> BenchResult {
     BenchResult {
         suite: case.suite.to_string(),
@@ -91,33 +89,92 @@ fn base_result(case: &Case, backend: &str, strategy: &str) -> BenchResult {
     }
 }
 
-/// The CPU's answer for `case` on `input`: the reference for small grids, else the fast executor.
-fn cpu_answer<T: Scalar>(
+/// The CPU's answer for `case` on `input`: the reference for small grids (outputs in
+/// parallel), else the fast executor through the front.
+fn cpu_answer<T: Real>(
     case: &Case,
     input: &Field<T>,
     opts: &RunOptions,
 ) -> Result<(Vec<Field<T>>, &'static str), BenchError> {
-    let mut outs: Vec<Field<T>> = case
+    if case.grid.len() <= opts.reference_limit {
+        let outs = case
+            .stencils
+            .par_iter()
+            .map(|s| {
+                let mut out = Field::nan(&case.grid);
+                fdlab_cpu::reference::apply(
+                    std::slice::from_ref(s),
+                    case.boundary,
+                    input.view(),
+                    &mut [out.view_mut()],
+                )
+                .map(|_| out)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        return Ok((outs, "cpu-reference"));
+    }
+    let cpu = Backend::cpu();
+    let plan = cpu.plan::<T>(
+        &case.stencils,
+        case.boundary,
+        &case.grid,
+        PlanOptions::default(),
+    )?;
+    let u = cpu.upload(input)?;
+    let mut outs = nan_fields(&cpu, case)?;
+    apply_all(&plan, &u, &mut outs)?;
+    let outs = outs
+        .iter()
+        .map(|o| o.to_host())
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((outs, "cpu-fast"))
+}
+
+/// One NaN-poisoned output per stencil on `backend`.
+fn nan_fields<T: Real>(backend: &Backend, case: &Case) -> Result<Vec<BackendField<T>>, BenchError> {
+    let nan = Field::<T>::nan(&case.grid);
+    Ok(case
         .stencils
         .iter()
-        .map(|_| Field::nan(&case.grid))
-        .collect();
-    let mut views: Vec<_> = outs.iter_mut().map(|f| f.view_mut()).collect();
-    let used = if case.grid.len() <= opts.reference_limit {
-        fdlab_cpu::reference::apply(&case.stencils, case.boundary, input.view(), &mut views)?;
-        "cpu-reference"
-    } else {
-        fdlab_cpu::fast::apply(
-            &case.stencils,
-            case.boundary,
-            input.view(),
-            &mut views,
-            Par::Rayon,
-        )?;
-        "cpu-fast"
-    };
-    drop(views);
-    Ok((outs, used))
+        .map(|_| backend.upload(&nan))
+        .collect::<Result<Vec<_>, _>>()?)
+}
+
+/// `plan.apply` on a vector of outputs.
+fn apply_all<T: Real>(
+    plan: &Plan<T>,
+    input: &BackendField<T>,
+    outs: &mut [BackendField<T>],
+) -> Result<(), fdlab::Error> {
+    let mut refs: Vec<&mut BackendField<T>> = outs.iter_mut().collect();
+    plan.apply(input, &mut refs)
+}
+
+/// Available host memory in bytes (`MemAvailable`), when the system says.
+pub fn host_available() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = s.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// Host bytes a case needs: the input, the outputs and, when checked, the CPU's answer.
+pub fn host_bytes(case: &Case, checked: bool) -> u64 {
+    let fields = 1 + case.stencils.len() * if checked { 2 } else { 1 };
+    (fields * case.grid.len() * case.precision.size()) as u64
+}
+
+/// Refuses a case whose fields do not fit in the available host memory.
+pub fn check_host_memory(case: &Case, checked: bool) -> Result<(), BenchError> {
+    let needed = host_bytes(case, checked);
+    match host_available() {
+        Some(available) if needed > available => Err(BenchError::HostMemory {
+            case: format!("{} {} {:?}", case.name, case.precision, case.grid.shape()),
+            needed,
+            available,
+        }),
+        _ => Ok(()),
+    }
 }
 
 /// Compares `got` with `want` at every point (in parallel over planes).
@@ -149,6 +206,9 @@ fn check_outputs<T: Scalar>(
 
 /// Errors of the outputs against the analytic answer (the worst output's RMS and MAX).
 fn analytic_errors<T: Scalar>(case: &Case, got: &[Vec<T>]) -> Result<(f64, f64), BenchError> {
+    if got.len() != case.exact.len() {
+        return Ok((f64::NAN, f64::NAN));
+    }
     let region = case.boundary.check(&case.grid, &case.stencils)?;
     let mut rms = 0.0f64;
     let mut max = 0.0f64;
@@ -247,8 +307,10 @@ impl CpuRunner {
                 threads: rayon::current_num_threads(),
                 copy_gbps,
                 copy_method: format!(
-                    "parallel copy_from_slice of {:.2} GiB over {} threads, median of {} at start; \
-                     cases of >= 256 MiB compare with a copy paired with each timed run (see note)",
+                    "parallel copy_from_slice (memcpy, no streaming stores; the executor's \
+                     streaming stores can pass it, so %copy may exceed 100) of {:.2} GiB over \
+                     {} threads, median of {} at start; cases of >= 256 MiB compare with a \
+                     copy paired with each timed run (see the row's note in the JSON)",
                     copy_bytes as f64 / 1073741824.0,
                     rayon::current_num_threads(),
                     t.runs
@@ -271,18 +333,23 @@ impl CpuRunner {
         }
     }
 
-    fn run_typed<T: Scalar>(
+    fn run_typed<T: Real>(
         &self,
         case: &Case,
         opts: &RunOptions,
     ) -> Result<BenchResult, BenchError> {
         let mut r = base_result(case, "cpu", "cpu-fast");
+        check_host_memory(case, opts.check && case.grid.len() <= opts.reference_limit)?;
+        let cpu = Backend::cpu();
+        let plan = cpu.plan::<T>(
+            &case.stencils,
+            case.boundary,
+            &case.grid,
+            PlanOptions::default(),
+        )?;
         let input: Field<T> = case.input.field(&case.grid);
-        let mut outs: Vec<Field<T>> = case
-            .stencils
-            .iter()
-            .map(|_| Field::nan(&case.grid))
-            .collect();
+        let u = cpu.upload(&input)?;
+        let mut outs = nan_fields::<T>(&cpu, case)?;
         let mut times = vec![];
         // Shared hosts swing by tens of percent within a minute, so large cases pair every timed
         // run with a copy of the same buffers' size class taken just before it, and compare
@@ -295,20 +362,15 @@ impl CpuRunner {
                 let t = cpu_copy_gbps(&self.copy_src, &self.copy_dst);
                 copies.push(2.0 * copy_bytes as f64 / (t * 1e-3) / 1e9);
             }
-            let mut views: Vec<_> = outs.iter_mut().map(|f| f.view_mut()).collect();
             let t = Instant::now();
-            fdlab_cpu::fast::apply(
-                &case.stencils,
-                case.boundary,
-                input.view(),
-                &mut views,
-                Par::Rayon,
-            )?;
+            apply_all(&plan, &u, &mut outs)?;
             if rep >= opts.warmup.min(1) {
                 times.push(t.elapsed().as_secs_f64() * 1e3);
             }
         }
+        let outs: Vec<Field<T>> = outs.iter().map(|o| o.to_host()).collect::<Result<_, _>>()?;
         let got: Vec<Vec<T>> = outs.into_iter().map(|f| f.into_vec()).collect();
+        drop(u);
         if opts.check && case.grid.len() <= opts.reference_limit {
             let (want, used) = cpu_answer(case, &input, opts)?;
             check_outputs(case, "cpu-fast", &input, &got, &want)?;
@@ -340,14 +402,72 @@ impl CpuRunner {
     }
 }
 
-/// Runs cases on a CUDA device.
+/// A case's input and CPU answer, made once and shared by every strategy run on it.
+struct Prepared<T: Real> {
+    key: String,
+    input: Field<T>,
+    want: Option<(Vec<Field<T>>, &'static str)>,
+}
+
+/// [`Prepared`] of either precision.
+enum AnyPrepared {
+    F32(Arc<Prepared<f32>>),
+    F64(Arc<Prepared<f64>>),
+}
+
+/// Element types whose [`Prepared`] the runner caches.
+trait Cached: Real {
+    fn get(p: &AnyPrepared) -> Option<Arc<Prepared<Self>>>;
+    fn wrap(p: Arc<Prepared<Self>>) -> AnyPrepared;
+}
+
+impl Cached for f32 {
+    fn get(p: &AnyPrepared) -> Option<Arc<Prepared<f32>>> {
+        match p {
+            AnyPrepared::F32(p) => Some(p.clone()),
+            AnyPrepared::F64(_) => None,
+        }
+    }
+    fn wrap(p: Arc<Prepared<f32>>) -> AnyPrepared {
+        AnyPrepared::F32(p)
+    }
+}
+
+impl Cached for f64 {
+    fn get(p: &AnyPrepared) -> Option<Arc<Prepared<f64>>> {
+        match p {
+            AnyPrepared::F64(p) => Some(p.clone()),
+            AnyPrepared::F32(_) => None,
+        }
+    }
+    fn wrap(p: Arc<Prepared<f64>>) -> AnyPrepared {
+        AnyPrepared::F64(p)
+    }
+}
+
+/// What identifies a case's input and answer.
+fn case_key(case: &Case) -> String {
+    format!(
+        "{}|{}|{}|{:?}|{:?}",
+        case.suite,
+        case.name,
+        case.precision,
+        case.grid.shape(),
+        case.grid.spacing()
+    )
+}
+
+/// Runs cases on a CUDA device, through the front's plans.
 pub struct CudaRunner {
     /// The device.
     pub device: Device,
+    /// The front's backend on that device.
+    pub backend: Backend,
     /// Copy bandwidth measured at start, GB/s.
     pub copy_gbps: f64,
     /// Metadata for the report.
     pub meta: Meta,
+    prepared: Mutex<Option<AnyPrepared>>,
 }
 
 impl CudaRunner {
@@ -393,10 +513,31 @@ impl CudaRunner {
             ..Default::default()
         };
         Ok(CudaRunner {
+            backend: Backend::from_device(device.clone()),
             device,
             copy_gbps,
             meta,
+            prepared: Mutex::new(None),
         })
+    }
+
+    /// Builds the plan of every (case, strategy) job in parallel and drops it: each kernel
+    /// is compiled once, concurrently, into the kernel caches, so that the timed runs after
+    /// find it there instead of compiling one at a time. Failures are left to the runs,
+    /// which report them.
+    pub fn warm(&self, jobs: &[(&Case, Strategy)], coefficients: Coefficients) {
+        jobs.par_iter().for_each(|(case, strategy)| {
+            let opts = PlanOptions {
+                strategy: Some(*strategy),
+                coefficients,
+                ..Default::default()
+            };
+            let (st, b, g) = (&case.stencils, case.boundary, &case.grid);
+            let _ = match case.precision {
+                Precision::F32 => self.backend.plan::<f32>(st, b, g, opts).map(drop),
+                Precision::F64 => self.backend.plan::<f64>(st, b, g, opts).map(drop),
+            };
+        });
     }
 
     /// Runs one case with one strategy.
@@ -412,7 +553,35 @@ impl CudaRunner {
         }
     }
 
-    fn run_typed<T: CudaScalar>(
+    /// The case's input and CPU answer: made on the first strategy run on the case, then
+    /// reused by the next ones.
+    fn prepared<T: Cached>(
+        &self,
+        case: &Case,
+        opts: &RunOptions,
+    ) -> Result<Arc<Prepared<T>>, BenchError> {
+        let key = case_key(case);
+        let mut slot = self.prepared.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(p) = slot.as_ref().and_then(T::get) {
+            if p.key == key && (p.want.is_some() || !opts.check) {
+                return Ok(p);
+            }
+        }
+        // Free the previous case's buffers before making this one's.
+        *slot = None;
+        check_host_memory(case, opts.check)?;
+        let input: Field<T> = case.input.field(&case.grid);
+        let want = if opts.check {
+            Some(cpu_answer(case, &input, opts)?)
+        } else {
+            None
+        };
+        let p = Arc::new(Prepared { key, input, want });
+        *slot = Some(T::wrap(p.clone()));
+        Ok(p)
+    }
+
+    fn run_typed<T: Cached>(
         &self,
         case: &Case,
         strategy: Strategy,
@@ -421,52 +590,50 @@ impl CudaRunner {
         let dev = &self.device;
         let name = strategy.name();
         let mut r = base_result(case, "cuda", &name);
-        case.boundary.check(&case.grid, &case.stencils)?;
-        let src = source_for(case, strategy, opts.coefficients).map_err(fdlab_cuda::Error::from)?;
-        let kernel = dev.kernel(&src)?;
-        dev.check_limits(&kernel, case.grid.shape())?;
+        let plan = self.backend.plan::<T>(
+            &case.stencils,
+            case.boundary,
+            &case.grid,
+            PlanOptions {
+                strategy: Some(strategy),
+                coefficients: opts.coefficients,
+                ..Default::default()
+            },
+        )?;
         let n = case.grid.len();
         dev.ensure_free(((1 + case.stencils.len()) * n * case.precision.size()) as u64)?;
-        let input: Field<T> = case.input.field(&case.grid);
-        let d_in = dev.upload(input.as_slice())?;
-        let poison: Vec<T> = vec![T::nan(); n];
-        let mut d_out = Vec::new();
-        for _ in &case.stencils {
-            d_out.push(dev.upload(&poison)?);
-        }
-        drop(poison);
-        let tex = dev.texture_for(&src, &d_in)?;
-        let inp = Input {
-            buffer: &d_in,
-            texture: tex.as_ref(),
-        };
-        dev.set_constants::<T>(&kernel, &src)?;
-        let shape = case.grid.shape();
-        dev.launch(&kernel, &inp, &mut d_out, shape)?;
-        dev.synchronize()?;
-        let got: Vec<Vec<T>> = d_out
+        let prep = self.prepared::<T>(case, opts)?;
+        let u = self.backend.upload(&prep.input)?;
+        let mut outs = nan_fields::<T>(&self.backend, case)?;
+        apply_all(&plan, &u, &mut outs)?;
+        plan.synchronize()?;
+        let got: Vec<Vec<T>> = outs
             .iter()
-            .map(|b| dev.download(b))
+            .map(|o| o.to_host().map(Field::into_vec))
             .collect::<Result<_, _>>()?;
-        if opts.check {
-            let (want, used) = cpu_answer(case, &input, opts)?;
-            check_outputs(case, &name, &input, &got, &want)?;
+        if let Some((want, used)) = &prep.want {
+            check_outputs(case, &name, &prep.input, &got, want)?;
             r.checked = true;
-            r.checked_against = used.into();
+            r.checked_against = (*used).into();
         }
         let (rms, max) = analytic_errors(case, &got)?;
         r.rms_error = rms;
         r.max_error = max;
         drop(got);
-        let times = dev.time(opts.warmup, opts.reps, || {
-            dev.launch(&kernel, &inp, &mut d_out, shape)
-        })?;
+        let times = time_applies(dev, opts.warmup, opts.reps, &plan, &u, &mut outs)?;
         r.time_ms = Timing::of(&times);
         if case.latency_bound {
-            let g = dev.graph_times(100, opts.reps, || {
-                dev.launch(&kernel, &inp, &mut d_out, shape)
-            })?;
-            r.graph_us = Some(Timing::of(&g).median * 1e3);
+            if let (Some(cp), Some(du)) = (plan.cuda(), u.as_device()) {
+                let mut d_outs: Vec<fdlab_cuda::DeviceField<T>> = case
+                    .stencils
+                    .iter()
+                    .map(|_| fdlab_cuda::DeviceField::zeros(dev, &case.grid))
+                    .collect::<Result<_, _>>()?;
+                let mut refs: Vec<&mut fdlab_cuda::DeviceField<T>> = d_outs.iter_mut().collect();
+                let graph = cp.graph(du, &mut refs, 100)?;
+                let g = dev.time(1, opts.reps, || graph.launch())?;
+                r.graph_us = Some(Timing::of(&g).median * 1e3 / graph.launches() as f64);
+            }
         }
         let peak = match case.precision {
             Precision::F32 => self.meta.peak_gflops_f32,
@@ -480,13 +647,41 @@ impl CudaRunner {
     }
 }
 
+/// CUDA-event times of `plan.apply` (milliseconds per apply).
+fn time_applies<T: Real>(
+    dev: &Device,
+    warmup: usize,
+    reps: usize,
+    plan: &Plan<T>,
+    u: &BackendField<T>,
+    outs: &mut [BackendField<T>],
+) -> Result<Vec<f64>, BenchError> {
+    let mut failed = None;
+    let times = dev.time(warmup, reps, || {
+        if failed.is_none() {
+            failed = apply_all(plan, u, outs).err();
+        }
+        Ok(())
+    })?;
+    match failed {
+        Some(e) => Err(e.into()),
+        None => Ok(times),
+    }
+}
+
 /// A candidate strategy and its timing, or why it could not run.
 pub type CandidateTiming = (Strategy, Result<Timing, String>);
 
+/// Whether an error says the candidate exceeds the device's limits (skipped quietly).
+pub fn over_limits(e: &str) -> bool {
+    e.contains("the device allows at most") || e.contains("needs nx to be a multiple")
+}
+
 impl CudaRunner {
     /// Times each of `strategies` on `case` (one upload, no checking: the tuner checks the
-    /// winner afterwards with [`CudaRunner::run`]). Strategies that cannot run are skipped
-    /// with their reason.
+    /// winner afterwards with [`CudaRunner::run`]). Duplicates are timed once. Plans are
+    /// built in parallel (one NVRTC compile each, through the kernel cache) before timing;
+    /// candidates that cannot run are returned with their reason.
     pub fn time_candidates(
         &self,
         case: &Case,
@@ -500,7 +695,7 @@ impl CudaRunner {
         }
     }
 
-    fn time_typed<T: CudaScalar>(
+    fn time_typed<T: Real>(
         &self,
         case: &Case,
         strategies: &[Strategy],
@@ -510,37 +705,42 @@ impl CudaRunner {
         let dev = &self.device;
         let n = case.grid.len();
         dev.ensure_free(((1 + case.stencils.len()) * n * case.precision.size()) as u64)?;
-        let input: Field<T> = case.input.field(&case.grid);
-        let d_in = dev.upload(input.as_slice())?;
-        drop(input);
-        let mut d_out = Vec::new();
-        for _ in &case.stencils {
-            d_out.push(dev.zeros::<T>(n)?);
+        let mut unique: Vec<Strategy> = vec![];
+        for s in strategies {
+            if !unique.contains(s) {
+                unique.push(*s);
+            }
         }
-        // Generate once; compile every candidate together (in parallel) before timing.
-        let generated: Vec<_> = strategies
-            .iter()
-            .map(|&s| source_for(case, s, Coefficients::Immediate))
+        let input: Field<T> = case.input.field(&case.grid);
+        let u = self.backend.upload(&input)?;
+        drop(input);
+        let mut outs = (0..case.stencils.len())
+            .map(|_| self.backend.zeros::<T>(&case.grid))
+            .collect::<Result<Vec<_>, _>>()?;
+        let plans: Vec<Result<Plan<T>, String>> = unique
+            .par_iter()
+            .map(|&s| {
+                self.backend
+                    .plan::<T>(
+                        &case.stencils,
+                        case.boundary,
+                        &case.grid,
+                        PlanOptions {
+                            strategy: Some(s),
+                            ..Default::default()
+                        },
+                    )
+                    .map_err(|e| e.to_string())
+            })
             .collect();
-        let sources: Vec<CudaSource> = generated.iter().filter_map(|g| g.clone().ok()).collect();
-        dev.kernels(&sources)?;
-        let shape = case.grid.shape();
         let mut out = vec![];
-        for (&s, src) in strategies.iter().zip(generated) {
-            let r = (|| -> Result<Timing, fdlab_cuda::Error> {
-                let src = src?;
-                let kernel = dev.kernel(&src)?;
-                let tex = dev.texture_for(&src, &d_in)?;
-                let inp = Input {
-                    buffer: &d_in,
-                    texture: tex.as_ref(),
-                };
-                let times = dev.time(warmup, reps, || {
-                    dev.launch(&kernel, &inp, &mut d_out, shape)
-                })?;
-                Ok(Timing::of(&times))
-            })();
-            out.push((s, r.map_err(|e| e.to_string())));
+        for (&s, plan) in unique.iter().zip(plans) {
+            let r = plan.and_then(|plan| {
+                time_applies(dev, warmup, reps, &plan, &u, &mut outs)
+                    .map(|t| Timing::of(&t))
+                    .map_err(|e| e.to_string())
+            });
+            out.push((s, r));
         }
         Ok(out)
     }

@@ -70,7 +70,8 @@ pub const SUITES: [&str; 5] = [
 /// Options that shape the case lists.
 #[derive(Debug, Clone, Default)]
 pub struct SuiteOptions {
-    /// Replace the suite's sizes with this one (n per axis).
+    /// Replace every case's size with `n` points per axis: 1-D cases get n points, 2-D cases
+    /// n × n, 3-D cases n × n × n (z: [`SuiteOptions::depth`] when given).
     pub size: Option<usize>,
     /// Only this precision.
     pub precision: Option<Precision>,
@@ -84,6 +85,17 @@ impl SuiteOptions {
     /// The 3-D shape for `n` points along x and y.
     fn shape3(&self, n: usize) -> [usize; 3] {
         [n, n, self.depth.unwrap_or(n)]
+    }
+}
+
+/// Spacing for `n` periodic points on which sin(2πx) is periodic: 1/256 (256 points per
+/// wavelength, far from f32 rounding trouble) when `n` is a multiple of 256, else 1/n (one
+/// wavelength over the grid).
+pub fn periodic_spacing(n: usize) -> f64 {
+    if n.is_multiple_of(256) {
+        1.0 / 256.0
+    } else {
+        1.0 / n as f64
     }
 }
 
@@ -313,10 +325,10 @@ fn laplace_variants(target: Target, opts: &SuiteOptions) -> Result<Vec<Case>, Er
     for p in precisions(opts, &[Precision::F32]) {
         // 1-D, 3 points.
         // Spacing 1/256 (256 points per wavelength of sin 2πx) keeps the f32 rounding of
-        // (u[i−1] − 2u[i] + u[i+1])/h² far below the answer; the grid size only sets the domain.
-        let h = 1.0 / 256.0;
-        let n1 = opts.size.map(|n| n * n).unwrap_or(1 << 24);
-        let g1 = Grid::new(&[n1], &[h])?;
+        // (u[i−1] − 2u[i] + u[i+1])/h² far below the answer; the grid size only sets the domain,
+        // which must hold whole wavelengths ([`periodic_spacing`]).
+        let n1 = opts.size.unwrap_or(1 << 24);
+        let g1 = Grid::new(&[n1], &[periodic_spacing(n1)])?;
         let (input, exact) = sine_product(&g1, 2.0 * PI);
         out.push(Case {
             suite: "laplace-variants",
@@ -333,6 +345,7 @@ fn laplace_variants(target: Target, opts: &SuiteOptions) -> Result<Vec<Case>, Er
             note: String::new(),
         });
         for n in sizes(opts, &[1024, 2048, 4096, 8192]) {
+            let h = periodic_spacing(n);
             let g = Grid::new(&[n, n], &[h, h])?;
             let (input, exact) = sine_product(&g, 2.0 * PI);
             out.push(Case {
@@ -485,7 +498,7 @@ fn z_difference_case(shape: [usize; 3], p: Precision) -> Result<Case, Error> {
 /// The ceiling of the 2-D Laplacian row: the y difference on n² through the same 2-D marches
 /// (no x neighbours).
 fn y_difference_case(n: usize, p: Precision) -> Result<Case, Error> {
-    let grid = Grid::new(&[n, n], &[1.0 / 256.0; 2])?;
+    let grid = Grid::new(&[n, n], &[periodic_spacing(n); 2])?;
     let note = "ceiling of the 2-D marches: 1 read + 1 write, no x halo";
     march_difference_case("ydiff2d-2pt", grid, p, note)
 }
@@ -643,8 +656,8 @@ fn roofline(target: Target, opts: &SuiteOptions) -> Result<Vec<Case>, Error> {
             "bytes: 1 read + 3 writes",
         ));
         out.push(fan_out_case(opts.shape3(n3), p)?);
-        let n2 = opts.size.map(|n| n * 16).unwrap_or(8192);
-        let g2 = Grid::new(&[n2, n2], &[1.0 / 256.0; 2])?;
+        let n2 = opts.size.unwrap_or(8192);
+        let g2 = Grid::new(&[n2, n2], &[periodic_spacing(n2); 2])?;
         let (input, exact) = sine_product(&g2, 2.0 * PI);
         let stencil = Stencil::laplacian(&g2, 2)?;
         out.push(periodic_roofline_case(
@@ -657,14 +670,17 @@ fn roofline(target: Target, opts: &SuiteOptions) -> Result<Vec<Case>, Error> {
             "",
         ));
         out.push(y_difference_case(n2, p)?);
-        out.push(derivative_case(
-            "roofline",
-            [64; 3],
-            Axis::X,
-            p,
-            false,
-            vec![Strategy::PENCIL_SMALL, Strategy::READ_ONLY],
-        )?);
+        // The 64³ latency row; with --size the d1x row above is the same case, run once.
+        if opts.size.is_none() {
+            out.push(derivative_case(
+                "roofline",
+                [64; 3],
+                Axis::X,
+                p,
+                false,
+                vec![Strategy::PENCIL_SMALL, Strategy::READ_ONLY],
+            )?);
+        }
     }
     Ok(out)
 }

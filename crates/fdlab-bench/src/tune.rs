@@ -553,5 +553,8 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
         out.push(s);
     }
     out.retain(|s| s.supports(&case.stencils).is_ok());
+    // Each strategy once: the lists above overlap (e.g. a pencil that is also a fixed entry).
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|s| seen.insert(*s));
     out
 }

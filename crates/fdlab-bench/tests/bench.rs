@@ -111,8 +111,7 @@ fn depth_stretches_only_the_3d_cases_and_their_byte_counts_follow() {
         assert_eq!(long.len(), short.len());
         for (l, s) in long.iter().zip(&short) {
             let [nx, ny, nz] = s.grid.shape();
-            // 3-D cases of 16 points per axis take the depth; 2-D and the 64³ latency row keep
-            // their shapes.
+            // 3-D cases of 16 points per axis take the depth; 2-D cases keep their shapes.
             let stretched = nz == 16;
             let want = if stretched {
                 [nx, ny, 40]
@@ -311,5 +310,50 @@ fn built_in_search_holds_the_h100_winners() {
             names.iter().any(|n| n == strategy),
             "{strategy} is not in the search for {name} {precision:?}"
         );
+    }
+}
+
+#[test]
+fn tuner_times_each_dx_candidate_once() {
+    let opts = SuiteOptions {
+        size: Some(64),
+        ..Default::default()
+    };
+    for c in cases("roofline", Target::Cuda, &opts).unwrap() {
+        let all = fdlab_bench::tune::candidates(&c);
+        let mut unique = all.clone();
+        unique.sort_by_key(|s| s.name());
+        unique.dedup();
+        assert_eq!(all.len(), unique.len(), "{} {}", c.name, c.precision);
+    }
+}
+
+#[test]
+fn size_gives_every_case_that_many_points_per_axis_once() {
+    for n in [9, 64] {
+        let opts = SuiteOptions {
+            size: Some(n),
+            ..Default::default()
+        };
+        for suite in fdlab_bench::SUITES {
+            for target in [Target::Cpu, Target::Cuda] {
+                let all = cases(suite, target, &opts).unwrap();
+                let mut keys: Vec<String> = vec![];
+                for c in &all {
+                    let dims = c.grid.dims();
+                    assert!(
+                        dims.iter().all(|&d| d == n || d == n - 1),
+                        "{suite} {} {dims:?}",
+                        c.name
+                    );
+                    let k = format!("{}|{}|{dims:?}", c.name, c.precision);
+                    assert!(!keys.contains(&k), "{suite}: {k} twice");
+                    keys.push(k);
+                    if target == Target::Cuda {
+                        assert!(!c.strategies.is_empty(), "{suite} {}: no strategy", c.name);
+                    }
+                }
+            }
+        }
     }
 }

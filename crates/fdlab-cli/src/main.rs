@@ -1,0 +1,199 @@
+//! `fdlab`: finite-difference stencils on GPUs and CPUs at the memory roofline.
+//!
+//! Subcommands: `info` (backends found), `bench` (the published experiments), `check` (the
+//! conformance suite on a backend).
+
+mod bench;
+mod check;
+mod common;
+mod info;
+mod plot;
+mod tune;
+
+use bench::{BenchArgs, CoefficientsArg};
+use clap::{Parser, Subcommand};
+use common::{suite_options, BackendArg};
+use std::path::PathBuf;
+
+#[derive(Parser)]
+#[command(
+    name = "fdlab",
+    version,
+    about = "Finite-difference stencils on GPUs and CPUs at the memory roofline"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Show the backends found: CPU model, cores, SIMD; the GPU, or why none.
+    Info {
+        /// Also measure the host time of `plan.apply` at 64³ (warm plan, and from a graph).
+        #[arg(long)]
+        overhead: bool,
+    },
+    /// Run the benchmark suites on the best backend present.
+    Bench {
+        /// Backend to run on (also read from FDLAB_BACKEND).
+        #[arg(long, value_enum, default_value = "auto", env = "FDLAB_BACKEND")]
+        backend: BackendArg,
+        /// Suite(s) to run (repeatable): nvidia-derivative, laplace-variants, amd-laplacian,
+        /// roofline, probes (diagnostic cases for profiling). Default: the first three (and
+        /// roofline on a GPU).
+        #[arg(long)]
+        suite: Vec<String>,
+        /// Grid points per axis, 9 to 32768, for every case of every suite: 1-D cases get N
+        /// points, 2-D cases N x N, 3-D cases N x N x N. Cases too large for the memory are
+        /// refused before the run.
+        #[arg(long, value_name = "N")]
+        size: Option<usize>,
+        /// Points along z of the 3-D cases of amd-laplacian and roofline (default: as many as
+        /// along x and y).
+        #[arg(long)]
+        depth: Option<usize>,
+        /// Only the cases of these names (repeatable), e.g. lap3d-7pt, gradient-8th.
+        #[arg(long)]
+        case: Vec<String>,
+        /// Only this precision (f32 or f64).
+        #[arg(long)]
+        precision: Option<String>,
+        /// Run these GPU strategies (repeatable), e.g. pencil-long, zmarch-32x4-v2-c64-u1-r4,
+        /// on every selected case that can take them, instead of each suite's own list.
+        #[arg(long)]
+        strategy: Vec<String>,
+        /// Where GPU kernels read their weights (default: immediate).
+        #[arg(long, value_enum)]
+        coefficients: Option<CoefficientsArg>,
+        /// Timed runs per case (median reported; default 20 on a GPU, 10 on the CPU).
+        #[arg(long)]
+        reps: Option<usize>,
+        /// Write the results as JSON here (default: fdlab-results/bench-<backend>-<time>.json).
+        #[arg(long)]
+        json: Option<PathBuf>,
+        /// Draw a roofline chart of the results into this PNG.
+        #[arg(long)]
+        plot: Option<PathBuf>,
+    },
+    /// Search strategy × tile × points per thread for each case of a suite on the GPU and
+    /// remember the winners (in ~/.cache/fdlab/tune.json or $FDLAB_TUNE_CACHE).
+    Tune {
+        /// Suite(s) whose cases to tune (default: roofline).
+        #[arg(long)]
+        suite: Vec<String>,
+        /// Grid points per axis.
+        #[arg(long)]
+        size: Option<usize>,
+        /// Points along z of the 3-D cases (default: as many as along x and y).
+        #[arg(long)]
+        depth: Option<usize>,
+        /// Only the cases of these names (repeatable), e.g. lap3d-7pt, gradient-8th.
+        #[arg(long)]
+        case: Vec<String>,
+        /// Only this precision.
+        #[arg(long)]
+        precision: Option<String>,
+        /// Timed runs per candidate.
+        #[arg(long, default_value_t = 10)]
+        reps: usize,
+        /// Write every candidate's timing as JSON here (default: fdlab-results/tune-cuda-<time>.json).
+        #[arg(long)]
+        json: Option<PathBuf>,
+        /// Time only these strategies (repeatable) instead of the built-in search space; those
+        /// a case cannot run are skipped for that case.
+        #[arg(long)]
+        strategy: Vec<String>,
+    },
+    /// Draw a roofline chart (PNG) from JSON that `fdlab bench` or `fdlab tune` wrote.
+    Plot {
+        /// Bench or tune JSON files (their results are drawn together; the first one's
+        /// device and copy bandwidth label the chart).
+        #[arg(required = true)]
+        json: Vec<PathBuf>,
+        /// Where to write the PNG.
+        #[arg(long)]
+        out: PathBuf,
+        /// Keep only the fastest result per case, precision and shape (a tuner's winners).
+        #[arg(long)]
+        best: bool,
+    },
+    /// Run the conformance suite: every strategy × stencil × boundary × scalar type × odd
+    /// shape against the CPU reference.
+    Check {
+        /// Backend to check (also read from FDLAB_BACKEND).
+        #[arg(long, value_enum, default_value = "auto", env = "FDLAB_BACKEND")]
+        backend: BackendArg,
+        /// Only these GPU strategies (repeatable); default: the conformance set.
+        #[arg(long)]
+        strategy: Vec<String>,
+        /// Only this precision on the GPU (f32 or f64); default both. Halves a sanitizer run.
+        #[arg(long)]
+        precision: Option<String>,
+        /// Write the table as JSON here (default: fdlab-results/check-<backend>-<time>.json).
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let r = match cli.command {
+        Command::Info { overhead } => info::info(overhead),
+        Command::Bench {
+            backend,
+            suite,
+            size,
+            depth,
+            case,
+            precision,
+            strategy,
+            coefficients,
+            reps,
+            json,
+            plot,
+        } => bench::bench(BenchArgs {
+            backend,
+            suites: suite,
+            size,
+            depth,
+            only: case,
+            precision,
+            strategies: strategy,
+            coefficients,
+            reps,
+            json,
+            plot,
+        }),
+        Command::Tune {
+            suite,
+            size,
+            depth,
+            case,
+            precision,
+            reps,
+            json,
+            strategy,
+        } => suite_options(size, depth, precision.as_deref()).and_then(|sopts| {
+            tune::tune(tune::TuneArgs {
+                suites: suite,
+                sopts,
+                cases: case,
+                reps,
+                json,
+                only: strategy,
+            })
+        }),
+        Command::Plot { json, out, best } => plot::plot(json, out, best),
+        Command::Check {
+            backend,
+            strategy,
+            precision,
+            json,
+        } => check::check(backend, strategy, precision, json),
+    };
+    if let Err(e) = r {
+        eprintln!("error: {e:#}");
+        std::process::exit(1);
+    }
+}

@@ -1,0 +1,402 @@
+//! The `fdlab` binary: bad input fails with a clear message and a non-zero exit, never a
+//! panic; the CPU paths run end to end. Every run selects the CPU with `FDLAB_BACKEND=cpu`
+//! (unless it names a backend), so the tests mean the same on a GPU machine.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// Runs `fdlab` in `dir` on the CPU backend.
+fn fdlab_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fdlab"))
+        .args(args)
+        .current_dir(dir)
+        .env("FDLAB_BACKEND", "cpu")
+        .output()
+        .expect("fdlab runs")
+}
+
+fn fdlab(args: &[&str]) -> Output {
+    let dir = tempfile::tempdir().unwrap();
+    fdlab_in(dir.path(), args)
+}
+
+fn fails_with(args: &[&str], needle: &str) {
+    let out = fdlab(args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{args:?} should fail");
+    assert!(
+        err.contains(needle),
+        "{args:?}: stderr lacks {needle:?}:\n{err}"
+    );
+    assert!(!err.contains("panicked"), "{args:?} panicked:\n{err}");
+}
+
+fn gpu_present() -> bool {
+    fdlab_cuda::probe().is_ok()
+}
+
+/// Runs a CPU bench in a fresh folder and returns its JSON and stdout.
+fn cpu_bench(args: &[&str]) -> (serde_json::Value, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("b.json");
+    let mut all = vec!["bench", "--reps", "1", "--json", json.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let out = fdlab_in(dir.path(), &all);
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        out.status.success(),
+        "{all:?}:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    (v, stdout)
+}
+
+#[test]
+fn unknown_suite_names_the_valid_ones() {
+    fails_with(
+        &["bench", "--suite", "warp-speed"],
+        "unknown suite 'warp-speed'; valid suites: nvidia-derivative",
+    );
+}
+
+#[test]
+fn unknown_backend_is_refused() {
+    fails_with(&["bench", "--backend", "tpu"], "invalid value 'tpu'");
+}
+
+#[test]
+fn unknown_precision_and_strategy_are_refused() {
+    fails_with(
+        &["bench", "--suite", "amd-laplacian", "--precision", "f16"],
+        "unknown precision 'f16'",
+    );
+    fails_with(
+        &["bench", "--suite", "amd-laplacian", "--strategy", "warp"],
+        "unknown strategy 'warp'",
+    );
+}
+
+#[test]
+fn absurd_sizes_are_refused() {
+    fails_with(&["bench", "--size", "0"], "--size 0");
+    fails_with(&["bench", "--size", "4"], "at least 9");
+    fails_with(&["bench", "--size", "1000000"], "--size 1000000");
+}
+
+#[test]
+fn zero_reps_is_refused() {
+    fails_with(
+        &[
+            "bench",
+            "--suite",
+            "amd-laplacian",
+            "--size",
+            "16",
+            "--reps",
+            "0",
+        ],
+        "--reps 0",
+    );
+}
+
+#[test]
+fn asking_for_cuda_without_a_gpu_says_why() {
+    if gpu_present() {
+        eprintln!("skipped: a GPU is present, so --backend cuda succeeds here");
+        return;
+    }
+    fails_with(
+        &["bench", "--backend", "cuda"],
+        "--backend cuda was asked for: no CUDA device",
+    );
+    fails_with(&["tune"], "no CUDA device");
+}
+
+#[test]
+fn info_reports_the_cpu_and_the_gpu_or_why_none() {
+    let out = fdlab(&["info"]);
+    assert!(out.status.success());
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(s.contains("cpu:") && s.contains("cuda: "), "{s}");
+    if !gpu_present() {
+        assert!(s.contains("cuda: none:"), "{s}");
+    }
+}
+
+#[test]
+fn cpu_bench_writes_json_and_a_plot() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("b.json");
+    let png = dir.path().join("r.png");
+    let out = fdlab_in(
+        dir.path(),
+        &[
+            "bench",
+            "--suite",
+            "amd-laplacian",
+            "--size",
+            "24",
+            "--reps",
+            "2",
+            "--json",
+            json.to_str().unwrap(),
+            "--plot",
+            png.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let r = &v["results"][0];
+    for key in [
+        "suite",
+        "case",
+        "backend",
+        "strategy",
+        "precision",
+        "shape",
+        "time_ms",
+        "bytes",
+        "gbps",
+        "copy_gbps",
+        "pct_of_copy",
+        "rms_error",
+        "max_error",
+        "checked",
+    ] {
+        assert!(!r[key].is_null(), "missing {key}");
+    }
+    assert_eq!(r["backend"], "cpu");
+    assert_eq!(r["checked"], true);
+    assert!(v["meta"]["copy_gbps"].as_f64().unwrap() > 0.0);
+    assert!(
+        std::fs::metadata(&png).unwrap().len() > 10_000,
+        "plot too small"
+    );
+    // No temporary file is left next to the JSON.
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .collect();
+    assert!(!names.iter().any(|n| n.ends_with(".partial")), "{names:?}");
+    // The same JSON drawn again by `fdlab plot`, once as is and once keeping the best rows.
+    for best in [false, true] {
+        let again = dir.path().join(format!("again-{best}.png"));
+        let mut args = vec![
+            "plot",
+            json.to_str().unwrap(),
+            "--out",
+            again.to_str().unwrap(),
+        ];
+        if best {
+            args.push("--best");
+        }
+        let out = fdlab(&args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(std::fs::metadata(&again).unwrap().len() > 10_000);
+    }
+}
+
+#[test]
+fn plot_refuses_missing_and_foreign_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let png = dir.path().join("p.png");
+    fails_with(
+        &[
+            "plot",
+            "/nonexistent/b.json",
+            "--out",
+            png.to_str().unwrap(),
+        ],
+        "reading /nonexistent/b.json",
+    );
+    let foreign = dir.path().join("foreign.json");
+    std::fs::write(&foreign, r#"{"hello": 1}"#).unwrap();
+    fails_with(
+        &[
+            "plot",
+            foreign.to_str().unwrap(),
+            "--out",
+            png.to_str().unwrap(),
+        ],
+        "not a JSON file written by `fdlab bench --json`",
+    );
+}
+
+#[test]
+fn cpu_check_runs_every_case_and_passes() {
+    let out = fdlab(&["check"]);
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{s}");
+    assert!(s.contains("checks passed") && !s.contains("FAIL"), "{s}");
+    assert!(
+        s.contains("n/a = cases the strategy does not support"),
+        "{s}"
+    );
+}
+
+#[test]
+fn laplace_variants_at_size_64_fit_the_grid() {
+    let (v, _) = cpu_bench(&["--suite", "laplace-variants", "--size", "64"]);
+    let rows = v["results"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    for r in rows {
+        let (rms, max) = (
+            r["rms_error"].as_f64().unwrap(),
+            r["max_error"].as_f64().unwrap(),
+        );
+        // Second order at h = 1/64: about 8π²·(2πh)²/12 ≈ 0.6 at most; 1e4 before the fix.
+        assert!(
+            rms < 1.0 && max < 1.0,
+            "{}: RMS {rms:e} MAX {max:e}",
+            r["case"]
+        );
+        assert_eq!(r["checked"], true);
+    }
+}
+
+#[test]
+fn amd_laplacian_at_size_2048_is_refused_before_allocating() {
+    let t = std::time::Instant::now();
+    fails_with(
+        &["bench", "--suite", "amd-laplacian", "--size", "2048"],
+        "GiB of host memory",
+    );
+    assert!(
+        t.elapsed().as_secs() < 30,
+        "refused only after {:?}",
+        t.elapsed()
+    );
+}
+
+#[test]
+fn bad_output_paths_fail_before_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let base = ["bench", "--suite", "amd-laplacian", "--size", "16"];
+    let with = |extra: &[&str]| -> Vec<String> {
+        base.iter().chain(extra).map(|s| s.to_string()).collect()
+    };
+    let cases: [(Vec<String>, &str); 4] = [
+        (with(&["--plot", d]), "is a folder"),
+        (with(&["--plot", &format!("{d}/x.svg")]), "ending in .png"),
+        (with(&["--json", d]), "is a folder"),
+        (
+            with(&["--json", &format!("{d}/f"), "--plot", &format!("{d}/f")]),
+            "both name",
+        ),
+    ];
+    for (args, needle) in cases {
+        let args: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
+        let t = std::time::Instant::now();
+        fails_with(&args, needle);
+        assert!(
+            t.elapsed().as_secs() < 5,
+            "{args:?} failed only after the run"
+        );
+    }
+    let same = format!("{d}/same.png");
+    fails_with(
+        &[&base[..], &["--json", &same, "--plot", &same]].concat(),
+        "both name",
+    );
+    assert!(!Path::new(&same).exists(), "a half-written file was left");
+}
+
+#[test]
+fn gpu_only_options_are_refused_on_the_cpu() {
+    fails_with(
+        &[
+            "bench",
+            "--suite",
+            "amd-laplacian",
+            "--strategy",
+            "naive-32x4x1",
+        ],
+        "--strategy applies to the CUDA backend only",
+    );
+    fails_with(
+        &[
+            "bench",
+            "--suite",
+            "amd-laplacian",
+            "--coefficients",
+            "constant",
+        ],
+        "--coefficients applies to the CUDA backend only",
+    );
+    fails_with(
+        &["check", "--strategy", "naive-32x4x1"],
+        "--strategy applies to the CUDA backend only",
+    );
+}
+
+#[test]
+fn size_9_keeps_every_row() {
+    let (v, out) = cpu_bench(&[
+        "--suite",
+        "nvidia-derivative",
+        "--suite",
+        "laplace-variants",
+        "--suite",
+        "amd-laplacian",
+        "--size",
+        "9",
+    ]);
+    let rows = v["results"].as_array().unwrap();
+    // d/dx, d/dy, d/dz; 1-D and 2-D Laplacians; the 3-D interior Laplacian.
+    assert_eq!(rows.len(), 6, "{out}");
+    for r in rows {
+        let shape: Vec<u64> = r["shape"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n.as_u64().unwrap())
+            .collect();
+        assert!(shape.iter().all(|&n| n == 9 || n == 1), "{shape:?}");
+    }
+}
+
+#[test]
+fn rows_stream_under_a_header_and_a_legend() {
+    let (_, out) = cpu_bench(&["--suite", "amd-laplacian", "--size", "16"]);
+    let header = out.find("RMS err").expect("a header");
+    let legend = out.find("chk: yes").expect("a legend");
+    let first = out.find("amd-laplacian ").expect("a row");
+    assert!(header < first && legend < first, "{out}");
+    assert!(out.contains("%copy may exceed 100"), "{out}");
+}
+
+#[test]
+fn json_goes_to_a_results_folder_by_default() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = fdlab_in(
+        dir.path(),
+        &[
+            "bench",
+            "--suite",
+            "amd-laplacian",
+            "--size",
+            "16",
+            "--reps",
+            "1",
+        ],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let files: Vec<_> = std::fs::read_dir(dir.path().join("fdlab-results"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert!(err.contains("wrote fdlab-results/bench-cpu-"), "{err}");
+}

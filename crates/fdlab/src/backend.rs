@@ -1,0 +1,272 @@
+//! Backends: where fields live and plans run.
+
+use crate::{BackendField, Error, Plan, PlanOptions, Real, Result};
+use fdlab_core::{Boundary, Field, Grid, Stencil};
+use fdlab_cuda::Device;
+
+/// The environment variable [`Backend::from_env`] reads: `auto`, `cpu` or `cuda`.
+pub const BACKEND_ENV: &str = "FDLAB_BACKEND";
+
+/// Which backend to open, before opening it: what `--backend` and [`BACKEND_ENV`] name.
+///
+/// ```
+/// use fdlab::BackendKind;
+/// assert_eq!("cpu".parse::<BackendKind>().unwrap(), BackendKind::Cpu);
+/// assert!("gpu".parse::<BackendKind>().is_err());
+/// assert_eq!(BackendKind::Auto.to_string(), "auto");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BackendKind {
+    /// The first GPU when one is usable, else the CPU.
+    #[default]
+    Auto,
+    /// The CPU (rayon over all cores).
+    Cpu,
+    /// CUDA device 0; an error when there is none.
+    Cuda,
+}
+
+impl std::str::FromStr for BackendKind {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<BackendKind> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "auto" | "" => Ok(BackendKind::Auto),
+            "cpu" => Ok(BackendKind::Cpu),
+            "cuda" => Ok(BackendKind::Cuda),
+            _ => Err(Error::UnknownBackend { name: s.into() }),
+        }
+    }
+}
+
+impl std::fmt::Display for BackendKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            BackendKind::Auto => "auto",
+            BackendKind::Cpu => "cpu",
+            BackendKind::Cuda => "cuda",
+        })
+    }
+}
+
+/// Where fields live and plans run: the CPU or one CUDA device. Cheap to clone.
+///
+/// ```
+/// let cpu = fdlab::Backend::cpu();
+/// assert_eq!(cpu.name(), "cpu");
+/// assert!(cpu.device().is_none());
+/// ```
+#[derive(Debug, Clone)]
+pub struct Backend {
+    inner: Inner,
+    fallback: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+enum Inner {
+    Cpu,
+    Cuda(Device),
+}
+
+impl Backend {
+    /// The CPU backend: fields in host memory, plans run by `fdlab_cpu::fast` on all cores.
+    ///
+    /// ```
+    /// assert_eq!(fdlab::Backend::cpu().name(), "cpu");
+    /// ```
+    pub fn cpu() -> Backend {
+        Backend {
+            inner: Inner::Cpu,
+            fallback: None,
+        }
+    }
+
+    /// CUDA device `ordinal`, or an error that says why it cannot be used.
+    ///
+    /// ```
+    /// match fdlab::Backend::cuda(0) {
+    ///     Ok(b) => assert_eq!(b.name(), "cuda"),
+    ///     Err(why) => println!("no GPU: {why}"),
+    /// }
+    /// ```
+    pub fn cuda(ordinal: usize) -> Result<Backend> {
+        Ok(Backend::from_device(Device::open(ordinal)?))
+    }
+
+    /// A backend on an already opened device.
+    ///
+    /// ```no_run
+    /// let dev = fdlab_cuda::Device::open(0)?;
+    /// let b = fdlab::Backend::from_device(dev);
+    /// assert_eq!(b.name(), "cuda");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_device(device: Device) -> Backend {
+        Backend {
+            inner: Inner::Cuda(device),
+            fallback: None,
+        }
+    }
+
+    /// CUDA device 0 when it can be used, else the CPU; [`Backend::fallback_reason`] then
+    /// says why the GPU was not taken.
+    ///
+    /// ```
+    /// let b = fdlab::Backend::auto();
+    /// if b.name() == "cpu" {
+    ///     println!("CPU: {}", b.fallback_reason().unwrap_or("asked for"));
+    /// }
+    /// ```
+    pub fn auto() -> Backend {
+        match Device::open(0) {
+            Ok(dev) => Backend::from_device(dev),
+            Err(why) => Backend {
+                inner: Inner::Cpu,
+                fallback: Some(why.to_string()),
+            },
+        }
+    }
+
+    /// Opens the backend `kind` names.
+    ///
+    /// ```
+    /// use fdlab::{Backend, BackendKind};
+    /// assert_eq!(Backend::open(BackendKind::Cpu).unwrap().name(), "cpu");
+    /// ```
+    pub fn open(kind: BackendKind) -> Result<Backend> {
+        match kind {
+            BackendKind::Auto => Ok(Backend::auto()),
+            BackendKind::Cpu => Ok(Backend::cpu()),
+            BackendKind::Cuda => Backend::cuda(0),
+        }
+    }
+
+    /// The backend [`BACKEND_ENV`] (`FDLAB_BACKEND`) names; `auto` when it is unset.
+    ///
+    /// ```
+    /// std::env::set_var("FDLAB_BACKEND", "cpu");
+    /// assert_eq!(fdlab::Backend::from_env().unwrap().name(), "cpu");
+    /// ```
+    pub fn from_env() -> Result<Backend> {
+        Backend::open(BackendKind::from_env()?)
+    }
+
+    /// `"cpu"` or `"cuda"`.
+    ///
+    /// ```
+    /// assert_eq!(fdlab::Backend::cpu().name(), "cpu");
+    /// ```
+    pub fn name(&self) -> &'static str {
+        match self.inner {
+            Inner::Cpu => "cpu",
+            Inner::Cuda(_) => "cuda",
+        }
+    }
+
+    /// The CUDA device, for device-only work (event timing, copy peak); `None` on the CPU.
+    ///
+    /// ```
+    /// assert!(fdlab::Backend::cpu().device().is_none());
+    /// ```
+    pub fn device(&self) -> Option<&Device> {
+        match &self.inner {
+            Inner::Cpu => None,
+            Inner::Cuda(d) => Some(d),
+        }
+    }
+
+    /// Why [`Backend::auto`] chose the CPU, if it did.
+    ///
+    /// ```
+    /// assert!(fdlab::Backend::cpu().fallback_reason().is_none());
+    /// ```
+    pub fn fallback_reason(&self) -> Option<&str> {
+        self.fallback.as_deref()
+    }
+
+    /// A copy of `host` on this backend.
+    ///
+    /// ```
+    /// use fdlab::{Backend, Field, Grid};
+    /// let g = Grid::unit(&[8, 8, 8])?;
+    /// let u = Field::<f64>::random(&g, 1);
+    /// let b = Backend::cpu();
+    /// assert_eq!(b.upload(&u)?.to_host()?, u);
+    /// # Ok::<(), fdlab::Error>(())
+    /// ```
+    pub fn upload<T: Real>(&self, host: &Field<T>) -> Result<BackendField<T>> {
+        match &self.inner {
+            Inner::Cpu => Ok(BackendField::host(host.clone())),
+            Inner::Cuda(d) => Ok(BackendField::device(fdlab_cuda::DeviceField::upload(
+                d, host,
+            )?)),
+        }
+    }
+
+    /// A field of zeros on `grid`, on this backend.
+    ///
+    /// ```
+    /// use fdlab::{Backend, Grid};
+    /// let g = Grid::unit(&[4, 4, 4])?;
+    /// let z = Backend::cpu().zeros::<f32>(&g)?;
+    /// assert!(z.to_host()?.as_slice().iter().all(|&v| v == 0.0));
+    /// # Ok::<(), fdlab::Error>(())
+    /// ```
+    pub fn zeros<T: Real>(&self, grid: &Grid) -> Result<BackendField<T>> {
+        match &self.inner {
+            Inner::Cpu => Ok(BackendField::host(Field::zeros(grid))),
+            Inner::Cuda(d) => Ok(BackendField::device(fdlab_cuda::DeviceField::zeros(
+                d, grid,
+            )?)),
+        }
+    }
+
+    /// Builds a plan: `stencils` under `boundary` on `grid`, computed in `T`. On the CPU the
+    /// case is validated once; on CUDA the strategy is chosen and its kernel compiled (through
+    /// the kernel cache). Options that only CUDA reads are refused on the CPU.
+    ///
+    /// ```
+    /// use fdlab::{Axis, Backend, Boundary, Grid, PlanOptions, Stencil};
+    /// let g = Grid::unit(&[16, 8, 4])?;
+    /// let dx = Stencil::derivative(&g, Axis::X, 1, 4)?;
+    /// let plan = Backend::cpu().plan::<f64>(&[dx], Boundary::Periodic, &g, PlanOptions::default())?;
+    /// assert_eq!(plan.outputs(), 1);
+    /// # Ok::<(), fdlab::Error>(())
+    /// ```
+    pub fn plan<T: Real>(
+        &self,
+        stencils: &[Stencil],
+        boundary: Boundary,
+        grid: &Grid,
+        opts: PlanOptions,
+    ) -> Result<Plan<T>> {
+        Plan::new(self, stencils, boundary, grid, opts)
+    }
+
+    /// Waits for all work queued on this backend (the CPU never queues).
+    ///
+    /// ```
+    /// fdlab::Backend::cpu().synchronize()?;
+    /// # Ok::<(), fdlab::Error>(())
+    /// ```
+    pub fn synchronize(&self) -> Result<()> {
+        if let Inner::Cuda(d) = &self.inner {
+            d.synchronize()?;
+        }
+        Ok(())
+    }
+}
+
+impl BackendKind {
+    /// The kind [`BACKEND_ENV`] names; `Auto` when unset, an error when it names none.
+    ///
+    /// ```
+    /// std::env::set_var("FDLAB_BACKEND", "cuda");
+    /// assert_eq!(fdlab::BackendKind::from_env().unwrap(), fdlab::BackendKind::Cuda);
+    /// ```
+    pub fn from_env() -> Result<BackendKind> {
+        match std::env::var(BACKEND_ENV) {
+            Ok(v) => v.parse(),
+            Err(_) => Ok(BackendKind::Auto),
+        }
+    }
+}

@@ -1,0 +1,156 @@
+//! Fields of a backend: host memory on the CPU, device memory on a GPU.
+
+use crate::{Error, Real, Result};
+use fdlab_core::{Field, Grid};
+use fdlab_cuda::DeviceField;
+
+/// A field on a [`crate::Backend`]: a host [`Field`] on the CPU, a [`DeviceField`] on a GPU.
+/// Made by [`crate::Backend::upload`] or [`crate::Backend::zeros`].
+///
+/// ```
+/// use fdlab::{Backend, Field, Grid};
+/// let g = Grid::unit(&[8, 4, 2])?;
+/// let f = Backend::cpu().upload(&Field::<f32>::random(&g, 3))?;
+/// assert_eq!(f.shape(), [8, 4, 2]);
+/// assert_eq!(f.backend_name(), "cpu");
+/// # Ok::<(), fdlab::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct BackendField<T: Real> {
+    pub(crate) repr: Repr<T>,
+}
+
+#[derive(Debug)]
+pub(crate) enum Repr<T: Real> {
+    Host(Field<T>),
+    Device(DeviceField<T>),
+}
+
+impl<T: Real> BackendField<T> {
+    pub(crate) fn host(f: Field<T>) -> Self {
+        BackendField {
+            repr: Repr::Host(f),
+        }
+    }
+
+    pub(crate) fn device(f: DeviceField<T>) -> Self {
+        BackendField {
+            repr: Repr::Device(f),
+        }
+    }
+
+    /// A host copy of the field (waits for queued device work).
+    ///
+    /// ```
+    /// use fdlab::{Backend, Field, Grid};
+    /// let g = Grid::unit(&[4, 4, 1])?;
+    /// let u = Field::<f64>::from_fn(&g, |x| x[0]);
+    /// assert_eq!(Backend::cpu().upload(&u)?.to_host()?, u);
+    /// # Ok::<(), fdlab::Error>(())
+    /// ```
+    pub fn to_host(&self) -> Result<Field<T>> {
+        match &self.repr {
+            Repr::Host(f) => Ok(f.clone()),
+            Repr::Device(d) => Ok(d.download()?),
+        }
+    }
+
+    /// Overwrites the field with `host` (same grid).
+    ///
+    /// ```
+    /// use fdlab::{Backend, Field, Grid};
+    /// let g = Grid::unit(&[4, 4, 1])?;
+    /// let mut f = Backend::cpu().zeros::<f32>(&g)?;
+    /// f.copy_from(&Field::filled(&g, 2.0))?;
+    /// assert_eq!(f.to_host()?.at(1, 1, 0), 2.0);
+    /// # Ok::<(), fdlab::Error>(())
+    /// ```
+    pub fn copy_from(&mut self, host: &Field<T>) -> Result<()> {
+        match &mut self.repr {
+            Repr::Host(f) => {
+                if f.grid().shape() != host.grid().shape() {
+                    return Err(Error::Shape {
+                        what: "copy source",
+                        expected: f.grid().shape(),
+                        got: host.grid().shape(),
+                    });
+                }
+                f.as_mut_slice().copy_from_slice(host.as_slice());
+                Ok(())
+            }
+            Repr::Device(d) => Ok(d.copy_from(host)?),
+        }
+    }
+
+    /// The field's grid.
+    ///
+    /// ```
+    /// use fdlab::{Backend, Grid};
+    /// let g = Grid::unit(&[5, 3, 1])?;
+    /// assert_eq!(Backend::cpu().zeros::<f64>(&g)?.grid(), &g);
+    /// # Ok::<(), fdlab::Error>(())
+    /// ```
+    pub fn grid(&self) -> &Grid {
+        match &self.repr {
+            Repr::Host(f) => f.grid(),
+            Repr::Device(d) => d.grid(),
+        }
+    }
+
+    /// Points along x, y, z.
+    ///
+    /// ```
+    /// use fdlab::{Backend, Grid};
+    /// let g = Grid::unit(&[5, 3])?;
+    /// assert_eq!(Backend::cpu().zeros::<f64>(&g)?.shape(), [5, 3, 1]);
+    /// # Ok::<(), fdlab::Error>(())
+    /// ```
+    pub fn shape(&self) -> [usize; 3] {
+        self.grid().shape()
+    }
+
+    /// `"cpu"` or `"cuda"`: where the data lives.
+    ///
+    /// ```
+    /// use fdlab::{Backend, Grid};
+    /// let g = Grid::unit(&[2, 2])?;
+    /// assert_eq!(Backend::cpu().zeros::<f32>(&g)?.backend_name(), "cpu");
+    /// # Ok::<(), fdlab::Error>(())
+    /// ```
+    pub fn backend_name(&self) -> &'static str {
+        match self.repr {
+            Repr::Host(_) => "cpu",
+            Repr::Device(_) => "cuda",
+        }
+    }
+
+    /// The host field, on the CPU backend.
+    ///
+    /// ```
+    /// use fdlab::{Backend, Grid};
+    /// let g = Grid::unit(&[2, 2])?;
+    /// assert!(Backend::cpu().zeros::<f32>(&g)?.as_host().is_some());
+    /// # Ok::<(), fdlab::Error>(())
+    /// ```
+    pub fn as_host(&self) -> Option<&Field<T>> {
+        match &self.repr {
+            Repr::Host(f) => Some(f),
+            Repr::Device(_) => None,
+        }
+    }
+
+    /// The device field, on the CUDA backend.
+    ///
+    /// ```
+    /// use fdlab::{Backend, Grid};
+    /// let g = Grid::unit(&[2, 2])?;
+    /// assert!(Backend::cpu().zeros::<f32>(&g)?.as_device().is_none());
+    /// # Ok::<(), fdlab::Error>(())
+    /// ```
+    pub fn as_device(&self) -> Option<&DeviceField<T>> {
+        match &self.repr {
+            Repr::Host(_) => None,
+            Repr::Device(d) => Some(d),
+        }
+    }
+}

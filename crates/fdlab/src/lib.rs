@@ -1,0 +1,44 @@
+//! fdlab: finite-difference stencils on the CPU and on NVIDIA GPUs through one API.
+//!
+//! Pick a [`Backend`] (`auto`, `cpu`, `cuda`), build a [`Plan`] for a set of stencils, and
+//! apply it to [`BackendField`]s of that backend. The same code runs on either backend:
+//!
+//! ```
+//! use fdlab::{Axis, Backend, Boundary, Field, Grid, PlanOptions, Stencil};
+//! std::env::set_var("FDLAB_BACKEND", "cpu");
+//! let backend = Backend::from_env()?;
+//! let grid = Grid::unit(&[32, 32, 32])?;
+//! let dy = Stencil::derivative(&grid, Axis::Y, 1, 8)?;
+//! let plan = backend.plan::<f64>(&[dy], Boundary::Periodic, &grid, PlanOptions::default())?;
+//! let u = backend.upload(&Field::from_fn(&grid, |x| (2.0 * std::f64::consts::PI * x[1]).cos()))?;
+//! let mut du = backend.zeros(&grid)?;
+//! plan.apply(&u, &mut [&mut du])?;
+//! let du = du.to_host()?;
+//! assert!(du.at(3, 0, 5).abs() < 1e-8);
+//! # Ok::<(), fdlab::Error>(())
+//! ```
+#![warn(missing_docs)]
+
+mod backend;
+mod error;
+mod field;
+mod plan;
+
+pub use backend::{Backend, BackendKind, BACKEND_ENV};
+pub use error::{Error, Result};
+pub use fdlab_core::{Axis, Boundary, Field, Grid, Precision, Scalar, Stencil};
+pub use fdlab_cuda::{Coefficients, Strategy};
+pub use field::BackendField;
+pub use plan::{Plan, PlanOptions};
+
+/// The element types fields hold on every backend: `f32` and `f64`.
+///
+/// ```
+/// fn zeros<T: fdlab::Real>(g: &fdlab::Grid) -> fdlab::Field<T> { fdlab::Field::zeros(g) }
+/// let g = fdlab::Grid::unit(&[2, 2])?;
+/// assert_eq!(zeros::<f32>(&g).as_slice().len(), 4);
+/// # Ok::<(), fdlab::Error>(())
+/// ```
+pub trait Real: Scalar + fdlab_cuda::CudaScalar {}
+
+impl<T: Scalar + fdlab_cuda::CudaScalar> Real for T {}
