@@ -62,13 +62,17 @@ pub fn check(
     };
     pb.finish_and_clear();
     print_rows(&rows);
+    let api_failed = match backend.device() {
+        Some(dev) => api_checks(dev)?,
+        None => 0,
+    };
     let path = json_path(json, "check", backend.name());
     write_json(&path, &rows)?;
     eprintln!("wrote {}", path.display());
     let failed: usize = rows.iter().map(|r| r.run - r.passed).sum();
     let run: usize = rows.iter().map(|r| r.run).sum();
-    if failed > 0 {
-        bail!("{failed} of {run} checks failed");
+    if failed > 0 || api_failed > 0 {
+        bail!("{failed} of {run} conformance checks and {api_failed} device API checks failed");
     }
     if run == 0 {
         // A selection that applies to no case must not read as a pass.
@@ -121,4 +125,28 @@ fn print_rows(rows: &[CheckRow]) {
              (column `limit`); a smaller tile or shallower ring runs them"
         );
     }
+}
+
+/// The device API's own checks (fields, plans, graphs, streams, every typed error) against
+/// the CPU reference; prints each and returns how many failed.
+fn api_checks(dev: &fdlab_cuda::Device) -> Result<usize> {
+    use fdlab_core::{Boundary, Field, Stencil};
+    let reference = |stencils: &[Stencil],
+                     boundary: Boundary,
+                     input: &Field<f64>|
+     -> std::result::Result<Vec<Field<f64>>, String> {
+        let mut outs: Vec<Field<f64>> =
+            stencils.iter().map(|_| Field::nan(input.grid())).collect();
+        let mut views: Vec<_> = outs.iter_mut().map(|o| o.view_mut()).collect();
+        fdlab_cpu::reference::apply(stencils, boundary, input.view(), &mut views)
+            .map_err(|e| e.to_string())?;
+        Ok(outs)
+    };
+    println!("device API: fields, plans, graphs, streams and typed errors");
+    let checks = fdlab_cuda::api_selftest(dev, &reference)?;
+    for c in &checks {
+        let verdict = if c.passed { "ok  " } else { "FAIL" };
+        println!("  {verdict} {}: {}", c.name, c.detail);
+    }
+    Ok(checks.iter().filter(|c| !c.passed).count())
 }

@@ -118,6 +118,15 @@ enum Command {
         #[arg(long)]
         best: bool,
     },
+    /// Run a simulation (heat or acoustic wave) described by a case file; `fdlab run --help`
+    /// for its options (e.g. `fdlab run examples/cases/heat-letters.toml --check`).
+    #[command(disable_help_flag = true)]
+    Run {
+        /// The case file and options: CASE.toml [--check] [--checkpoint-every N]
+        /// [--resume DIR] [--out DIR] [--stop-at STEP] [--quiet].
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
     /// Run the conformance suite: every strategy × stencil × boundary × scalar type × odd
     /// shape against the CPU reference.
     Check {
@@ -134,6 +143,19 @@ enum Command {
         #[arg(long)]
         json: Option<PathBuf>,
     },
+}
+
+/// `fdlab run`: the solvers' own argument parser and run loop; exits 130 after Ctrl-C.
+fn run_case(args: &[String]) -> anyhow::Result<()> {
+    if args.is_empty() || args.iter().any(|a| a == "--help" || a == "-h") {
+        println!("{}", fdlab_solvers::cli::USAGE);
+        return Ok(());
+    }
+    let code = fdlab_solvers::cli::run_command(args)?;
+    if code != 0 {
+        std::process::exit(code);
+    }
+    Ok(())
 }
 
 fn main() {
@@ -185,6 +207,8 @@ fn main() {
             })
         }),
         Command::Plot { json, out, best } => plot::plot(json, out, best),
+        Command::Run { args } => run_case(&args),
+
         Command::Check {
             backend,
             strategy,
