@@ -1,0 +1,318 @@
+//! One task: the walk over its output rows in runs (y-blocks, z marches, flat planes), and
+//! per run the interior loop and the x-edge points.
+
+use super::*;
+
+/// Per-task working memory.
+pub(crate) struct Bufs<T> {
+    /// Partial sums of stencils with more taps than one group, rows on their way to streaming
+    /// stores (portable loops), edge windows (AVX2 loops).
+    pub(crate) scratch: Vec<T>,
+    /// Sums of the edge points of one row (portable edges).
+    pub(crate) edge_acc: Vec<T>,
+    /// Per tap: where its edge window starts in `scratch`, and its row stride there.
+    pub(crate) offs: Vec<(usize, usize)>,
+}
+
+/// A window of boundary-mapped row points, as runs `(window offset, row offset, length)` of
+/// consecutive points (periodic: two runs; Neumann: the mirrored points one by one).
+#[derive(Debug)]
+pub(crate) struct Copies {
+    pub(crate) len: usize,
+    pub(crate) runs: Vec<(usize, usize, usize)>,
+}
+
+impl Copies {
+    pub(crate) fn new(idx: &[usize]) -> Copies {
+        let mut runs: Vec<(usize, usize, usize)> = vec![];
+        for (q, &i) in idx.iter().enumerate() {
+            match runs.last_mut() {
+                Some((_, from, len)) if *from + *len == i => *len += 1,
+                _ => runs.push((q, i, 1)),
+            }
+        }
+        Copies {
+            len: idx.len(),
+            runs,
+        }
+    }
+
+    /// Fills `win` (`self.len` points) from `row`.
+    #[inline]
+    pub(crate) fn fill<T: Copy>(&self, win: &mut [T], row: &[T]) {
+        for &(at, from, len) in &self.runs {
+            for (d, s) in win[at..at + len].iter_mut().zip(&row[from..from + len]) {
+                *d = *s;
+            }
+        }
+    }
+}
+
+/// Computes every point of `task`; `spans[o]` is output `o`'s data from `task.start` to
+/// `task.end`.
+pub(crate) fn run_task<T: Scalar>(plan: &Plan<T>, u: &[T], task: &Task, spans: &mut [&mut [T]]) {
+    let r = task.region;
+    let [nx, ny, nz] = plan.shape;
+    let (i0, i1) = (r.lo[0], r.hi[0]);
+    let xplans: Vec<XPlan> = plan
+        .stencils
+        .iter()
+        .map(|s| x_plan(s, plan.boundary, i0, i1, nx))
+        .collect();
+    let mut rows: Vec<&[T]> = Vec::with_capacity(plan.max_taps);
+    // Edge windows of a run: `run` rows of every tap row's window, and `run` rows of outputs.
+    let windows = xplans
+        .iter()
+        .zip(&plan.stencils)
+        .map(|(xp, s)| {
+            s.xrows
+                .iter()
+                .map(|x| xp.lanes + (x.hi - x.lo) as usize)
+                .sum::<usize>()
+                + xp.lanes
+        })
+        .max()
+        .unwrap_or(0);
+    let mut bufs = Bufs {
+        scratch: vec![T::zero(); X_BLOCK.max(plan.run * windows)],
+        edge_acc: vec![T::zero(); xplans.iter().map(|x| x.edges.len()).max().unwrap_or(0)],
+        offs: vec![(0, 0); plan.max_taps],
+    };
+    // Output rows come in runs of up to `plan.run` rows handled by one call, along y (rows nx
+    // apart) or, for stencils that reach along z but not y, along z (rows a plane apart: the
+    // rows a z-stencil reads then stay in L1 from one output row to the next). A run only holds
+    // rows whose taps all read inside the grid along the run's axis (no mapping), so that tap
+    // rows advance by the same stride as the output rows.
+    let plane = nx * ny;
+    let (axis, stride, n_axis) = if plan.zmarch {
+        (2, plane, nz)
+    } else {
+        (1, nx, ny)
+    };
+    let (mut a_lo, mut a_hi) = (0i64, n_axis as i64);
+    for s in &plan.stencils {
+        for t in &s.taps {
+            a_lo = a_lo.max(-t.off[axis]);
+            a_hi = a_hi.min(n_axis as i64 - t.off[axis]);
+        }
+    }
+    // Address of output 0's first point in the task (flat planes: where pieces end).
+    let out0 = spans.first().map_or(0, |o| o.as_ptr() as usize);
+    #[allow(clippy::too_many_arguments)]
+    let mut one_row = |spans: &mut [&mut [T]],
+                       xps: &[XPlan],
+                       i0: usize,
+                       i1: usize,
+                       j: usize,
+                       k: usize,
+                       n: usize,
+                       jump: PfJump| {
+        let ji = j as i64;
+        let row_start = (k * ny + j) * nx;
+        let span = (n - 1) * stride;
+        for ((s, xp), out) in plan.stencils.iter().zip(xps).zip(spans.iter_mut()) {
+            rows.clear();
+            for t in &s.taps {
+                let jj = map_index(plan.boundary, ji + t.off[1], ny);
+                let kk = map_index(plan.boundary, k as i64 + t.off[2], nz);
+                let st = (kk * ny + jj) * nx;
+                rows.push(&u[st..st + span + nx]);
+            }
+            let seg = &mut out[row_start + i0 - task.start..row_start + span + i1 - task.start];
+            row(plan, s, xp, &rows, seg, i0, n, stride, jump, &mut bufs);
+        }
+    };
+    let run = |c: usize, end: usize| {
+        let ci = c as i64;
+        if ci >= a_lo && ci < a_hi {
+            (plan.run.min(end - c) as i64).min(a_hi - ci) as usize
+        } else {
+            1
+        }
+    };
+    if plan.flat {
+        // Each plane is one row (`Plan::flat`): march along z over pieces of it that end on a
+        // 64-byte line of output 0 (in the task's first plane).
+        let size = std::mem::size_of::<T>();
+        let chunk = (FLAT_CHUNK_BYTES / size).max(1);
+        // Ring of input pieces for `x86::ring_march`.
+        #[cfg(target_arch = "x86_64")]
+        let mut ring: Vec<T> = vec![];
+        let mut c0 = i0;
+        while c0 < i1 {
+            let mut c1 = (c0 + chunk).min(i1);
+            if c1 < i1 {
+                let mis = (out0 + (r.lo[2] * nx + c1 - task.start) * size) % 64;
+                if mis.is_multiple_of(size) && mis / size < c1 - c0 {
+                    c1 -= mis / size;
+                }
+            }
+            #[cfg(target_arch = "x86_64")]
+            if plan.stencils.len() == 1
+                && x86::ring_march(
+                    plan, u, spans[0], task.start, c0, c1, r.lo[2], r.hi[2], &mut ring,
+                )
+            {
+                c0 = c1;
+                continue;
+            }
+            let xps: Vec<XPlan> = plan
+                .stencils
+                .iter()
+                .map(|s| x_plan(s, plan.boundary, c0, c1, nx))
+                .collect();
+            let mut k = r.lo[2];
+            while k < r.hi[2] {
+                let n = run(k, r.hi[2]);
+                one_row(spans, &xps, c0, c1, 0, k, n, PfJump::NONE);
+                k += n;
+            }
+            c0 = c1;
+        }
+    } else if plan.zmarch {
+        for j in r.lo[1]..r.hi[1] {
+            let mut k = r.lo[2];
+            while k < r.hi[2] {
+                let n = run(k, r.hi[2]);
+                one_row(spans, &xplans, i0, i1, j, k, n, PfJump::NONE);
+                k += n;
+            }
+        }
+    } else {
+        let mut jb = r.lo[1];
+        while jb < r.hi[1] {
+            let je = jb.saturating_add(plan.j_block).min(r.hi[1]);
+            // After row `je - 1` of plane `k` come rows `jb..` of plane `k + 1`.
+            let by = plane as isize - ((je - jb) * nx) as isize;
+            for k in r.lo[2]..r.hi[2] {
+                let mut j = jb;
+                while j < je {
+                    let n = run(j, je);
+                    let jump = PfJump {
+                        row: (je - j).saturating_sub(plan.prefetch),
+                        by,
+                    };
+                    one_row(spans, &xplans, i0, i1, j, k, n, jump);
+                    j += n;
+                }
+            }
+            jb = je;
+        }
+    }
+    if plan.nt {
+        store_fence();
+    }
+}
+
+/// `n` output rows `rs` elements apart (a run along y or z): row `r` of `seg` holds points
+/// `i0..i1` at `r·rs`, and tap `t` reads row `r` of `rows[t]` at `r·rs` (the rows of a run
+/// advance together).
+#[allow(clippy::too_many_arguments)]
+#[inline]
+pub(crate) fn row<T: Scalar>(
+    plan: &Plan<T>,
+    s: &PStencil<T>,
+    xp: &XPlan,
+    rows: &[&[T]],
+    seg: &mut [T],
+    i0: usize,
+    n: usize,
+    rs: usize,
+    jump: PfJump,
+    bufs: &mut Bufs<T>,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if plan.avx512 && x86::xperiodic(plan, s, xp, rows, seg, n, rs) {
+        return;
+    }
+    // The interior first: its loops prefetch the rows the edges then read.
+    if xp.lo < xp.hi {
+        interior(plan, s, xp, rows, seg, i0, n, rs, jump, &mut bufs.scratch);
+    }
+    let nx = plan.shape[0];
+    let ne = xp.edges.len();
+    #[cfg(target_arch = "x86_64")]
+    let ne = if ne > 0 && plan.avx2 && x86::edges(plan, s, xp, rows, seg, n, rs, bufs) {
+        0
+    } else {
+        ne
+    };
+    if ne > 0 {
+        for r in 0..n {
+            let o = r * rs;
+            // Tap-major, so that the edge points' sums interleave instead of forming one long
+            // dependent chain.
+            let acc = &mut bufs.edge_acc[..ne];
+            acc.fill(T::zero());
+            for ((t, row), idx) in s.taps.iter().zip(rows).zip(xp.edge_idx.chunks_exact(ne)) {
+                let row = &row[o..o + nx];
+                for (a, &ix) in acc.iter_mut().zip(idx) {
+                    *a = *a + t.w * row[ix];
+                }
+            }
+            for (&i, &a) in xp.edges.iter().zip(acc.iter()) {
+                seg[o + i - i0] = a;
+            }
+        }
+    }
+}
+
+/// The x-interior of `n` rows, as in [`row`].
+#[allow(clippy::too_many_arguments)]
+#[inline]
+pub(crate) fn interior<T: Scalar>(
+    plan: &Plan<T>,
+    s: &PStencil<T>,
+    xp: &XPlan,
+    rows: &[&[T]],
+    seg: &mut [T],
+    i0: usize,
+    n: usize,
+    rs: usize,
+    jump: PfJump,
+    scratch: &mut [T],
+) {
+    let nx = plan.shape[0];
+    let nt = s.taps.len();
+    // Whole rows one after the other are one long row, except for the AVX2 pair loop
+    // (`PStencil::pairs`): row by row it measured 5-15% faster out of cache on the 2-core VM
+    // (bench/NOTES.md); why is not established. The AVX-512 pair loop takes long rows: row by
+    // row, the cache line holding the end of one row and the start of the next (rows that start
+    // inside a line) is written by two masked ordinary stores (session 6).
+    let long = !(plan.avx2 && !plan.avx512 && s.pairs.is_some() && nt <= plan.group);
+    // (A long row keeps prefetching the rows that follow in memory: no jump.)
+    let (range, n, jump) = if rs == nx && xp.lo == 0 && xp.hi == nx && n > 1 && long {
+        (0..n * nx, 1, PfJump::NONE)
+    } else {
+        (xp.lo..xp.hi, n, jump)
+    };
+    #[cfg(target_arch = "x86_64")]
+    if plan.avx2 && x86::interior(plan, s, rows, seg, i0, range.clone(), n, rs, jump, scratch) {
+        return;
+    }
+    for r in 0..n {
+        let o = r * rs;
+        let mut b = range.start;
+        while b < range.end {
+            let e = (b + X_BLOCK).min(range.end);
+            let (lo, hi) = (o + b - i0, o + e - i0);
+            let dst: &mut [T] = if plan.nt {
+                &mut scratch[..e - b]
+            } else {
+                &mut seg[lo..hi]
+            };
+            let mut first = true;
+            let mut t0 = 0;
+            while t0 < nt {
+                let t1 = (t0 + plan.group).min(nt);
+                group(dst, &rows[t0..t1], &s.taps[t0..t1], o + b, !first);
+                first = false;
+                t0 = t1;
+            }
+            if plan.nt {
+                stream_copy(&mut seg[lo..hi], &scratch[..e - b]);
+            }
+            b = e;
+        }
+    }
+}
