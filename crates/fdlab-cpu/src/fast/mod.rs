@@ -1,4 +1,3 @@
-
 //! The fast executor: rayon over contiguous blocks of planes (rows in 2-D, points in 1-D),
 //! tap rows resolved through the boundary once per run of rows, and fused inner loops over up
 //! to eight taps, hand-vectorised with AVX2 + FMA where the CPU has them (detected at run time).
@@ -130,9 +129,9 @@ pub struct Options {
     /// largest z, then y offset) is prefetched into L2 (`prefetcht1`; into L1 in the loop for
     /// derivatives along x), one cache line per line of output. 0: off.
     ///
-    /// Into L2, not L1 (`prefetcht0` before session 5): on the 2-vCPU Zen 4 VM the 7-point
-    /// Laplacian f64 at 512³ went from ~66-69% to ~81-83% of the paired copy (bench/NOTES.md,
-    /// session 5). Likely why (not measured: no hardware counters there): L1 prefetches hold
+    /// Into L2, not L1: on a 2-vCPU Zen 4 VM, the 7-point Laplacian f64 at 512³ went from
+    /// ~66-69% (`prefetcht0`) to ~81-83% of a paired copy. Likely why (not measured: no
+    /// hardware counters there): L1 prefetches hold
     /// the core's few L1 miss buffers, so fewer lines are in flight from memory.
     pub prefetch_rows: usize,
     /// Prefetch distance in rows of the AVX-512 pair loop along y where whole rows one after the

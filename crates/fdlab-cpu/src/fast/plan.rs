@@ -5,7 +5,7 @@
 use super::*;
 
 /// Bytes of a plane's piece per z march in [`Plan::flat`] mode (the length of a 512-point f32
-/// row, what the z march went over before).
+/// row).
 pub(crate) const FLAT_CHUNK_BYTES: usize = 2048;
 
 /// Switches `plan` to flat planes, returning the region in those terms, when every stencil
@@ -16,8 +16,12 @@ pub(crate) const FLAT_CHUNK_BYTES: usize = 2048;
 /// Why: with rows of the grid that start inside a cache line (a `Vec` of 512 MiB starts 16
 /// bytes into a page), the line that holds the end of one row and the start of the next was
 /// written in two parts by ordinary (masked) stores at different times, read from memory for
-/// each, between streamed lines (bench/runs/2026-11-23-epyc-cpu6/NOTES.md).
-pub(crate) fn flat_planes<T: Scalar>(plan: &mut Plan<T>, stencils: &[Stencil], region: Region) -> Region {
+/// each, between streamed lines (measured on a 2-vCPU Zen 4 VM).
+pub(crate) fn flat_planes<T: Scalar>(
+    plan: &mut Plan<T>,
+    stencils: &[Stencil],
+    region: Region,
+) -> Region {
     let [nx, ny, nz] = plan.shape;
     let only_z = stencils.iter().all(|s| {
         let (b, a) = (s.reach_below(), s.reach_above());
@@ -148,7 +152,12 @@ pub(crate) struct Plan<T> {
 }
 
 impl<T: Scalar> Plan<T> {
-    pub(crate) fn new(stencils: &[Stencil], boundary: Boundary, shape: [usize; 3], opts: &Options) -> Self {
+    pub(crate) fn new(
+        stencils: &[Stencil],
+        boundary: Boundary,
+        shape: [usize; 3],
+        opts: &Options,
+    ) -> Self {
         let ps: Vec<PStencil<T>> = stencils
             .iter()
             .map(|s| {
@@ -360,7 +369,13 @@ pub(crate) struct XPlan {
     pub(crate) lanes: usize,
 }
 
-pub(crate) fn x_plan<T>(s: &PStencil<T>, boundary: Boundary, i0: usize, i1: usize, nx: usize) -> XPlan {
+pub(crate) fn x_plan<T>(
+    s: &PStencil<T>,
+    boundary: Boundary,
+    i0: usize,
+    i1: usize,
+    nx: usize,
+) -> XPlan {
     let lo = i0.max(s.below_x);
     let hi = i1.min(nx.saturating_sub(s.above_x));
     let (lo, hi) = if lo < hi { (lo, hi) } else { (i1, i1) };

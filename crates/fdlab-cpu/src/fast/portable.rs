@@ -4,7 +4,13 @@ use super::*;
 
 /// `dst[i] (+)= Σ_t w_t · rows[t][start + i + ox_t]` for up to [`MAX_GROUP`] taps: portable
 /// loops the compiler vectorises for the build target.
-pub(crate) fn group<T: Scalar>(dst: &mut [T], rows: &[&[T]], taps: &[PTap<T>], start: usize, acc: bool) {
+pub(crate) fn group<T: Scalar>(
+    dst: &mut [T],
+    rows: &[&[T]],
+    taps: &[PTap<T>],
+    start: usize,
+    acc: bool,
+) {
     macro_rules! dispatch {
         ($($n:literal)*) => {
             match (taps.len(), acc) {
@@ -38,7 +44,11 @@ pub(crate) fn portable<T: Scalar, const N: usize, const ACC: bool>(
 /// `dst[i] (+)= Σ_t w[t] · src[t][i]`, every `src[t]` as long as `dst`. Not inlined, so that
 /// `dst` keeps its no-alias guarantee and the loop vectorises without run-time checks.
 #[inline(never)]
-pub(crate) fn body<T: Scalar, const N: usize, const ACC: bool>(dst: &mut [T], src: &[&[T]; N], w: &[T; N]) {
+pub(crate) fn body<T: Scalar, const N: usize, const ACC: bool>(
+    dst: &mut [T],
+    src: &[&[T]; N],
+    w: &[T; N],
+) {
     let len = dst.len();
     // Slicing to `len` lets the compiler drop the bounds checks in the loop.
     let src: [&[T]; N] = std::array::from_fn(|t| &src[t][..len]);

@@ -59,7 +59,9 @@ pub(crate) unsafe fn dispatch<U: Lanes>(n: usize, k: &Kernel<U>, stream: bool) {
 /// elements; `dst` overlaps no `src[t]`, and overlaps `acc` only if equal to it, and then
 /// not with `NT`.
 #[target_feature(enable = "avx2,fma")]
-pub(crate) unsafe fn kernel<U: Lanes, const N: usize, const ACC: bool, const NT: bool>(k: &Kernel<U>) {
+pub(crate) unsafe fn kernel<U: Lanes, const N: usize, const ACC: bool, const NT: bool>(
+    k: &Kernel<U>,
+) {
     // SAFETY (every pointer access below): by the contract above, for each row `r` the
     // indices `i < len` read through `src[t] + r·sstride[t]` and `acc + o`, and written
     // through `dst + o`, are in bounds; vectors are read or written at `q` with

@@ -25,14 +25,7 @@ pub(crate) trait Lanes: Scalar {
     unsafe fn mid(a: Self::V, b: Self::V) -> Self::V;
     /// The vector `k` points (`-W < k < W`, `k != 0, ±W/2`) after the start of `b`, given
     /// `a`, `b`, `c` consecutive and `m = mid(a, b)`, `p = mid(b, c)`.
-    unsafe fn shift(
-        a: Self::V,
-        b: Self::V,
-        c: Self::V,
-        m: Self::V,
-        p: Self::V,
-        k: i64,
-    ) -> Self::V;
+    unsafe fn shift(a: Self::V, b: Self::V, c: Self::V, m: Self::V, p: Self::V, k: i64) -> Self::V;
 }
 
 // SAFETY (both impls): each method is one intrinsic, which needs AVX2/FMA (the methods are
@@ -157,14 +150,7 @@ impl Lanes for f64 {
     }
     #[inline]
     #[target_feature(enable = "avx2,fma")]
-    unsafe fn shift(
-        a: __m256d,
-        b: __m256d,
-        c: __m256d,
-        m: __m256d,
-        p: __m256d,
-        k: i64,
-    ) -> __m256d {
+    unsafe fn shift(a: __m256d, b: __m256d, c: __m256d, m: __m256d, p: __m256d, k: i64) -> __m256d {
         let al = |hi: __m256d, lo: __m256d| {
             let (hi, lo) = (_mm256_castpd_si256(hi), _mm256_castpd_si256(lo));
             _mm256_castsi256_pd(_mm256_alignr_epi8::<8>(hi, lo))

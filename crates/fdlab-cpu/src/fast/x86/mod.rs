@@ -25,10 +25,10 @@ pub(crate) use lanes512::*;
 pub(crate) use pair::*;
 pub(crate) use pair512::*;
 pub(crate) use ring::*;
-pub(crate) use xperiodic::*;
-pub(crate) use xrow::*;
 pub(crate) use std::any::TypeId;
 pub(crate) use std::arch::x86_64::*;
+pub(crate) use xperiodic::*;
+pub(crate) use xrow::*;
 
 /// The x-interior `range` of `n` output rows (as in `row`) with the AVX2 loops; false
 /// (nothing done) when `T` is neither `f32` nor `f64`.
@@ -71,9 +71,7 @@ pub(crate) fn interior_as<T: Scalar, U: Lanes512>(
 ) {
     debug_assert_eq!(TypeId::of::<T>(), TypeId::of::<U>());
     let nx = plan.shape[0];
-    let taps = &s.taps;
-    let ntaps = taps.len();
-    let groups = ntaps.div_ceil(plan.group);
+    let groups = s.taps.len().div_ceil(plan.group);
     let span = (n - 1) * rs;
     let mut b = range.start;
     let align_blocks = plan.avx512 && s.pairs.is_some();
@@ -86,148 +84,214 @@ pub(crate) fn interior_as<T: Scalar, U: Lanes512>(
                 e -= mis / std::mem::size_of::<T>();
             }
         }
-        let len = e - b;
-        // Every pointer below comes from a slice that holds all `n` rows of the block
-        // (`span + len` elements); casting from T to U (the same type) is the identity.
-        let out = seg[b - i0..span + e - i0].as_mut_ptr().cast::<U>();
-        let src = |t: usize| {
-            let st = (b as i64 + taps[t].off[0]) as usize;
-            rows[t][st..st + span + len].as_ptr().cast::<U>()
+        let blk = Block::<T, U> {
+            plan,
+            s,
+            rows,
+            // Every pointer of a block comes from a slice that holds all `n` rows of the
+            // block (`span + len` elements); casting from T to U (the same type) is the
+            // identity.
+            out: seg[b - i0..span + e - i0].as_mut_ptr().cast::<U>(),
+            b,
+            len: e - b,
+            n,
+            rs,
+            span,
+            jump,
         };
-        let weight = |t: usize| U::from_f64(taps[t].w.as_f64());
-        // The lead row `prefetch` rows later, from the leftmost point a tap reads (an
-        // address to prefetch, never dereferenced: it may lie outside the input).
-        let pf_at = |rows_ahead: usize| {
-            if rows_ahead > 0 {
-                let ox = taps[s.lead].off[0] + s.below_x as i64;
-                src(s.lead)
-                    .wrapping_sub(ox as usize)
-                    .wrapping_add(rows_ahead * rs)
-            } else {
-                std::ptr::null()
-            }
-        };
-        let pf = pf_at(plan.prefetch);
         let reach = single_row(plan, s).filter(|&r| b >= r && e + r <= nx);
         if let Some(reach) = reach {
-            // All taps on one row within ±4 points: one load per vector, the shifted
-            // vectors by shuffles.
-            let mut w = [U::zero(); 9];
-            for t in taps {
-                w[(t.off[0] + 4) as usize] = U::from_f64(t.w.as_f64());
-            }
-            let k = XKernel {
-                dst: out,
-                x: rows[0].as_ptr().cast::<U>().wrapping_add(b),
-                before: b,
-                after: nx - b,
-                w,
-                len,
-                rows: n,
-                stride: rs,
-                pf,
-                jump,
-            };
-            // SAFETY: `plan.avx2`; `rows[0]` (all taps read that row; `span + nx` points)
-            // holds every row `r < n` at `r·rs` from `b - before = 0` to `b + after = nx`,
-            // with `before = b >= reach` and `len + reach = e - b + reach <= after`;
-            // `dst` covers the `len` points of each row; input and output are disjoint.
-            unsafe { dispatch_x(reach, &k, plan.nt) };
+            blk.shuffled(reach);
         } else if let (1, Some(pairs)) = (groups, &s.pairs) {
-            let mut k = PairKernel {
-                dst: out,
-                plus: [std::ptr::null(); MAX_PAIRS],
-                minus: [std::ptr::null(); MAX_PAIRS],
-                w: [U::zero(); MAX_PAIRS],
-                len,
-                rows: n,
-                stride: rs,
-                pf,
-                jump,
-            };
-            for (q, &(a, b)) in pairs.iter().enumerate() {
-                k.plus[q] = src(a);
-                k.minus[q] = src(b);
-                k.w[q] = weight(a);
-            }
-            if plan.avx512 && len >= 2 * U::ZW {
-                // Along y without a jump (whole rows as one long row), the AVX-512 loop
-                // prefetches `pair_prefetch` rows ahead.
-                if !plan.zmarch && jump.row == PfJump::NONE.row {
-                    k.pf = pf_at(plan.pair_prefetch);
-                }
-                // SAFETY: as below; `plan.avx512` means the CPU has AVX-512F, and the
-                // length condition of `pair_kernel512` is checked here.
-                unsafe { dispatch_pairs512(pairs.len(), &k, plan.nt) };
-            } else {
-                // SAFETY: as for the tap-by-tap kernel below (`pairs` holds each tap once,
-                // so `plus` and `minus` are the same `src(t)` pointers); `pairs.len() <=
-                // ntaps / 2 <= MAX_PAIRS` since the group holds every tap.
-                unsafe { dispatch_pairs(pairs.len(), &k, plan.nt) };
-            }
+            blk.pairs(pairs);
         } else if groups == 1 {
-            let mut p = [std::ptr::null::<U>(); MAX_GROUP];
-            let mut w = [U::zero(); MAX_GROUP];
-            for t in 0..ntaps {
-                p[t] = src(t);
-                w[t] = weight(t);
-            }
-            let k = Kernel {
-                dst: out,
-                acc: std::ptr::null(),
-                src: p,
-                w,
-                len,
-                rows: n,
-                dstride: rs,
-                sstride: [rs; MAX_GROUP],
-                pf,
-                jump,
-            };
-            // SAFETY: `plan.avx2` means `has_avx2_fma()`; the pointers come from slices
-            // of `span + len` elements (input for `src`, the output rows for `dst`), so
-            // the `len` points of every row `r < n` at `r·rs` lie inside them; output and
-            // input are disjoint (one is borrowed shared, the other exclusively).
-            unsafe { dispatch(ntaps, &k, plan.nt) };
+            blk.taps();
         } else {
-            let tmp = scratch[..len].as_mut_ptr().cast::<U>();
-            for r in 0..n {
-                let o = r * rs;
-                for g in 0..groups {
-                    let (t0, t1) = (g * plan.group, ((g + 1) * plan.group).min(ntaps));
-                    let last = g + 1 == groups;
-                    let mut p = [std::ptr::null::<U>(); MAX_GROUP];
-                    let mut w = [U::zero(); MAX_GROUP];
-                    for t in t0..t1 {
-                        p[t - t0] = src(t).wrapping_add(o);
-                        w[t - t0] = weight(t);
-                    }
-                    // Partial sums go to `tmp`; the last group adds them and writes `out`.
-                    let k = Kernel {
-                        dst: if last { out.wrapping_add(o) } else { tmp },
-                        acc: if g == 0 { std::ptr::null() } else { tmp },
-                        src: p,
-                        w,
-                        len,
-                        rows: 1,
-                        dstride: nx,
-                        sstride: [nx; MAX_GROUP],
-                        pf: if g == 0 && !pf.is_null() {
-                            jump.at(pf, r).wrapping_add(o)
-                        } else {
-                            std::ptr::null()
-                        },
-                        jump: PfJump::NONE,
-                    };
-                    // SAFETY: as above, for row `r` (offset `o < span + 1`, so `o + len`
-                    // stays inside the slices); `tmp` is `scratch[..len]`, disjoint from
-                    // input and output; `acc` equals `dst` only for middle groups, which
-                    // are not streamed.
-                    unsafe { dispatch(t1 - t0, &k, last && plan.nt) };
-                }
-            }
+            blk.groups(scratch);
         }
         b = e;
+    }
+}
+
+/// One block `b..b + len` of the x-interior of `n` rows `rs` apart, for [`interior_as`].
+struct Block<'r, T, U> {
+    plan: &'r Plan<T>,
+    s: &'r PStencil<T>,
+    rows: &'r [&'r [T]],
+    /// The block's first output point (row 0).
+    out: *mut U,
+    b: usize,
+    len: usize,
+    n: usize,
+    rs: usize,
+    /// `(n - 1)·rs`.
+    span: usize,
+    jump: PfJump,
+}
+
+impl<T: Scalar, U: Lanes512> Block<'_, T, U> {
+    /// Tap `t`'s first input point of the block (row 0).
+    fn src(&self, t: usize) -> *const U {
+        let st = (self.b as i64 + self.s.taps[t].off[0]) as usize;
+        self.rows[t][st..st + self.span + self.len]
+            .as_ptr()
+            .cast::<U>()
+    }
+
+    /// Tap `t`'s weight.
+    fn weight(&self, t: usize) -> U {
+        U::from_f64(self.s.taps[t].w.as_f64())
+    }
+
+    /// The lead row `rows_ahead` rows later, from the leftmost point a tap reads (an address
+    /// to prefetch, never dereferenced: it may lie outside the input); null for 0.
+    fn pf_at(&self, rows_ahead: usize) -> *const U {
+        if rows_ahead > 0 {
+            let s = self.s;
+            let ox = s.taps[s.lead].off[0] + s.below_x as i64;
+            self.src(s.lead)
+                .wrapping_sub(ox as usize)
+                .wrapping_add(rows_ahead * self.rs)
+        } else {
+            std::ptr::null()
+        }
+    }
+
+    /// All taps on one row within ±`reach` points: one load per vector, the shifted vectors
+    /// by shuffles.
+    fn shuffled(&self, reach: usize) {
+        let (plan, b) = (self.plan, self.b);
+        let nx = plan.shape[0];
+        let mut w = [U::zero(); 9];
+        for t in &self.s.taps {
+            w[(t.off[0] + 4) as usize] = U::from_f64(t.w.as_f64());
+        }
+        let k = XKernel {
+            dst: self.out,
+            x: self.rows[0].as_ptr().cast::<U>().wrapping_add(b),
+            before: b,
+            after: nx - b,
+            w,
+            len: self.len,
+            rows: self.n,
+            stride: self.rs,
+            pf: self.pf_at(plan.prefetch),
+            jump: self.jump,
+        };
+        // SAFETY: `plan.avx2`; `rows[0]` (all taps read that row; `span + nx` points)
+        // holds every row `r < n` at `r·rs` from `b - before = 0` to `b + after = nx`,
+        // with `before = b >= reach` and `len + reach = e - b + reach <= after`;
+        // `dst` covers the `len` points of each row; input and output are disjoint.
+        unsafe { dispatch_x(reach, &k, plan.nt) };
+    }
+
+    /// Antisymmetric tap pairs in one group: the pair loops.
+    fn pairs(&self, pairs: &[(usize, usize)]) {
+        let plan = self.plan;
+        let mut k = PairKernel {
+            dst: self.out,
+            plus: [std::ptr::null(); MAX_PAIRS],
+            minus: [std::ptr::null(); MAX_PAIRS],
+            w: [U::zero(); MAX_PAIRS],
+            len: self.len,
+            rows: self.n,
+            stride: self.rs,
+            pf: self.pf_at(plan.prefetch),
+            jump: self.jump,
+        };
+        for (q, &(a, b)) in pairs.iter().enumerate() {
+            k.plus[q] = self.src(a);
+            k.minus[q] = self.src(b);
+            k.w[q] = self.weight(a);
+        }
+        if plan.avx512 && self.len >= 2 * U::ZW {
+            // Along y without a jump (whole rows as one long row), the AVX-512 loop
+            // prefetches `pair_prefetch` rows ahead.
+            if !plan.zmarch && self.jump.row == PfJump::NONE.row {
+                k.pf = self.pf_at(plan.pair_prefetch);
+            }
+            // SAFETY: as below; `plan.avx512` means the CPU has AVX-512F, and the
+            // length condition of `pair_kernel512` is checked here.
+            unsafe { dispatch_pairs512(pairs.len(), &k, plan.nt) };
+        } else {
+            // SAFETY: as for the tap-by-tap kernel in `taps` (`pairs` holds each tap once,
+            // so `plus` and `minus` are the same `src(t)` pointers); `pairs.len() <=
+            // ntaps / 2 <= MAX_PAIRS` since the group holds every tap.
+            unsafe { dispatch_pairs(pairs.len(), &k, plan.nt) };
+        }
+    }
+
+    /// Every tap in one group: one fused pass.
+    fn taps(&self) {
+        let ntaps = self.s.taps.len();
+        let mut p = [std::ptr::null::<U>(); MAX_GROUP];
+        let mut w = [U::zero(); MAX_GROUP];
+        for t in 0..ntaps {
+            p[t] = self.src(t);
+            w[t] = self.weight(t);
+        }
+        let k = Kernel {
+            dst: self.out,
+            acc: std::ptr::null(),
+            src: p,
+            w,
+            len: self.len,
+            rows: self.n,
+            dstride: self.rs,
+            sstride: [self.rs; MAX_GROUP],
+            pf: self.pf_at(self.plan.prefetch),
+            jump: self.jump,
+        };
+        // SAFETY: `plan.avx2` means `has_avx2_fma()`; the pointers come from slices
+        // of `span + len` elements (input for `src`, the output rows for `dst`), so
+        // the `len` points of every row `r < n` at `r·rs` lie inside them; output and
+        // input are disjoint (one is borrowed shared, the other exclusively).
+        unsafe { dispatch(ntaps, &k, self.plan.nt) };
+    }
+
+    /// More taps than one group: row by row, group by group, partial sums in `scratch`.
+    fn groups(&self, scratch: &mut [T]) {
+        let plan = self.plan;
+        let nx = plan.shape[0];
+        let ntaps = self.s.taps.len();
+        let groups = ntaps.div_ceil(plan.group);
+        let pf = self.pf_at(plan.prefetch);
+        let tmp = scratch[..self.len].as_mut_ptr().cast::<U>();
+        for r in 0..self.n {
+            let o = r * self.rs;
+            for g in 0..groups {
+                let (t0, t1) = (g * plan.group, ((g + 1) * plan.group).min(ntaps));
+                let last = g + 1 == groups;
+                let mut p = [std::ptr::null::<U>(); MAX_GROUP];
+                let mut w = [U::zero(); MAX_GROUP];
+                for t in t0..t1 {
+                    p[t - t0] = self.src(t).wrapping_add(o);
+                    w[t - t0] = self.weight(t);
+                }
+                // Partial sums go to `tmp`; the last group adds them and writes `out`.
+                let k = Kernel {
+                    dst: if last { self.out.wrapping_add(o) } else { tmp },
+                    acc: if g == 0 { std::ptr::null() } else { tmp },
+                    src: p,
+                    w,
+                    len: self.len,
+                    rows: 1,
+                    dstride: nx,
+                    sstride: [nx; MAX_GROUP],
+                    pf: if g == 0 && !pf.is_null() {
+                        self.jump.at(pf, r).wrapping_add(o)
+                    } else {
+                        std::ptr::null()
+                    },
+                    jump: PfJump::NONE,
+                };
+                // SAFETY: as in `taps`, for row `r` (offset `o < span + 1`, so `o + len`
+                // stays inside the slices); `tmp` is `scratch[..len]`, disjoint from
+                // input and output; `acc` equals `dst` only for middle groups, which
+                // are not streamed.
+                unsafe { dispatch(t1 - t0, &k, last && plan.nt) };
+            }
+        }
     }
 }
 

@@ -42,7 +42,7 @@ pub(crate) unsafe fn dispatch_pairs<U: Lanes>(n: usize, k: &PairKernel<U>, strea
 /// `dst[o+i] = Σ_{p<P} w[p]·(plus[p][o+i] - minus[p][o+i])`, two vectors per step, stored,
 /// streamed and prefetched as in [`kernel`].
 ///
-/// Why not [`kernel`] (measured on the 2-core Zen 4 VM, bench/NOTES.md): with eight taps
+/// Why not [`kernel`] (measured on a 2-vCPU Zen 4 VM): with eight taps
 /// its eight weight vectors, two sums and the loads do not fit the 16 ymm registers, so
 /// the loop reloads the weights from the stack (27 loads per 16 points instead of 16)
 /// and each output vector is one chain of eight dependent multiply-adds. Here four

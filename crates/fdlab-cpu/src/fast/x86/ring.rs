@@ -13,7 +13,7 @@ pub(crate) const MAX_PAIRS: usize = MAX_GROUP / 2;
 /// piece does not fit (`T` not `f32`/`f64`, no AVX-512, taps off the z axis, a piece
 /// shorter than two vectors, not one stencil).
 ///
-/// Why (bench/runs/2026-11-23-epyc-cpu6/NOTES.md): on `[512, 513, 512]` (planes 2 KiB
+/// Why (measured on a 2-vCPU Zen 4 VM): on `[512, 513, 512]` (planes 2 KiB
 /// further apart mod 4 KiB) the z march ran ~20% faster per point than on 512³.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn ring_march<T: Scalar>(

@@ -10,7 +10,7 @@ use super::*;
 /// not apply (no AVX-512, another boundary or stencil, part rows, rows shorter than
 /// `2·ZW + 2·reach` points, `T` neither `f32` nor `f64`).
 ///
-/// Why (bench/runs/2026-11-23-epyc-cpu7/NOTES.md): rows start 16 bytes into a cache line
+/// Why (measured on a 2-vCPU Zen 4 VM): rows start 16 bytes into a cache line
 /// (a `Vec` of 512 MiB starts 16 bytes into a page), and the AVX2 path wrote the line
 /// holding a row's end and the next row's start in three parts with ordinary stores (the
 /// interior's head, then the edge points of both rows), plus per-row edge code.

@@ -88,9 +88,8 @@ pub(crate) unsafe fn xkernel<U: Lanes, const R: usize, const NT: bool>(k: &XKern
         let x = k.x.add(o);
         let pf = k.jump.at(k.pf, r).wrapping_add(o);
         // Into L1 here, unlike the other loops: with L2 (`prefetcht1`) d/dx measured 0-6
-        // points lower in 4 of 6 alternated windows on the 2-vCPU Zen 4 VM, within that
-        // machine's noise (bench/NOTES.md, session 5); no gain was seen, so it stays as it
-        // was.
+        // points lower in 4 of 6 alternated windows on a 2-vCPU Zen 4 VM, within that
+        // machine's noise; no gain was seen, so it stays in L1.
         let prefetch = |i: usize| {
             if !k.pf.is_null() {
                 _mm_prefetch::<_MM_HINT_T0>(pf.wrapping_add(i).cast::<i8>());
