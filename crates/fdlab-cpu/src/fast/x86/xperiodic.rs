@@ -2,6 +2,81 @@
 
 use super::*;
 
+/// `Σ_d w[d + 4]·get(d)` for `-R <= d <= R` in [`xlong512`], written out (each `get` with a
+/// literal offset, so that every shift index and weight is a constant). With `PAIRS` (the
+/// weights antisymmetric, no centre tap) as `Σ_{d>0} w[d + 4]·(get(d) − get(−d))`: fewer
+/// operations, and no large partial sums of one sign that cancel at the end. Otherwise in two
+/// sums by the parity of `d`; `$center`: whether the centre weight is not zero.
+macro_rules! long_taps {
+    ($get:ident, $wv:ident, $center:ident) => {{
+        if PAIRS {
+            let mut even = U::zmul($wv[5], U::zsub($get!(1), $get!(-1)));
+            if R >= 3 {
+                even = U::zfmadd($wv[7], U::zsub($get!(3), $get!(-3)), even);
+            }
+            if R >= 2 {
+                let mut odd = U::zmul($wv[6], U::zsub($get!(2), $get!(-2)));
+                if R >= 4 {
+                    odd = U::zfmadd($wv[8], U::zsub($get!(4), $get!(-4)), odd);
+                }
+                even = U::zadd(even, odd);
+            }
+            even
+        } else {
+            let mut even = U::zmul($wv[3], $get!(-1));
+            let mut odd = U::zmul($wv[5], $get!(1));
+            if $center {
+                odd = U::zfmadd($wv[4], $get!(0), odd);
+            }
+            if R >= 2 {
+                odd = U::zfmadd($wv[2], $get!(-2), odd);
+                even = U::zfmadd($wv[6], $get!(2), even);
+            }
+            if R >= 3 {
+                even = U::zfmadd($wv[1], $get!(-3), even);
+                odd = U::zfmadd($wv[7], $get!(3), odd);
+            }
+            if R >= 4 {
+                odd = U::zfmadd($wv[0], $get!(-4), odd);
+                even = U::zfmadd($wv[8], $get!(4), even);
+            }
+            U::zadd(even, odd)
+        }
+    }};
+}
+
+/// The vector `d` points (`-4 <= d <= 4`) after the start of `b`, given `a`, `b`, `c`
+/// consecutive vectors and the shift indices `idx` of [`xlong512`].
+macro_rules! shifted {
+    ($u:ident, $a:ident, $b:ident, $c:ident, $idx:ident, 0) => {
+        $b
+    };
+    ($u:ident, $a:ident, $b:ident, $c:ident, $idx:ident, -1) => {
+        $u::zshift($a, $idx[3], $b)
+    };
+    ($u:ident, $a:ident, $b:ident, $c:ident, $idx:ident, -2) => {
+        $u::zshift($a, $idx[2], $b)
+    };
+    ($u:ident, $a:ident, $b:ident, $c:ident, $idx:ident, -3) => {
+        $u::zshift($a, $idx[1], $b)
+    };
+    ($u:ident, $a:ident, $b:ident, $c:ident, $idx:ident, -4) => {
+        $u::zshift($a, $idx[0], $b)
+    };
+    ($u:ident, $a:ident, $b:ident, $c:ident, $idx:ident, 1) => {
+        $u::zshift($b, $idx[5], $c)
+    };
+    ($u:ident, $a:ident, $b:ident, $c:ident, $idx:ident, 2) => {
+        $u::zshift($b, $idx[6], $c)
+    };
+    ($u:ident, $a:ident, $b:ident, $c:ident, $idx:ident, 3) => {
+        $u::zshift($b, $idx[7], $c)
+    };
+    ($u:ident, $a:ident, $b:ident, $c:ident, $idx:ident, 4) => {
+        $u::zshift($b, $idx[8], $c)
+    };
+}
+
 /// A derivative along x (taps on one row within ±4 points, as [`single_row`]) over `n`
 /// whole rows (`rs == nx`: a run along y) with the periodic boundary, with AVX-512F:
 /// every 64-byte line of the output is one vector, streamed with `plan.nt`, including the
@@ -174,49 +249,7 @@ pub(crate) unsafe fn xlong512<U: Lanes512, const R: usize, const NT: bool, const
     };
     let none = U::lanes(0, 0);
     let all = U::lanes(0, U::ZW);
-    // `Σ_d w[d + 4]·get(d)` for `-R <= d <= R`, written out (each `get` with a literal
-    // offset, so that every shift index and weight is a constant). With `PAIRS` (the
-    // weights antisymmetric, no centre tap) as `Σ_{d>0} w[d + 4]·(get(d) − get(−d))`: fewer
-    // operations, and no large partial sums of one sign that cancel at the end. Otherwise
-    // in two sums by the parity of `d`.
     let center = k.w[4] != U::zero();
-    macro_rules! taps {
-        ($get:ident) => {{
-            if PAIRS {
-                let mut even = U::zmul(wv[5], U::zsub($get!(1), $get!(-1)));
-                if R >= 3 {
-                    even = U::zfmadd(wv[7], U::zsub($get!(3), $get!(-3)), even);
-                }
-                if R >= 2 {
-                    let mut odd = U::zmul(wv[6], U::zsub($get!(2), $get!(-2)));
-                    if R >= 4 {
-                        odd = U::zfmadd(wv[8], U::zsub($get!(4), $get!(-4)), odd);
-                    }
-                    even = U::zadd(even, odd);
-                }
-                even
-            } else {
-                let mut even = U::zmul(wv[3], $get!(-1));
-                let mut odd = U::zmul(wv[5], $get!(1));
-                if center {
-                    odd = U::zfmadd(wv[4], $get!(0), odd);
-                }
-                if R >= 2 {
-                    odd = U::zfmadd(wv[2], $get!(-2), odd);
-                    even = U::zfmadd(wv[6], $get!(2), even);
-                }
-                if R >= 3 {
-                    even = U::zfmadd(wv[1], $get!(-3), even);
-                    odd = U::zfmadd(wv[7], $get!(3), odd);
-                }
-                if R >= 4 {
-                    odd = U::zfmadd(wv[0], $get!(-4), odd);
-                    even = U::zfmadd(wv[8], $get!(4), even);
-                }
-                U::zadd(even, odd)
-            }
-        }};
-    }
     let put = |f: i64, v: U::Z| {
         if NT {
             U::zstream(dst.offset(f as isize), v);
@@ -256,7 +289,7 @@ pub(crate) unsafe fn xlong512<U: Lanes512, const R: usize, const NT: bool, const
                 get($d)
             };
         }
-        let v = taps!(eget);
+        let v = long_taps!(eget, wv, center);
         if valid == all {
             put(f, v);
         } else {
@@ -285,35 +318,11 @@ pub(crate) unsafe fn xlong512<U: Lanes512, const R: usize, const NT: bool, const
             prefetch(f);
             let c = U::zload(x.offset((f + l) as isize));
             macro_rules! sget {
-                (0) => {
-                    b
-                };
-                (-1) => {
-                    U::zshift(a, idx[3], b)
-                };
-                (-2) => {
-                    U::zshift(a, idx[2], b)
-                };
-                (-3) => {
-                    U::zshift(a, idx[1], b)
-                };
-                (-4) => {
-                    U::zshift(a, idx[0], b)
-                };
-                (1) => {
-                    U::zshift(b, idx[5], c)
-                };
-                (2) => {
-                    U::zshift(b, idx[6], c)
-                };
-                (3) => {
-                    U::zshift(b, idx[7], c)
-                };
-                (4) => {
-                    U::zshift(b, idx[8], c)
+                ($($d:tt)+) => {
+                    shifted!(U, a, b, c, idx, $($d)+)
                 };
             }
-            put(f, taps!(sget));
+            put(f, long_taps!(sget, wv, center));
             a = b;
             b = c;
             f += l;

@@ -46,6 +46,24 @@ pub(crate) unsafe fn dispatch_x<U: Lanes>(r: usize, k: &XKernel<U>, stream: bool
     }
 }
 
+/// `Σ_d wv[d + 4]·get(d)` over the taps `d` of an [`xkernel`] stencil, `-R <= d <= R`
+/// (`ri = R`), unrolled (`R` is a constant), into a new vector named `$v`.
+macro_rules! x_taps {
+    ($v:ident, $get:expr, $wv:ident, $ri:ident) => {{
+        let get = $get;
+        let mut $v = U::vmul($wv[4 - R], get(-$ri));
+        x_taps!(@ $v, get, $wv, $ri, -3 -2 -1 0 1 2 3 4);
+        $v
+    }};
+    (@ $v:ident, $get:ident, $wv:ident, $ri:ident, $($d:literal)*) => {
+        $(
+            if $d > -$ri && $d <= $ri {
+                $v = U::fmadd($wv[($d + 4) as usize], $get($d), $v);
+            }
+        )*
+    };
+}
+
 /// For each row `r < k.rows` (offset `o = r·k.stride`) and `i < k.len`:
 /// `dst[o+i] = Σ_{|d|<=R} w[d+4]·x[o+i+d]`. Where the row allows (a vector before and two
 /// after each step), two vectors per step come from two aligned-stride loads and shuffles
@@ -65,17 +83,7 @@ pub(crate) unsafe fn xkernel<U: Lanes, const R: usize, const NT: bool>(k: &XKern
     // prefetch addresses are never dereferenced.
     let lanes = U::W;
     let ri = R as i64;
-    let wv: [U::V; 9] = [
-        U::splat(k.w[0]),
-        U::splat(k.w[1]),
-        U::splat(k.w[2]),
-        U::splat(k.w[3]),
-        U::splat(k.w[4]),
-        U::splat(k.w[5]),
-        U::splat(k.w[6]),
-        U::splat(k.w[7]),
-        U::splat(k.w[8]),
-    ];
+    let wv: [U::V; 9] = std::array::from_fn(|q| U::splat(k.w[q]));
     let size = std::mem::size_of::<U>();
     let align = if NT { 64 } else { 32 };
     let len = k.len;
@@ -102,23 +110,14 @@ pub(crate) unsafe fn xkernel<U: Lanes, const R: usize, const NT: bool>(k: &XKern
             }
             a
         };
-        // The taps `d` of the stencil, `-R < d <= R`, unrolled (`R` is a constant).
-        macro_rules! taps {
-            ($v:ident, $get:expr) => {{
-                let get = $get;
-                let mut $v = U::vmul(wv[4 - R], get(-ri));
-                taps!(@ $v, get, -3 -2 -1 0 1 2 3 4);
-                $v
-            }};
-            (@ $v:ident, $get:ident, $($d:literal)*) => {
-                $(
-                    if $d > -ri && $d <= ri {
-                        $v = U::fmadd(wv[($d + 4) as usize], $get($d), $v);
-                    }
-                )*
-            };
-        }
-        let vector = |i: usize| taps!(v, |d: i64| U::load(x.offset(i as isize + d as isize)));
+        let vector = |i: usize| {
+            x_taps!(
+                v,
+                |d: i64| U::load(x.offset(i as isize + d as isize)),
+                wv,
+                ri
+            )
+        };
         // `a0, b0, c0` consecutive vectors from `i - lanes`: the output vector at `i`.
         let shuffled = |a0: U::V, b0: U::V, c0: U::V| {
             let (m, p) = (U::mid(a0, b0), U::mid(b0, c0));
@@ -138,7 +137,7 @@ pub(crate) unsafe fn xkernel<U: Lanes, const R: usize, const NT: bool>(k: &XKern
                     U::shift(a0, b0, c0, m, p, d)
                 }
             };
-            taps!(v, at)
+            x_taps!(v, at, wv, ri)
         };
         if len < 2 * lanes {
             let mut i = 0;
