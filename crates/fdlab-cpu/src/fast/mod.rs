@@ -42,6 +42,12 @@
 //!
 //! Points outside the region are never written. Sums run in `T`, in another order than the
 //! reference's `f64` sums; [`fdlab_core::compare`]'s tolerances cover the difference.
+//!
+//! Where the code is: this file holds the options and [`apply_with`]; `plan` cuts a call into
+//! tasks and resolves the stencils' taps; `run` walks a task's rows in runs and computes each
+//! run's interior and x-edges; `portable` holds the loops without intrinsics; `x86` the AVX2 and
+//! AVX-512F loops (one file per loop family, see its module docs); the streaming-store copy the
+//! portable loops use is in [`crate::copy`].
 
 use crate::check_apply;
 use fdlab_core::{Boundary, FieldView, FieldViewMut, Region, Result, Scalar, Stencil};
