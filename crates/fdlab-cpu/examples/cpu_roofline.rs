@@ -1,14 +1,15 @@
-//! CPU roofline: the fast executor against a parallel `memcpy` measured in the same run.
+//! CPU roofline: the fast executor against the streaming copy measured in the same run.
 //!
 //! ```text
 //! cargo run --release -p fdlab-cpu --example cpu_roofline -- [--n 512] [--runs 7] [--threads T]
-//!     [--only lap|dx|dy|dz] [--sweep | --tune]
+//!     [--only lap|lap32|dx|dy|dz] [--sweep | --tune]
 //! ```
 //!
-//! Cases (the performance targets): the 7-point Laplacian, f64, Dirichlet (interior only), with
-//! AMD's byte count; the 8th-order first derivative, f32, periodic, along x, y and z, with
-//! 2·N·s bytes. The copy is `copy_from_slice` of 1 GiB split over rayon's threads, bytes read +
-//! written. After one warm-up of each, every timed stencil run is paired with a timed copy right
+//! Cases (the performance targets): the 7-point Laplacian, f64 and f32, Dirichlet (interior
+//! only), with AMD's byte count; the 8th-order first derivative, f32, periodic, along x, y and z,
+//! with 2·N·s bytes. The copy is [`fdlab_cpu::copy::stream_copy`] (non-temporal stores) of 1 GiB
+//! over rayon's threads, bytes read + written; `copy_from_slice` is also timed at the start, for
+//! comparison. After one warm-up of each, every timed stencil run is paired with a timed copy right
 //! before it, so that both see the same machine (on a shared host the memory bandwidth drifts);
 //! the table gives the median stencil time (min, max), its effective GB/s, the median copy GB/s
 //! of the pairs, and the median over the pairs of stencil GB/s ÷ copy GB/s. `--sweep` also times
@@ -38,6 +39,8 @@ fn median(mut v: Vec<f64>) -> f64 {
 struct Copy {
     src: Vec<f64>,
     dst: Vec<f64>,
+    /// Streaming stores ([`fdlab_cpu::copy::stream_copy`]), else `copy_from_slice`.
+    streaming: bool,
 }
 
 impl Copy {
@@ -46,6 +49,7 @@ impl Copy {
         Copy {
             src: (0..n).map(|i| i as f64).collect(),
             dst: vec![0.0; n],
+            streaming: true,
         }
     }
 
@@ -58,6 +62,11 @@ impl Copy {
     fn run(&mut self) -> f64 {
         let chunk = self.src.len().div_ceil(rayon::current_num_threads());
         let (src, dst) = (&self.src, &mut self.dst);
+        if self.streaming {
+            return seconds(|| {
+                fdlab_cpu::copy::stream_copy(src, dst, Par::Rayon).expect("equal lengths")
+            });
+        }
         seconds(|| {
             dst.par_chunks_mut(chunk)
                 .zip(src.par_chunks(chunk))
@@ -218,9 +227,25 @@ fn main() {
         runs
     );
     let mut copy = Copy::new(1 << 30);
-    copy.run();
-    let cs: Vec<f64> = (0..runs).map(|_| copy.bytes() / copy.run() / 1e9).collect();
-    println!("memcpy 1 GiB: {:.2} GB/s (median)", median(cs));
+    let (mut cs, mut ms) = (vec![], vec![]);
+    for r in 0..=runs {
+        for streaming in [false, true] {
+            copy.streaming = streaming;
+            let g = copy.bytes() / copy.run() / 1e9;
+            // The first round is a warm-up.
+            if r > 0 {
+                if streaming { &mut cs } else { &mut ms }.push(g);
+            }
+        }
+    }
+    let stats = |v: &Vec<f64>| {
+        let (lo, hi) = v
+            .iter()
+            .fold((f64::MAX, 0.0f64), |(a, b), &x| (a.min(x), b.max(x)));
+        format!("{:.2} GB/s (min {lo:.2}, max {hi:.2})", median(v.clone()))
+    };
+    println!("copy_from_slice 1 GiB: {}", stats(&ms));
+    println!("stream_copy 1 GiB:     {}", stats(&cs));
     let all = if tune {
         let d = Options::default();
         let mut v = vec![];
@@ -260,6 +285,23 @@ fn main() {
             input: &input,
         };
         let mut out = Field::<f64>::zeros(&grid);
+        run_case(&case, &mut out, &all, runs, &mut copy);
+    }
+    // 7-point Laplacian, f32, interior only; AMD's bytes.
+    if wanted("lap32") {
+        let s = 4.0;
+        let m = n as f64;
+        let fetch = (m * m * m - 8.0 - 12.0 * (m - 2.0)) * s;
+        let write = (m - 2.0).powi(3) * s;
+        let input = Field::<f32>::random(&grid, 1);
+        let case = Case {
+            name: "laplacian7 f32 dirichlet".into(),
+            stencil: Stencil::laplacian(&grid, 2).expect("valid"),
+            boundary: Boundary::Dirichlet,
+            bytes: fetch + write,
+            input: &input,
+        };
+        let mut out = Field::<f32>::zeros(&grid);
         run_case(&case, &mut out, &all, runs, &mut copy);
     }
     // 8th-order first derivative, f32, periodic; 2·N·s.

@@ -3,10 +3,12 @@
 //! - [`mod@reference`]: plain loops, obviously right, slow.
 //! - [`fast`]: rayon over blocks of planes, runs of rows, fused AVX2 loops (run-time detected)
 //!   with streaming stores and software prefetch; see its module docs.
+//! - [`copy`]: the CPU copy reference (a parallel copy with streaming stores) and its measure.
 //!
 //! Both take the same arguments and write the same points.
 #![warn(missing_docs)]
 
+pub mod copy;
 pub mod fast;
 pub mod reference;
 

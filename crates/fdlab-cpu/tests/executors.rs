@@ -666,3 +666,71 @@ fn conformance_check_catches_writes_to_untouched_points_and_missing_writes() {
     };
     assert!(check_case::<f32>(&case, 7, &mut want, &mut skips).is_err());
 }
+
+// ---------------------------------------------------------------------------------------------
+// The copy reference.
+
+/// `stream_copy` against `copy_from_slice`: element sizes 1, 2, 3, 4, 8 and 16 bytes, odd
+/// lengths around whole lines, every misalignment of source and destination within a line,
+/// one thread and rayon's; the points around the destination stay untouched.
+#[test]
+fn stream_copy_matches_copy_from_slice_on_odd_lengths_and_misalignments() {
+    fn check<T: Copy + PartialEq + std::fmt::Debug + Send + Sync>(make: impl Fn(usize) -> T) {
+        let size = std::mem::size_of::<T>();
+        let lens = [0, 1, 2, 15, 63, 64, 65, 127, 129, 1000, 4099];
+        let src: Vec<T> = (0..4099 + 64).map(&make).collect();
+        let fill = make(usize::MAX / 3);
+        for len in lens {
+            for (so, dof) in [(0, 0), (1, 0), (0, 1), (3, 5), (64 / size, 1), (7, 13)] {
+                for par in [Par::Seq, Par::Rayon] {
+                    let mut dst = vec![fill; len + 80];
+                    let s = &src[so..so + len];
+                    fdlab_cpu::copy::stream_copy(s, &mut dst[dof..dof + len], par).unwrap();
+                    assert_eq!(&dst[dof..dof + len], s, "len {len} src+{so} dst+{dof}");
+                    let rest = dst[..dof].iter().chain(&dst[dof + len..]);
+                    assert!(rest.into_iter().all(|x| *x == fill), "wrote outside: {len}");
+                }
+            }
+        }
+    }
+    check(|i| i as u8);
+    check(|i| (i as u16).wrapping_mul(3));
+    check(|i| [i as u8, (i >> 8) as u8, 7u8]);
+    check(|i| i as f32 * 0.25);
+    check(|i| i as f64 - 0.5);
+    check(|i| i as u128 * 0x1_0000_0001);
+}
+
+/// Above the size where the copy splits over threads, with unequal pieces (a length not a
+/// multiple of the thread count) in a 3-thread pool.
+#[test]
+fn stream_copy_splits_large_copies_over_threads() {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(3)
+        .build()
+        .expect("a 3-thread pool");
+    let n = (3 << 20) / 8 + 11;
+    let src: Vec<f64> = (0..n).map(|i| i as f64 * 1.5).collect();
+    let mut dst = vec![f64::NAN; n + 1];
+    pool.install(|| fdlab_cpu::copy::stream_copy(&src, &mut dst[1..], Par::Rayon))
+        .unwrap();
+    assert!(dst[0].is_nan());
+    assert!(dst[1..] == src[..]);
+}
+
+#[test]
+fn stream_copy_rejects_unequal_lengths() {
+    let src = [1.0f32; 10];
+    let mut dst = [0.0f32; 9];
+    let e = fdlab_cpu::copy::stream_copy(&src, &mut dst, Par::Seq).unwrap_err();
+    assert!(matches!(e, Error::Shape { .. }), "{e}");
+    assert_eq!(dst, [0.0; 9]);
+}
+
+#[test]
+fn copy_bandwidth_is_positive_and_ordered() {
+    let (median, min, max) = fdlab_cpu::copy::copy_bandwidth_gbps(1 << 20, 3).unwrap();
+    assert!(min > 0.0 && min <= median && median <= max && max.is_finite());
+    let e = fdlab_cpu::copy::copy_bandwidth_gbps(4, 3).unwrap_err();
+    assert!(matches!(e, Error::Size { .. }), "{e}");
+}
