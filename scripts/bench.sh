@@ -5,10 +5,7 @@
 # (e.g. --suite amd-laplacian --size 256).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# The CLI's package is fdlab-cli; older trees call it fdlab. The binary is `fdlab` in both.
-pkg=fdlab-cli
-[ -d crates/fdlab-cli ] || pkg=fdlab
-cargo build --release -p "$pkg"
+cargo build --release -p fdlab-cli
 bin="${CARGO_TARGET_DIR:-target}/release/fdlab"
 # On a GPU host NVRTC comes with the CUDA toolkit.
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"

@@ -255,21 +255,19 @@ pub fn cpu_model() -> String {
         .unwrap_or_else(|| std::env::consts::ARCH.to_string())
 }
 
-/// One parallel copy of `src` into `dst` (`copy_from_slice`, one contiguous piece per thread):
-/// milliseconds.
+/// One parallel copy of `src` into `dst` with non-temporal stores
+/// ([`fdlab_cpu::copy::stream_copy`], one piece per thread): milliseconds.
 ///
-/// One piece per thread, not many small ones: `memcpy` streams its stores only above a size
-/// threshold, and 4 MiB pieces (16 per thread, this function before session 4) ran at 23-28
-/// GB/s on the 2-vCPU Xeon VM against 38-44 GB/s for 512 MiB pieces — a baseline that slow
-/// flattered every CPU figure (bench/NOTES.md, session 4).
+/// The reference is a streaming-store copy rather than `copy_from_slice`: below glibc's
+/// threshold `memcpy` writes through the cache and reads each destination line first, so it
+/// moves less than the memory can and flatters every stencil measured against it.
 pub fn cpu_copy_gbps(src: &[f64], dst: &std::sync::Mutex<Vec<f64>>) -> f64 {
     let mut dst = dst.lock().expect("copy buffer lock");
-    let chunk = src.len().div_ceil(rayon::current_num_threads()).max(1);
     let t = Instant::now();
-    dst.par_chunks_mut(chunk)
-        .zip(src.par_chunks(chunk))
-        .for_each(|(d, s)| d.copy_from_slice(s));
+    // Equal lengths by construction (both buffers are made together in `CpuRunner::new`).
+    let copied = fdlab_cpu::copy::stream_copy(src, &mut dst[..], fdlab_cpu::Par::Rayon);
     let ms = t.elapsed().as_secs_f64() * 1e3;
+    debug_assert!(copied.is_ok());
     std::hint::black_box(&*dst);
     ms
 }
@@ -307,9 +305,8 @@ impl CpuRunner {
                 threads: rayon::current_num_threads(),
                 copy_gbps,
                 copy_method: format!(
-                    "parallel copy_from_slice (memcpy, no streaming stores; the executor's \
-                     streaming stores can pass it, so %copy may exceed 100) of {:.2} GiB over \
-                     {} threads, median of {} at start; cases of >= 256 MiB compare with a \
+                    "parallel copy with non-temporal stores (fdlab_cpu::copy::stream_copy) of \
+                     {:.2} GiB over {} threads, median of {} at start; cases of >= 256 MiB compare with a \
                      copy paired with each timed run (see the row's note in the JSON)",
                     copy_bytes as f64 / 1073741824.0,
                     rayon::current_num_threads(),

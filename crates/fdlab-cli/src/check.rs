@@ -135,8 +135,7 @@ fn api_checks(dev: &fdlab_cuda::Device) -> Result<usize> {
                      boundary: Boundary,
                      input: &Field<f64>|
      -> std::result::Result<Vec<Field<f64>>, String> {
-        let mut outs: Vec<Field<f64>> =
-            stencils.iter().map(|_| Field::nan(input.grid())).collect();
+        let mut outs: Vec<Field<f64>> = stencils.iter().map(|_| Field::nan(input.grid())).collect();
         let mut views: Vec<_> = outs.iter_mut().map(|o| o.view_mut()).collect();
         fdlab_cpu::reference::apply(stencils, boundary, input.view(), &mut views)
             .map_err(|e| e.to_string())?;

@@ -373,7 +373,7 @@ fn rows_stream_under_a_header_and_a_legend() {
     let legend = out.find("chk: yes").expect("a legend");
     let first = out.find("amd-laplacian ").expect("a row");
     assert!(header < first && legend < first, "{out}");
-    assert!(out.contains("%copy may exceed 100"), "{out}");
+    assert!(out.contains("copy with non-temporal stores"), "{out}");
 }
 
 #[test]
