@@ -48,6 +48,25 @@ pub struct Stencil {
     taps: Vec<Tap>,
 }
 
+/// Refuses weights that the spacing scaling made infinite or zero (a 4th derivative with
+/// spacing 1e-100 divides by 1e-400, which is 0 in `f64`; a 2nd with 1e300 by infinity):
+/// such a stencil would return inf, NaN or 0 everywhere without an error.
+fn check_scaled(taps: &[Tap], spacing: &[f64], order: usize) -> Result<()> {
+    match taps
+        .iter()
+        .find(|t| !t.weight.is_finite() || t.weight == 0.0)
+    {
+        None => Ok(()),
+        Some(t) => Err(Error::Stencil {
+            detail: format!(
+                "weight {} at offset {:?}: spacing {spacing:?} to the power {order} is out of \
+                 the range of f64; rescale the grid (e.g. to unit spacing) and scale the result",
+                t.weight, t.offset
+            ),
+        }),
+    }
+}
+
 impl Stencil {
     /// Central derivative of `order` along `axis` with `accuracy`, scaled by the grid spacing.
     pub fn derivative(grid: &Grid, axis: Axis, order: usize, accuracy: usize) -> Result<Stencil> {
@@ -76,7 +95,8 @@ impl Stencil {
                     weight: w / scale,
                 }
             })
-            .collect();
+            .collect::<Vec<_>>();
+        check_scaled(&taps, &grid.spacing()[a..=a], order)?;
         Ok(Stencil {
             kind: StencilKind::Derivative {
                 axis,
@@ -117,6 +137,7 @@ impl Stencil {
                 weight: centre,
             },
         );
+        check_scaled(&taps, &h[..grid.dim()], 2)?;
         Ok(Stencil {
             kind: StencilKind::Laplacian { accuracy },
             taps,
@@ -131,7 +152,7 @@ impl Stencil {
     }
 
     /// User-defined weights, used as given (no spacing applied). Offsets must be distinct and
-    /// weights finite.
+    /// weights finite and non-zero.
     pub fn custom(taps: &[([i32; 3], f64)]) -> Result<Stencil> {
         if taps.is_empty() {
             return Err(Error::Stencil {
@@ -139,9 +160,12 @@ impl Stencil {
             });
         }
         for (n, (o, w)) in taps.iter().enumerate() {
-            if !w.is_finite() {
+            if !w.is_finite() || *w == 0.0 {
                 return Err(Error::Stencil {
-                    detail: format!("weight {w} at offset {o:?} is not finite"),
+                    detail: format!(
+                        "weight {w} at offset {o:?} is not a finite non-zero number; give \
+                         finite weights and leave out zero taps"
+                    ),
                 });
             }
             if o.iter().any(|c| c.unsigned_abs() > 64) {

@@ -436,13 +436,46 @@ fn bad_custom_stencils() {
     assert!(matches!(e, Error::Stencil { .. }), "empty: {e:?}");
     let e = Stencil::custom(&[([1, 0, 0], 1.0), ([0, 0, 0], 2.0), ([1, 0, 0], 3.0)]).unwrap_err();
     assert!(matches!(e, Error::Stencil { .. }), "duplicate: {e:?}");
-    for w in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+    for w in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 0.0, -0.0] {
         let e = Stencil::custom(&[([0, 0, 0], 1.0), ([1, 0, 0], w)]).unwrap_err();
         assert!(matches!(e, Error::Stencil { .. }), "weight {w}: {e:?}");
     }
     let e = Stencil::custom(&[([0, 65, 0], 1.0)]).unwrap_err();
     assert!(matches!(e, Error::Stencil { .. }), "reach 65: {e:?}");
     assert!(Stencil::custom(&[([0, -64, 0], 1.0)]).is_ok());
+}
+
+/// Spacings whose powers leave the range of f64 used to give weights of ±inf (1e-100, 4th
+/// derivative: 1e-400 underflows to 0) or all zeros (1e300, 2nd derivative: 1e600 overflows),
+/// and the executors then returned NaN or 0 without an error.
+#[test]
+fn bad_spacing_that_makes_weights_infinite_or_zero() {
+    let tiny = Grid::new(&[16, 16], &[1e-100, 1e-100]).unwrap();
+    let huge = Grid::new(&[16, 16], &[1e300, 1e300]).unwrap();
+    let cases = [
+        Stencil::derivative(&tiny, Axis::X, 4, 2),
+        Stencil::derivative(&huge, Axis::Y, 2, 4),
+        Stencil::laplacian(&huge, 2),
+        Stencil::laplacian(&Grid::new(&[16], &[1e-200]).unwrap(), 2),
+    ];
+    for (n, r) in cases.into_iter().enumerate() {
+        let e = r.unwrap_err();
+        assert!(matches!(e, Error::Stencil { .. }), "case {n}: {e:?}");
+        assert!(e.to_string().contains("rescale the grid"), "case {n}: {e}");
+    }
+    // Within range, however extreme, the weights are kept and are exactly scaled.
+    let d = Stencil::derivative(&tiny, Axis::X, 1, 2).unwrap();
+    assert!(d
+        .taps()
+        .iter()
+        .all(|t| t.weight.is_finite() && t.weight != 0.0));
+    assert_eq!(d.taps()[1].weight, 0.5 / 1e-100);
+    let d = Stencil::derivative(&huge, Axis::X, 1, 8).unwrap();
+    assert!(d
+        .taps()
+        .iter()
+        .all(|t| t.weight.is_finite() && t.weight != 0.0));
+    assert!(Stencil::gradient(&huge, 2).is_ok());
 }
 
 #[test]

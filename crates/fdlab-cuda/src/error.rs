@@ -1,6 +1,12 @@
 //! The one error type of `fdlab-cuda`.
 
 /// Everything that can go wrong on the CUDA path. Messages say what to do.
+///
+/// ```
+/// use fdlab_cuda::Error;
+/// let e = Error::OutputCount { expected: 3, got: 1 };
+/// assert_eq!(e.to_string(), "the plan writes 3 output field(s), 1 were given");
+/// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -49,18 +55,91 @@ pub enum Error {
         /// The multiple needed.
         multiple: u32,
     },
-    /// Not enough free device memory.
+    /// Not enough free device memory, found before allocating.
     #[error(
-        "out of device memory: need {needed} bytes ({:.2} GiB), {free} free ({:.2} GiB); \
-         use a smaller grid",
-        *needed as f64 / 1073741824.0,
-        *free as f64 / 1073741824.0
+        "out of device memory: needs {:.2} GiB, {:.2} GiB free ({needed} bytes asked, \
+         {free} free, {margin} kept for the driver); use a smaller grid or free device memory",
+        gib(*needed),
+        gib(*free),
+        margin = crate::memory::MARGIN
     )]
     OutOfMemory {
         /// Bytes needed.
         needed: u64,
         /// Bytes free.
         free: u64,
+    },
+    /// A field's shape differs from the plan's (or from the host field it is copied to).
+    #[error(
+        "shape mismatch for {what}: expected {expected:?}, got {got:?}; give fields on the \
+         plan's grid"
+    )]
+    ShapeMismatch {
+        /// Which argument.
+        what: String,
+        /// The shape required.
+        expected: [usize; 3],
+        /// The shape given.
+        got: [usize; 3],
+    },
+    /// A field of the wrong scalar type for a plan.
+    #[error(
+        "precision mismatch for {what}: the plan computes in {expected}, the field holds \
+         {got}; convert the field or build a plan for {got}"
+    )]
+    Precision {
+        /// Which argument.
+        what: String,
+        /// The plan's precision.
+        expected: fdlab_core::Precision,
+        /// The field's precision.
+        got: fdlab_core::Precision,
+    },
+    /// A field that lives on another device handle than the plan.
+    #[error(
+        "{what} was allocated on device handle {got}, the plan runs on handle {expected}; \
+         allocate fields with the plan's device"
+    )]
+    WrongDevice {
+        /// Which argument.
+        what: String,
+        /// The plan's device id.
+        expected: u64,
+        /// The field's device id.
+        got: u64,
+    },
+    /// The wrong number of output fields for a plan.
+    #[error("the plan writes {expected} output field(s), {got} were given")]
+    OutputCount {
+        /// Outputs the plan writes.
+        expected: usize,
+        /// Outputs given.
+        got: usize,
+    },
+    /// The plan's device handle was dropped.
+    #[error("the device this plan was built for is gone (every Device handle was dropped); open the device again and rebuild the plan")]
+    DeviceGone,
+    /// A sub-box that does not lie inside its field.
+    #[error("box {lo:?}..{hi:?} is not inside a field of shape {shape:?}; give lo < hi <= shape on every axis")]
+    BadBox {
+        /// Lower corner.
+        lo: [usize; 3],
+        /// Upper corner (exclusive).
+        hi: [usize; 3],
+        /// The field's shape.
+        shape: [usize; 3],
+    },
+    /// Weights that are not finite, or vanish, in the plan's precision.
+    #[error("stencil {stencil}: weight {weight:e} becomes {as_precision} in {precision}; rescale the grid spacing or use f64")]
+    Weight {
+        /// The stencil's label.
+        stencil: String,
+        /// The weight.
+        weight: f64,
+        /// What it becomes (`inf`, `0`).
+        as_precision: String,
+        /// The plan's precision.
+        precision: fdlab_core::Precision,
     },
     /// The strategy cannot run these stencils.
     #[error(transparent)]
@@ -76,6 +155,11 @@ pub enum Error {
     /// Bad grid, stencil or field.
     #[error(transparent)]
     Model(#[from] fdlab_core::Error),
+}
+
+/// Bytes as GiB, for messages.
+pub(crate) fn gib(bytes: u64) -> f64 {
+    bytes as f64 / (1u64 << 30) as f64
 }
 
 /// `Result` with [`Error`].

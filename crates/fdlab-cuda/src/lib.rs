@@ -16,3 +16,18 @@ pub use error::{Error, Result};
 mod device;
 
 pub use device::{probe, CudaScalar, Device, DeviceInfo, Input, Kernel, Texture};
+mod any;
+pub mod choose;
+mod field;
+pub mod kernel_cache;
+pub mod memory;
+mod plan;
+mod selftest;
+mod stream;
+
+pub use any::{AnyField, AnyPlan};
+pub use choose::Choice;
+pub use field::{DeviceField, DeviceFieldView, DeviceFieldViewMut, FieldMeta};
+pub use plan::{check_fields, check_weights, GraphPlan, Plan, PlanMeta, PlanOptions};
+pub use selftest::{api_selftest, overhead, Check, Overhead, Reference};
+pub use stream::{Event, Stream};

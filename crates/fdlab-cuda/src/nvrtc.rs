@@ -136,3 +136,27 @@ pub fn compile_cubin(name: &str, source: &str, arch: &str) -> Result<Vec<u8>> {
     };
     out
 }
+
+/// NVRTC's version (major, minor), part of the kernel cache's key.
+///
+/// ```no_run
+/// let (major, minor) = fdlab_cuda::nvrtc::version()?;
+/// println!("NVRTC {major}.{minor}");
+/// # Ok::<(), fdlab_cuda::Error>(())
+/// ```
+pub fn version() -> Result<(i32, i32)> {
+    if !available() {
+        return Err(Error::NoNvrtc {
+            reason: "libnvrtc could not be loaded".into(),
+        });
+    }
+    let (mut major, mut minor) = (0, 0);
+    // SAFETY: the library is present (checked above); the call writes two ints.
+    let r = unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut major, &mut minor) };
+    if r != cudarc::nvrtc::sys::nvrtcResult::NVRTC_SUCCESS {
+        return Err(Error::NoNvrtc {
+            reason: format!("nvrtcVersion failed ({r:?})"),
+        });
+    }
+    Ok((major, minor))
+}

@@ -2,15 +2,23 @@
 
 use crate::codegen::{module_source, CudaSource, InputKind};
 use crate::error::driver;
+use crate::kernel_cache::{KernelCache, Key};
 use crate::{nvrtc, Error, Result};
 use cudarc::driver::sys::{self, CUdevice_attribute as Attr};
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DeviceRepr, PushKernelArg,
     ValidAsZeroBits,
 };
+use cudarc::nvrtc::Ptx;
 use fdlab_core::Scalar;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+
+mod resources;
+mod timing;
+
+pub(crate) use resources::{tensor_map_at, texture_at};
 
 /// A scalar type that can live on the device.
 pub trait CudaScalar: Scalar + DeviceRepr + ValidAsZeroBits + Unpin {}
@@ -20,7 +28,7 @@ impl CudaScalar for f64 {}
 /// A TMA tensor map (`CUtensorMap`), passed to a kernel by value.
 #[derive(Debug, Clone, Copy)]
 #[repr(transparent)]
-pub struct TensorMap(sys::CUtensorMap);
+pub struct TensorMap(pub(crate) sys::CUtensorMap);
 
 // SAFETY: a CUtensorMap is 128 bytes of plain data that the kernel takes by value as a
 // `__grid_constant__` parameter of the same size.
@@ -59,6 +67,12 @@ pub struct DeviceInfo {
 
 impl DeviceInfo {
     /// NVRTC architecture name for this device, e.g. `sm_90`.
+    ///
+    /// ```no_run
+    /// let dev = fdlab_cuda::Device::open(0)?;
+    /// println!("compiling for {}", dev.info.arch());
+    /// # Ok::<(), fdlab_cuda::Error>(())
+    /// ```
     pub fn arch(&self) -> &'static str {
         match self.compute_capability {
             (9, 0) => "sm_90",
@@ -77,8 +91,8 @@ impl DeviceInfo {
 /// A compiled kernel and the source it came from.
 #[derive(Debug)]
 pub struct Kernel {
-    func: CudaFunction,
-    module: Arc<CudaModule>,
+    pub(crate) func: CudaFunction,
+    pub(crate) module: Arc<CudaModule>,
     /// The generated source and launch shape.
     pub source: CudaSource,
 }
@@ -86,7 +100,7 @@ pub struct Kernel {
 /// A texture object over a device buffer; destroyed on drop.
 #[derive(Debug)]
 pub struct Texture {
-    handle: sys::CUtexObject,
+    pub(crate) handle: sys::CUtexObject,
 }
 
 impl Drop for Texture {
@@ -106,16 +120,56 @@ pub struct Input<'a, T> {
     pub texture: Option<&'a Texture>,
 }
 
-/// An open device: context, one stream, compiled-kernel cache.
-pub struct Device {
-    ctx: Arc<CudaContext>,
-    stream: Arc<CudaStream>,
+/// What a [`Device`] handle shares with its clones; plans keep a weak reference to it.
+pub(crate) struct DeviceInner {
+    pub(crate) id: u64,
+    pub(crate) ctx: Arc<CudaContext>,
+    pub(crate) stream: Arc<CudaStream>,
     kernels: Mutex<HashMap<String, Arc<Kernel>>>,
-    /// What the device is.
-    pub info: DeviceInfo,
+    /// Compiled module images by cache key, so that plans of the same kernel compile once.
+    pub(crate) images: Mutex<HashMap<u128, Arc<Vec<u8>>>>,
+    pub(crate) disk: KernelCache,
 }
 
+/// An open device: a cheap, clonable handle (context, default stream, kernel caches).
+///
+/// Every [`Device::open`] gives a handle with a new [`Device::id`]; fields and plans remember
+/// the id they were made with and refuse to mix with another handle's. Clones share the id.
+///
+/// ```no_run
+/// let dev = fdlab_cuda::Device::open(0)?;
+/// println!("{} ({})", dev.info.name, dev.info.arch());
+/// let same = dev.clone();
+/// assert_eq!(same.id(), dev.id());
+/// # Ok::<(), fdlab_cuda::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct Device {
+    pub(crate) inner: Arc<DeviceInner>,
+    /// What the device is.
+    pub info: Arc<DeviceInfo>,
+}
+
+impl std::fmt::Debug for Device {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Device")
+            .field("id", &self.inner.id)
+            .field("name", &self.info.name)
+            .finish()
+    }
+}
+
+/// Handle ids, unique in the process.
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
 /// Why no GPU can be used, in one line, or `Ok` with the device count.
+///
+/// ```no_run
+/// match fdlab_cuda::probe() {
+///     Ok(n) => println!("{n} GPU(s)"),
+///     Err(why) => println!("CPU only: {why}"),
+/// }
+/// ```
 pub fn probe() -> Result<usize> {
     // SAFETY: only tries to dlopen libcuda by its usual names.
     if !unsafe { sys::is_culib_present() } {
@@ -142,6 +196,12 @@ pub fn probe() -> Result<usize> {
 
 impl Device {
     /// Opens device `ordinal`, or says in one line why not.
+    ///
+    /// ```no_run
+    /// let dev = fdlab_cuda::Device::open(0)?;
+    /// println!("{}", dev.info.name);
+    /// # Ok::<(), fdlab_cuda::Error>(())
+    /// ```
     pub fn open(ordinal: usize) -> Result<Device> {
         let n = probe()?;
         if ordinal >= n {
@@ -152,8 +212,10 @@ impl Device {
         let ctx = CudaContext::new(ordinal).map_err(|e| Error::NoDevice {
             reason: format!("could not create a context on device {ordinal} ({e:?})"),
         })?;
-        // One stream: cudarc's per-buffer event tracking only adds launch overhead.
-        // SAFETY: fdlab uses one stream per context, so no cross-stream ordering is needed.
+        // cudarc's per-buffer event tracking only adds launch overhead: work runs on the
+        // default stream unless the caller asks for others.
+        // SAFETY: with tracking off, work on several streams that touches the same buffers is
+        // ordered by the caller with events (`Stream::wait`), as `Device::new_stream` says.
         unsafe { ctx.disable_event_tracking() };
         // A stream of our own: the legacy default stream cannot be captured into a graph.
         let stream = ctx.new_stream().map_err(driver("cuStreamCreate"))?;
@@ -181,30 +243,141 @@ impl Device {
             sm_clock_khz: a(Attr::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)?,
         };
         Ok(Device {
-            ctx,
-            stream,
-            kernels: Mutex::new(HashMap::new()),
-            info,
+            inner: Arc::new(DeviceInner {
+                id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+                ctx,
+                stream,
+                kernels: Mutex::new(HashMap::new()),
+                images: Mutex::new(HashMap::new()),
+                disk: KernelCache::from_env(),
+            }),
+            info: Arc::new(info),
         })
     }
 
-    /// The stream every launch goes to.
+    /// This handle's id: distinct for every [`Device::open`], shared by clones.
+    ///
+    /// ```no_run
+    /// use fdlab_cuda::Device;
+    /// let (a, b) = (Device::open(0)?, Device::open(0)?);
+    /// assert_ne!(a.id(), b.id());
+    /// assert_eq!(a.clone().id(), a.id());
+    /// # Ok::<(), fdlab_cuda::Error>(())
+    /// ```
+    pub fn id(&self) -> u64 {
+        self.inner.id
+    }
+
+    /// The stream every launch of [`Device::launch`] and [`crate::Plan::apply`] goes to.
+    ///
+    /// ```no_run
+    /// let dev = fdlab_cuda::Device::open(0)?;
+    /// dev.stream().synchronize().expect("idle stream");
+    /// # Ok::<(), fdlab_cuda::Error>(())
+    /// ```
     pub fn stream(&self) -> &Arc<CudaStream> {
-        &self.stream
+        &self.inner.stream
+    }
+
+    /// The driver context.
+    ///
+    /// ```no_run
+    /// let dev = fdlab_cuda::Device::open(0)?;
+    /// assert_eq!(dev.context().ordinal(), 0);
+    /// # Ok::<(), fdlab_cuda::Error>(())
+    /// ```
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.inner.ctx
+    }
+
+    /// Uses `cache` for compiled modules instead of the one [`KernelCache::from_env`] chose.
+    /// A handle that has clones cannot change theirs: it becomes a new handle, with a new
+    /// [`Device::id`], on the same device.
+    ///
+    /// ```no_run
+    /// use fdlab_cuda::{kernel_cache::KernelCache, Device};
+    /// let dev = Device::open(0)?.with_kernel_cache(KernelCache::off());
+    /// # Ok::<(), fdlab_cuda::Error>(())
+    /// ```
+    pub fn with_kernel_cache(self, cache: KernelCache) -> Device {
+        let inner = match Arc::try_unwrap(self.inner) {
+            Ok(mut inner) => {
+                inner.disk = cache;
+                inner
+            }
+            Err(shared) => DeviceInner {
+                id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+                ctx: shared.ctx.clone(),
+                stream: shared.stream.clone(),
+                kernels: Mutex::new(HashMap::new()),
+                images: Mutex::new(HashMap::new()),
+                disk: cache,
+            },
+        };
+        Device {
+            inner: Arc::new(inner),
+            info: self.info,
+        }
+    }
+
+    /// The machine code (or PTX, for architectures without a name NVRTC targets) of a module,
+    /// from memory, the disk cache, or NVRTC, in that order. `fresh` skips both caches (used
+    /// when the driver refused a cached image); `remember` keeps the image in memory for the
+    /// next plan of the same kernel (the named-kernel cache of [`Device::kernels`] needs not).
+    pub(crate) fn module_image(
+        &self,
+        name: &str,
+        src: &str,
+        fresh: bool,
+        remember: bool,
+    ) -> Result<Ptx> {
+        let arch = self.info.arch();
+        if !arch.starts_with("sm_") {
+            return nvrtc::compile(name, src, arch);
+        }
+        let key = Key::new(src, nvrtc::version()?, arch);
+        if !fresh {
+            if let Some(img) = self
+                .inner
+                .images
+                .lock()
+                .expect("image cache lock")
+                .get(&key.0)
+            {
+                return Ok(Ptx::from_binary(img.to_vec()));
+            }
+        }
+        let bytes = if fresh {
+            let bytes = nvrtc::compile_cubin(name, src, arch)?;
+            self.inner.disk.store(key, &bytes);
+            bytes
+        } else {
+            self.inner
+                .disk
+                .get_or_compile(key, || nvrtc::compile_cubin(name, src, arch))?
+                .0
+        };
+        if remember {
+            self.inner
+                .images
+                .lock()
+                .expect("image cache lock")
+                .insert(key.0, Arc::new(bytes.clone()));
+        }
+        Ok(Ptx::from_binary(bytes))
     }
 
     /// Compiles (or takes from the cache) every kernel in `sources`: uncached ones are
     /// compiled to machine code in modules of up to 8 kernels, modules in parallel.
     pub fn kernels(&self, sources: &[CudaSource]) -> Result<Vec<Arc<Kernel>>> {
         let missing: Vec<&CudaSource> = {
-            let cache = self.kernels.lock().expect("kernel cache lock");
+            let cache = self.inner.kernels.lock().expect("kernel cache lock");
             let mut seen = std::collections::HashSet::new();
             sources
                 .iter()
                 .filter(|s| !cache.contains_key(&s.name) && seen.insert(s.name.clone()))
                 .collect()
         };
-        let arch = self.info.arch();
         let chunks: Vec<Vec<&CudaSource>> = missing.chunks(8).map(|c| c.to_vec()).collect();
         let compiled: Vec<Result<(Vec<&CudaSource>, cudarc::nvrtc::Ptx)>> =
             std::thread::scope(|scope| {
@@ -226,16 +399,11 @@ impl Device {
                                         crate::codegen::fnv1a(&chunk[0].name)
                                     )
                                 };
-                                // Machine code for real architectures (no driver JIT at load);
-                                // PTX for the generic fallback.
+                                // Machine code for real architectures (no driver JIT at load),
+                                // through the disk cache; PTX for the generic fallback.
                                 let src = module_source(chunk);
-                                let image = if arch.starts_with("sm_") {
-                                    nvrtc::compile_cubin(&name, &src, arch)
-                                        .map(cudarc::nvrtc::Ptx::from_binary)
-                                } else {
-                                    nvrtc::compile(&name, &src, arch)
-                                };
-                                image.map(|ptx| (chunk.clone(), ptx))
+                                self.module_image(&name, &src, false, false)
+                                    .map(|ptx| (chunk.clone(), ptx))
                             })
                         })
                         .collect();
@@ -253,10 +421,11 @@ impl Device {
         for r in compiled {
             let (chunk, ptx) = r?;
             let module = self
+                .inner
                 .ctx
                 .load_module(ptx)
                 .map_err(driver("cuModuleLoadData"))?;
-            let mut cache = self.kernels.lock().expect("kernel cache lock");
+            let mut cache = self.inner.kernels.lock().expect("kernel cache lock");
             for src in chunk {
                 let func = module
                     .load_function(&src.name)
@@ -271,7 +440,7 @@ impl Device {
                 );
             }
         }
-        let cache = self.kernels.lock().expect("kernel cache lock");
+        let cache = self.inner.kernels.lock().expect("kernel cache lock");
         Ok(sources.iter().map(|s| cache[&s.name].clone()).collect())
     }
 
@@ -281,159 +450,77 @@ impl Device {
     }
 
     /// Free and total device memory, bytes.
+    ///
+    /// ```no_run
+    /// let dev = fdlab_cuda::Device::open(0)?;
+    /// let (free, total) = dev.memory()?;
+    /// assert!(free <= total);
+    /// # Ok::<(), fdlab_cuda::Error>(())
+    /// ```
     pub fn memory(&self) -> Result<(u64, u64)> {
-        let (free, total) = self.ctx.mem_get_info().map_err(driver("cuMemGetInfo"))?;
+        let (free, total) = self
+            .inner
+            .ctx
+            .mem_get_info()
+            .map_err(driver("cuMemGetInfo"))?;
         Ok((free as u64, total as u64))
     }
 
-    /// Fails with [`Error::OutOfMemory`] unless `bytes` more fit on the device.
+    /// Fails with [`Error::OutOfMemory`] ("needs X GiB, Y GiB free") unless `bytes` more fit
+    /// on the device, keeping [`crate::memory::MARGIN`] for the driver.
+    ///
+    /// ```no_run
+    /// use fdlab_cuda::{Device, Error};
+    /// let dev = Device::open(0)?;
+    /// let (free, _) = dev.memory()?;
+    /// assert!(matches!(dev.ensure_free(free + 1), Err(Error::OutOfMemory { .. })));
+    /// # Ok::<(), fdlab_cuda::Error>(())
+    /// ```
     pub fn ensure_free(&self, bytes: u64) -> Result<()> {
         let (free, _) = self.memory()?;
-        // Keep a little for the context and the driver's own allocations.
-        let margin = 64 << 20;
-        if bytes + margin > free {
-            return Err(Error::OutOfMemory {
-                needed: bytes,
-                free,
-            });
-        }
-        Ok(())
+        crate::memory::fits(bytes, free)
     }
 
     /// A device buffer of `len` zeros.
     pub fn zeros<T: CudaScalar>(&self, len: usize) -> Result<CudaSlice<T>> {
-        self.ensure_free((len * std::mem::size_of::<T>()) as u64)?;
-        self.stream.alloc_zeros(len).map_err(driver("cuMemAlloc"))
+        self.ensure_free(crate::memory::bytes_of(len, std::mem::size_of::<T>())?)?;
+        self.inner
+            .stream
+            .alloc_zeros(len)
+            .map_err(driver("cuMemAlloc"))
     }
 
     /// Copies `data` to a new device buffer.
     pub fn upload<T: CudaScalar>(&self, data: &[T]) -> Result<CudaSlice<T>> {
         self.ensure_free(std::mem::size_of_val(data) as u64)?;
-        self.stream.clone_htod(data).map_err(driver("cuMemcpyHtoD"))
+        self.inner
+            .stream
+            .clone_htod(data)
+            .map_err(driver("cuMemcpyHtoD"))
     }
 
     /// Copies `src` into the existing buffer `dst`.
     pub fn upload_into<T: CudaScalar>(&self, src: &[T], dst: &mut CudaSlice<T>) -> Result<()> {
-        self.stream
+        self.inner
+            .stream
             .memcpy_htod(src, dst)
             .map_err(driver("cuMemcpyHtoD"))
     }
 
     /// Copies a device buffer to the host.
     pub fn download<T: CudaScalar>(&self, buf: &CudaSlice<T>) -> Result<Vec<T>> {
-        self.stream.clone_dtoh(buf).map_err(driver("cuMemcpyDtoH"))
+        self.inner
+            .stream
+            .clone_dtoh(buf)
+            .map_err(driver("cuMemcpyDtoH"))
     }
 
     /// Waits for all queued work; reports errors of earlier launches.
     pub fn synchronize(&self) -> Result<()> {
-        self.stream
+        self.inner
+            .stream
             .synchronize()
             .map_err(driver("cuStreamSynchronize"))
-    }
-
-    /// A texture object reading `buf` as a 1-D linear texture (`f64` as two 32-bit words).
-    pub fn texture<T: CudaScalar>(&self, buf: &CudaSlice<T>) -> Result<Texture> {
-        let len = buf.len() as u64;
-        if len > self.info.max_texture_linear as u64 {
-            return Err(Error::ResourceLimit {
-                what: "1-D linear texture width (elements)".into(),
-                requested: len,
-                max: self.info.max_texture_linear as u64,
-            });
-        }
-        let (format, channels) = match T::PRECISION {
-            fdlab_core::Precision::F32 => (sys::CUarray_format::CU_AD_FORMAT_FLOAT, 1),
-            fdlab_core::Precision::F64 => (sys::CUarray_format::CU_AD_FORMAT_UNSIGNED_INT32, 2),
-        };
-        let (ptr, _sync) = cudarc::driver::DevicePtr::device_ptr(buf, &self.stream);
-        // SAFETY: plain-old-data descriptors, zeroed then filled; the texture reads `buf`,
-        // which the caller keeps alive while the texture is used (Input borrows both).
-        unsafe {
-            let mut res: sys::CUDA_RESOURCE_DESC = std::mem::zeroed();
-            res.resType = sys::CUresourcetype::CU_RESOURCE_TYPE_LINEAR;
-            res.res.linear = sys::CUDA_RESOURCE_DESC_st__bindgen_ty_1__bindgen_ty_3 {
-                devPtr: ptr,
-                format,
-                numChannels: channels,
-                sizeInBytes: buf.len() * std::mem::size_of::<T>(),
-            };
-            let mut tex: sys::CUDA_TEXTURE_DESC = std::mem::zeroed();
-            tex.filterMode = sys::CUfilter_mode::CU_TR_FILTER_MODE_POINT;
-            let mut handle: sys::CUtexObject = 0;
-            let r = sys::cuTexObjectCreate(&mut handle, &res, &tex, std::ptr::null());
-            if r != sys::CUresult::CUDA_SUCCESS {
-                return Err(Error::Driver {
-                    call: "cuTexObjectCreate".into(),
-                    detail: format!("{r:?}"),
-                });
-            }
-            Ok(Texture { handle })
-        }
-    }
-
-    /// The TMA tensor map over `buf`, a grid of `shape` points, with the box `tile` (points
-    /// along x, y, z) that a kernel with [`CudaSource::tensor_box`] copies per request.
-    pub fn tensor_map<T: CudaScalar>(
-        &self,
-        buf: &CudaSlice<T>,
-        shape: [usize; 3],
-        tile: [u32; 3],
-    ) -> Result<TensorMap> {
-        let size = std::mem::size_of::<T>() as u64;
-        let dims = shape.map(|n| n as u64);
-        let strides = [dims[0] * size, dims[0] * dims[1] * size];
-        if !strides[0].is_multiple_of(16) {
-            return Err(Error::Driver {
-                call: "cuTensorMapEncodeTiled".into(),
-                detail: format!(
-                    "a TMA tensor map needs rows of a multiple of 16 bytes; nx = {} has {} \
-                     bytes: use a strategy without -t",
-                    shape[0], strides[0]
-                ),
-            });
-        }
-        let dtype = match T::PRECISION {
-            fdlab_core::Precision::F32 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
-            fdlab_core::Precision::F64 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT64,
-        };
-        // How far the copy unit widens each L2 request: an experiment knob
-        // (`FDLAB_TMA_L2_PROMOTION` = none, 64, 128 or 256; default 256).
-        use sys::CUtensorMapL2promotion as Promo;
-        let promotion = match std::env::var("FDLAB_TMA_L2_PROMOTION").as_deref() {
-            Ok("none") => Promo::CU_TENSOR_MAP_L2_PROMOTION_NONE,
-            Ok("64") => Promo::CU_TENSOR_MAP_L2_PROMOTION_L2_64B,
-            Ok("128") => Promo::CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
-            _ => Promo::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-        };
-        let (ptr, _sync) = cudarc::driver::DevicePtr::device_ptr(buf, &self.stream);
-        let elem = [1u32; 3];
-        // SAFETY: `map` is plain old data the call fills; the dimension, stride, box and element
-        // stride arrays have the lengths rank 3 asks for; the map addresses `buf`, which the
-        // caller keeps alive while the map is used (launch borrows both).
-        unsafe {
-            let mut map: sys::CUtensorMap = std::mem::zeroed();
-            let r = sys::cuTensorMapEncodeTiled(
-                &mut map,
-                dtype,
-                3,
-                ptr as *mut std::ffi::c_void,
-                dims.as_ptr(),
-                strides.as_ptr(),
-                tile.as_ptr(),
-                elem.as_ptr(),
-                sys::CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
-                sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_NONE,
-                promotion,
-                sys::CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
-            );
-            if r != sys::CUresult::CUDA_SUCCESS {
-                return Err(Error::Driver {
-                    call: "cuTensorMapEncodeTiled".into(),
-                    detail: format!("{r:?} (shape {shape:?}, box {tile:?})"),
-                });
-            }
-            Ok(TensorMap(map))
-        }
     }
 
     /// A texture over `buf` when `source` reads its input through one, else `None`.
@@ -452,64 +539,12 @@ impl Device {
     /// weights). The weights come from the caller's source, not the cached kernel's: kernels
     /// that differ only in their weights have the same code, name and module.
     pub fn set_constants<T: CudaScalar>(&self, kernel: &Kernel, source: &CudaSource) -> Result<()> {
-        let Some(c) = &source.constants else {
-            return Ok(());
-        };
-        let values: Vec<T> = c.values.iter().map(|&w| T::from_f64(w)).collect();
-        let mut sym = kernel
-            .module
-            .get_global(&c.symbol, &self.stream)
-            .map_err(driver("cuModuleGetGlobal"))?;
-        // SAFETY: the symbol was declared as an array of `values.len()` elements of T.
-        let mut view =
-            unsafe { sym.transmute_mut::<T>(values.len()) }.ok_or_else(|| Error::Driver {
-                call: "cuModuleGetGlobal".into(),
-                detail: format!(
-                    "symbol {} is smaller than {} weights",
-                    c.symbol,
-                    values.len()
-                ),
-            })?;
-        self.stream
-            .memcpy_htod(&values, &mut view)
-            .map_err(driver("cuMemcpyHtoD"))
+        upload_constants::<T>(&kernel.module, &self.inner.stream, source)
     }
 
     /// Refuses a launch beyond the device's limits before it is made.
     pub fn check_limits(&self, kernel: &Kernel, shape: [usize; 3]) -> Result<()> {
-        let src = &kernel.source;
-        let threads = src.threads() as u64;
-        if threads > self.info.max_threads_per_block as u64 {
-            return Err(Error::ResourceLimit {
-                what: format!("threads per block for {}", src.name),
-                requested: threads,
-                max: self.info.max_threads_per_block as u64,
-            });
-        }
-        if src.shared_bytes as u64 > self.info.max_shared_per_block as u64 {
-            return Err(Error::ResourceLimit {
-                what: format!("shared memory per block (bytes) for {}", src.name),
-                requested: src.shared_bytes as u64,
-                max: self.info.max_shared_per_block as u64,
-            });
-        }
-        if !shape[0].is_multiple_of(src.x_multiple as usize) {
-            return Err(Error::Misaligned {
-                kernel: src.name.clone(),
-                nx: shape[0],
-                multiple: src.x_multiple,
-            });
-        }
-        for (a, &n) in shape.iter().enumerate() {
-            if n as u64 > (i32::MAX as u64) / 2 {
-                return Err(Error::ResourceLimit {
-                    what: format!("points along axis {}", fdlab_core::AXIS_NAMES[a]),
-                    requested: n as u64,
-                    max: (i32::MAX as u64) / 2,
-                });
-            }
-        }
-        Ok(())
+        check_source(&kernel.source, shape, &self.info)
     }
 
     /// Launches `kernel` on `input` and `outputs` for a grid of `shape` (asynchronous).
@@ -556,7 +591,7 @@ impl Device {
         };
         let (nx, ny, nz) = (shape[0] as i32, shape[1] as i32, shape[2] as i32);
         let tex_handle: u64;
-        let mut b = self.stream.launch_builder(&kernel.func);
+        let mut b = self.inner.stream.launch_builder(&kernel.func);
         match src.input {
             InputKind::Pointer => {
                 b.arg(input.buffer);
@@ -589,80 +624,69 @@ impl Device {
         unsafe { b.launch(cfg) }.map_err(driver("cuLaunchKernel"))?;
         Ok(())
     }
+}
 
-    /// Times `work` with CUDA events: `warmup` untimed calls, then `reps` timed ones, each
-    /// bracketed by its own events. Returns milliseconds per call.
-    pub fn time(
-        &self,
-        warmup: usize,
-        reps: usize,
-        mut work: impl FnMut() -> Result<()>,
-    ) -> Result<Vec<f64>> {
-        for _ in 0..warmup {
-            work()?;
-        }
-        self.synchronize()?;
-        let flags = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
-        let mut times = Vec::with_capacity(reps);
-        for _ in 0..reps {
-            let start = self.ctx.new_event(flags).map_err(driver("cuEventCreate"))?;
-            let stop = self.ctx.new_event(flags).map_err(driver("cuEventCreate"))?;
-            start
-                .record(&self.stream)
-                .map_err(driver("cuEventRecord"))?;
-            work()?;
-            stop.record(&self.stream).map_err(driver("cuEventRecord"))?;
-            stop.synchronize().map_err(driver("cuEventSynchronize"))?;
-            times.push(
-                start
-                    .elapsed_ms(&stop)
-                    .map_err(driver("cuEventElapsedTime"))? as f64,
-            );
-        }
-        Ok(times)
+/// Refuses a kernel of `src` on a grid of `shape` beyond the limits in `info` (threads and
+/// shared memory per block, the vector width dividing nx, 32-bit indexing), before launch.
+pub(crate) fn check_source(src: &CudaSource, shape: [usize; 3], info: &DeviceInfo) -> Result<()> {
+    let threads = src.threads() as u64;
+    if threads > info.max_threads_per_block as u64 {
+        return Err(Error::ResourceLimit {
+            what: format!("threads per block for {}", src.name),
+            requested: threads,
+            max: info.max_threads_per_block as u64,
+        });
     }
-
-    /// Times the driver's device-to-device copy (`cuMemcpyDtoD`) of `bytes`: milliseconds per
-    /// copy. Bandwidth is `2·bytes / t` (read + write).
-    pub fn copy_times(&self, bytes: usize, warmup: usize, reps: usize) -> Result<Vec<f64>> {
-        let n = bytes / 4;
-        let src = self.zeros::<f32>(n)?;
-        let mut dst = self.zeros::<f32>(n)?;
-        self.time(warmup, reps, || {
-            self.stream
-                .memcpy_dtod(&src, &mut dst)
-                .map_err(driver("cuMemcpyDtoD"))
-        })
+    if src.shared_bytes as u64 > info.max_shared_per_block as u64 {
+        return Err(Error::ResourceLimit {
+            what: format!("shared memory per block (bytes) for {}", src.name),
+            requested: src.shared_bytes as u64,
+            max: info.max_shared_per_block as u64,
+        });
     }
-
-    /// Times `replays` launches captured in one CUDA graph; returns ms per launch per replay.
-    pub fn graph_times(
-        &self,
-        launches: usize,
-        reps: usize,
-        mut work: impl FnMut() -> Result<()>,
-    ) -> Result<Vec<f64>> {
-        self.synchronize()?;
-        self.stream
-            .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
-            .map_err(driver("cuStreamBeginCapture"))?;
-        let mut captured = Ok(());
-        for _ in 0..launches {
-            captured = work();
-            if captured.is_err() {
-                break;
-            }
+    if !shape[0].is_multiple_of(src.x_multiple as usize) {
+        return Err(Error::Misaligned {
+            kernel: src.name.clone(),
+            nx: shape[0],
+            multiple: src.x_multiple,
+        });
+    }
+    for (a, &n) in shape.iter().enumerate() {
+        if n as u64 > (i32::MAX as u64) / 2 {
+            return Err(Error::ResourceLimit {
+                what: format!("points along axis {}", fdlab_core::AXIS_NAMES[a]),
+                requested: n as u64,
+                max: (i32::MAX as u64) / 2,
+            });
         }
-        let graph = self
-            .stream
-            .end_capture(sys::CUgraphInstantiate_flags(0))
-            .map_err(driver("cuStreamEndCapture"))?;
-        captured?;
-        let graph = graph.ok_or_else(|| Error::Driver {
-            call: "cuStreamEndCapture".into(),
-            detail: "no graph captured".into(),
+    }
+    Ok(())
+}
+
+/// Copies the `__constant__` weights of `source` into `module` (no-op for literal weights).
+pub(crate) fn upload_constants<T: CudaScalar>(
+    module: &Arc<CudaModule>,
+    stream: &Arc<CudaStream>,
+    source: &CudaSource,
+) -> Result<()> {
+    let Some(c) = &source.constants else {
+        return Ok(());
+    };
+    let values: Vec<T> = c.values.iter().map(|&w| T::from_f64(w)).collect();
+    let mut sym = module
+        .get_global(&c.symbol, stream)
+        .map_err(driver("cuModuleGetGlobal"))?;
+    // SAFETY: the symbol was declared as an array of `values.len()` elements of T.
+    let mut view =
+        unsafe { sym.transmute_mut::<T>(values.len()) }.ok_or_else(|| Error::Driver {
+            call: "cuModuleGetGlobal".into(),
+            detail: format!(
+                "symbol {} is smaller than {} weights",
+                c.symbol,
+                values.len()
+            ),
         })?;
-        let times = self.time(2, reps, || graph.launch().map_err(driver("cuGraphLaunch")))?;
-        Ok(times.into_iter().map(|t| t / launches as f64).collect())
-    }
+    stream
+        .memcpy_htod(&values, &mut view)
+        .map_err(driver("cuMemcpyHtoD"))
 }
