@@ -205,7 +205,10 @@ fn dispatch<'py>(
 }
 
 /// Core stencils of `stencils` for arrays of `dim` axes.
-pub(crate) fn core_stencils(stencils: &[Bound<'_, PyStencil>], dim: usize) -> PyResult<Vec<Stencil>> {
+pub(crate) fn core_stencils(
+    stencils: &[Bound<'_, PyStencil>],
+    dim: usize,
+) -> PyResult<Vec<Stencil>> {
     if stencils.is_empty() {
         return Err(value_error("no stencil given; pass at least one Stencil"));
     }

@@ -32,12 +32,17 @@ pub fn value_error(msg: impl Into<String>) -> PyErr {
 
 /// Maps a CUDA backend error the same way: out of device memory is `MemoryError`, a field of
 /// the wrong precision `TypeError`, bad shapes, counts, strategies and limits `ValueError`,
-/// and no device, no NVRTC, driver and compile failures `RuntimeError`.
+/// arrays refused before launch (misaligned, overlapping, on another GPU) `ValueError` with the
+/// check's own text, and no device, no NVRTC, driver and compile failures `RuntimeError`.
 pub fn cuda_to_py(e: fdlab_cuda::Error) -> PyErr {
     use fdlab_cuda::Error as E;
     let msg = e.to_string();
     match e {
         E::Model(e) => to_py(e),
+        // Caller-owned memory refused before launch: a bad argument, not a driver failure.
+        E::Driver { call, detail } if call == fdlab_cuda::FOREIGN_CHECKS => {
+            PyValueError::new_err(detail)
+        }
         E::OutOfMemory { .. } => PyMemoryError::new_err(msg),
         E::Precision { .. } => PyTypeError::new_err(msg),
         E::ShapeMismatch { .. }

@@ -65,9 +65,9 @@ fn describe(o: &Bound<'_, PyAny>, what: &str) -> PyResult<GpuArray> {
             )));
         }
     };
-    let cai = cai.downcast::<PyDict>().map_err(|_| {
-        type_error(format!("{what}'s __cuda_array_interface__ is not a dict"))
-    })?;
+    let cai = cai
+        .downcast::<PyDict>()
+        .map_err(|_| type_error(format!("{what}'s __cuda_array_interface__ is not a dict")))?;
     let item = |k: &str| -> PyResult<Bound<'_, PyAny>> {
         cai.get_item(k)?.ok_or_else(|| {
             type_error(format!(
@@ -87,11 +87,15 @@ fn describe(o: &Bound<'_, PyAny>, what: &str) -> PyResult<GpuArray> {
         }
     };
     let np_shape: Vec<usize> = item("shape")?.extract().map_err(|_| {
-        type_error(format!("{what}'s shape is not a tuple of non-negative ints"))
+        type_error(format!(
+            "{what}'s shape is not a tuple of non-negative ints"
+        ))
     })?;
-    let (ptr, readonly): (u64, bool) = item("data")?
-        .extract()
-        .map_err(|_| type_error(format!("{what}'s 'data' is not a (pointer, read-only) pair")))?;
+    let (ptr, readonly): (u64, bool) = item("data")?.extract().map_err(|_| {
+        type_error(format!(
+            "{what}'s 'data' is not a (pointer, read-only) pair"
+        ))
+    })?;
     if let Some(m) = cai.get_item("mask")? {
         if !m.is_none() {
             return Err(type_error(format!(
@@ -192,12 +196,7 @@ fn device(py: Python<'_>, ordinal: usize) -> PyResult<Device> {
 }
 
 /// The cached plan for `key`, compiled on first use with the GIL released.
-fn plan(
-    py: Python<'_>,
-    key: PlanKey,
-    core: &[Stencil],
-    grid: &Grid,
-) -> PyResult<Arc<GpuPlan>> {
+fn plan(py: Python<'_>, key: PlanKey, core: &[Stencil], grid: &Grid) -> PyResult<Arc<GpuPlan>> {
     if let Some(p) = plans().lock().map_err(poisoned)?.get(&key) {
         return Ok(p.clone());
     }
@@ -241,30 +240,32 @@ fn prepare<'py>(
     let grid = grid_of(&a.np_shape)?;
     let core = core_stencils(stencils, a.np_shape.len())?;
     boundary.check(&grid, &core).map_err(crate::error::to_py)?;
-    let out_objects: Vec<Bound<'py, PyAny>> = match out {
-        Some(v) => {
-            if v.len() != core.len() {
-                return Err(value_error(format!(
-                    "{} stencils but {} output arrays; give one output per stencil",
-                    core.len(),
-                    v.len()
-                )));
+    let out_objects: Vec<Bound<'py, PyAny>> =
+        match out {
+            Some(v) => {
+                if v.len() != core.len() {
+                    return Err(value_error(format!(
+                        "{} stencils but {} output arrays; give one output per stencil",
+                        core.len(),
+                        v.len()
+                    )));
+                }
+                v
             }
-            v
-        }
-        None => {
-            let alloc = alloc.ok_or_else(|| {
-                type_error(format!(
+            None => {
+                let alloc =
+                    alloc.ok_or_else(|| {
+                        type_error(format!(
                     "fdlab allocates outputs for CuPy and PyTorch arrays only; pass out= for \
                      arrays of {}",
                     u.get_type().name().map(|n| n.to_string()).unwrap_or_default()
                 ))
-            })?;
-            (0..core.len())
-                .map(|_| alloc.call1((u,)))
-                .collect::<PyResult<_>>()?
-        }
-    };
+                    })?;
+                (0..core.len())
+                    .map(|_| alloc.call1((u,)))
+                    .collect::<PyResult<_>>()?
+            }
+        };
     let mut outputs = Vec::with_capacity(out_objects.len());
     for (n, o) in out_objects.iter().enumerate() {
         let what = if out_objects.len() == 1 {
@@ -303,8 +304,7 @@ fn prepare<'py>(
         device: 0,
         outputs: core.len(),
     };
-    check_foreign(&meta, a.precision.size(), input, &outputs)
-        .map_err(|e| value_error(e.to_string()))?;
+    check_foreign(&meta, a.precision.size(), input, &outputs).map_err(cuda_to_py)?;
     let key: PlanKey = (
         stencils.iter().map(|s| s.get().key().to_owned()).collect(),
         boundary,
@@ -418,5 +418,11 @@ pub fn _cuda_plan_info<'py>(
         GpuPlan::F32(p) => (p.strategy().to_string(), p.foreign_alignment()),
         GpuPlan::F64(p) => (p.strategy().to_string(), p.foreign_alignment()),
     };
-    PyTuple::new(py, [strategy.into_pyobject(py)?.into_any(), align.map_err(cuda_to_py)?.into_pyobject(py)?.into_any()])
+    PyTuple::new(
+        py,
+        [
+            strategy.into_pyobject(py)?.into_any(),
+            align.map_err(cuda_to_py)?.into_pyobject(py)?.into_any(),
+        ],
+    )
 }

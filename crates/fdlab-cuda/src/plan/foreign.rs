@@ -75,10 +75,19 @@ impl ForeignField {
     }
 }
 
+/// The `call` of the [`Error::Driver`] that refuses caller-owned memory or streams before
+/// anything is launched (a null, misaligned, overlapping or foreign pointer, a foreign stream):
+/// a mistake in the arguments, not a driver failure.
+///
+/// ```
+/// assert_eq!(fdlab_cuda::FOREIGN_CHECKS, "the checks of caller-owned memory");
+/// ```
+pub const FOREIGN_CHECKS: &str = "the checks of caller-owned memory";
+
 /// A refusal of caller-owned memory, before anything is launched.
 fn refuse(detail: String) -> Error {
     Error::Driver {
-        call: "the checks of caller-owned memory".into(),
+        call: FOREIGN_CHECKS.into(),
         detail,
     }
 }
@@ -313,13 +322,12 @@ impl<T: CudaScalar> Plan<T> {
                 )));
             }
         }
-        let bound = if self.source.input == InputKind::Texture
-            || !self.source.tensor_boxes.is_empty()
-        {
-            Some(self.bind(input.ptr, input.len())?)
-        } else {
-            None
-        };
+        let bound =
+            if self.source.input == InputKind::Texture || !self.source.tensor_boxes.is_empty() {
+                Some(self.bind(input.ptr, input.len())?)
+            } else {
+                None
+            };
         let (mut tex, mut maps) = (0u64, [None::<TensorMap>; 2]);
         if let Some(guard) = &bound {
             let b = guard.live.last().ok_or(Error::DeviceGone)?;
@@ -449,7 +457,16 @@ mod tests {
     fn count_precision_shape_are_checked_first() {
         let u = field(1 << 30);
         let e = check_foreign(&plan(2), 8, u, &[field(2 << 30)]).unwrap_err();
-        assert!(matches!(e, Error::OutputCount { expected: 2, got: 1 }), "{e}");
+        assert!(
+            matches!(
+                e,
+                Error::OutputCount {
+                    expected: 2,
+                    got: 1
+                }
+            ),
+            "{e}"
+        );
         let f32_out = ForeignField {
             precision: Precision::F32,
             ..field(2 << 30)

@@ -20,8 +20,8 @@ mod graph;
 #[cfg(test)]
 pub(crate) use check::tests;
 pub use check::{check_fields, check_weights, PlanMeta};
-pub use foreign::{check_foreign, ForeignField};
 pub(crate) use check::{check_one, select, Arg};
+pub use foreign::{check_foreign, ForeignField, FOREIGN_CHECKS};
 pub use graph::GraphPlan;
 
 /// How to build a [`Plan`].
