@@ -71,6 +71,12 @@ def _is_gpu_array(u: Any) -> bool:
     """True when ``u`` lives on an NVIDIA GPU (CuPy, PyTorch CUDA, Numba, JAX ...)."""
     if isinstance(u, np.ndarray):
         return False
+    # The common libraries by type, without building their interface dict twice per call.
+    root = type(u).__module__.partition(".")[0]
+    if root == "cupy":
+        return True
+    if root == "torch":
+        return bool(getattr(u, "is_cuda", False))
     try:
         if hasattr(u, "__cuda_array_interface__"):
             return True

@@ -390,6 +390,13 @@ impl<T: CudaScalar> Plan<T> {
         ordinal: usize,
     ) -> Result<()> {
         let p = pointer_facts(what, f.ptr)?;
+        // cuPointerGetAttributes succeeds on unknown addresses and leaves the type at 0.
+        if p.memory_type == 0 {
+            return Err(refuse(format!(
+                "{what} at {:#x} is not memory the CUDA driver knows; pass a GPU array",
+                f.ptr
+            )));
+        }
         // CU_MEMORYTYPE_DEVICE = 2, CU_MEMORYTYPE_UNIFIED = 4 (managed).
         if p.memory_type != 2 && p.memory_type != 4 {
             return Err(refuse(format!(
