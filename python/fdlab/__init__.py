@@ -20,7 +20,8 @@ Other dtypes and layouts raise ``TypeError`` unless ``convert=True`` is passed, 
 input with ``np.ascontiguousarray`` (integers become float64). Outputs have the input's dtype.
 GPU arrays (CuPy arrays, PyTorch CUDA tensors, anything exposing ``__cuda_array_interface__``)
 run on their GPU with no copy: the kernel reads the caller's memory and writes the output in
-place, queued on the library's current stream. The first apply of a (stencils, boundary, shape,
+place, queued on the library's current stream. Inputs that speak only DLPack are read through
+their capsule; their outputs must be given (``out=``) as ``__cuda_array_interface__`` arrays. The first apply of a (stencils, boundary, shape,
 dtype, device) compiles a kernel (NVRTC, then fdlab's disk cache); later ones reuse it.
 
 Boundaries. ``"periodic"`` wraps, ``"neumann"`` mirrors about the end points, ``"dirichlet"``

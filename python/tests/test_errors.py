@@ -125,21 +125,26 @@ class _CudaArrayInterface:
 
 
 class _DLPackCuda:
+    """A broken DLPack producer: its __dlpack__ returns no capsule."""
+
     def __dlpack_device__(self):
         return (2, 0)
 
     def __dlpack__(self, stream=None):
-        raise AssertionError("must not be consumed")
+        return 42
 
 
 @pytest.mark.parametrize("backend", ["auto", "cuda"])
 def test_gpu_arrays_of_unknown_libraries(backend):
     # Routed to the GPU path, refused before any driver call: fdlab allocates outputs only
-    # with CuPy and PyTorch, and reads GPU arrays through __cuda_array_interface__.
+    # with CuPy and PyTorch, writes only arrays exposing __cuda_array_interface__ and reads
+    # DLPack capsules.
     with pytest.raises(TypeError, match="pass out="):
         fdlab.apply(D, _CudaArrayInterface(), backend=backend)
-    with pytest.raises(TypeError, match="__cuda_array_interface__.*from_dlpack"):
+    with pytest.raises(TypeError, match="'dltensor' capsule"):
         fdlab.apply(D, _DLPackCuda(), backend=backend)
+    with pytest.raises(TypeError, match="DLPack-only output"):
+        fdlab.apply(D, _CudaArrayInterface(), out=_DLPackCuda(), backend=backend)
 
 
 def test_gpu_array_with_cpu_backend_and_cuda_backend_with_numpy():

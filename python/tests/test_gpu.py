@@ -231,3 +231,30 @@ def test_offset_view_is_computed_or_refused(gpu):
         assert "aligned" in str(e)
         return
     assert rel_err(gpu.to_np(got), want) <= TOL[np.float32]
+
+
+class DLPackOnly:
+    """A producer that speaks only DLPack (as JAX arrays do)."""
+
+    def __init__(self, a):
+        self.a = a
+
+    def __dlpack__(self, stream=None):
+        return self.a.__dlpack__(stream=stream)
+
+    def __dlpack_device__(self):
+        return self.a.__dlpack_device__()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_dlpack_only_input(gpu, dtype):
+    shape, st, boundary = CASES[2]
+    u = random(shape, dtype, seed=13)
+    want = fdlab.apply(st, u, boundary=boundary)
+    ug = gpu.to_gpu(u)
+    out = gpu.empty_like(ug)
+    res = fdlab.apply(st, DLPackOnly(ug), out=out, boundary=boundary)
+    assert res is out
+    assert rel_err(gpu.to_np(out), want) <= TOL[dtype]
+    with pytest.raises(TypeError, match="pass out="):
+        fdlab.apply(st, DLPackOnly(ug))

@@ -21,12 +21,14 @@ use crate::error::{cuda_to_py, type_error, value_error};
 use crate::stencil::PyStencil;
 
 /// A GPU array as its `__cuda_array_interface__` describes it.
-#[derive(Debug, Clone)]
 struct GpuArray {
     ptr: u64,
     np_shape: Vec<usize>,
     precision: Precision,
     readonly: bool,
+    /// What keeps the memory described alive during the call, beyond the array (a DLPack
+    /// capsule).
+    keep: Option<PyObject>,
 }
 
 impl GpuArray {
@@ -48,9 +50,29 @@ fn dtype_of(p: Precision) -> &'static str {
 }
 
 /// Reads `__cuda_array_interface__` (versions 2 and 3) of `o`; `what` names it in errors.
-fn describe(o: &Bound<'_, PyAny>, what: &str) -> PyResult<GpuArray> {
+/// With `dlpack_stream`, an array without it is read through DLPack (inputs only: DLPack does
+/// not say whether an array may be written), its producer ordering its work before that stream.
+fn describe(o: &Bound<'_, PyAny>, what: &str, dlpack_stream: Option<u64>) -> PyResult<GpuArray> {
     let cai = match o.getattr("__cuda_array_interface__") {
         Ok(c) => c,
+        Err(e)
+            if dlpack_stream.is_some()
+                && e.is_instance_of::<pyo3::exceptions::PyAttributeError>(o.py())
+                && o.hasattr("__dlpack__")? =>
+        {
+            let d = crate::dlpack::read(o, what, dlpack_stream.unwrap_or(0))?;
+            if let Some(st) = &d.strides {
+                let bytes: Vec<i64> = st.iter().map(|s| s * d.precision.size() as i64).collect();
+                check_c_contiguous(what, &d.np_shape, &bytes, d.precision.size())?;
+            }
+            return Ok(GpuArray {
+                ptr: d.ptr,
+                np_shape: d.np_shape,
+                precision: d.precision,
+                readonly: true,
+                keep: Some(d.capsule),
+            });
+        }
         Err(e) => {
             let why = if e.is_instance_of::<pyo3::exceptions::PyAttributeError>(o.py()) {
                 String::new()
@@ -60,7 +82,7 @@ fn describe(o: &Bound<'_, PyAny>, what: &str) -> PyResult<GpuArray> {
             return Err(type_error(format!(
                 "{what} must be a GPU array exposing __cuda_array_interface__ (CuPy, PyTorch \
                  CUDA tensor, Numba), got {}{why}; a tensor that requires grad needs .detach(), \
-                 a DLPack-only array cupy.from_dlpack(a)",
+                 a DLPack-only output cupy.from_dlpack(a)",
                 o.get_type().name()?
             )));
         }
@@ -116,6 +138,7 @@ fn describe(o: &Bound<'_, PyAny>, what: &str) -> PyResult<GpuArray> {
         np_shape,
         precision,
         readonly,
+        keep: None,
     })
 }
 
@@ -221,6 +244,7 @@ struct Prepared<'py> {
     input: ForeignField,
     outputs: Vec<ForeignField>,
     out_objects: Vec<Bound<'py, PyAny>>,
+    _keep: Option<PyObject>,
 }
 
 /// Checks `u` and `out` (or allocates outputs with `alloc(u)`), then finds the plan. Every
@@ -233,10 +257,11 @@ fn prepare<'py>(
     out: Option<Vec<Bound<'py, PyAny>>>,
     boundary: &str,
     ordinal: usize,
+    stream: u64,
     alloc: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Prepared<'py>> {
     let boundary = parse_boundary(boundary)?;
-    let a = describe(u, "the input")?;
+    let a = describe(u, "the input", Some(stream))?;
     let grid = grid_of(&a.np_shape)?;
     let core = core_stencils(stencils, a.np_shape.len())?;
     boundary.check(&grid, &core).map_err(crate::error::to_py)?;
@@ -273,7 +298,7 @@ fn prepare<'py>(
         } else {
             format!("out[{n}]")
         };
-        let b = describe(o, &what)?;
+        let b = describe(o, &what, None)?;
         if b.readonly {
             return Err(type_error(format!(
                 "{what} is read-only; pass a writeable GPU array"
@@ -318,6 +343,7 @@ fn prepare<'py>(
         input,
         outputs,
         out_objects,
+        _keep: a.keep,
     })
 }
 
@@ -338,7 +364,16 @@ pub fn apply_cuda<'py>(
     device: usize,
     alloc: Option<Bound<'py, PyAny>>,
 ) -> PyResult<Vec<Bound<'py, PyAny>>> {
-    let p = prepare(py, &stencils, u, out, boundary, device, alloc.as_ref())?;
+    let p = prepare(
+        py,
+        &stencils,
+        u,
+        out,
+        boundary,
+        device,
+        stream,
+        alloc.as_ref(),
+    )?;
     let (plan, input, outputs) = (&p.plan, p.input, &p.outputs);
     // SAFETY: `u` and the outputs are referenced by this call until it returns, and their
     // libraries free memory in the order of the stream the kernel is queued on (CuPy's and
@@ -365,7 +400,7 @@ pub fn _time_apply_cuda_native<'py>(
     device: usize,
     repeats: usize,
 ) -> PyResult<(f64, f64)> {
-    let p = prepare(py, &stencils, u, Some(out), boundary, device, None)?;
+    let p = prepare(py, &stencils, u, Some(out), boundary, device, stream, None)?;
     let dev = self::device(py, device)?;
     let (plan, input, outputs) = (&p.plan, p.input, &p.outputs);
     let mut times = py
@@ -402,7 +437,7 @@ pub fn _cuda_plan_info<'py>(
     boundary: &str,
     device: usize,
 ) -> PyResult<Bound<'py, PyTuple>> {
-    let a = describe(u, "the input")?;
+    let a = describe(u, "the input", Some(0))?;
     let grid = grid_of(&a.np_shape)?;
     let core = core_stencils(&stencils, a.np_shape.len())?;
     let boundary = parse_boundary(boundary)?;

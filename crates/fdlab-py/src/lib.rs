@@ -10,6 +10,7 @@
 #![warn(missing_docs)]
 
 pub mod apply;
+mod dlpack;
 pub mod error;
 pub mod gpu;
 pub mod stencil;
