@@ -322,6 +322,17 @@ impl<T: CudaScalar> Plan<T> {
                 )));
             }
         }
+        if stream.is_some() {
+            // The weights were copied to `__constant__` memory on the plan's own stream when it
+            // was built: a kernel on another stream must not start before that copy is done.
+            // SAFETY: the plan's stream is alive while the plan is.
+            let idle = unsafe { sys::cuStreamQuery(self.stream.cu_stream()) };
+            if idle != sys::CUresult::CUDA_SUCCESS {
+                self.stream
+                    .synchronize()
+                    .map_err(driver("cuStreamSynchronize"))?;
+            }
+        }
         let bound =
             if self.source.input == InputKind::Texture || !self.source.tensor_boxes.is_empty() {
                 Some(self.bind(input.ptr, input.len())?)
