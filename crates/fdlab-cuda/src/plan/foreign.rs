@@ -524,4 +524,69 @@ mod tests {
         check_foreign(&plan(1), 8, field(base), &[field(base + n)]).unwrap();
         check_foreign(&plan(1), 8, field(base + n), &[field(base)]).unwrap();
     }
+
+    #[test]
+    fn foreign_launch_matches_apply_on_a_gpu() {
+        use crate::{Device, DeviceField, PlanOptions};
+        use cudarc::driver::DevicePtr;
+        use fdlab_core::{Boundary, Field, Grid, Stencil};
+        if let Err(why) = crate::probe() {
+            println!("skipped: {why}");
+            return;
+        }
+        let dev = Device::open(0).expect("a probed device opens");
+        let grid = Grid::unit(&[64, 45, 33]).unwrap();
+        let lap = Stencil::laplacian(&grid, 2).unwrap();
+        let u = DeviceField::upload(&dev, &Field::<f32>::random(&grid, 3)).unwrap();
+        let at = |f: &DeviceField<f32>| ForeignField {
+            ptr: f.buffer().device_ptr(dev.stream()).0,
+            shape: f.shape(),
+            precision: Precision::F32,
+        };
+        let named = [
+            None,
+            Some("naive-64x4x1"),
+            Some("texture-32x4x1"),
+            Some("zmarch-32x4-v2-c64-u4-r1"),
+        ];
+        for name in named {
+            let opts = PlanOptions {
+                strategy: name.map(|n| n.parse().unwrap()),
+                ..Default::default()
+            };
+            let plan = dev
+                .plan::<f32>(std::slice::from_ref(&lap), Boundary::Periodic, &grid, opts)
+                .unwrap();
+            let mut want = DeviceField::zeros(&dev, &grid).unwrap();
+            plan.apply(&u, &mut [&mut want]).unwrap();
+            let got = DeviceField::<f32>::zeros(&dev, &grid).unwrap();
+            dev.synchronize().unwrap();
+            let s = dev.new_stream().unwrap();
+            let handle = s.raw().cu_stream() as u64;
+            // SAFETY: both fields outlive the synchronize below.
+            unsafe { plan.apply_foreign(at(&u), &[at(&got)], Some(handle)) }.unwrap();
+            s.synchronize().unwrap();
+            let (g, w) = (got.download().unwrap(), want.download().unwrap());
+            assert_eq!(g.as_slice(), w.as_slice(), "{}", plan.strategy());
+            // In place, host memory and (when the kernel needs more) a misaligned pointer.
+            // SAFETY: every call below is refused before launching.
+            let e = unsafe { plan.apply_foreign(at(&u), &[at(&u)], None) }.unwrap_err();
+            assert!(e.to_string().contains("overlaps"), "{e}");
+            let host = vec![0f32; grid.len()];
+            let h = ForeignField {
+                ptr: host.as_ptr() as u64,
+                ..at(&got)
+            };
+            let e = unsafe { plan.apply_foreign(at(&u), &[h], None) }.unwrap_err();
+            assert!(e.to_string().contains("output 0"), "{e}");
+            if plan.foreign_alignment().unwrap() > 4 {
+                let off = ForeignField {
+                    ptr: at(&got).ptr + 4,
+                    ..at(&got)
+                };
+                let e = unsafe { plan.apply_foreign(at(&u), &[off], None) }.unwrap_err();
+                assert!(e.to_string().contains("aligned"), "{e}");
+            }
+        }
+    }
 }
