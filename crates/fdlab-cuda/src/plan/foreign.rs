@@ -526,6 +526,47 @@ mod tests {
     }
 
     #[test]
+    fn small_odd_and_low_rank_grids_have_a_strategy() {
+        // The shapes GPU array users hand over (1-D, 2-D, odd, tiny) all get a kernel that
+        // fits an H100's limits; chosen and generated without a GPU.
+        use crate::choose::{self, Request};
+        use fdlab_core::{Axis, Boundary, Grid, Stencil};
+        let info = super::super::tests::h100();
+        let cases: [(&[usize], Boundary); 5] = [
+            (&[101], Boundary::Neumann),
+            (&[67, 45], Boundary::Periodic),
+            (&[67, 45, 33], Boundary::Dirichlet),
+            (&[11, 9, 7], Boundary::Periodic),
+            (&[64, 64, 64], Boundary::Periodic),
+        ];
+        for (shape, boundary) in cases {
+            let grid = Grid::unit(shape).unwrap();
+            let dim = shape.len();
+            let stencils = [
+                Stencil::derivative(&grid, Axis::X, 1, 6).unwrap(),
+                Stencil::derivative(&grid, Axis::from_index(dim - 1).unwrap(), 2, 2).unwrap(),
+                Stencil::laplacian(&grid, 2).unwrap(),
+            ];
+            for st in &stencils {
+                for precision in [Precision::F32, Precision::F64] {
+                    let req = Request {
+                        stencils: std::slice::from_ref(st),
+                        boundary,
+                        grid: &grid,
+                        precision,
+                        explicit: None,
+                        tuned: None,
+                        class: choose::device_class(&info.name),
+                        tma: true,
+                    };
+                    let r = super::super::select(&req, Default::default(), &info);
+                    assert!(r.is_ok(), "{shape:?} {boundary} {precision}: {:?}", r.err());
+                }
+            }
+        }
+    }
+
+    #[test]
     fn foreign_launch_matches_apply_on_a_gpu() {
         use crate::{Device, DeviceField, PlanOptions};
         use cudarc::driver::DevicePtr;
