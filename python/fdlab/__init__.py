@@ -18,19 +18,23 @@ Custom offsets and per-axis spacings use the same (x, y, z) order.
 Arrays. The CPU backend takes C-contiguous NumPy arrays of float32 or float64 with 1 to 3 axes.
 Other dtypes and layouts raise ``TypeError`` unless ``convert=True`` is passed, which copies the
 input with ``np.ascontiguousarray`` (integers become float64). Outputs have the input's dtype.
-GPU arrays (CuPy, PyTorch CUDA tensors) are recognised and refused with ``NotImplementedError``
-until fdlab is built with its CUDA API.
+GPU arrays (CuPy arrays, PyTorch CUDA tensors, anything exposing ``__cuda_array_interface__``)
+run on their GPU with no copy: the kernel reads the caller's memory and writes the output in
+place, queued on the library's current stream. Inputs that speak only DLPack are read through
+their capsule; their outputs must be given (``out=``) as ``__cuda_array_interface__`` arrays. The first apply of a (stencils, boundary, shape,
+dtype, device) compiles a kernel (NVRTC, then fdlab's disk cache); later ones reuse it.
 
 Boundaries. ``"periodic"`` wraps, ``"neumann"`` mirrors about the end points, ``"dirichlet"``
 computes interior points only: output points whose stencil would leave the array are left as
 they were, so with ``out=None`` (fresh zeros) they are 0.
 
-The computation releases the GIL and runs on all cores (rayon).
+The computation releases the GIL; on the CPU it runs on all cores (rayon).
 """
 
 from __future__ import annotations
 
 import enum
+import sys
 from typing import Any, List, Optional, Sequence, Union
 
 import numpy as np
@@ -44,11 +48,6 @@ __version__: str = _fdlab.__version__
 # DLPack device types that live on an NVIDIA GPU (kDLCUDA, kDLCUDAHost, kDLCUDAManaged).
 _DLPACK_CUDA = {2, 3, 13}
 _BACKENDS = ("auto", "cpu", "cuda")
-_GPU_MISSING = (
-    "GPU arrays need fdlab built with the CUDA API, which this build lacks "
-    "(fdlab.info()['cuda'] is False); copy the array to the host (e.g. cupy.asnumpy(u) or "
-    "u.cpu().numpy()) and use backend='cpu'"
-)
 
 
 class Boundary(str, enum.Enum):
@@ -73,7 +72,16 @@ def _is_gpu_array(u: Any) -> bool:
     """True when ``u`` lives on an NVIDIA GPU (CuPy, PyTorch CUDA, Numba, JAX ...)."""
     if isinstance(u, np.ndarray):
         return False
-    if hasattr(u, "__cuda_array_interface__"):
+    # The common libraries by type, without building their interface dict twice per call.
+    root = type(u).__module__.partition(".")[0]
+    if root == "cupy":
+        return True
+    if root == "torch":
+        return bool(getattr(u, "is_cuda", False))
+    try:
+        if hasattr(u, "__cuda_array_interface__"):
+            return True
+    except Exception:  # e.g. a torch tensor that requires grad: still a GPU array
         return True
     dev = getattr(u, "__dlpack_device__", None)
     if dev is not None:
@@ -86,22 +94,54 @@ def _is_gpu_array(u: Any) -> bool:
 
 
 def _select_backend(u: Any, backend: str) -> str:
-    """The backend that runs ``u``: the one place that will route GPU arrays to CUDA."""
+    """The backend that runs ``u``: CUDA for GPU arrays, the CPU for NumPy arrays."""
     if not isinstance(backend, str) or backend not in _BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; valid backends: auto, cpu, cuda")
     if _is_gpu_array(u):
         if backend == "cpu":
             raise TypeError(
                 "backend='cpu' was asked for but the array lives on a GPU; copy it to the host "
-                "first (e.g. cupy.asnumpy(u) or u.cpu().numpy())"
+                "first (e.g. cupy.asnumpy(u) or u.cpu().numpy()), or use backend='auto'"
             )
-        raise NotImplementedError(_GPU_MISSING)
+        return "cuda"
     if backend == "cuda":
-        raise NotImplementedError(
-            "backend='cuda' needs fdlab built with the CUDA API and a GPU array; "
-            "this build runs NumPy arrays on the CPU (backend='cpu' or 'auto')"
+        raise TypeError(
+            "backend='cuda' computes on GPU arrays (CuPy, PyTorch CUDA tensors) in place and "
+            f"does not copy host arrays; got {type(u).__name__}: move it to the GPU first "
+            "(e.g. cupy.asarray(u) or torch.from_numpy(u).cuda()), or use backend='auto'"
         )
     return "cpu"
+
+
+def _gpu_context(u: Any):
+    """``(stream, device, alloc)`` of a GPU array: the handle of its library's current stream
+    on the array's device (0 is the legacy default stream), the device ordinal, and the
+    library's ``zeros_like`` for outputs (``None`` for libraries fdlab does not know)."""
+    root = type(u).__module__.partition(".")[0]
+    mod = sys.modules.get(root)
+    if root == "cupy" and mod is not None:
+        dev = u.device.id
+        if dev == mod.cuda.runtime.getDevice():
+            return mod.cuda.get_current_stream().ptr, dev, mod.zeros_like
+        with u.device:
+            return mod.cuda.get_current_stream().ptr, dev, mod.zeros_like
+    if root == "torch" and mod is not None:
+        dev = u.device
+        return mod.cuda.current_stream(dev).cuda_stream, dev.index or 0, mod.zeros_like
+    # Other producers: the stream their interface names (v3), the device DLPack names.
+    stream, device = 0, 0
+    try:
+        s = u.__cuda_array_interface__.get("stream")
+        stream = int(s) if s is not None else 0
+    except Exception:
+        pass
+    dl = getattr(u, "__dlpack_device__", None)
+    if dl is not None:
+        try:
+            device = int(dl()[1])
+        except Exception:
+            pass
+    return stream, device, None
 
 
 def _convert(u: Any) -> np.ndarray:
@@ -113,35 +153,53 @@ def _convert(u: Any) -> np.ndarray:
 def apply(
     stencils: Union[Stencil, Sequence[Stencil]],
     u: Any,
-    out: Union[None, np.ndarray, Sequence[np.ndarray]] = None,
+    out: Any = None,
     boundary: Union[str, Boundary] = "periodic",
     backend: str = "auto",
     convert: bool = False,
-) -> Union[np.ndarray, List[np.ndarray]]:
+) -> Any:
     """Applies one stencil or a list of stencils to ``u``.
 
     Args:
         stencils: a :class:`Stencil`, or a sequence of them (one output each).
-        u: the input: a C-contiguous float32/float64 NumPy array with 1 to 3 axes.
-        out: where to write: an array (one stencil) or a sequence of arrays of ``u``'s shape
-            and dtype; ``None`` allocates zeros.
+        u: the input: a C-contiguous float32/float64 array with 1 to 3 axes: a NumPy array
+            (CPU), or a CuPy array or PyTorch CUDA tensor (GPU, no copy).
+        out: where to write: an array (one stencil) or a sequence of arrays of ``u``'s shape,
+            dtype and kind (NumPy for NumPy, GPU arrays for GPU arrays), written in place;
+            ``None`` allocates zeros (with CuPy / PyTorch for GPU inputs).
         boundary: ``"periodic"``, ``"dirichlet"`` (interior only; other points of ``out`` are
             left as they were) or ``"neumann"``, or a :class:`Boundary`.
-        backend: ``"auto"``, ``"cpu"`` or ``"cuda"``.
-        convert: copy ``u`` to a C-contiguous float array first when it is not one already
-            (integers become float64), instead of raising ``TypeError``.
+        backend: ``"auto"`` (the GPU for GPU arrays, the CPU for NumPy arrays), ``"cpu"`` or
+            ``"cuda"`` (GPU arrays only: NumPy arrays raise ``TypeError``).
+        convert: copy a NumPy ``u`` to a C-contiguous float array first when it is not one
+            already (integers become float64), instead of raising ``TypeError``. GPU arrays
+            are never copied.
 
     Returns:
         The output array for one stencil, the list of outputs for a sequence.
 
     Raises:
-        TypeError: wrong dtype, non-contiguous layout, not an array.
-        ValueError: wrong number of axes, mismatched ``out`` shape, read-only ``out``,
-            a stencil too wide for the array, an unknown boundary or backend.
-        NotImplementedError: GPU arrays or ``backend="cuda"`` (a ``RuntimeError``).
+        TypeError: wrong dtype, non-contiguous layout, not an array, a GPU array with
+            ``backend="cpu"`` or a NumPy array with ``backend="cuda"``, a read-only GPU ``out``.
+        ValueError: wrong number of axes, mismatched ``out`` shape, read-only NumPy ``out``,
+            ``out`` overlapping the input, a stencil too wide for the array, an unknown
+            boundary or backend.
+        RuntimeError: no usable GPU (``"no CUDA device: <reason>"``), NVRTC missing, a
+            driver error.
         MemoryError: the outputs cannot be allocated.
+
+    On the GPU the kernel is queued on the current stream of the array's library
+    (``cupy.cuda.get_current_stream()``, ``torch.cuda.current_stream()``) and ``apply``
+    returns without waiting, as CuPy and PyTorch operations do.
     """
-    _select_backend(u, backend)
+    if _select_backend(u, backend) == "cuda":
+        single = isinstance(stencils, Stencil)
+        seq = [stencils] if single else list(stencils)
+        if out is not None and not isinstance(out, (list, tuple)):
+            out = [out]
+        stream, device, alloc = _gpu_context(u)
+        res = _fdlab.apply_cuda(seq, u, out, str(boundary), stream, device, alloc)
+        return res[0] if single else res
     if convert:
         u = _convert(u)
     single = isinstance(stencils, Stencil)

@@ -1,6 +1,6 @@
 """Type stubs for the compiled extension ``fdlab._fdlab``."""
 
-from typing import Any, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -76,3 +76,33 @@ def _time_apply_native(
     """(median, min) seconds of the Rust call ``fdlab.apply`` makes, looped in Rust."""
 
 def info() -> dict: ...
+
+def apply_cuda(
+    stencils: Sequence[Stencil],
+    u: Any,
+    out: Optional[Sequence[Any]] = None,
+    boundary: str = "periodic",
+    stream: int = 0,
+    device: int = 0,
+    alloc: Optional[Callable[[Any], Any]] = None,
+) -> List[Any]:
+    """GPU apply with no copy on arrays exposing ``__cuda_array_interface__``, queued on the
+    raw CUDA ``stream`` handle of GPU ``device``; outputs are ``out`` or ``alloc(u)`` each.
+    ``fdlab.apply`` is the public entry point (it finds the caller's stream and device)."""
+
+def _time_apply_cuda_native(
+    stencils: Sequence[Stencil],
+    u: Any,
+    out: Sequence[Any],
+    boundary: str = "periodic",
+    stream: int = 0,
+    device: int = 0,
+    repeats: int = 200,
+) -> Tuple[float, float]:
+    """(median, min) seconds of the Rust call a GPU ``fdlab.apply`` makes (queuing the kernel,
+    host time), looped in Rust with the GIL released; the device is synchronized after."""
+
+def _cuda_plan_info(
+    stencils: Sequence[Stencil], u: Any, boundary: str = "periodic", device: int = 0
+) -> Tuple[str, int]:
+    """(strategy name, pointer alignment in bytes) of the cached GPU plan for such an apply."""

@@ -170,7 +170,7 @@ def test_read_only_and_strided_inputs_do_not_crash():
 def test_info():
     i = fdlab.info()
     assert i["version"] == fdlab.__version__
-    assert "cpu" in i["backends"] and i["cuda"] is False
+    assert "cpu" in i["backends"] and "cuda" in i["backends"] and i["cuda"] is True
     assert i["cpu_threads"] >= 1
 
 

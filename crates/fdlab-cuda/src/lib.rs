@@ -28,6 +28,9 @@ mod stream;
 pub use any::{AnyField, AnyPlan};
 pub use choose::Choice;
 pub use field::{DeviceField, DeviceFieldView, DeviceFieldViewMut, FieldMeta};
-pub use plan::{check_fields, check_weights, GraphPlan, Plan, PlanMeta, PlanOptions};
+pub use plan::{
+    check_fields, check_foreign, check_weights, ForeignField, GraphPlan, Plan, PlanMeta,
+    PlanOptions, FOREIGN_CHECKS,
+};
 pub use selftest::{api_selftest, overhead, Check, Overhead, Reference};
 pub use stream::{Event, Stream};

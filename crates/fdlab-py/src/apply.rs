@@ -13,7 +13,7 @@ use crate::error::{to_py, type_error, value_error};
 use crate::stencil::PyStencil;
 
 /// Reads a boundary name: "periodic", "dirichlet" or "neumann".
-fn parse_boundary(name: &str) -> PyResult<Boundary> {
+pub(crate) fn parse_boundary(name: &str) -> PyResult<Boundary> {
     Boundary::ALL
         .into_iter()
         .find(|b| b.name().eq_ignore_ascii_case(name))
@@ -25,7 +25,7 @@ fn parse_boundary(name: &str) -> PyResult<Boundary> {
 }
 
 /// The grid of a C-ordered NumPy shape `(…, ny, nx)`: x is the last NumPy axis.
-fn grid_of(np_shape: &[usize]) -> PyResult<Grid> {
+pub(crate) fn grid_of(np_shape: &[usize]) -> PyResult<Grid> {
     if !(1..=3).contains(&np_shape.len()) {
         return Err(value_error(format!(
             "fdlab arrays have 1, 2 or 3 axes, got an array of shape {np_shape:?}"
@@ -205,7 +205,10 @@ fn dispatch<'py>(
 }
 
 /// Core stencils of `stencils` for arrays of `dim` axes.
-fn core_stencils(stencils: &[Bound<'_, PyStencil>], dim: usize) -> PyResult<Vec<Stencil>> {
+pub(crate) fn core_stencils(
+    stencils: &[Bound<'_, PyStencil>],
+    dim: usize,
+) -> PyResult<Vec<Stencil>> {
     if stencils.is_empty() {
         return Err(value_error("no stencil given; pass at least one Stencil"));
     }

@@ -1,7 +1,7 @@
 //! Rust errors as Python exceptions, with the same message.
 
 use fdlab_core::Error;
-use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyMemoryError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::PyErr;
 
 /// Maps a core error to the Python exception a caller expects: bad sizes, shapes, orders,
@@ -28,4 +28,30 @@ pub fn type_error(msg: impl Into<String>) -> PyErr {
 /// A `ValueError` with `msg`.
 pub fn value_error(msg: impl Into<String>) -> PyErr {
     PyValueError::new_err(msg.into())
+}
+
+/// Maps a CUDA backend error the same way: out of device memory is `MemoryError`, a field of
+/// the wrong precision `TypeError`, bad shapes, counts, strategies and limits `ValueError`,
+/// arrays refused before launch (misaligned, overlapping, on another GPU) `ValueError` with the
+/// check's own text, and no device, no NVRTC, driver and compile failures `RuntimeError`.
+pub fn cuda_to_py(e: fdlab_cuda::Error) -> PyErr {
+    use fdlab_cuda::Error as E;
+    let msg = e.to_string();
+    match e {
+        E::Model(e) => to_py(e),
+        // Caller-owned memory refused before launch: a bad argument, not a driver failure.
+        E::Driver { call, detail } if call == fdlab_cuda::FOREIGN_CHECKS => {
+            PyValueError::new_err(detail)
+        }
+        E::OutOfMemory { .. } => PyMemoryError::new_err(msg),
+        E::Precision { .. } => PyTypeError::new_err(msg),
+        E::ShapeMismatch { .. }
+        | E::OutputCount { .. }
+        | E::ResourceLimit { .. }
+        | E::Misaligned { .. }
+        | E::BadBox { .. }
+        | E::Weight { .. }
+        | E::Unsupported(_) => PyValueError::new_err(msg),
+        _ => PyRuntimeError::new_err(msg),
+    }
 }

@@ -2,14 +2,17 @@
 //!
 //! The Pythonic layer lives in `python/fdlab/__init__.py`; this crate holds what must be fast
 //! or typed: stencil descriptions ([`stencil::PyStencil`]), CPU apply on NumPy arrays with the
-//! GIL released ([`apply`]), plans, and the error mapping ([`error`]).
+//! GIL released ([`apply`]), GPU apply on CuPy / PyTorch arrays with no copy ([`gpu`]),
+//! plans, and the error mapping ([`error`]).
 //!
 //! Axis convention: fdlab fields are x-fastest, so a C-ordered NumPy array of shape
 //! `(nz, ny, nx)` is a grid of shape `[nx, ny, nz]`; axis 0 / `"x"` is the LAST NumPy axis.
 #![warn(missing_docs)]
 
 pub mod apply;
+mod dlpack;
 pub mod error;
+pub mod gpu;
 pub mod stencil;
 
 use pyo3::prelude::*;
@@ -20,8 +23,18 @@ use pyo3::types::PyDict;
 fn info(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("version", env!("CARGO_PKG_VERSION"))?;
-    d.set_item("backends", vec!["cpu"])?;
-    d.set_item("cuda", false)?;
+    d.set_item("backends", vec!["cpu", "cuda"])?;
+    d.set_item("cuda", true)?;
+    match gpu::probe() {
+        Ok(n) => {
+            d.set_item("cuda_devices", n)?;
+            d.set_item("cuda_unavailable", py.None())?;
+        }
+        Err(why) => {
+            d.set_item("cuda_devices", 0)?;
+            d.set_item("cuda_unavailable", why)?;
+        }
+    }
     d.set_item("cpu_threads", rayon::current_num_threads())?;
     d.set_item("dtypes", vec!["float32", "float64"])?;
     d.set_item("boundaries", vec!["periodic", "dirichlet", "neumann"])?;
@@ -54,6 +67,9 @@ fn _fdlab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<apply::PyPlan>()?;
     m.add_function(wrap_pyfunction!(apply::apply_cpu, m)?)?;
     m.add_function(wrap_pyfunction!(apply::_time_apply_native, m)?)?;
+    m.add_function(wrap_pyfunction!(gpu::apply_cuda, m)?)?;
+    m.add_function(wrap_pyfunction!(gpu::_time_apply_cuda_native, m)?)?;
+    m.add_function(wrap_pyfunction!(gpu::_cuda_plan_info, m)?)?;
     m.add_function(wrap_pyfunction!(info, m)?)?;
     Ok(())
 }

@@ -44,12 +44,16 @@ enum Desc {
 #[pyclass(name = "Stencil", module = "fdlab", frozen)]
 pub struct PyStencil {
     desc: Desc,
+    /// The description's debug text: equal descriptions print alike (floats included), so it
+    /// keys caches of compiled GPU plans and the hash.
+    key: String,
     built: [OnceLock<Result<Stencil, Error>>; 3],
 }
 
 impl PyStencil {
     fn new(desc: Desc) -> PyResult<PyStencil> {
         let s = PyStencil {
+            key: format!("{desc:?}"),
             desc,
             built: Default::default(),
         };
@@ -65,6 +69,11 @@ impl PyStencil {
         };
         s.core(dim)?;
         Ok(s)
+    }
+
+    /// A text equal for equal descriptions and different otherwise (a cache key).
+    pub fn key(&self) -> &str {
+        &self.key
     }
 
     /// The core stencil for arrays of `dim` axes (1 to 3), built on first use.
@@ -311,9 +320,8 @@ impl PyStencil {
 
     fn __hash__(&self) -> u64 {
         use std::hash::{Hash, Hasher};
-        // The description's debug text: equal descriptions print alike (floats included).
         let mut h = std::collections::hash_map::DefaultHasher::new();
-        format!("{:?}", self.desc).hash(&mut h);
+        self.key.hash(&mut h);
         h.finish()
     }
 

@@ -14,12 +14,14 @@ use std::marker::PhantomData;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 mod check;
+mod foreign;
 mod graph;
 
 #[cfg(test)]
 pub(crate) use check::tests;
 pub use check::{check_fields, check_weights, PlanMeta};
 pub(crate) use check::{check_one, select, Arg};
+pub use foreign::{check_foreign, ForeignField, FOREIGN_CHECKS};
 pub use graph::GraphPlan;
 
 /// How to build a [`Plan`].
