@@ -20,7 +20,7 @@ fn main() {
     println!("cargo:rerun-if-changed=../../.git/HEAD");
     println!("cargo:rerun-if-changed=../../.git/index");
     // An edit to any crate's source makes the tree dirty without touching the index: without
-    // this, a binary built from uncommitted code kept the clean sha of its first build (the
-    // session 10 bench JSON says 5cce52d78d8b for a binary with the split-slot change).
+    // this, a binary built from uncommitted code kept the clean sha of its first build, and
+    // bench JSON named a commit that did not contain the kernels it measured.
     println!("cargo:rerun-if-changed=../../crates");
 }

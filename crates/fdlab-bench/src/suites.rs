@@ -473,7 +473,8 @@ fn march_difference_case(name: &str, grid: Grid, p: Precision, note: &str) -> Re
 /// The interior 7-point Laplacian's probe: the same stencil, periodic, so every point is
 /// written. An interior-only output leaves the caller's boundary points untouched (each
 /// computed row's first and last sectors written in part); the gap between this row and the
-/// interior one is what that costs (6 points in f32 on the H100, bench/NOTES.md, session 11).
+/// interior one is what that costs (6 points in f32 on the H100; docs/performance.md, "Partly
+/// written edge sectors").
 fn periodic_laplacian_case(shape: [usize; 3], p: Precision) -> Result<Case, Error> {
     let grid = Grid::unit(&shape)?;
     let (input, exact) = sine_product(&grid, 2.0 * PI);
@@ -524,9 +525,10 @@ fn fan_out_case(shape: [usize; 3], p: Precision) -> Result<Case, Error> {
 
 /// Diagnostic cases for profiling, not targets: interior-only stencils that leave different
 /// parts of the output to the caller, beside the 7-point Laplacian (whose interior row loses 6
-/// points to its periodic twin on the H100, bench/NOTES.md, session 11). `lap3d-yz-5pt` has no
-/// x reach, so it writes whole rows and leaves rows and planes (y and z edges) untouched;
-/// `d2x-3pt` leaves only each row's two edge points. Sine input, analytic answers.
+/// points to its periodic twin on the H100; docs/performance.md, "Partly written edge
+/// sectors"). `lap3d-yz-5pt` has no x reach, so it writes whole rows and leaves rows and planes
+/// (y and z edges) untouched; `d2x-3pt` leaves only each row's two edge points. Sine input,
+/// analytic answers.
 fn probes(opts: &SuiteOptions) -> Result<Vec<Case>, Error> {
     let mut out = vec![];
     let n = opts.size.unwrap_or(512);

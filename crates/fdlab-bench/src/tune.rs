@@ -99,10 +99,10 @@ impl TuneCache {
 /// (compute capability 9.0 or later), so the 25-point-style Laplacians with Dirichlet
 /// boundaries may take the TMA-fed queue march.
 pub fn default_strategy(case: &Case, tma: bool) -> Strategy {
-    // Chosen from the H200 tuner data of roofline run 5 (tune.json there): the shared-memory
-    // march with one row and 16-byte vectors per thread is within 0–10 points of the best
-    // kernel on every 3-D case (0–32 points above the previous zmarch default); in 2-D the
-    // pipelined register march with 128-thread rows is the best measured.
+    // Chosen from H200 tuner data: the shared-memory march with one row and 16-byte vectors per
+    // thread is within 0–10 points of the best kernel on every 3-D case (0–32 points above the
+    // previous zmarch default); in 2-D the pipelined register march with 128-thread rows is the
+    // best measured.
     let nx = case.grid.shape()[0];
     let copy = 16 / case.precision.size();
     let smarch = Strategy::SMarch {
@@ -116,10 +116,10 @@ pub fn default_strategy(case: &Case, tma: bool) -> Strategy {
         edge_reads: false,
     };
     // Radius-1 stencils (the 7-point Laplacian): the register-staged march of a 128×8 tile,
-    // chosen from the H200 tuner data of roofline run 7 (tune.json there): 89.8% / 87.1%
-    // (f64, 512³ / 1024³) and 78.1% / 79.8% (f32) against 73.1% / 75.2% and 69.6% / 71.7%
-    // for the cp.async default below; on the radius-4 stencils staging loses (37% vs 48%
-    // for the 25-point Laplacian), so they keep the cp.async march.
+    // chosen from H200 tuner data: 89.8% / 87.1% (f64, 512³ / 1024³) and 78.1% / 79.8% (f32)
+    // against 73.1% / 75.2% and 69.6% / 71.7% for the cp.async default below; on the radius-4
+    // stencils staging loses (37% vs 48% for the 25-point Laplacian), so they keep the cp.async
+    // march.
     let radius_one = case
         .stencils
         .iter()
@@ -134,11 +134,10 @@ pub fn default_strategy(case: &Case, tma: bool) -> Strategy {
         copy: SmCopy::Registers(1),
         edge_reads: false,
     };
-    // One wide stencil across the plane (the 8th-order, 25-point Laplacian): the register
-    // queue march of a 64 × 16 tile, four rows per thread, chosen from the H200 tuner data of
-    // session 5 (bench/runs/2026-11-23-h200-roofline-s5/tune.json): 65.1% (f64) and 67.6%
-    // (f32, 16-byte vectors) against 56-57% and 53-54% for the cp.async march. Gradients
-    // (three one-axis stencils) keep the cp.async march (81% against 77%).
+    // One wide stencil across the plane (the 8th-order, 25-point Laplacian): the register queue
+    // march of a 64 × 16 tile, four rows per thread, chosen from H200 tuner data: 65.1% (f64)
+    // and 67.6% (f32, 16-byte vectors) against 56-57% and 53-54% for the cp.async march.
+    // Gradients (three one-axis stencils) keep the cp.async march (81% against 77%).
     let wide_plane = case.stencils.len() == 1
         && !radius_one
         && case.stencils[0].radius().iter().filter(|&&r| r > 0).count() >= 2;
@@ -155,9 +154,9 @@ pub fn default_strategy(case: &Case, tma: bool) -> Strategy {
     };
     // With TMA (sm_90 and later), the same march fed by tensor copies into split slots (the
     // interior rows as 128-byte-aligned pieces, the x halo apart, periodic pieces wrapped) with
-    // a queue of partial sums: one 512-byte-wide tile, 32 rows, 256-plane chunks. The H100
-    // (bench/NOTES.md, session 10): 94.4% (f64) and 89.5% (f32) against 92.6% and 81.6% for
-    // one tensor copy per plane in the same run.
+    // a queue of partial sums: one 512-byte-wide tile, 32 rows, 256-plane chunks. Measured on
+    // an H100: 94.4% (f64) and 89.5% (f32) against 92.6% and 81.6% for one tensor copy per
+    // plane in the same run (docs/performance.md, "TMA: requests and alignment").
     let tma_queue = Strategy::QMarch {
         bx: 32,
         by: 16,
@@ -171,7 +170,7 @@ pub fn default_strategy(case: &Case, tma: bool) -> Strategy {
     };
     // The f32 gradient (three one-axis stencils, periodic) takes split slots too, 128 × 16
     // tiles with streaming stores: 91.2–91.5% against 89.9% with plain stores and 86.9% for
-    // the shared-memory march (session 10's H100 tunes).
+    // the shared-memory march (H100 tunes).
     let gradient_f32 = case.stencils.len() > 1 && case.precision == Precision::F32;
     let gradient_queue = Strategy::QMarch {
         bx: 32,
@@ -214,9 +213,9 @@ pub fn default_strategy(case: &Case, tma: bool) -> Strategy {
     } else {
         1
     };
-    // 2-D: 256-thread rows, 32-row chunks: 85.9-86.1% for the 8192² 5-point Laplacian in
-    // session 6 (bench/runs/2026-11-23-h200-s6-lap2d/, after the dead shuffles went) against
-    // 84.9% for 64-row chunks and 82.2% for 128-thread rows.
+    // 2-D: 256-thread rows, 32-row chunks: 85.9-86.1% for the 8192² 5-point Laplacian on the
+    // H200 (without the dead shuffles, docs/performance.md "Smaller findings") against 84.9%
+    // for 64-row chunks and 82.2% for 128-thread rows.
     let (bx, by, chunk, unroll) = if three_d {
         (32, 4, 64, 4)
     } else {
@@ -267,9 +266,9 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
             });
         }
     }
-    // Short chunks with deep unrolling for the 2-D marches: on the H100 (bench/NOTES.md,
-    // session 8) the 2-D Laplacian went 88.5 → 94.9% with 16-row chunks of 8 rows per
-    // iteration (`zmarch-256x1-v4-c16-u8-r1`), and 86.1 → 89.9% on the H200.
+    // Short chunks with deep unrolling for the 2-D marches: on the H100 the 2-D Laplacian went
+    // 88.5 → 94.9% with 16-row chunks of 8 rows per iteration (`zmarch-256x1-v4-c16-u8-r1`),
+    // and 86.1 → 89.9% on the H200.
     if case.grid.dims().len() == 2 {
         for &vec in vecs.iter().filter(|&&v| nx.is_multiple_of(v as usize)) {
             for chunk in [8, 16] {
@@ -338,7 +337,7 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
             // Staged copies (coalesced loads through registers instead of per-thread
             // cp.async, which costs two L2 sector accesses per sector): tiles 128-256 points
             // wide as vectors, 8-16 rows, one or two planes of loads in registers
-            // (bench/NOTES.md, session 4).
+            // (docs/performance.md, "L2 sectors: `cp.async` against register staging").
             let mut vecs = vec![copy, 2];
             vecs.dedup();
             for (tx, by, rows) in [
@@ -349,9 +348,9 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
                 (256, 4, 2),
                 (128, 4, 4),
                 (64, 8, 2),
-                // One 512- or 1024-point row per block, 4-8 rows per thread: the H100's
-                // winners for the 7-point Laplacian (bench/NOTES.md, session 8: f64 93.1%,
-                // f32 1024³ 92.3% against 89-91% for the 128-wide tiles).
+                // One 512- or 1024-point row per block, 4-8 rows per thread: the H100's winners
+                // for the 7-point Laplacian (f64 93.1%, f32 1024³ 92.3% against 89-91% for the
+                // 128-wide tiles).
                 (512, 1, 4),
                 (512, 1, 8),
                 (1024, 1, 4),
@@ -370,8 +369,8 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
                     // Interior-only outputs: the rows' partly written edge sectors read a
                     // plane ahead (`-e`). On the H100 it took the 128 × 8 tiles of lap7 f32
                     // 512³ from 88–89% to 90–91%, but cost the 256 × 4 ones 12 points on some
-                    // machines and gained on another (bench/NOTES.md, session 12), so both
-                    // are in the search.
+                    // machines and gained on another (docs/performance.md, "Partly written
+                    // edge sectors"), so both are in the search.
                     if interior {
                         for chunk in [64, 128] {
                             let stages = SmCopy::Registers(1);
@@ -381,16 +380,16 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
                 }
             }
             // Bulk (TMA) copies: whole sectors per row like the staged copies, and planes in
-            // flight without registers like cp.async. Measured on the H200 (bench/NOTES.md,
-            // session 5) they lose 10-30 points on every case but d/dz (a tie at 90%), so
-            // only the two shapes that came closest stay in the search.
+            // flight without registers like cp.async. Measured on the H200 they lose 10-30
+            // points on every case but d/dz (a tie at 90%), so only the two shapes that came
+            // closest stay in the search (docs/performance.md, "TMA: requests and alignment").
             for (tx, by, rows) in [(256, 8, 1), (128, 4, 2)] {
                 for &vec in &vecs {
                     out.push(staged(tx / vec, by, rows, 64, 4, vec, SmCopy::Bulk, false));
                 }
             }
             // Queue marches: the march-axis reach in registers, one plane (and its halo) in
-            // shared memory; taller tiles cut the other-axis halo (bench/NOTES.md, session 5).
+            // shared memory; taller tiles cut the other-axis halo.
             // Registers, not halo, limit these (ptxas: 80-250 per thread for the 8th-order
             // Laplacian), so scalar and 2-wide points are in the space next to 16-byte ones.
             let mut qvecs = vec![1, 2, copy];
@@ -418,10 +417,10 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
                 }
             }
             // The queue marches fed by TMA tensor copies, one per plane (Dirichlet only).
-            // Session 6 on the H200 (bench/NOTES.md): the partial-sum queue (`-tNa`, a ring of
-            // 1 + N slots) beat the value queue (reach + 1 + N slots) on the 25-point
-            // Laplacian, 81.8 against 77.7% (f64); 64-wide, 16-row tiles with two rows per
-            // thread won; the value queue keeps one shape.
+            // Measured on the H200: the partial-sum queue (`-tNa`, a ring of 1 + N slots) beat
+            // the value queue (reach + 1 + N slots) on the 25-point Laplacian, 81.8 against
+            // 77.7% (f64); 64-wide, 16-row tiles with two rows per thread won; the value queue
+            // keeps one shape.
             if case.boundary == fdlab_core::Boundary::Dirichlet {
                 let tma = |tx: u32, by, rows, chunk, tma, accumulate| Strategy::QMarch {
                     bx: tx / copy,
@@ -440,16 +439,17 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
                         out.push(tma(tx, by, rows, chunk, 2, true));
                     }
                 }
-                // The H100's winners (bench/NOTES.md, session 8): 16-row tiles with 256-plane
-                // chunks (lap25 f64 94.1%) and 128 × 32-point tiles (lap25 f32 81.8%).
+                // The H100's winners: 16-row tiles with 256-plane chunks (lap25 f64 94.1%) and
+                // 128 × 32-point tiles (lap25 f32 81.8%).
                 out.push(tma(64, 16, 2, 256, 2, true));
                 out.push(tma(128, 16, 2, 64, 2, true));
                 out.push(tma(64, 8, 2, 64, 3, true));
             }
             // Split slots (`-wNa`, periodic too): the interior and its other-axis halo rows as
-            // 128-byte-aligned tensor copies, the x halo apart. The H100 (bench/NOTES.md,
-            // session 10): lap25 f32 82 → 89.5% (512-byte rows, 256-plane chunks), f64 94.4%,
-            // the periodic gradient 86.9 → 89.5% against the shared-memory march.
+            // 128-byte-aligned tensor copies, the x halo apart. On the H100
+            // (docs/performance.md, "TMA: requests and alignment"): lap25 f32 82 → 89.5%
+            // (512-byte rows, 256-plane chunks), f64 94.4%, the periodic gradient 86.9 → 89.5%
+            // against the shared-memory march.
             let split = |tx: u32, by, rows, chunk, vec: u32, streaming| Strategy::QMarch {
                 bx: tx / vec,
                 by,
@@ -472,7 +472,7 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
             // One row per thread, 512-byte rows (the f32 gradient's 89.5–90.1%).
             out.push(split(512 / size, 16, 1, 128, copy, false));
             // The f32 gradient's winners: 64-point rows as pairs (two x points per thread);
-            // with several outputs, streaming stores (session 10: +1.3 to +2.3 points for
+            // with several outputs, streaming stores (on the H100: +1.3 to +2.3 points for
             // the gradient, −2 to −4.5 for the one-output 25-point Laplacian).
             if copy == 4 {
                 out.push(split(64, 16, 2, 256, 2, false));
@@ -512,8 +512,8 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
             }
         }
     }
-    // Whole-line long pencils with the register window (d/dy 92% of copy on the H200,
-    // session 5), where the tile fits in 96 KiB.
+    // Whole-line long pencils with the register window (d/dy 92% of copy on the H200), where
+    // the tile fits in 96 KiB.
     if let Some(axis) = case.stencils.first().and_then(|s| s.single_axis()) {
         let n = case.grid.shape()[axis.index()];
         if n.is_multiple_of(8) && (n + 8) * 32 * case.precision.size() <= 96 * 1024 {

@@ -236,9 +236,9 @@ fn newest_tuning_candidates_compile_for_sm90() {
     };
     let mut all = cases("roofline", Target::Cuda, &opts).unwrap();
     all.retain(|c| c.name == "zdiff-2pt");
-    // The TMA-fed queue marches the tuner tries on the interior Laplacians (session 6), which
-    // the conformance strategies cover with two shapes only; 512³ so that the tuner's 3-D
-    // search applies.
+    // The TMA-fed queue marches the tuner tries on the interior Laplacians, which the
+    // conformance strategies cover with two shapes only; 512³ so that the tuner's 3-D search
+    // applies.
     for p in Precision::ALL {
         for accuracy in [2, 8] {
             all.push(interior_laplacian_case("roofline", [512; 3], accuracy, p, vec![]).unwrap());
@@ -268,9 +268,8 @@ fn newest_tuning_candidates_compile_for_sm90() {
     }
 }
 
-/// The built-in search reaches the winners the curated H100 lists found in sessions 8 and 10
-/// (bench/runs/2026-11-24-h100-roofline-s8-final/, …-2026-11-25-h100-roofline-s10/), so `fdlab tune` without `--strategy`
-/// can find them on a device where they win.
+/// The built-in search reaches the winners that curated candidate lists found on an H100, so
+/// `fdlab tune` without `--strategy` can find them on a device where they win.
 #[test]
 fn built_in_search_holds_the_h100_winners() {
     let all = cases("roofline", Target::Cuda, &SuiteOptions::default()).unwrap();
@@ -281,7 +280,7 @@ fn built_in_search_holds_the_h100_winners() {
         ("lap3d-25pt", Precision::F64, "qmarch-32x16-r2-c256-v2-t2a"),
         ("lap3d-25pt", Precision::F32, "qmarch-32x16-r2-c64-v4-t2a"),
         ("lap2d-5pt", Precision::F32, "zmarch-256x1-v4-c16-u8-r1"),
-        // Session 10's split slots (bench/runs/2026-11-25-h100-roofline-s10/).
+        // Split slots (docs/performance.md, "TMA: requests and alignment").
         ("lap3d-25pt", Precision::F64, "qmarch-32x16-r2-c256-v2-w2a"),
         ("lap3d-25pt", Precision::F32, "qmarch-32x16-r2-c256-v4-w2a"),
         (

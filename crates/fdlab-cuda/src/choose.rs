@@ -289,8 +289,7 @@ pub fn heuristic(
         1
     };
     // 2-D: 256-thread rows, 32-row chunks: 85.9-86.1% of the copy for the 8192² 5-point
-    // Laplacian on the H200 (bench/runs/2026-11-23-h200-s6-lap2d/) against 84.9% for 64-row
-    // chunks and 82.2% for 128-thread rows.
+    // Laplacian on the H200 against 84.9% for 64-row chunks and 82.2% for 128-thread rows.
     let (bx, by, chunk, unroll) = if three_d {
         (32, 4, 64, 4)
     } else {
@@ -309,14 +308,13 @@ pub fn heuristic(
 
 /// The 3-D marching kernel for the stencils' shape (see [`heuristic`]).
 fn marching(stencils: &[Stencil], precision: Precision, tma: bool, copy: usize) -> Strategy {
-    // Radius-1 stencils (the 7-point Laplacian): the register-staged march of a 128×8 tile;
-    // in the H200 tuner data of roofline run 7, 89.8% / 87.1% of the copy
-    // (f64, 512³ / 1024³) and 78.1% / 79.8% (f32) against 73.1% / 75.2% and 69.6% / 71.7% for
-    // the cp.async march; on radius-4 stencils staging loses (37% against 48%).
+    // Radius-1 stencils (the 7-point Laplacian): the register-staged march of a 128×8 tile; in
+    // H200 tuner data, 89.8% / 87.1% of the copy (f64, 512³ / 1024³) and 78.1% / 79.8% (f32)
+    // against 73.1% / 75.2% and 69.6% / 71.7% for the cp.async march; on radius-4 stencils
+    // staging loses (37% against 48%).
     let radius_one = stencils.iter().all(|s| s.radius().iter().all(|&r| r <= 1));
     // One wide stencil across the plane (the 25-point Laplacian): the register queue march of
-    // a 64 × 16 tile, four rows per thread; on the H200
-    // (bench/runs/2026-11-23-h200-roofline-s5/tune.json) 65.1% (f64) and 67.6% (f32) against
+    // a 64 × 16 tile, four rows per thread; on the H200 65.1% (f64) and 67.6% (f32) against
     // 56-57% and 53-54% for the cp.async march. Gradients keep the cp.async march (81% / 77%).
     let wide_plane = stencils.len() == 1
         && !radius_one
@@ -350,7 +348,8 @@ fn marching(stencils: &[Stencil], precision: Precision, tma: bool, copy: usize) 
     } else if tma && wide_plane {
         // The queue march fed by tensor copies into split slots (interior rows as 128-byte
         // pieces, the x halo apart) with partial sums: on the H100 94.4% (f64) and 89.5% (f32)
-        // against 92.6% and 81.6% for one tensor copy per plane (bench/NOTES.md).
+        // against 92.6% and 81.6% for one tensor copy per plane (docs/performance.md, "TMA:
+        // requests and alignment").
         Strategy::QMarch {
             bx: 32,
             by: 16,
@@ -376,8 +375,7 @@ fn marching(stencils: &[Stencil], precision: Precision, tma: bool, copy: usize) 
         }
     } else {
         // The shared-memory march, one row and 16-byte vectors per thread: within 0-10 points
-        // of the best kernel on every 3-D case of the H200 tuner data
-        // (bench/runs/2026-11-22-h200-roofline-5/tune.json).
+        // of the best kernel on every 3-D case in H200 tuner data.
         Strategy::SMarch {
             bx: 64,
             by: 8,
