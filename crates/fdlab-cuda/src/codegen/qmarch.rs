@@ -19,7 +19,8 @@
 //! gradients and Laplacians), `nx` a multiple of 16 bytes of elements, and periodic or
 //! Dirichlet boundaries.
 
-use crate::codegen::{coord_name, CudaSource, Gen, KernelSpec, MarchAxes};
+use super::emit::{coord_name, vec_type, Gen, MarchAxes};
+use super::source::{CudaSource, KernelSpec};
 use fdlab_core::{Boundary, Stencil};
 use std::collections::BTreeMap;
 
@@ -46,29 +47,6 @@ pub struct QMarchParams {
     pub split: bool,
     /// Streaming (evict-first) vector stores of the outputs.
     pub streaming: bool,
-}
-
-/// Whether the march goes along z (else along y, the tile then spanning z): as the
-/// shared-memory march decides.
-pub(crate) fn marches_z(stencils: &[Stencil]) -> bool {
-    stencils.iter().any(|s| s.radius()[2] > 0) || stencils.iter().all(|s| s.radius()[1] == 0)
-}
-
-/// Why `stencils` cannot be computed with a register queue, if they cannot: a tap that leaves
-/// the centre plane must stay on the march-axis column.
-pub(crate) fn unsupported(stencils: &[Stencil]) -> Option<String> {
-    let axes = MarchAxes::new(marches_z(stencils));
-    for s in stencils {
-        for t in s.taps() {
-            if t.offset[axes.ma] != 0 && (t.offset[0] != 0 || t.offset[axes.oa] != 0) {
-                return Some(format!(
-                    "tap {:?} leaves the centre plane off the march column; use smarch",
-                    t.offset
-                ));
-            }
-        }
-    }
-    None
 }
 
 /// The tile geometry both queue marches share: 16-byte granules, the tile with its halo, the
@@ -103,7 +81,7 @@ impl Tile {
         let ty = g.ty;
         let size = g.spec.precision.size() as u32;
         let vl = 16 / size;
-        let vt = crate::zmarch::vec_type(g.spec.precision, p.vec);
+        let vt = vec_type(g.spec.precision, p.vec);
         let axes = MarchAxes::new(march_z);
         let (lo, hi) = g.reach();
         let round = |h: usize| (h as u32).div_ceil(vl) * vl;
@@ -224,7 +202,7 @@ pub(crate) fn qmarch(
         threads,
     } = Tile::new(&g, &p, march_z);
     let v = p.vec;
-    let gt = crate::zmarch::vec_type(spec.precision, vl);
+    let gt = vec_type(spec.precision, vl);
     let (ma, oa) = (axes.ma, axes.oa);
     let idx = |x: &str, o: &str, m: &str| axes.idx(x, o, m);
     let plane = w * h;
@@ -243,7 +221,7 @@ pub(crate) fn qmarch(
     let mid = tyr * (lv + rv);
     let halo = top + mid + hyh * band;
     let per_thread = halo.div_ceil(threads);
-    let wrap = |v: &str, n: &str| crate::codegen::wrap_stmt(periodic, v, n);
+    let wrap = |v: &str, n: &str| super::emit::wrap_stmt(periodic, v, n);
 
     g.shared_march_prologue(axes, threads, p.bx);
     g.march_tiles(p.chunk, tyr, tx);
@@ -558,7 +536,7 @@ fn qmarch_tma(
     };
 
     let periodic = spec.boundary == Boundary::Periodic;
-    let wrap = |v: &str, n: &str| crate::codegen::wrap_stmt(periodic, v, n);
+    let wrap = |v: &str, n: &str| super::emit::wrap_stmt(periodic, v, n);
     // The split slot's pieces: (offset in the slot, tensor map, x and other-axis coordinate,
     // box width and height). Periodic coordinates wrap once: a tile whose pieces would need
     // more (cut by the grid's edge, or a grid smaller than the halo) takes the bulk path.
@@ -701,7 +679,7 @@ fn qmarch_tma(
             // piece of a row wrapped on its own; one arrival after every lane's pieces.
             g.line(i, "else {");
             let lanes = threads.min(32);
-            let rows = |w, h, offset, x_back, y_back| crate::smarch::BulkRows {
+            let rows = |w, h, offset, x_back, y_back| super::bulk::BulkRows {
                 w,
                 h,
                 stride: slot,
@@ -710,9 +688,9 @@ fn qmarch_tma(
                 y_back,
                 lanes,
             };
-            let bulk = |g: &mut Gen, r: crate::smarch::BulkRows| {
+            let bulk = |g: &mut Gen, r: super::bulk::BulkRows| {
                 if r.w > 0 {
-                    crate::smarch::bulk_issue(g, i + 1, (pl, sl), r, &wrap, &idx);
+                    super::bulk::bulk_issue(g, i + 1, (pl, sl), r, &wrap, &idx);
                 }
             };
             bulk(g, rows(tx, hyl + tyr + hyh, 0, 0, hyl as i32));
@@ -917,16 +895,6 @@ fn plane_rows(spec: &KernelSpec<'_>, ma: usize, oa: usize) -> BTreeMap<i32, (i32
     rows
 }
 
-/// Whether a tap of `stencils` reads a halo corner (off both x and the other axis), which a
-/// split slot does not hold.
-pub(crate) fn has_corners(stencils: &[Stencil]) -> bool {
-    let oa = MarchAxes::new(marches_z(stencils)).oa;
-    stencils
-        .iter()
-        .flat_map(|s| s.taps())
-        .any(|t| t.offset[0] != 0 && t.offset[oa] != 0)
-}
-
 /// Whether `s` has no tap off the centre plane (summed at once in the partial-sum queue).
 fn flat(s: &Stencil, ma: usize) -> bool {
     s.taps().iter().all(|t| t.offset[ma] == 0)
@@ -1038,7 +1006,7 @@ fn sums(
     let [w, hyl, hxl, rzl] = dims;
     let ty = g.ty;
     let v = p.vec as i32;
-    let vt = crate::zmarch::vec_type(spec.precision, p.vec);
+    let vt = vec_type(spec.precision, p.vec);
     let rows = plane_rows(spec, ma, oa);
     for r in 0..p.rows {
         g.line(5, &format!("if (in{r} && o{r} >= olo && o{r} < ohi) {{"));
@@ -1088,7 +1056,7 @@ fn accumulate(
 ) {
     let ty = g.ty;
     let v = p.vec as i32;
-    let vt = crate::zmarch::vec_type(spec.precision, p.vec);
+    let vt = vec_type(spec.precision, p.vec);
     let mut rows = plane_rows(spec, ma, oa);
     let across = !rows.is_empty() || spec.stencils.iter().any(|s| flat(s, ma));
     // The thread's own points come from row 0 of the window even with no in-plane taps.

@@ -6,8 +6,9 @@
 //! Neumann threads whose x neighbourhood leaves the grid take a scalar path that maps every
 //! read through the boundary.
 
-use crate::codegen::{coord_name, CudaSource, Gen, KernelSpec, MarchAxes};
-use fdlab_core::{Boundary, Precision, Tap};
+use super::emit::{coord_name, vec_type, Gen, MarchAxes};
+use super::source::{CudaSource, KernelSpec};
+use fdlab_core::{Boundary, Tap};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Parameters of a marching kernel.
@@ -27,16 +28,6 @@ pub struct ZMarchParams {
     pub unroll: u32,
     /// Consecutive rows of the other axis per thread.
     pub rows: u32,
-}
-
-/// The CUDA vector type of `v` elements (`""` for one).
-pub(crate) fn vec_type(p: Precision, v: u32) -> &'static str {
-    match (p, v) {
-        (Precision::F32, 2) => "float2",
-        (Precision::F32, 4) => "float4",
-        (Precision::F64, 2) => "double2",
-        _ => "",
-    }
 }
 
 fn signed(off: i32) -> String {

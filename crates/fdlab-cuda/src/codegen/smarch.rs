@@ -14,7 +14,9 @@
 //! periodic images) and supports periodic and Dirichlet boundaries (Neumann's mirror is not a
 //! 16-byte copy).
 
-use crate::codegen::{CudaSource, Gen, KernelSpec, MarchAxes};
+use super::bulk::{bulk_issue, open_plane, BulkRows};
+use super::emit::{vec_type, Gen, MarchAxes};
+use super::source::{CudaSource, KernelSpec};
 use crate::strategy::SmCopy;
 use fdlab_core::{Boundary, Precision};
 use std::collections::BTreeSet;
@@ -109,7 +111,7 @@ pub(crate) fn smarch(
         g.line(1, "__syncthreads();");
         g.line(1, "unsigned fd_phase = 0u;");
     }
-    let vt = crate::zmarch::vec_type(spec.precision, vl);
+    let vt = vec_type(spec.precision, vl);
     // Edge sectors read ahead (-e): only interior-only outputs leave caller points within
     // computed rows.
     let reads = p.edge_reads && spec.boundary == Boundary::Dirichlet;
@@ -150,7 +152,7 @@ pub(crate) fn smarch(
     let wv = w / vl;
     let total = h * wv;
     let per_thread = total.div_ceil(threads);
-    let wrap = |v: &str, n: &str| crate::codegen::wrap_stmt(periodic, v, n);
+    let wrap = |v: &str, n: &str| super::emit::wrap_stmt(periodic, v, n);
     if !bulk {
         g.line(4, &format!("long long goff[{per_thread}];"));
         g.line(4, &format!("int soff[{per_thread}];"));
@@ -281,7 +283,7 @@ pub(crate) fn smarch(
             dzs.insert(t.offset[ma]);
         }
     }
-    let zname = |dz: i32| crate::codegen::coord_name("sz", dz);
+    let zname = |dz: i32| super::emit::coord_name("sz", dz);
     for &dz in &dzs {
         g.line(
             5,
@@ -377,7 +379,7 @@ fn vector_points(
 ) {
     let ty = g.ty;
     let v = p.vec as i32;
-    let vt = crate::zmarch::vec_type(spec.precision, p.vec);
+    let vt = vec_type(spec.precision, p.vec);
     let comps = ["x", "y", "z", "w"];
     // Rows (dy, dz) the taps read, each with its x reach.
     let mut rows: std::collections::BTreeMap<(i32, i32), (i32, i32)> = Default::default();
@@ -393,8 +395,8 @@ fn vector_points(
     let wname = |dy: i32, dz: i32| {
         format!(
             "win_{}_{}",
-            crate::codegen::coord_name("y", dy),
-            crate::codegen::coord_name("z", dz)
+            super::emit::coord_name("y", dy),
+            super::emit::coord_name("z", dz)
         )
     };
     g.line(5, &format!("const int x = x0 + threadIdx.x * {v};"));
@@ -530,111 +532,6 @@ fn bulk_pipeline(
         &format!("base + {ahead} + k"),
         &format!("({ahead} + k) % {slots}"),
     );
-}
-
-/// Opens `if (pl < mend<guard>) {` and points `src` at plane `pl` of the input (wrapped when
-/// periodic); returns the indent inside. Shared by the marches' per-thread and bulk copies.
-fn open_plane(
-    g: &mut Gen,
-    indent: usize,
-    pl: &str,
-    guard: &str,
-    wrap: &dyn Fn(&str, &str) -> String,
-    idx: &dyn Fn(&str, &str, &str) -> String,
-) -> usize {
-    let ty = g.ty;
-    g.line(indent, &format!("if ({pl} < mend{guard}) {{"));
-    let i = indent + 1;
-    g.line(i, &format!("int pz = {pl};"));
-    g.line(i, &wrap("pz", "nm"));
-    g.line(
-        i,
-        &format!("const {ty}* const src = in + {};", idx("0", "0", "pz")),
-    );
-    i
-}
-
-/// A block of rows that [`bulk_issue`] copies into each slot: `w × h` elements at `offset`
-/// in slots `stride` elements apart, from the grid's rows starting `x_back` points before the
-/// tile's `x0` and `y_back` rows before its `y0`, by `lanes` threads.
-pub(crate) struct BulkRows {
-    pub w: u32,
-    pub h: u32,
-    pub stride: u32,
-    pub offset: u32,
-    pub x_back: i32,
-    pub y_back: i32,
-    pub lanes: u32,
-}
-
-/// Issues the bulk copies of `rows` of plane `pl` into slot `slot` when `pl < mend`: one warp,
-/// per row, one `cp.async.bulk` per contiguous piece (a periodic image splits a row where it
-/// wraps; pieces outside a Dirichlet grid are skipped: no computed point reads them), each
-/// adding its bytes to the slot's mbarrier. The caller arrives on the mbarrier (once, from
-/// thread 0, after every block of rows of the plane). Shared by the shared-memory march
-/// ([`SmCopy::Bulk`]) and the queue march's split slots. The slot index is copied into its own
-/// name first: `slot` may be an expression in the caller's `sl`.
-pub(crate) fn bulk_issue(
-    g: &mut Gen,
-    indent: usize,
-    (pl, slot): (&str, &str),
-    rows: BulkRows,
-    wrap: &dyn Fn(&str, &str) -> String,
-    idx: &dyn Fn(&str, &str, &str) -> String,
-) {
-    let BulkRows {
-        w,
-        h,
-        stride,
-        offset,
-        x_back: hxl,
-        y_back: hyl,
-        lanes,
-    } = rows;
-    let ty = g.ty;
-    let size = g.spec.precision.size();
-    let periodic = g.spec.boundary == Boundary::Periodic;
-    let mask = if lanes == 32 {
-        "0xffffffffu".to_string()
-    } else {
-        format!("{:#x}u", (1u64 << lanes) - 1)
-    };
-    let i = open_plane(g, indent, pl, &format!(" && tid < {lanes}"), wrap, idx);
-    g.line(i, &format!("const int bsl = {slot};"));
-    g.line(
-        i,
-        &format!("{ty}* const dst = sm + bsl * {stride} + {offset};"),
-    );
-    g.line(i, &format!("for (int r = tid; r < {h}; r += {lanes}) {{"));
-    g.line(i + 1, &format!("int gy = y0 - {hyl} + r;"));
-    if periodic {
-        g.line(i + 1, &wrap("gy", "no"));
-    } else {
-        g.line(i + 1, "if (gy < 0 || gy >= no) continue;");
-    }
-    g.line(
-        i + 1,
-        &format!("const {ty}* const srow = src + {};", idx("0", "gy", "0")),
-    );
-    g.line(i + 1, &format!("for (int col = 0; col < {w};) {{"));
-    g.line(i + 2, &format!("int gx = x0 - {hxl} + col;"));
-    if periodic {
-        g.line(i + 2, &wrap("gx", "nx"));
-    } else {
-        g.line(i + 2, "if (gx < 0) { col -= gx; continue; }");
-        g.line(i + 2, "if (gx >= nx) break;");
-    }
-    g.line(i + 2, &format!("const int len = min({w} - col, nx - gx);"));
-    g.line(
-        i + 2,
-        &format!("fd_bulk_copy(dst + r * {w} + col, srow + gx, len * {size}, fd_bars + bsl);"),
-    );
-    g.line(i + 2, "col += len;");
-    g.line(i + 1, "}");
-    g.line(i, "}");
-    // Every lane's bytes are expected before the arrival that lets the phase complete.
-    g.line(i, &format!("__syncwarp({mask});"));
-    g.line(indent, "}");
 }
 
 /// The output sectors of `-e` (edge sectors read ahead): per tile row and output, the rows'

@@ -1,0 +1,377 @@
+//! The pencils' fast tile load and sliding register window.
+
+use super::emit::Gen;
+use super::pencil::{walk, Walk};
+use fdlab_core::{Boundary, Tap};
+
+/// What the window kernels' fast tile load needs to know.
+pub(super) struct FastLoad {
+    pub(super) axis: usize,
+    pub(super) rl: usize,
+    pub(super) rh: usize,
+    pub(super) l: usize,
+    pub(super) p: usize,
+    pub(super) lw_row: usize,
+    pub(super) threads: usize,
+    /// `FD_IDX` of (ga, gb, c).
+    pub(super) load_idx: String,
+    /// `FD_IDX` of the thread's first body element (ci0, oi0).
+    pub(super) base_idx: String,
+}
+
+/// The window kernels' tile load for tiles whose body lies inside the grid (`a0 + l <= na`,
+/// `b0 + p <= nb`; the kernel opens `if (…) {` here and the generic loader is the `else`).
+/// The body (l × p points, no boundary images) is read with affine addresses: one base pointer
+/// per thread, compile-time element offsets times the pencil or along stride, no division,
+/// no boundary map, no guards; batches of at most 16 loads in flight. Then the rl + rh halo
+/// lines of each pencil through the boundary map. The same for every axis: the tile's
+/// coalesced direction is x (the along axis for an x stencil, the pencils otherwise).
+pub(super) fn pencil_fast_load(g: &mut Gen, f: &FastLoad) {
+    let ty = g.ty;
+    let map = g.map;
+    let dirichlet = g.spec.boundary == Boundary::Dirichlet;
+    let (axis, rl, rh, l, p, t) = (f.axis, f.rl, f.rh, f.l, f.p, f.threads);
+    // Coalesced (x) count and the other count of the body.
+    let (cols, rows) = if axis == 0 { (l, p) } else { (p, l) };
+    let ostride = match axis {
+        0 | 1 => "(long long)nx",
+        _ => "(long long)nx * ny",
+    };
+    // Tile offset of body element (ci, oi), relative or absolute.
+    let tile_off = |ci: &str, oi: &str| -> String {
+        if axis == 0 {
+            format!("({oi}) * {} + {rl} + ({ci})", f.lw_row)
+        } else {
+            format!("({rl} + ({oi})) * {p} + ({ci})")
+        }
+    };
+    g.line(4, &format!("if (a0 + {l} <= na && b0 + {p} <= nb) {{"));
+    // Halo: rl lines before the body and rh after it, for every pencil; loaded first (in
+    // flight with the body's first batch), stored last.
+    let hl = rl + rh;
+    let total = hl * p;
+    let hn = total.div_ceil(t);
+    for k in 0..hn {
+        let guard = if (k + 1) * t > total {
+            format!("h{k} < {total} && ")
+        } else {
+            String::new()
+        };
+        g.line(5, &format!("const int h{k} = tid + {};", k * t));
+        if axis == 0 {
+            g.line(
+                5,
+                &format!("const int j{k} = h{k} % {hl}, pl{k} = h{k} / {hl};"),
+            );
+        } else {
+            g.line(
+                5,
+                &format!("const int pl{k} = h{k} % {p}, j{k} = h{k} / {p};"),
+            );
+        }
+        g.line(
+            5,
+            &format!("const int al{k} = j{k} < {rl} ? j{k} : j{k} + {l};"),
+        );
+        let idx = f
+            .load_idx
+            .replace("ga", &format!("ga{k}"))
+            .replace("gb", &format!("b0 + pl{k}"));
+        if dirichlet {
+            g.line(5, &format!("const int ga{k} = a0 + al{k} - {rl};"));
+            g.line(
+                5,
+                &format!(
+                    "const {ty} hv{k} = ({guard}ga{k} >= 0 && ga{k} < na) ? in[{idx}] : ({ty})0;"
+                ),
+            );
+        } else {
+            g.line(
+                5,
+                &format!("const int ga{k} = {map}(a0 + al{k} - {rl}, na);"),
+            );
+            let cond = guard.trim_end_matches(" && ");
+            if cond.is_empty() {
+                g.line(5, &format!("const {ty} hv{k} = in[{idx}];"));
+            } else {
+                g.line(
+                    5,
+                    &format!("const {ty} hv{k} = {cond} ? in[{idx}] : ({ty})0;"),
+                );
+            }
+        }
+    }
+    match walk(cols, rows, t) {
+        Some(Walk { ci0, oi0, offs }) => {
+            g.line(5, &format!("const int ci0 = {ci0}, oi0 = {oi0};"));
+            g.line(5, &format!("const {ty}* src = in + {};", f.base_idx));
+            g.line(
+                5,
+                &format!("{ty}* dst = tile + {};", tile_off("ci0", "oi0")),
+            );
+            g.line(5, &format!("const long long os = {ostride};"));
+            for chunk in offs.chunks(16) {
+                g.line(5, "{");
+                for (k, (dci, doi)) in chunk.iter().enumerate() {
+                    g.line(6, &format!("const {ty} v{k} = src[{doi} * os + {dci}];"));
+                }
+                for (k, (dci, doi)) in chunk.iter().enumerate() {
+                    let off = if axis == 0 {
+                        doi * f.lw_row + dci
+                    } else {
+                        doi * p + dci
+                    };
+                    g.line(6, &format!("dst[{off}] = v{k};"));
+                }
+                g.line(5, "}");
+            }
+        }
+        None => {
+            let per = cols * rows / t;
+            let total = cols * rows;
+            g.line(5, &format!("{ty} v[{}];", per.min(16)));
+            g.line(5, "#pragma unroll 1");
+            g.line(
+                5,
+                &format!("for (int kb = 0; kb < {}; kb += 16) {{", per.max(1)),
+            );
+            g.line(6, "#pragma unroll");
+            g.line(6, &format!("for (int k = 0; k < {}; ++k) {{", per.min(16)));
+            g.line(7, &format!("const int e = tid + (kb + k) * {t};"));
+            g.line(7, &format!("v[k] = ({ty})0;"));
+            g.line(7, &format!("if (e < {total}) {{"));
+            g.line(8, &format!("const int ci0 = e % {cols}, oi0 = e / {cols};"));
+            g.line(8, &format!("v[k] = in[{}];", f.base_idx));
+            g.line(7, "}");
+            g.line(6, "}");
+            g.line(6, "#pragma unroll");
+            g.line(6, &format!("for (int k = 0; k < {}; ++k) {{", per.min(16)));
+            g.line(7, &format!("const int e = tid + (kb + k) * {t};"));
+            g.line(
+                7,
+                &format!(
+                    "if (e < {total}) tile[{}] = v[k];",
+                    tile_off(&format!("e % {cols}"), &format!("e / {cols}"))
+                ),
+            );
+            g.line(6, "}");
+            g.line(5, "}");
+        }
+    }
+    for k in 0..hn {
+        let t_idx = if axis == 0 {
+            format!("pl{k} * {} + al{k}", f.lw_row)
+        } else {
+            format!("al{k} * {p} + pl{k}")
+        };
+        if (k + 1) * t > total {
+            g.line(5, &format!("if (h{k} < {total}) tile[{t_idx}] = hv{k};"));
+        } else {
+            g.line(5, &format!("tile[{t_idx}] = hv{k};"));
+        }
+    }
+}
+
+/// What the window compute phase needs to know about the pencil tile.
+pub(super) struct WindowLayout {
+    pub(super) axis: usize,
+    pub(super) rl: usize,
+    pub(super) rh: usize,
+    /// Points per pencil in the tile (without halo).
+    pub(super) l: usize,
+    /// Pencils in the tile.
+    pub(super) p: usize,
+    /// Row stride of an x tile (padded to odd).
+    pub(super) lw_row: usize,
+    pub(super) t_along: usize,
+    pub(super) t_across: usize,
+    /// `FD_IDX` of output point (a, b, c).
+    pub(super) out_idx: String,
+}
+
+/// The window compute phase of a pencil kernel (after the tile is loaded and synchronised):
+/// thread (ta, tb) computes the m = l / t_along consecutive points ta·m … ta·m + m − 1 of
+/// pencils tb, tb + t_across, …. Fully unrolled along the run: the window is named registers
+/// `u0 … u{m+rl+rh-1}` (no indexed register array, so no local memory), one shared load per
+/// point after the first rl + rh, and the taps' tile offsets are compile-time immediates.
+///
+/// y and z store each point straight to global memory (a warp writes 32 consecutive x). An x
+/// warp's 32 lanes hold 32 different pencils, so direct stores would touch 32 rows per
+/// instruction: x results go back into the tile (after a barrier; each pencil's row is only
+/// read by its own threads, so one barrier per group of pencils suffices) and a coalesced
+/// copy-out loop stores them.
+pub(super) fn pencil_window(g: &mut Gen, w: &WindowLayout) {
+    let ty = g.ty;
+    let (axis, rl, rh, l, p) = (w.axis, w.rl, w.rh, w.l, w.p);
+    let m = l / w.t_along;
+    let span = rl + rh; // window length − 1
+    let groups = p / w.t_across;
+    let tc = w.t_across;
+    let out_idx = &w.out_idx;
+    // Window element c is tile position ta·m + c along the axis (halo included), i.e. global
+    // position a + c − rl; output q uses elements q + rl + offset.
+    let elem = |c: usize| -> String {
+        if axis == 0 {
+            format!("wt[{c}]")
+        } else {
+            format!("wt[{}]", c * p)
+        }
+    };
+    let point = |g: &mut Gen, indent: usize, q: usize, store: &dyn Fn(usize) -> String| {
+        g.line(indent, "{");
+        let load = |tp: &Tap| format!("u{}", (q + rl) as i32 + tp.offset[axis]);
+        g.sums(indent + 1, &load, store);
+        g.line(indent, "}");
+    };
+    // Loads of the elements output q needs that earlier outputs did not.
+    let fetch = |g: &mut Gen, indent: usize, q: usize| {
+        let from = if q == 0 { 0 } else { q + span };
+        for c in from..=q + span {
+            g.line(indent, &format!("const {ty} u{c} = {};", elem(c)));
+        }
+    };
+    g.line(4, "#pragma unroll 1");
+    g.line(4, &format!("for (int qb = 0; qb < {groups}; ++qb) {{"));
+    g.line(5, &format!("const int pl = tb + qb * {tc};"));
+    g.line(
+        5,
+        &format!("const int a = a0 + ta * {m}, b = b0 + pl; // first output of the run"),
+    );
+    if axis == 0 {
+        g.line(
+            5,
+            &format!("const {ty}* wt = tile + pl * {} + ta * {m};", w.lw_row),
+        );
+        for q in 0..m {
+            g.line(5, &format!("{ty} r{q};"));
+        }
+        for q in 0..m {
+            fetch(g, 5, q);
+            let st = move |_o: usize| format!("r{q}");
+            point(g, 5, q, &st);
+        }
+        g.line(
+            5,
+            "// Every thread of these pencils has read its window: results replace them.",
+        );
+        g.line(5, "__syncthreads();");
+        g.line(
+            5,
+            &format!("{ty}* rt = tile + pl * {} + {rl} + ta * {m};", w.lw_row),
+        );
+        for q in 0..m {
+            g.line(5, &format!("rt[{q}] = r{q};"));
+        }
+        g.line(4, "}");
+        g.line(4, "__syncthreads();");
+        // Copy-out: consecutive threads store consecutive x of one pencil. Tiles wholly inside
+        // the computed region: affine addresses as in the fast load; others: a check per point.
+        let threads = w.t_along * w.t_across;
+        let fast = walk(l, p, threads);
+        if let Some(Walk { ci0, oi0, offs }) = &fast {
+            g.line(
+                4,
+                &format!("if (a0 >= alo && a0 + {l} <= ahi && b0 + {p} <= nb) {{"),
+            );
+            g.line(5, &format!("const int ci0 = {ci0}, oi0 = {oi0};"));
+            g.line(
+                5,
+                &format!(
+                    "{ty}* dst = out0 + {};",
+                    w.out_idx.replace("(a, b,", "(a0 + ci0, b0 + oi0,")
+                ),
+            );
+            g.line(
+                5,
+                &format!("const {ty}* res = tile + oi0 * {} + {rl} + ci0;", w.lw_row),
+            );
+            g.line(5, "const long long os = nx;");
+            for (dci, doi) in offs {
+                g.line(
+                    5,
+                    &format!("dst[{doi} * os + {dci}] = res[{}];", doi * w.lw_row + dci),
+                );
+            }
+            g.line(4, "} else {");
+        }
+        let guard = format!(
+            "if (a >= alo && a < ahi && b < nb) out0[{out_idx}] = tile[pl * {} + {rl} + al];",
+            w.lw_row
+        );
+        if l.is_multiple_of(threads) {
+            g.line(4, "#pragma unroll 1");
+            g.line(4, &format!("for (int pl = 0; pl < {p}; ++pl) {{"));
+            g.line(5, "const int b = b0 + pl;");
+            g.line(5, "#pragma unroll");
+            g.line(5, &format!("for (int k = 0; k < {}; ++k) {{", l / threads));
+            g.line(
+                6,
+                &format!("const int al = tid + k * {threads}, a = a0 + al;"),
+            );
+            g.line(6, &guard);
+            g.line(5, "}");
+            g.line(4, "}");
+        } else if threads.is_multiple_of(l) {
+            g.line(4, &format!("const int al = tid % {l}, a = a0 + al;"));
+            g.line(4, "#pragma unroll 4");
+            g.line(
+                4,
+                &format!(
+                    "for (int pl = tid / {l}; pl < {p}; pl += {}) {{",
+                    threads / l
+                ),
+            );
+            g.line(5, "const int b = b0 + pl;");
+            g.line(5, &guard);
+            g.line(4, "}");
+        } else {
+            g.line(4, "#pragma unroll 4");
+            g.line(
+                4,
+                &format!("for (int s = tid; s < {}; s += {threads}) {{", l * p),
+            );
+            g.line(
+                5,
+                &format!("const int al = s % {l}, pl = s / {l}, a = a0 + al, b = b0 + pl;"),
+            );
+            g.line(5, &guard);
+            g.line(4, "}");
+        }
+        if fast.is_some() {
+            g.line(4, "}");
+        }
+    } else {
+        g.line(5, "if (b < nb) {");
+        g.line(6, &format!("const {ty}* wt = tile + ta * {} + pl;", m * p));
+        g.line(6, &format!("{ty}* o = out0 + {out_idx};"));
+        let stride = if axis == 1 {
+            "(long long)nx"
+        } else {
+            "(long long)nx * ny"
+        };
+        g.line(6, &format!("const long long so = {stride};"));
+        // Fast path: the whole run is inside the computed region; else a check per point.
+        g.line(6, &format!("if (a >= alo && a + {m} <= ahi) {{"));
+        for q in 0..m {
+            fetch(g, 7, q);
+            let st = |_o: usize| "*o".to_string();
+            point(g, 7, q, &st);
+            if q + 1 < m {
+                g.line(7, "o += so;");
+            }
+        }
+        g.line(6, "} else {");
+        for q in 0..m {
+            fetch(g, 7, q);
+            g.line(7, &format!("if (a + {q} >= alo && a + {q} < ahi)"));
+            let st = |_o: usize| "*o".to_string();
+            point(g, 7, q, &st);
+            if q + 1 < m {
+                g.line(7, "o += so;");
+            }
+        }
+        g.line(6, "}");
+        g.line(5, "}");
+        g.line(4, "}");
+    }
+}

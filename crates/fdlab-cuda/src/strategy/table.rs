@@ -1,0 +1,437 @@
+//! The table of strategy families and their options: the one source of the names' syntax, read
+//! by the parser, by `Display`, by validation and by [`strategies_help`].
+//!
+//! A name is the family, then its block or tile, then its options in table order, separated by
+//! `-`: `smarch-64x4-r2-c64-p4-v2-l-e`. Options with a default may be left out; `Display` leaves
+//! out an option at its default.
+
+use super::Strategy;
+use std::fmt::{self, Write};
+
+/// How an option is written in a name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Syntax {
+    /// The key, then `n` sizes joined by `x` (`64x4`, `t8x32`); the block or tile has no key.
+    Dims(usize),
+    /// The key, then a number (`c64`).
+    Number,
+    /// The key alone (`cs`).
+    Flag,
+    /// The key alone for 1, the key and a number for more (`l`, `l2`).
+    CountOrOne,
+    /// The key, a number, and `a` when the option's second switch is on (`t2`, `t2a`).
+    NumberA,
+    /// A number that is part of the family name (`ppt4`).
+    Head,
+}
+
+/// The values an option takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Range {
+    /// Present or absent.
+    Flag,
+    /// A whole number from `.0` to `.1`, both included (each size, for [`Syntax::Dims`]).
+    Between(u32, u32),
+    /// One of these numbers.
+    OneOf(&'static [u32]),
+}
+
+impl Range {
+    /// Whether `v` is in the range.
+    pub fn contains(&self, v: u64) -> bool {
+        match *self {
+            Range::Flag => true,
+            Range::Between(lo, hi) => (lo as u64..=hi as u64).contains(&v),
+            Range::OneOf(set) => set.iter().any(|&s| s as u64 == v),
+        }
+    }
+
+    /// The value of the range nearest to `v`.
+    pub fn clamp(&self, v: u64) -> u32 {
+        match *self {
+            Range::Flag => 1,
+            Range::Between(lo, hi) => v.clamp(lo as u64, hi as u64) as u32,
+            Range::OneOf(set) => set
+                .iter()
+                .copied()
+                .min_by_key(|&s| (s as u64).abs_diff(v))
+                .unwrap_or(1),
+        }
+    }
+}
+
+impl fmt::Display for Range {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Range::Flag => f.write_str("on/off"),
+            Range::Between(lo, hi) => write!(f, "{lo} to {hi}"),
+            Range::OneOf(set) => {
+                let s: Vec<String> = set.iter().map(|v| v.to_string()).collect();
+                write!(f, "{}", s.join(", "))
+            }
+        }
+    }
+}
+
+/// One option of a strategy family.
+#[derive(Debug, Clone, Copy)]
+pub struct OptionDoc {
+    /// The letters that start the option in a name (empty for the block or tile).
+    pub key: &'static str,
+    /// How the option is written.
+    pub syntax: Syntax,
+    /// What it means, in one line.
+    pub meaning: &'static str,
+    /// The values it takes.
+    pub range: Range,
+    /// The value when the option is left out; `None` when every name must give it.
+    pub default: Option<&'static str>,
+}
+
+/// One strategy family: its name, what it does, and its options in name order.
+#[derive(Debug, Clone, Copy)]
+pub struct FamilyDoc {
+    /// The first word of its names.
+    pub name: &'static str,
+    /// What it does, in one line.
+    pub summary: &'static str,
+    /// The name's form (`zmarch-BXxBY-vV-cC-uU-rR[-cs]`).
+    pub form: &'static str,
+    /// Its options, in the order a name gives them.
+    pub options: &'static [OptionDoc],
+    /// The family's default strategy.
+    pub default: Strategy,
+}
+
+const fn opt(
+    key: &'static str,
+    syntax: Syntax,
+    meaning: &'static str,
+    range: Range,
+    default: Option<&'static str>,
+) -> OptionDoc {
+    OptionDoc {
+        key,
+        syntax,
+        meaning,
+        range,
+        default,
+    }
+}
+
+/// CUDA's per-axis block limit along x and y; z is checked apart (64) in validation.
+const BLOCK: Range = Range::Between(1, 1024);
+const VEC: Range = Range::OneOf(&[1, 2, 4]);
+const ONE_TO_8: Range = Range::Between(1, 8);
+/// Planes per block along a march: any positive count up to 2^16 (the grid caps the rest).
+const CHUNK: Range = Range::Between(1, 65536);
+
+const POINTWISE: &[OptionDoc] = &[opt(
+    "",
+    Syntax::Dims(3),
+    "threads per block along x, y, z (z at most 64, at most 1024 threads)",
+    BLOCK,
+    None,
+)];
+
+const TILE2: OptionDoc = opt(
+    "",
+    Syntax::Dims(2),
+    "threads along x and along the other axis (at most 1024 threads)",
+    BLOCK,
+    None,
+);
+
+const ROWS: OptionDoc = opt(
+    "r",
+    Syntax::Number,
+    "consecutive rows of the other axis per thread",
+    ONE_TO_8,
+    None,
+);
+
+const CHUNK_OPT: OptionDoc = opt(
+    "c",
+    Syntax::Number,
+    "planes per block along the march",
+    CHUNK,
+    None,
+);
+
+const STREAMING: OptionDoc = opt(
+    "cs",
+    Syntax::Flag,
+    "streaming (evict-first) stores of the outputs",
+    Range::Flag,
+    Some("off"),
+);
+
+static FAMILIES: &[FamilyDoc] = &[
+    FamilyDoc {
+        name: "naive",
+        summary: "one point per thread, plain global loads: the baseline",
+        form: "naive-BXxBYxBZ",
+        options: POINTWISE,
+        default: Strategy::NAIVE,
+    },
+    FamilyDoc {
+        name: "ldg",
+        summary: "one point per thread, loads through the read-only cache (__ldg)",
+        form: "ldg-BXxBYxBZ",
+        options: POINTWISE,
+        default: Strategy::READ_ONLY,
+    },
+    FamilyDoc {
+        name: "texture",
+        summary: "one point per thread, loads through a texture object",
+        form: "texture-BXxBYxBZ",
+        options: POINTWISE,
+        default: Strategy::TEXTURE,
+    },
+    FamilyDoc {
+        name: "ppt",
+        summary: "several consecutive z points per thread, loads in ascending address order",
+        form: "pptN-BXxBYxBZ",
+        options: &[
+            opt(
+                "ppt",
+                Syntax::Head,
+                "consecutive z points per thread",
+                Range::Between(1, 64),
+                None,
+            ),
+            POINTWISE[0],
+        ],
+        default: Strategy::AMD_PPT,
+    },
+    FamilyDoc {
+        name: "shared",
+        summary: "an xy tile and its halo in shared memory, z neighbours from global memory",
+        form: "shared-BXxBY",
+        options: &[opt(
+            "",
+            Syntax::Dims(2),
+            "tile width and height in threads (at most 1024 threads)",
+            BLOCK,
+            None,
+        )],
+        default: Strategy::SHARED,
+    },
+    FamilyDoc {
+        name: "pencil",
+        summary: "NVIDIA's pencils for a stencil along one axis, the tile in shared memory",
+        form: "pencil-LxP-tAxC[-w]",
+        options: &[
+            opt(
+                "",
+                Syntax::Dims(2),
+                "points along the stencil axis and pencils per tile",
+                Range::Between(1, 4096),
+                None,
+            ),
+            opt(
+                "t",
+                Syntax::Dims(2),
+                "threads along the axis and across (dividing the tile; at most 1024 threads)",
+                BLOCK,
+                None,
+            ),
+            opt(
+                "w",
+                Syntax::Flag,
+                "sliding register window: each thread a run of consecutive points",
+                Range::Flag,
+                Some("off"),
+            ),
+        ],
+        default: Strategy::PENCIL_SMALL,
+    },
+    FamilyDoc {
+        name: "zmarch",
+        summary: "2.5-D march, the march axis in a register queue, the rest through __ldg",
+        form: "zmarch-BXxBY-vV-cC-uU-rR[-cs]",
+        options: &[
+            TILE2,
+            opt(
+                "v",
+                Syntax::Number,
+                "x points per thread (a vector)",
+                VEC,
+                None,
+            ),
+            CHUNK_OPT,
+            opt(
+                "u",
+                Syntax::Number,
+                "planes per loop iteration, their loads issued together",
+                ONE_TO_8,
+                None,
+            ),
+            ROWS,
+            STREAMING,
+        ],
+        default: Strategy::ZMARCH,
+    },
+    FamilyDoc {
+        name: "smarch",
+        summary: "2.5-D march through a ring of shared-memory planes filled ahead by copies",
+        form: "smarch-BXxBY-rR-cC-pP[-vV][-l|-lN|-b][-e]",
+        options: &[
+            opt(
+                "",
+                Syntax::Dims(2),
+                "threads along x (a multiple of 4) and along the other axis",
+                BLOCK,
+                None,
+            ),
+            ROWS,
+            CHUNK_OPT,
+            opt(
+                "p",
+                Syntax::Number,
+                "planes of copies in flight",
+                ONE_TO_8,
+                None,
+            ),
+            opt(
+                "v",
+                Syntax::Number,
+                "x points per thread (a vector)",
+                VEC,
+                Some("1"),
+            ),
+            opt(
+                "l",
+                Syntax::CountOrOne,
+                "planes reach the ring through registers, N planes of loads held (l = 1)",
+                Range::Between(1, 2),
+                Some("cp.async"),
+            ),
+            opt(
+                "b",
+                Syntax::Flag,
+                "planes reach the ring by bulk copies (cp.async.bulk, sm_90); not with -l",
+                Range::Flag,
+                Some("cp.async"),
+            ),
+            opt(
+                "e",
+                Syntax::Flag,
+                "read the partly written output sectors a plane ahead (interior outputs)",
+                Range::Flag,
+                Some("off"),
+            ),
+        ],
+        default: Strategy::SMARCH,
+    },
+    FamilyDoc {
+        name: "qmarch",
+        summary: "2.5-D march, a register queue along the march and one shared plane",
+        form: "qmarch-BXxBY-rR-cC-vV[-tN|-tNa|-wNa][-cs]",
+        options: &[
+            TILE2,
+            ROWS,
+            CHUNK_OPT,
+            opt(
+                "v",
+                Syntax::Number,
+                "x points per thread (a vector)",
+                VEC,
+                None,
+            ),
+            opt(
+                "t",
+                Syntax::NumberA,
+                "TMA tensor copies of whole planes, N in flight (Dirichlet); a: partial sums",
+                ONE_TO_8,
+                Some("registers"),
+            ),
+            opt(
+                "w",
+                Syntax::NumberA,
+                "split-slot TMA copies, N in flight, periodic too; needs a (partial sums)",
+                ONE_TO_8,
+                Some("registers"),
+            ),
+            STREAMING,
+        ],
+        default: Strategy::QMarch {
+            bx: 32,
+            by: 8,
+            rows: 2,
+            chunk: 128,
+            vec: 2,
+            tma: 0,
+            accumulate: false,
+            split: false,
+            streaming: false,
+        },
+    },
+];
+
+/// Short names accepted besides the full forms (never printed by `Display`).
+pub(super) const ALIASES: &[(&str, Strategy)] = &[
+    ("naive", Strategy::NAIVE),
+    ("ldg", Strategy::READ_ONLY),
+    ("readonly", Strategy::READ_ONLY),
+    ("texture", Strategy::TEXTURE),
+    ("shared", Strategy::SHARED),
+    ("pencil-small", Strategy::PENCIL_SMALL),
+    ("pencil-long", Strategy::PENCIL_LONG),
+    ("pencil-long-w", Strategy::PENCIL_LONG_WINDOW),
+    ("amd", Strategy::AMD_BASELINE),
+    ("amd-ppt", Strategy::AMD_PPT),
+    ("zmarch", Strategy::ZMARCH),
+    ("smarch", Strategy::SMARCH),
+];
+
+/// Every strategy family with its options: the table the parser, `Display` and
+/// [`strategies_help`] read.
+pub fn families() -> &'static [FamilyDoc] {
+    FAMILIES
+}
+
+/// The family named `name`.
+pub(super) fn family(name: &str) -> Option<&'static FamilyDoc> {
+    FAMILIES.iter().find(|f| f.name == name)
+}
+
+/// The text of `fdlab strategies`: every family, what it does, and each option with its
+/// meaning, range and default, from [`families`].
+pub fn strategies_help() -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "A strategy name is a family, its block or tile, then options in this order, joined \
+         by '-'.\nOptions with a default may be left out.\n"
+    );
+    for fam in families() {
+        let _ = writeln!(s, "{:<44} {}", fam.form, fam.summary);
+        for o in fam.options {
+            let key = match o.syntax {
+                Syntax::Dims(n) => {
+                    let dims = ["A", "B", "C"][..n].join("x");
+                    format!("{}{dims}", o.key)
+                }
+                Syntax::Number => format!("{}N", o.key),
+                Syntax::Flag => o.key.to_string(),
+                Syntax::CountOrOne => format!("{0}, {0}N", o.key),
+                Syntax::NumberA => format!("{0}N, {0}Na", o.key),
+                Syntax::Head => format!("{}N", o.key),
+            };
+            let default = o.default.unwrap_or("required");
+            let _ = writeln!(
+                s,
+                "    {key:<10} {} [{}; default {default}]",
+                o.meaning, o.range
+            );
+        }
+        let _ = writeln!(s, "    e.g. {}\n", fam.default);
+    }
+    let aliases: Vec<String> = ALIASES
+        .iter()
+        .map(|(a, st)| format!("{a} = {st}"))
+        .collect();
+    let _ = writeln!(s, "Short names: {}", aliases.join(", "));
+    s
+}
