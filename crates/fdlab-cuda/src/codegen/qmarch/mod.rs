@@ -1,0 +1,317 @@
+//! 2.5-D marching with a register queue along the march and one shared-memory plane
+//! (Micikevicius' 3-D finite-difference scheme, with 16-byte vectors).
+//!
+//! A block owns an x × other-axis tile and marches along the last axis the stencils use (as
+//! [`crate::smarch`]). Each thread keeps its own `vec` x points of `rows` rows for the whole
+//! march window (`reach below + 1 + reach above` planes) in registers: the march-axis taps
+//! read registers, and each plane's interior is loaded from global memory once, as the front of
+//! the queue. Only the centre plane goes to shared memory — its interior from the threads'
+//! queues, its x and other-axis halo by coalesced 16-byte loads, both issued one plane ahead —
+//! so the taps across the plane read shared memory. Two plane slots alternate: one barrier per
+//! plane.
+//!
+//! Why (bench/NOTES.md, session 5): the shared-memory march keeps the whole window (9 planes
+//! for an 8th-order stencil) in its ring, which for the radius-4 stencils costs occupancy and,
+//! with a short tile, reads every plane's 2× halo through L2 per plane; here shared memory holds
+//! two planes, and the march-axis reach costs registers, not L2 traffic.
+//!
+//! Needs every tap off the centre plane to lie on the march-axis column (true of derivatives,
+//! gradients and Laplacians), `nx` a multiple of 16 bytes of elements, and periodic or
+//! Dirichlet boundaries.
+
+use super::emit::{vec_type, Gen};
+use super::source::{CudaSource, KernelSpec};
+use fdlab_core::Boundary;
+
+mod phases;
+mod tma;
+
+use phases::*;
+use tma::qmarch_tma;
+
+/// Parameters of a queue-marching kernel.
+#[derive(Debug, Clone, Copy)]
+pub struct QMarchParams {
+    /// Threads along x.
+    pub bx: u32,
+    /// Threads along the other axis.
+    pub by: u32,
+    /// Rows of the other axis per thread.
+    pub rows: u32,
+    /// Planes per block along the march.
+    pub chunk: u32,
+    /// x points per thread (1, 2 or 4, at most 16 bytes).
+    pub vec: u32,
+    /// 0: planes through registers; N ≥ 1: TMA tensor copies, N planes in flight beyond the
+    /// queue's front (Dirichlet only; see [`qmarch_tma`]).
+    pub tma: u32,
+    /// With `tma`: a queue of partial sums, so the ring holds only the planes in flight.
+    pub accumulate: bool,
+    /// With `tma` and `accumulate`: split slots (`-wNa`), the x halo apart from the interior
+    /// and its other-axis halo rows, each piece one tensor copy that wraps on its own.
+    pub split: bool,
+    /// Streaming (evict-first) vector stores of the outputs.
+    pub streaming: bool,
+}
+
+pub(crate) fn qmarch(
+    spec: &KernelSpec<'_>,
+    src: CudaSource,
+    p: QMarchParams,
+    march_z: bool,
+) -> CudaSource {
+    if p.tma > 0 {
+        return qmarch_tma(spec, src, p, march_z);
+    }
+    let mut g = Gen::new(spec);
+    let Tile {
+        ty,
+        vt,
+        size,
+        vl,
+        axes,
+        hxl,
+        hxr,
+        hyl,
+        hyh,
+        rzl,
+        rzh,
+        window,
+        tx,
+        tyr,
+        w,
+        h,
+        threads,
+    } = Tile::new(&g, &p, march_z);
+    let v = p.vec;
+    let gt = vec_type(spec.precision, vl);
+    let (ma, oa) = (axes.ma, axes.oa);
+    let idx = |x: &str, o: &str, m: &str| axes.idx(x, o, m);
+    let plane = w * h;
+    let periodic = spec.boundary == Boundary::Periodic;
+    // Halo granules (16 bytes): the other-axis halo rows (over the interior columns, or the
+    // whole width when a tap reads a corner), then the x halo of the tile's rows.
+    let corners = spec
+        .stencils
+        .iter()
+        .flat_map(|s| s.taps())
+        .any(|t| t.offset[0] != 0 && t.offset[oa] != 0);
+    let (wv, lv, rv, txv) = (w / vl, hxl / vl, hxr / vl, tx / vl);
+    let band = if corners { wv } else { txv };
+    let band0 = if corners { 0 } else { lv };
+    let top = hyl * band;
+    let mid = tyr * (lv + rv);
+    let halo = top + mid + hyh * band;
+    let per_thread = halo.div_ceil(threads);
+    let wrap = |v: &str, n: &str| super::emit::wrap_stmt(periodic, v, n);
+
+    g.shared_march_prologue(axes, threads, p.bx);
+    g.march_tiles(p.chunk, tyr, tx);
+    // The previous tile's readers must be done with both slots.
+    g.line(4, "__syncthreads();");
+    if halo > 0 {
+        // This thread's halo granules: source offset within a plane, target within a slot.
+        g.line(4, &format!("long long hoff[{per_thread}];"));
+        g.line(4, &format!("int hdst[{per_thread}];"));
+        g.line(4, &format!("bool hok[{per_thread}];"));
+        g.line(4, "#pragma unroll");
+        g.line(4, &format!("for (int j = 0; j < {per_thread}; ++j) {{"));
+        g.line(5, &format!("const int c = tid + j * {threads};"));
+        g.line(5, "int row, col;");
+        g.line(
+            5,
+            &format!("if (c < {top}) {{ row = c / {band}; col = {band0} + c % {band}; }}"),
+        );
+        if lv + rv > 0 {
+            g.line(
+            5,
+            &format!(
+                "else if (c < {}) {{ const int e = c - {top}; row = {hyl} + e / {}; col = e % {}; if (col >= {lv}) col += {txv}; }}",
+                top + mid,
+                lv + rv,
+                lv + rv
+            ),
+        );
+        }
+        g.line(
+            5,
+            &format!(
+            "else {{ const int e = c - {}; row = {} + e / {band}; col = {band0} + e % {band}; }}",
+            top + mid,
+            hyl + tyr
+        ),
+        );
+        g.line(5, &format!("int gy = y0 - {hyl} + row;"));
+        g.line(5, &format!("int gx = x0 - {hxl} + col * {vl};"));
+        g.line(5, &wrap("gy", "no"));
+        g.line(5, &wrap("gx", "nx"));
+        g.line(
+            5,
+            &format!("hok[j] = c < {halo} && gx >= 0 && gx < nx && gy >= 0 && gy < no;"),
+        );
+        g.line(
+            5,
+            &format!("hoff[j] = hok[j] ? {} : 0;", idx("gx", "gy", "0")),
+        );
+        g.line(
+            5,
+            &format!("hdst[j] = c < {halo} ? row * {w} + col * {vl} : -1;"),
+        );
+        g.line(4, "}");
+    }
+    // This thread's own points; with periodic images, points of a tile that overhangs the
+    // grid load their wrapped values (neighbours of the last points read them from the slot),
+    // but only points inside the grid are computed.
+    g.line(4, &format!("const int x = x0 + threadIdx.x * {v};"));
+    g.line(4, "int xl = x;");
+    g.line(4, &wrap("xl", "nx"));
+    for r in 0..p.rows {
+        g.line(
+            4,
+            &format!("const int o{r} = y0 + threadIdx.y * {} + {r};", p.rows),
+        );
+        g.line(4, &format!("int ol{r} = o{r};"));
+        g.line(4, &wrap(&format!("ol{r}"), "no"));
+        g.line(4, &format!("const bool in{r} = x < nx && o{r} < no;"));
+        let load = if periodic {
+            "true".to_string()
+        } else {
+            format!("in{r}")
+        };
+        g.line(4, &format!("const bool ld{r} = {load};"));
+        g.line(
+            4,
+            &format!(
+                "const long long own{r} = ld{r} ? {} : 0;",
+                idx("xl", &format!("ol{r}"), "0")
+            ),
+        );
+    }
+    // Loads of plane `pl`: the own points into `dst{r}`, and (with `halo`) the halo granules.
+    let zero = |t: &str, n: u32| {
+        if n == 1 {
+            format!("({ty})0")
+        } else {
+            format!("make_{t}({})", vec!["0"; n as usize].join(", "))
+        }
+    };
+    let plane_src = |g: &mut Gen, indent: usize, pl: &str| {
+        g.line(indent, &format!("int pz = {pl};"));
+        g.line(indent, &wrap("pz", "nm"));
+        g.line(
+            indent,
+            &format!("const {ty}* const src = in + {};", idx("0", "0", "pz")),
+        );
+    };
+    let load_own = |g: &mut Gen, indent: usize, dst: &dyn Fn(u32) -> String| {
+        for r in 0..p.rows {
+            g.line(
+                indent,
+                &format!(
+                    "{} = ld{r} ? __ldg(reinterpret_cast<const {vt}*>(src + own{r})) : {};",
+                    dst(r),
+                    zero(vt, v)
+                ),
+            );
+        }
+    };
+    let load_halo = |g: &mut Gen, indent: usize| {
+        if halo == 0 {
+            return;
+        }
+        g.line(indent, "#pragma unroll");
+        g.line(indent, &format!("for (int j = 0; j < {per_thread}; ++j) hv[j] = hok[j] ? __ldg(reinterpret_cast<const {gt}*>(src + hoff[j])) : {};", zero(gt, vl)));
+    };
+    // The queue: q{r}_{i}_{l} holds plane m - rzl + i of row r, x point l; named scalars so
+    // that every index is fixed at generation time (registers, never local memory).
+    let comps = ["x", "y", "z", "w"];
+    let comp = |var: &str, l: u32| {
+        if v == 1 {
+            var.to_string()
+        } else {
+            format!("{var}.{}", comps[l as usize])
+        }
+    };
+    for r in 0..p.rows {
+        let names: Vec<String> = (0..window)
+            .flat_map(|i| (0..v).map(move |l| format!("q{r}_{i}_{l}")))
+            .collect();
+        g.line(4, &format!("{ty} {};", names.join(", ")));
+        g.line(4, &format!("{vt} nxt{r};"));
+    }
+    if halo > 0 {
+        g.line(4, &format!("{gt} hv[{per_thread}];"));
+    }
+    // Prologue: planes mb - rzl … mb + rzh - 1 into the queue; the front plane mb + rzh and
+    // the halo of plane mb in flight.
+    for i in 0..window - 1 {
+        g.line(4, "{");
+        plane_src(&mut g, 5, &format!("mb - {rzl} + {i}"));
+        load_own(&mut g, 5, &|r| format!("nxt{r}"));
+        for r in 0..p.rows {
+            for l in 0..v {
+                g.line(
+                    5,
+                    &format!("q{r}_{i}_{l} = {};", comp(&format!("nxt{r}"), l)),
+                );
+            }
+        }
+        g.line(4, "}");
+    }
+    g.line(4, "{");
+    plane_src(&mut g, 5, &format!("mb + {rzh}"));
+    load_own(&mut g, 5, &|r| format!("nxt{r}"));
+    g.line(4, "}");
+    g.line(4, "{");
+    plane_src(&mut g, 5, "mb");
+    load_halo(&mut g, 5);
+    g.line(4, "}");
+
+    g.line(4, "for (int m = mb; m < me; ++m) {");
+    g.line(
+        5,
+        &format!("{ty}* const slot = sm + ((m - mb) & 1) * {plane};"),
+    );
+    // The front plane enters the queue; the centre plane and its halo go to the slot.
+    for r in 0..p.rows {
+        for l in 0..v {
+            g.line(
+                5,
+                &format!("q{r}_{}_{l} = {};", window - 1, comp(&format!("nxt{r}"), l)),
+            );
+        }
+        let centre: Vec<String> = (0..v).map(|l| format!("q{r}_{rzl}_{l}")).collect();
+        let value = if v == 1 {
+            centre[0].clone()
+        } else {
+            format!("make_{vt}({})", centre.join(", "))
+        };
+        g.line(
+            5,
+            &format!(
+                "*reinterpret_cast<{vt}*>(slot + ({hyl} + threadIdx.y * {} + {r}) * {w} + {hxl} + threadIdx.x * {v}) = {value};",
+                p.rows
+            ),
+        );
+    }
+    if halo > 0 {
+        g.line(5, "#pragma unroll");
+        g.line(
+            5,
+            &format!("for (int j = 0; j < {per_thread}; ++j) if (hdst[j] >= 0) *reinterpret_cast<{gt}*>(slot + hdst[j]) = hv[j];"),
+        );
+    }
+    // Next plane's loads, in flight during this plane's sums.
+    g.line(5, "if (m + 1 < me) {");
+    plane_src(&mut g, 6, &format!("m + 1 + {rzh}"));
+    load_own(&mut g, 6, &|r| format!("nxt{r}"));
+    g.line(5, "}");
+    g.line(5, "if (m + 1 < me) {");
+    plane_src(&mut g, 6, "m + 1");
+    load_halo(&mut g, 6);
+    g.line(5, "}");
+    g.line(5, "__syncthreads();");
+    sums(&mut g, spec, p, [w, hyl, hxl, rzl], ma, oa, &idx);
+    shift_queue(&mut g, p.rows, window, v);
+    finish_tile(g, src, &p, (tx, tyr, axes), 2 * plane * size, Vec::new())
+}
