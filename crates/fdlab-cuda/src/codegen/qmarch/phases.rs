@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 
 /// The tile geometry both queue marches share: 16-byte granules, the tile with its halo, the
 /// march window.
+#[derive(Clone, Copy)]
 pub(super) struct Tile {
     /// Scalar type, and the vector type of a thread's `vec` points.
     pub(super) ty: &'static str,
