@@ -73,32 +73,193 @@ pub(crate) fn smarch(
     march_z: bool,
 ) -> CudaSource {
     let mut g = Gen::new(spec);
-    let ty = g.ty;
-    let vl = elements_per_copy(spec.precision);
-    let axes = MarchAxes::new(march_z);
-    let (ma, oa) = (axes.ma, axes.oa);
-    let (lo, hi) = g.reach();
-    let (w, h, slots) = ring_shape(lo, hi, p, vl, march_z);
-    let hxl = (lo[0] as u32).div_ceil(vl) * vl;
-    let hyl = lo[oa] as u32;
-    let (rzl, rzh) = (lo[ma] as i32, hi[ma] as i32);
-    let window = (rzl + rzh + 1) as u32;
-    let plane = w * h;
-    let threads = p.bx * p.by;
-    let ty_rows = p.by * p.rows;
-    let tx = p.bx * p.vec;
-    let idx = |x: &str, o: &str, m: &str| axes.idx(x, o, m);
-    let periodic = spec.boundary == Boundary::Periodic;
-    g.shared_march_prologue(axes, threads, p.bx);
-    let bulk = p.copy == SmCopy::Bulk;
-    if bulk {
-        // One mbarrier per slot, initialised once; each thread tracks every slot's phase
-        // parity in one bit, flipped at each wait (every filled slot is waited for once).
+    let k = SMarch::new(&g, spec, p, march_z);
+    g.shared_march_prologue(k.axes, k.threads, p.bx);
+    if k.bulk {
+        k.barriers(&mut g);
+    }
+    let (ty, vt) = (k.ty, k.vt);
+    let idx = |x: &str, o: &str, m: &str| k.axes.idx(x, o, m);
+    if k.reads {
+        g.line(
+            1,
+            &format!(
+                "{ty}* const fd_edge = reinterpret_cast<{ty}*>(reinterpret_cast<char*>(sm) + {});",
+                k.edge.at
+            ),
+        );
+    }
+    g.march_tiles(p.chunk, k.ty_rows, k.tx);
+    g.line(4, &format!("const int base = mb - {};", k.rzl));
+    g.line(4, &format!("const int mend = me + {};", k.rzh));
+    // The previous tile's readers must be done before its slots are refilled.
+    g.line(4, "__syncthreads();");
+    if k.reads {
+        // The chunk's first plane's edge sectors (the loop reads each next one).
+        k.edge.declare(&mut g, 4, vt);
+        k.edge.load(&mut g, 4, "mb", vt, &idx);
+        k.edge.store(&mut g, 4, vt);
+    }
+    if !k.bulk {
+        k.copy_table(&mut g);
+    }
+    if k.bulk {
+        let wrap = |v: &str, n: &str| k.wrap(v, n);
+        let dims = [k.w, k.h, k.slots, k.window, k.ahead, k.hxl, k.hyl];
+        bulk_pipeline(&mut g, &p, dims, &wrap, &idx);
+    } else if k.ns > 0 {
+        k.staged_pipeline(&mut g);
+    } else {
+        k.async_pipeline(&mut g);
+    }
+    if k.reads {
+        // The next plane's edge sectors, read with this step's copies and parked at its end.
+        k.edge.load(&mut g, 5, "m + 1", vt, &idx);
+    }
+    k.compute(&mut g);
+    // Closes the compute step's loop over rows.
+    g.line(5, "}");
+    if k.ns > 0 {
+        k.stage_shift(&mut g);
+    }
+    if k.reads {
+        k.edge.store(&mut g, 5, vt);
+    }
+    g.line(4, "}");
+    if k.ns == 0 && !k.bulk {
+        // No copy may land in a slot once the block moves on.
+        g.line(4, "fd_cp_async_wait<0>();");
+    }
+    g.close_from(3);
+    src.block = [p.bx, p.by, 1];
+    src.grid_map = [(0, k.tx), (k.axes.oa, k.ty_rows), (k.axes.ma, p.chunk)];
+    src.shared_bytes = if k.reads {
+        k.edge.at + k.edge.bytes()
+    } else {
+        k.ring_bytes
+    };
+    src.x_multiple = k.vl;
+    g.finish(src)
+}
+
+/// One shared-memory march: its ring of slots, the copies that fill it, and the tile.
+struct SMarch<'a> {
+    spec: &'a KernelSpec<'a>,
+    p: SMarchParams,
+    ty: &'static str,
+    /// The 16-byte vector type, and its elements.
+    vt: &'static str,
+    vl: u32,
+    axes: MarchAxes,
+    /// A slot's row width and rows (elements), slots in the ring, elements per slot.
+    w: u32,
+    h: u32,
+    slots: u32,
+    plane: u32,
+    hxl: u32,
+    hyl: u32,
+    /// March-axis reach below and above, and the window they span.
+    rzl: i32,
+    rzh: i32,
+    window: u32,
+    threads: u32,
+    /// Tile rows and columns.
+    ty_rows: u32,
+    tx: u32,
+    periodic: bool,
+    bulk: bool,
+    /// Edge sectors read ahead (`-e`, interior-only outputs).
+    reads: bool,
+    ring_bytes: u32,
+    edge: EdgeSectors,
+    /// A plane's 16-byte copies: per row, in all, per thread.
+    wv: u32,
+    total: u32,
+    per_thread: u32,
+    /// Planes copied ahead of the one computed, and register stages.
+    ahead: u32,
+    ns: u32,
+}
+
+impl<'a> SMarch<'a> {
+    fn new(g: &Gen, spec: &'a KernelSpec<'a>, p: SMarchParams, march_z: bool) -> Self {
+        let vl = elements_per_copy(spec.precision);
+        let axes = MarchAxes::new(march_z);
+        let (ma, oa) = (axes.ma, axes.oa);
+        let (lo, hi) = g.reach();
+        let (w, h, slots) = ring_shape(lo, hi, p, vl, march_z);
+        let (rzl, rzh) = (lo[ma] as i32, hi[ma] as i32);
+        let window = (rzl + rzh + 1) as u32;
+        let plane = w * h;
+        let threads = p.bx * p.by;
+        let bulk = p.copy == SmCopy::Bulk;
+        // The ring, then with bulk copies one 8-byte mbarrier per slot.
+        let ring_bytes =
+            slots * plane * spec.precision.size() as u32 + if bulk { 8 * slots } else { 0 };
+        let edge = EdgeSectors {
+            // The parking buffer follows, on a 16-byte boundary.
+            at: ring_bytes.next_multiple_of(16),
+            outputs: spec.stencils.len() as u32,
+            rows: p.by * p.rows,
+            cols: p.bx * p.vec,
+            threads,
+        };
+        let wv = w / vl;
+        let total = h * wv;
+        SMarch {
+            spec,
+            p,
+            ty: g.ty,
+            vt: vec_type(spec.precision, vl),
+            vl,
+            axes,
+            w,
+            h,
+            slots,
+            plane,
+            hxl: (lo[0] as u32).div_ceil(vl) * vl,
+            hyl: lo[oa] as u32,
+            rzl,
+            rzh,
+            window,
+            threads,
+            ty_rows: p.by * p.rows,
+            tx: p.bx * p.vec,
+            periodic: spec.boundary == Boundary::Periodic,
+            bulk,
+            // Edge sectors read ahead (-e): only interior-only outputs leave caller points
+            // within computed rows.
+            reads: p.edge_reads && spec.boundary == Boundary::Dirichlet,
+            ring_bytes,
+            edge,
+            wv,
+            total,
+            per_thread: total.div_ceil(threads),
+            ahead: window + p.depth - 1,
+            ns: match p.copy {
+                SmCopy::Registers(n) => n,
+                _ => 0,
+            },
+        }
+    }
+
+    fn idx(&self, x: &str, o: &str, m: &str) -> String {
+        self.axes.idx(x, o, m)
+    }
+
+    fn wrap(&self, v: &str, n: &str) -> String {
+        super::emit::wrap_stmt(self.periodic, v, n)
+    }
+
+    /// One mbarrier per slot, initialised once; each thread tracks every slot's phase parity
+    /// in one bit, flipped at each wait (every filled slot is waited for once).
+    fn barriers(&self, g: &mut Gen) {
+        let (slots, threads) = (self.slots, self.threads);
         g.line(
             1,
             &format!(
                 "unsigned long long* const fd_bars = reinterpret_cast<unsigned long long*>(sm + {});",
-                slots * plane
+                slots * self.plane
             ),
         );
         g.line(
@@ -111,49 +272,13 @@ pub(crate) fn smarch(
         g.line(1, "__syncthreads();");
         g.line(1, "unsigned fd_phase = 0u;");
     }
-    let vt = vec_type(spec.precision, vl);
-    // Edge sectors read ahead (-e): only interior-only outputs leave caller points within
-    // computed rows.
-    let reads = p.edge_reads && spec.boundary == Boundary::Dirichlet;
-    // The ring, then with bulk copies one 8-byte mbarrier per slot.
-    let ring_bytes =
-        slots * plane * spec.precision.size() as u32 + if bulk { 8 * slots } else { 0 };
-    let edge = EdgeSectors {
-        // The parking buffer follows, on a 16-byte boundary.
-        at: ring_bytes.next_multiple_of(16),
-        outputs: spec.stencils.len() as u32,
-        rows: ty_rows,
-        cols: tx,
-        threads,
-    };
-    if reads {
-        g.line(
-            1,
-            &format!(
-                "{ty}* const fd_edge = reinterpret_cast<{ty}*>(reinterpret_cast<char*>(sm) + {});",
-                edge.at
-            ),
-        );
-    }
-    g.march_tiles(p.chunk, ty_rows, tx);
-    g.line(4, &format!("const int base = mb - {rzl};"));
-    g.line(4, &format!("const int mend = me + {rzh};"));
-    // The previous tile's readers must be done before its slots are refilled.
-    g.line(4, "__syncthreads();");
-    if reads {
-        // The chunk's first plane's edge sectors (the loop reads each next one).
-        edge.declare(&mut g, 4, vt);
-        edge.load(&mut g, 4, "mb", vt, &idx);
-        edge.store(&mut g, 4, vt);
-    }
-    // Each thread's share of a plane's 16-byte copies, the same in every plane: source offset
-    // within the plane, target offset within the slot, and whether the source exists (chunks
-    // outside a Dirichlet grid are zero-filled; no computed point reads them).
-    let wv = w / vl;
-    let total = h * wv;
-    let per_thread = total.div_ceil(threads);
-    let wrap = |v: &str, n: &str| super::emit::wrap_stmt(periodic, v, n);
-    if !bulk {
+
+    /// Each thread's share of a plane's 16-byte copies, the same in every plane: source
+    /// offset within the plane, target offset within the slot, and whether the source exists
+    /// (chunks outside a Dirichlet grid are zero-filled; no computed point reads them).
+    fn copy_table(&self, g: &mut Gen) {
+        let (per_thread, threads, wv, total) = (self.per_thread, self.threads, self.wv, self.total);
+        let (hyl, hxl, vl, w) = (self.hyl, self.hxl, self.vl, self.w);
         g.line(4, &format!("long long goff[{per_thread}];"));
         g.line(4, &format!("int soff[{per_thread}];"));
         g.line(4, &format!("int csize[{per_thread}];"));
@@ -166,24 +291,39 @@ pub(crate) fn smarch(
         );
         g.line(5, &format!("int gy = y0 - {hyl} + row;"));
         g.line(5, &format!("int gx = x0 - {hxl} + col * {vl};"));
-        g.line(5, &wrap("gy", "no"));
-        g.line(5, &wrap("gx", "nx"));
+        g.line(5, &self.wrap("gy", "no"));
+        g.line(5, &self.wrap("gx", "nx"));
         g.line(
             5,
             &format!("const bool ok = c < {total} && gx >= 0 && gx < nx && gy >= 0 && gy < no;"),
         );
-        g.line(5, &format!("goff[j] = ok ? {} : 0;", idx("gx", "gy", "0")));
+        g.line(
+            5,
+            &format!("goff[j] = ok ? {} : 0;", self.idx("gx", "gy", "0")),
+        );
         g.line(5, &format!("soff[j] = row * {w} + col * {vl};"));
         g.line(5, &format!("csize[j] = c < {total} ? (ok ? 16 : 0) : -1;"));
         g.line(4, "}");
     }
-    let open_plane =
-        |g: &mut Gen, indent: usize, pl: &str| open_plane(g, indent, pl, "", &wrap, &idx);
-    let copy_plane = |g: &mut Gen, indent: usize, pl: &str, slot: &str| {
-        let i = open_plane(g, indent, pl);
-        g.line(i, &format!("{ty}* const dst = sm + ({slot}) * {plane};"));
+
+    fn open_plane(&self, g: &mut Gen, indent: usize, pl: &str) -> usize {
+        let wrap = |v: &str, n: &str| self.wrap(v, n);
+        let idx = |x: &str, o: &str, m: &str| self.idx(x, o, m);
+        open_plane(g, indent, pl, "", &wrap, &idx)
+    }
+
+    /// `cp.async` copies of plane `pl` into slot `slot`, committed as one group.
+    fn copy_plane(&self, g: &mut Gen, indent: usize, pl: &str, slot: &str) {
+        let i = self.open_plane(g, indent, pl);
+        g.line(
+            i,
+            &format!("{}* const dst = sm + ({slot}) * {};", self.ty, self.plane),
+        );
         g.line(i, "#pragma unroll");
-        g.line(i, &format!("for (int j = 0; j < {per_thread}; ++j) {{"));
+        g.line(
+            i,
+            &format!("for (int j = 0; j < {}; ++j) {{", self.per_thread),
+        );
         g.line(
             i + 1,
             "if (csize[j] >= 0) fd_cp_async16(dst + soff[j], src + goff[j], csize[j]);",
@@ -191,114 +331,134 @@ pub(crate) fn smarch(
         g.line(i, "}");
         g.line(indent, "}");
         g.line(indent, "fd_cp_async_commit();");
-    };
-    // Staged copies: `st[j]` holds this thread's share of one plane between its loads and its
-    // shared stores. Why (bench/NOTES.md, session 4): with per-thread 16-byte `cp.async`, ncu
-    // counted L2 read sectors at 2.3x the input for a tile that needs 1.17x, about twice what
-    // the tile moves; warp-wide 16-byte loads are coalesced into whole sectors.
-    let stage_load = |g: &mut Gen, indent: usize, pl: &str, stage: u32| {
-        let i = open_plane(g, indent, pl);
+    }
+
+    /// Staged copies: `st[j]` holds this thread's share of one plane between its loads and
+    /// its shared stores. Why: with per-thread 16-byte `cp.async`, Nsight Compute counted L2
+    /// read sectors at 2.3x the input for a tile that needs 1.17x, about twice what the tile
+    /// moves; warp-wide 16-byte loads are coalesced into whole sectors.
+    fn stage_load(&self, g: &mut Gen, indent: usize, pl: &str, stage: u32) {
+        let vt = self.vt;
+        let i = self.open_plane(g, indent, pl);
         g.line(i, "#pragma unroll");
-        g.line(i, &format!("for (int j = 0; j < {per_thread}; ++j) {{"));
+        g.line(
+            i,
+            &format!("for (int j = 0; j < {}; ++j) {{", self.per_thread),
+        );
         g.line(
             i + 1,
             &format!(
                 "st[{stage}][j] = csize[j] > 0 ? __ldg(reinterpret_cast<const {vt}*>(src + goff[j])) : \
                  make_{vt}({});",
-                vec!["0"; vl as usize].join(", ")
+                vec!["0"; self.vl as usize].join(", ")
             ),
         );
         g.line(i, "}");
         g.line(indent, "}");
-    };
-    let stage_store = |g: &mut Gen, indent: usize, pl: &str, slot: &str| {
+    }
+
+    /// Shared stores of stage 0 into slot `slot`.
+    fn stage_store(&self, g: &mut Gen, indent: usize, pl: &str, slot: &str) {
         g.line(indent, &format!("if ({pl} < mend) {{"));
         let i = indent + 1;
-        g.line(i, &format!("{ty}* const dst = sm + ({slot}) * {plane};"));
+        g.line(
+            i,
+            &format!("{}* const dst = sm + ({slot}) * {};", self.ty, self.plane),
+        );
         g.line(i, "#pragma unroll");
-        g.line(i, &format!("for (int j = 0; j < {per_thread}; ++j) {{"));
+        g.line(
+            i,
+            &format!("for (int j = 0; j < {}; ++j) {{", self.per_thread),
+        );
         g.line(
             i + 1,
-            &format!("if (csize[j] >= 0) *reinterpret_cast<{vt}*>(dst + soff[j]) = st[0][j];"),
+            &format!(
+                "if (csize[j] >= 0) *reinterpret_cast<{}*>(dst + soff[j]) = st[0][j];",
+                self.vt
+            ),
         );
         g.line(i, "}");
         g.line(indent, "}");
-    };
-    let ahead = window + p.depth - 1;
-    let ns = match p.copy {
-        SmCopy::Registers(n) => n,
-        _ => 0,
-    };
-    if bulk {
-        bulk_pipeline(
-            &mut g,
-            &p,
-            [w, h, slots, window, ahead, hxl, hyl],
-            &wrap,
-            &idx,
-        );
-    } else if ns > 0 {
-        // st[s] holds plane base + ahead + k + s during iteration k: stage 0 is stored at the
-        // end of the iteration, the others were loaded in earlier iterations.
-        g.line(4, &format!("{vt} st[{ns}][{per_thread}];"));
+    }
+
+    /// Staged copies: st[s] holds plane base + ahead + k + s during iteration k: stage 0 is
+    /// stored at the end of the iteration, the others were loaded in earlier iterations.
+    fn staged_pipeline(&self, g: &mut Gen) {
+        let (ns, ahead) = (self.ns, self.ahead);
+        g.line(4, &format!("{} st[{ns}][{}];", self.vt, self.per_thread));
         g.line(4, &format!("for (int k = 0; k < {ahead}; ++k) {{"));
-        stage_load(&mut g, 5, "base + k", 0);
-        stage_store(&mut g, 5, "base + k", "k");
+        self.stage_load(g, 5, "base + k", 0);
+        self.stage_store(g, 5, "base + k", "k");
         g.line(4, "}");
         for s in 0..ns - 1 {
-            stage_load(&mut g, 4, &format!("base + {}", ahead + s), s);
+            self.stage_load(g, 4, &format!("base + {}", ahead + s), s);
         }
         g.line(4, "for (int m = mb; m < me; ++m) {");
         g.line(5, "const int k = m - mb;");
         // Stores of the previous iteration visible; its readers done with the slot refilled
         // at the end of this one (it held plane m - rzl - 1).
         g.line(5, "__syncthreads();");
-        stage_load(&mut g, 5, &format!("base + {} + k", ahead + ns - 1), ns - 1);
-    } else {
-        // Prologue: the window and depth - 1 further planes.
+        self.stage_load(g, 5, &format!("base + {} + k", ahead + ns - 1), ns - 1);
+    }
+
+    /// `cp.async` copies: the window and depth - 1 further planes first, then one plane per
+    /// step.
+    fn async_pipeline(&self, g: &mut Gen) {
+        let (ahead, slots) = (self.ahead, self.slots);
         g.line(4, &format!("for (int k = 0; k < {ahead}; ++k) {{"));
-        copy_plane(&mut g, 5, "base + k", "k");
+        self.copy_plane(g, 5, "base + k", "k");
         g.line(4, "}");
         g.line(4, "for (int m = mb; m < me; ++m) {");
         g.line(5, "const int k = m - mb;");
         // Groups committed so far: window + depth - 1 + k; plane m + rzh is group window - 1 + k.
-        g.line(5, &format!("fd_cp_async_wait<{}>();", p.depth - 1));
+        g.line(5, &format!("fd_cp_async_wait<{}>();", self.p.depth - 1));
         g.line(5, "__syncthreads();");
         // The slot refilled now held plane m - rzl - 1, last read in the previous iteration.
-        copy_plane(
-            &mut g,
+        self.copy_plane(
+            g,
             5,
             &format!("base + {ahead} + k"),
             &format!("({ahead} + k) % {slots}"),
         );
     }
-    if reads {
-        // The next plane's edge sectors, read with this step's copies and parked at its end.
-        edge.load(&mut g, 5, "m + 1", vt, &idx);
-    }
-    // Slot offsets of the planes the taps read.
-    let mut dzs: BTreeSet<i32> = BTreeSet::new();
-    for s in spec.stencils {
-        for t in s.taps() {
-            dzs.insert(t.offset[ma]);
+
+    /// The compute step: slot offsets of the planes the taps read, then the sums, one point
+    /// per thread or `vec` of them.
+    fn compute(&self, g: &mut Gen) {
+        let (ty, w, hyl, hxl) = (self.ty, self.w, self.hyl, self.hxl);
+        let (ma, oa) = (self.axes.ma, self.axes.oa);
+        let mut dzs: BTreeSet<i32> = BTreeSet::new();
+        for s in self.spec.stencils {
+            for t in s.taps() {
+                dzs.insert(t.offset[ma]);
+            }
         }
-    }
-    let zname = |dz: i32| super::emit::coord_name("sz", dz);
-    for &dz in &dzs {
-        g.line(
-            5,
-            &format!(
-                "const int {} = ((k + {}) % {slots}) * {plane};",
-                zname(dz),
-                rzl + dz
-            ),
-        );
-    }
-    if p.vec == 1 {
+        let zname = |dz: i32| super::emit::coord_name("sz", dz);
+        for &dz in &dzs {
+            g.line(
+                5,
+                &format!(
+                    "const int {} = ((k + {}) % {}) * {};",
+                    zname(dz),
+                    self.rzl + dz,
+                    self.slots,
+                    self.plane
+                ),
+            );
+        }
+        let idx = |x: &str, o: &str, m: &str| self.idx(x, o, m);
+        if self.p.vec != 1 {
+            let (spec, p) = (self.spec, self.p);
+            vector_points(g, spec, p, w, hyl, hxl, ma, oa, &zname, &idx);
+            return;
+        }
         g.line(5, "const int x = x0 + threadIdx.x;");
         g.line(5, "#pragma unroll");
-        g.line(5, &format!("for (int r = 0; r < {}; ++r) {{", p.rows));
-        g.line(6, &format!("const int ry = threadIdx.y * {} + r;", p.rows));
+        g.line(5, &format!("for (int r = 0; r < {}; ++r) {{", self.p.rows));
+        g.line(
+            6,
+            &format!("const int ry = threadIdx.y * {} + r;", self.p.rows),
+        );
         g.line(6, "const int o = y0 + ry;");
         g.line(
             6,
@@ -318,14 +478,13 @@ pub(crate) fn smarch(
         let at = idx("x", "o", "m");
         let store = |o: usize| format!("out{o}[{at}]");
         g.sums(6, &load, &store);
-    } else {
-        vector_points(&mut g, spec, p, w, hyl, hxl, ma, oa, &zname, &idx);
     }
-    // Closes the compute step's loop over rows.
-    g.line(5, "}");
-    if ns > 0 {
-        stage_store(
-            &mut g,
+
+    /// Staged copies at the step's end: stage 0 into its slot, the other stages shifted.
+    fn stage_shift(&self, g: &mut Gen) {
+        let (ns, ahead, slots) = (self.ns, self.ahead, self.slots);
+        self.stage_store(
+            g,
             5,
             &format!("base + {ahead} + k"),
             &format!("({ahead} + k) % {slots}"),
@@ -336,29 +495,14 @@ pub(crate) fn smarch(
             g.line(6, "#pragma unroll");
             g.line(
                 6,
-                &format!("for (int j = 0; j < {per_thread}; ++j) st[s][j] = st[s + 1][j];"),
+                &format!(
+                    "for (int j = 0; j < {}; ++j) st[s][j] = st[s + 1][j];",
+                    self.per_thread
+                ),
             );
             g.line(5, "}");
         }
     }
-    if reads {
-        edge.store(&mut g, 5, vt);
-    }
-    g.line(4, "}");
-    if ns == 0 && !bulk {
-        // No copy may land in a slot once the block moves on.
-        g.line(4, "fd_cp_async_wait<0>();");
-    }
-    g.close_from(3);
-    src.block = [p.bx, p.by, 1];
-    src.grid_map = [(0, tx), (oa, ty_rows), (ma, p.chunk)];
-    src.shared_bytes = if reads {
-        edge.at + edge.bytes()
-    } else {
-        ring_bytes
-    };
-    src.x_multiple = vl;
-    g.finish(src)
 }
 
 /// The compute step with `p.vec` x points per thread: each row the taps touch is read as
