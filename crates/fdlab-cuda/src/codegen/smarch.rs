@@ -682,9 +682,9 @@ fn bulk_pipeline(
 /// 32-byte sectors that hold both computed points and the caller's. An interior-only output
 /// writes them in part, and a sector that L2 does not hold whole makes the memory read it to
 /// merge at write-back, inside the write stream (6 points of the 7-point Laplacian in f32 at
-/// 512³ on the H100, bench/NOTES.md session 11). Read a plane ahead, with the step's copies,
-/// the sector is in L2 when the partial store lands and is written back whole (session 12:
-/// DRAM reads equal to the L2 misses). The values are parked in a small shared buffer at the
+/// 512³, measured on an H100). Read a plane ahead, with the step's copies, the sector is in
+/// L2 when the partial store lands and is written back whole (measured: DRAM reads equal to
+/// the L2 misses). The values are parked in a small shared buffer at the
 /// step's end, so the load completes off the compute's path; nothing reads them back.
 struct EdgeSectors {
     /// Byte of the block's shared memory where the parking buffer starts.

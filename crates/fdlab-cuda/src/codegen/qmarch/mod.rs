@@ -10,7 +10,7 @@
 //! so the taps across the plane read shared memory. Two plane slots alternate: one barrier per
 //! plane.
 //!
-//! Why (bench/NOTES.md, session 5): the shared-memory march keeps the whole window (9 planes
+//! Why: the shared-memory march keeps the whole window (9 planes
 //! for an 8th-order stencil) in its ring, which for the radius-4 stencils costs occupancy and,
 //! with a short tile, reads every plane's 2× halo through L2 per plane; here shared memory holds
 //! two planes, and the march-axis reach costs registers, not L2 traffic.

@@ -20,9 +20,9 @@ use fdlab_core::Boundary;
 ///   outputs and its in-plane taps to its own output at once, so its slot is free as soon as
 ///   it is read: `S = 1 + N`.
 ///
-/// Why (bench/NOTES.md, session 6): the register-fed queue march of the 25-point Laplacian
+/// Why: the register-fed queue march of the 25-point Laplacian
 /// holds 234 registers per thread, and with two blocks per SM only one plane of loads is in
-/// flight; the 1-D bulk copies of session 5 paid one request per row piece, a tensor copy is one
+/// flight; 1-D bulk copies of row pieces paid one request per row piece, a tensor copy is one
 /// request per plane.
 ///
 /// Dirichlet only: the copy fills points outside the grid with zeros, and no computed point
@@ -35,7 +35,7 @@ use fdlab_core::Boundary;
 /// left and right x halo columns in arrays of their own: up to five tensor copies per plane,
 /// each starting at its own wrapped coordinate. A tile that a periodic grid's edge cuts (or a
 /// grid smaller than the halo) is filled by 1-D bulk copies of row pieces into the same layout
-/// instead. Why (bench/NOTES.md, session 10): the periodic gradient's best kernel, the
+/// instead. Why (measured on an H100): the periodic gradient's best kernel, the
 /// shared-memory march, keeps nine haloed planes in its ring (one 16-warp block per SM); the
 /// partial-sum ring holds three, and bulk copies of each row cost 20–30 points against one
 /// tensor copy per piece.
