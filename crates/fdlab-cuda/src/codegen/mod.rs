@@ -6,6 +6,7 @@
 //! over its tiles (grid-stride), so any grid size works with any launch grid.
 
 mod bulk;
+mod edge_sectors;
 mod emit;
 mod pencil;
 mod pencil_window;
@@ -35,40 +36,19 @@ use std::fmt::Write;
 /// assert!(k.source().contains("__shared__"));
 /// ```
 pub fn generate(spec: &KernelSpec<'_>) -> Result<CudaSource, Unsupported> {
-    let unsupported = |reason: String| Unsupported {
-        strategy: spec.strategy.name(),
-        stencils: spec
-            .stencils
-            .iter()
-            .map(|s| s.label())
-            .collect::<Vec<_>>()
-            .join("+"),
-        reason,
-    };
     spec.strategy
         .supports_spec(spec.stencils, spec.boundary, spec.precision)
-        .map_err(&unsupported)?;
-    let constants = (spec.coefficients == Coefficients::Constant).then(|| ConstantWeights {
-        symbol: String::new(),
-        values: spec
-            .stencils
-            .iter()
-            .flat_map(|s| s.taps().iter().map(|t| t.weight))
-            .collect(),
-    });
-    let base = CudaSource {
-        name: spec.strategy.name(),
-        body: String::new(),
-        block: [1, 1, 1],
-        grid_map: [(0, 1), (1, 1), (2, 1)],
-        shared_bytes: 0,
-        input: InputKind::Pointer,
-        outputs: spec.stencils.len(),
-        constants,
-        precision: spec.precision,
-        x_multiple: 1,
-        tensor_boxes: Vec::new(),
-    };
+        .map_err(|reason| Unsupported {
+            strategy: spec.strategy.name(),
+            stencils: spec
+                .stencils
+                .iter()
+                .map(|s| s.label())
+                .collect::<Vec<_>>()
+                .join("+"),
+            reason,
+        })?;
+    let base = base_source(spec);
     Ok(match spec.strategy {
         Strategy::Naive { block } => pointwise::pointwise(spec, base, LoadPath::Global, block, 1),
         Strategy::ReadOnly { block } => {
@@ -98,90 +78,123 @@ pub fn generate(spec: &KernelSpec<'_>) -> Result<CudaSource, Unsupported> {
                 window,
             },
         ),
-        Strategy::SMarch {
-            bx,
-            by,
-            rows,
-            chunk,
-            depth,
-            vec,
-            copy,
-            edge_reads,
-        } => {
-            // As zmarch, but x-only stencils also march along z, so that a tile spans y rows
-            // (marching y would tile z, which has one plane in 2-D).
-            let march_z = spec.stencils.iter().any(|s| s.radius()[2] > 0)
-                || spec.stencils.iter().all(|s| s.radius()[1] == 0);
-            smarch::smarch(
-                spec,
-                base,
-                smarch::SMarchParams {
-                    bx,
-                    by,
-                    rows,
-                    chunk,
-                    depth,
-                    vec,
-                    copy,
-                    edge_reads,
-                },
-                march_z,
-            )
-        }
-        Strategy::QMarch {
-            bx,
-            by,
-            rows,
-            chunk,
-            vec,
-            tma,
-            accumulate,
-            split,
-            streaming,
-        } => qmarch::qmarch(
-            spec,
-            base,
-            qmarch::QMarchParams {
-                bx,
-                by,
-                rows,
-                chunk,
-                vec,
-                tma,
-                accumulate,
-                split,
-                streaming,
-            },
-            crate::strategy::marches_z(spec.stencils),
-        ),
-        Strategy::ZMarch {
-            bx,
-            by,
-            vec,
-            chunk,
-            streaming,
-            unroll,
-            rows,
-        } => {
-            let march_z = spec.stencils.iter().any(|s| s.radius()[2] > 0);
-            let mut k = zmarch::zmarch(
-                spec,
-                base,
-                zmarch::ZMarchParams {
-                    bx,
-                    by,
-                    vec,
-                    chunk,
-                    streaming,
-                    unroll,
-                    rows,
-                },
-                march_z,
-            );
-            k.x_multiple = vec;
-            k
-        }
+        Strategy::SMarch { .. } => smarch_kernel(spec, base),
+        Strategy::QMarch { .. } => qmarch_kernel(spec, base),
+        Strategy::ZMarch { .. } => zmarch_kernel(spec, base),
     })
+}
+
+/// The kernel's name stem, launch defaults and weights, before a family fills it in.
+fn base_source(spec: &KernelSpec<'_>) -> CudaSource {
+    let constants = (spec.coefficients == Coefficients::Constant).then(|| ConstantWeights {
+        symbol: String::new(),
+        values: spec
+            .stencils
+            .iter()
+            .flat_map(|s| s.taps().iter().map(|t| t.weight))
+            .collect(),
+    });
+    CudaSource {
+        name: spec.strategy.name(),
+        body: String::new(),
+        block: [1, 1, 1],
+        grid_map: [(0, 1), (1, 1), (2, 1)],
+        shared_bytes: 0,
+        input: InputKind::Pointer,
+        outputs: spec.stencils.len(),
+        constants,
+        precision: spec.precision,
+        x_multiple: 1,
+        tensor_boxes: Vec::new(),
+    }
+}
+
+fn smarch_kernel(spec: &KernelSpec<'_>, base: CudaSource) -> CudaSource {
+    let Strategy::SMarch {
+        bx,
+        by,
+        rows,
+        chunk,
+        depth,
+        vec,
+        copy,
+        edge_reads,
+    } = spec.strategy
+    else {
+        unreachable!("called for smarch strategies only")
+    };
+    // As zmarch, but x-only stencils also march along z, so that a tile spans y rows
+    // (marching y would tile z, which has one plane in 2-D).
+    let march_z = spec.stencils.iter().any(|s| s.radius()[2] > 0)
+        || spec.stencils.iter().all(|s| s.radius()[1] == 0);
+    let p = smarch::SMarchParams {
+        bx,
+        by,
+        rows,
+        chunk,
+        depth,
+        vec,
+        copy,
+        edge_reads,
+    };
+    smarch::smarch(spec, base, p, march_z)
+}
+
+fn qmarch_kernel(spec: &KernelSpec<'_>, base: CudaSource) -> CudaSource {
+    let Strategy::QMarch {
+        bx,
+        by,
+        rows,
+        chunk,
+        vec,
+        tma,
+        accumulate,
+        split,
+        streaming,
+    } = spec.strategy
+    else {
+        unreachable!("called for qmarch strategies only")
+    };
+    let p = qmarch::QMarchParams {
+        bx,
+        by,
+        rows,
+        chunk,
+        vec,
+        tma,
+        accumulate,
+        split,
+        streaming,
+    };
+    qmarch::qmarch(spec, base, p, crate::strategy::marches_z(spec.stencils))
+}
+
+fn zmarch_kernel(spec: &KernelSpec<'_>, base: CudaSource) -> CudaSource {
+    let Strategy::ZMarch {
+        bx,
+        by,
+        vec,
+        chunk,
+        streaming,
+        unroll,
+        rows,
+    } = spec.strategy
+    else {
+        unreachable!("called for zmarch strategies only")
+    };
+    let march_z = spec.stencils.iter().any(|s| s.radius()[2] > 0);
+    let p = zmarch::ZMarchParams {
+        bx,
+        by,
+        vec,
+        chunk,
+        streaming,
+        unroll,
+        rows,
+    };
+    let mut k = zmarch::zmarch(spec, base, p, march_z);
+    k.x_multiple = vec;
+    k
 }
 
 /// One module's source holding several kernels (they share the prelude): one NVRTC call
