@@ -20,12 +20,14 @@ fn nvrtc_or_skip(test: &str) -> bool {
     false
 }
 
-/// Operators of accuracy orders 2 to 8 on a grid of `dim` axes.
+/// Operators of accuracy orders 2 to 8 on a grid of `dim` axes: reaches 1, 3 and 4 for every
+/// first derivative and Laplacian (a reach of 3 is not a whole 16-byte granule in either
+/// precision), reach 2 through the second derivatives.
 fn operators(dim: usize) -> Vec<Vec<Stencil>> {
     let shape = vec![32; dim];
     let g = Grid::unit(&shape).unwrap();
     let mut ops = vec![];
-    for p in [2, 4, 6, 8] {
+    for p in [2, 6, 8] {
         for a in 0..dim {
             ops.push(vec![Stencil::derivative(&g, Axis::ALL[a], 1, p).unwrap()]);
         }
