@@ -103,6 +103,23 @@ fn non_canonical_spellings_are_refused_with_the_canonical_one() {
 }
 
 #[test]
+fn missing_options_are_suggested_at_their_default() {
+    for (bad, good) in [
+        ("zmarch-32x4-v1-c64-r2", "zmarch-32x4-v1-c64-u2-r2"),
+        ("zmarch-v1-c64-u2-r2", "zmarch-32x4-v1-c64-u2-r2"),
+        ("smarch-64x4-r2-c64", "smarch-64x4-r2-c64-p4"),
+        ("pencil-64x4", "pencil-64x4-t64x4"),
+    ] {
+        let e = refused(bad);
+        assert!(
+            matches!(e, StrategyError::MissingOption { .. }),
+            "{bad}: {e}"
+        );
+        assert_eq!(e.nearest(), good, "{bad}");
+    }
+}
+
+#[test]
 fn unknown_families_suggest_the_closest() {
     let e = refused("smrach-64x4-r2-c64-p4");
     assert!(matches!(e, StrategyError::UnknownFamily { .. }));

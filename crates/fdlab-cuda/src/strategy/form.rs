@@ -265,25 +265,31 @@ impl Form {
     }
 }
 
+impl Form {
+    /// Option `i` as a name writes it (`None` when left out or part of the family's name).
+    pub(super) fn token(&self, i: usize) -> Option<String> {
+        let o = &self.family.options[i];
+        Some(match (o.syntax, self.values[i].as_ref()?) {
+            (Syntax::Head, _) => return None,
+            (_, Value::Dims(d)) => {
+                let d: Vec<String> = d.iter().map(|v| v.to_string()).collect();
+                format!("{}{}", o.key, d.join("x"))
+            }
+            (Syntax::CountOrOne, Value::Num(1, _)) | (_, Value::On) => o.key.to_string(),
+            (_, Value::Num(n, a)) => format!("{}{n}{}", o.key, if *a { "a" } else { "" }),
+        })
+    }
+}
+
 impl fmt::Display for Form {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut head = self.family.name.to_string();
         let mut parts = vec![];
-        for (o, v) in self.family.options.iter().zip(&self.values) {
-            let Some(v) = v else { continue };
-            let text = match (o.syntax, v) {
-                (Syntax::Head, Value::Num(n, _)) => {
-                    head = format!("{head}{n}");
-                    continue;
-                }
-                (_, Value::Dims(d)) => {
-                    let d: Vec<String> = d.iter().map(|v| v.to_string()).collect();
-                    format!("{}{}", o.key, d.join("x"))
-                }
-                (Syntax::CountOrOne, Value::Num(1, _)) | (_, Value::On) => o.key.to_string(),
-                (_, Value::Num(n, a)) => format!("{}{n}{}", o.key, if *a { "a" } else { "" }),
-            };
-            parts.push(text);
+        for (i, (o, v)) in self.family.options.iter().zip(&self.values).enumerate() {
+            if let (Syntax::Head, Some(Value::Num(n, _))) = (o.syntax, v) {
+                head = format!("{head}{n}");
+            }
+            parts.extend(self.token(i));
         }
         f.write_str(&head)?;
         for p in parts {

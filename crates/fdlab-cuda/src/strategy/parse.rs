@@ -129,8 +129,8 @@ fn parse(name: &str) -> Result<Strategy, StrategyError> {
                 nearest: without(&parts, i).unwrap_or(default),
             });
         };
-        if let Some(o) = fam.options[next..j].iter().find(|o| o.default.is_none()) {
-            return Err(missing(name, fam, o.key, o.meaning));
+        if let Some(k) = (next..j).find(|&k| fam.options[k].default.is_none()) {
+            return Err(missing(name, fam, k, with_default(&parts, i, fam, k)));
         }
         let o = &fam.options[j];
         let bad = match &v {
@@ -149,8 +149,13 @@ fn parse(name: &str) -> Result<Strategy, StrategyError> {
         values[j] = Some(v);
         next = j + 1;
     }
-    if let Some(o) = fam.options[next..].iter().find(|o| o.default.is_none()) {
-        return Err(missing(name, fam, o.key, o.meaning));
+    if let Some(k) = (next..fam.options.len()).find(|&k| fam.options[k].default.is_none()) {
+        return Err(missing(
+            name,
+            fam,
+            k,
+            with_default(&parts, parts.len(), fam, k),
+        ));
     }
     let form = Form {
         family: fam,
@@ -176,16 +181,27 @@ fn parse(name: &str) -> Result<Strategy, StrategyError> {
 fn missing(
     name: &str,
     fam: &'static FamilyDoc,
-    key: &'static str,
-    meaning: &'static str,
+    k: usize,
+    nearest: Option<String>,
 ) -> StrategyError {
+    let o = &fam.options[k];
     StrategyError::MissingOption {
         name: name.into(),
         family: fam.name,
-        key,
-        meaning,
-        nearest: fam.default.to_string(),
+        key: o.key,
+        meaning: o.meaning,
+        nearest: nearest.unwrap_or_else(|| fam.default.to_string()),
     }
+}
+
+/// The name with option `k`, at the family default's value, inserted before part `i`, if
+/// that parses.
+fn with_default(parts: &[&str], i: usize, fam: &FamilyDoc, k: usize) -> Option<String> {
+    let token = Form::of(&fam.default).token(k)?;
+    let mut p: Vec<&str> = parts.to_vec();
+    p.insert(i.min(p.len()), &token);
+    let s = p.join("-");
+    s.parse::<Strategy>().ok().map(|st| st.to_string())
 }
 
 /// The family a name's first word names, and the number in it for `pptN`.

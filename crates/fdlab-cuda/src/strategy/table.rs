@@ -409,10 +409,13 @@ pub fn strategies_help() -> String {
         let _ = writeln!(s, "{:<44} {}", fam.form, fam.summary);
         for o in fam.options {
             let key = match o.syntax {
-                Syntax::Dims(n) => {
-                    let dims = ["A", "B", "C"][..n].join("x");
-                    format!("{}{dims}", o.key)
-                }
+                Syntax::Dims(n) => fam
+                    .form
+                    .split(['-', '[', ']'])
+                    .skip(1)
+                    .find(|seg| seg.starts_with(o.key) && seg.contains('x'))
+                    .map(str::to_string)
+                    .unwrap_or_else(|| format!("{}{}", o.key, ["A", "B", "C"][..n].join("x"))),
                 Syntax::Number => format!("{}N", o.key),
                 Syntax::Flag => o.key.to_string(),
                 Syntax::CountOrOne => format!("{0}, {0}N", o.key),
