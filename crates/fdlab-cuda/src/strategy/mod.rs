@@ -49,6 +49,18 @@ pub enum Coefficients {
 }
 
 /// A kernel strategy. Every strategy loops over its tiles, so any grid size works.
+///
+/// Its name (`Display`) is what the parser reads back, option by option as [`families`] lists
+/// them; anything else is refused with the nearest valid name:
+///
+/// ```
+/// use fdlab_cuda::Strategy;
+/// let s: Strategy = "zmarch-32x4-v1-c64-u2-r2".parse().unwrap();
+/// assert_eq!(s, Strategy::ZMARCH);
+/// assert_eq!(s.to_string(), "zmarch-32x4-v1-c64-u2-r2");
+/// let e = "zmarch-32x4-v1-c64-u2-r2-foo".parse::<Strategy>().unwrap_err();
+/// assert_eq!(e.nearest(), "zmarch-32x4-v1-c64-u2-r2");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Strategy {
     /// One point per thread, a 3-D block, plain global loads: the fall-back and the baseline.
