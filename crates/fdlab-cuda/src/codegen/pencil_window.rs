@@ -1,7 +1,6 @@
-//! The pencils' fast tile load and sliding register window.
+//! The pencils' fast tile load and sliding register window, and how threads walk a tile.
 
 use super::emit::Gen;
-use super::pencil::{walk, Walk};
 use fdlab_core::{Boundary, Tap};
 
 /// What the window kernels' fast tile load needs to know.
@@ -427,4 +426,43 @@ impl WindowLayout {
         g.line(5, "}");
         g.line(4, "}");
     }
+}
+
+/// How `threads` threads walk a `cols × rows` block row by row (cols contiguous in global
+/// memory): element k of a thread is (ci0 + dci, oi0 + doi) with compile-time (dci, doi), or
+/// `None` when neither count divides the other (then the kernel divides per element).
+fn walk(cols: usize, rows: usize, threads: usize) -> Option<Walk> {
+    let per = cols * rows / threads;
+    if !(cols * rows).is_multiple_of(threads) {
+        return None;
+    }
+    if threads.is_multiple_of(cols) {
+        let step = threads / cols;
+        Some(Walk {
+            ci0: format!("tid % {cols}"),
+            oi0: format!("tid / {cols}"),
+            offs: (0..per).map(|k| (0, k * step)).collect(),
+        })
+    } else if cols.is_multiple_of(threads) {
+        let across = cols / threads;
+        Some(Walk {
+            ci0: "tid".into(),
+            oi0: "0".into(),
+            offs: (0..per)
+                .map(|k| ((k % across) * threads, k / across))
+                .collect(),
+        })
+    } else {
+        None
+    }
+}
+
+/// A thread's walk over a block of the tile (see [`walk`]).
+struct Walk {
+    /// Its first element's column (contiguous in global memory), a C expression.
+    ci0: String,
+    /// Its first element's row, a C expression.
+    oi0: String,
+    /// Every element's (column, row) offset from the first.
+    offs: Vec<(usize, usize)>,
 }
