@@ -382,7 +382,7 @@ impl<'a> SMarch<'a> {
         g.line(indent, "}");
     }
 
-    /// Staged copies: st[s] holds plane base + ahead + k + s during iteration k: stage 0 is
+    /// Staged copies: `st[s]` holds plane base + ahead + k + s during iteration k: stage 0 is
     /// stored at the end of the iteration, the others were loaded in earlier iterations.
     fn staged_pipeline(&self, g: &mut Gen) {
         let (ns, ahead) = (self.ns, self.ahead);

@@ -2,7 +2,7 @@
 //! (Micikevicius' 3-D finite-difference scheme, with 16-byte vectors).
 //!
 //! A block owns an x × other-axis tile and marches along the last axis the stencils use (as
-//! [`crate::smarch`]). Each thread keeps its own `vec` x points of `rows` rows for the whole
+//! the shared-memory march, `smarch`). Each thread keeps its own `vec` x points of `rows` rows for the whole
 //! march window (`reach below + 1 + reach above` planes) in registers: the march-axis taps
 //! read registers, and each plane's interior is loaded from global memory once, as the front of
 //! the queue. Only the centre plane goes to shared memory — its interior from the threads'
@@ -26,33 +26,9 @@ use fdlab_core::Boundary;
 mod phases;
 mod tma;
 
+pub(crate) use phases::QMarchParams;
 use phases::*;
 use tma::qmarch_tma;
-
-/// Parameters of a queue-marching kernel.
-#[derive(Debug, Clone, Copy)]
-pub struct QMarchParams {
-    /// Threads along x.
-    pub bx: u32,
-    /// Threads along the other axis.
-    pub by: u32,
-    /// Rows of the other axis per thread.
-    pub rows: u32,
-    /// Planes per block along the march.
-    pub chunk: u32,
-    /// x points per thread (1, 2 or 4, at most 16 bytes).
-    pub vec: u32,
-    /// 0: planes through registers; N ≥ 1: TMA tensor copies, N planes in flight beyond the
-    /// queue's front (Dirichlet only; see [`qmarch_tma`]).
-    pub tma: u32,
-    /// With `tma`: a queue of partial sums, so the ring holds only the planes in flight.
-    pub accumulate: bool,
-    /// With `tma` and `accumulate`: split slots (`-wNa`), the x halo apart from the interior
-    /// and its other-axis halo rows, each piece one tensor copy that wraps on its own.
-    pub split: bool,
-    /// Streaming (evict-first) vector stores of the outputs.
-    pub streaming: bool,
-}
 
 pub(crate) fn qmarch(
     spec: &KernelSpec<'_>,

@@ -1,11 +1,35 @@
 //! The phases both queue marches share: the tile geometry, the slot layout, the queue shift,
 //! the in-plane windows, the sums and the stores.
 
-use super::QMarchParams;
 use crate::codegen::emit::{coord_name, vec_type, Gen, MarchAxes};
 use crate::codegen::source::{CudaSource, KernelSpec};
 use fdlab_core::Stencil;
 use std::collections::BTreeMap;
+
+/// Parameters of a queue-marching kernel.
+#[derive(Debug, Clone, Copy)]
+pub struct QMarchParams {
+    /// Threads along x.
+    pub bx: u32,
+    /// Threads along the other axis.
+    pub by: u32,
+    /// Rows of the other axis per thread.
+    pub rows: u32,
+    /// Planes per block along the march.
+    pub chunk: u32,
+    /// x points per thread (1, 2 or 4, at most 16 bytes).
+    pub vec: u32,
+    /// 0: planes through registers; N ≥ 1: TMA tensor copies, N planes in flight beyond the
+    /// queue's front (Dirichlet only; see the `tma` module).
+    pub tma: u32,
+    /// With `tma`: a queue of partial sums, so the ring holds only the planes in flight.
+    pub accumulate: bool,
+    /// With `tma` and `accumulate`: split slots (`-wNa`), the x halo apart from the interior
+    /// and its other-axis halo rows, each piece one tensor copy that wraps on its own.
+    pub split: bool,
+    /// Streaming (evict-first) vector stores of the outputs.
+    pub streaming: bool,
+}
 
 /// The tile geometry both queue marches share: 16-byte granules, the tile with its halo, the
 /// march window.
@@ -324,7 +348,7 @@ pub(super) fn sums(
     }
 }
 
-/// The accumulating step of [`qmarch_tma`] for the plane `a` in slot `s`: each row's own points
+/// The accumulating step of the TMA march for the plane `a` in slot `s`: each row's own points
 /// `u` add their march-column taps to the pending outputs `a − rzh … a + rzl` (accumulators
 /// `acc{o}_{r}_{i}_{l}` for output `a − rzh + i`), and, for a computed plane, the in-plane taps
 /// of output `a` from the slot. Dims: `[w, hyl, hxl, rzh]`.

@@ -1,7 +1,6 @@
 //! The queue march fed by TMA tensor copies into a ring of shared slots.
 
 use super::phases::*;
-use super::QMarchParams;
 use crate::codegen::bulk::{bulk_issue, BulkRows};
 use crate::codegen::emit::Gen;
 use crate::codegen::source::{CudaSource, KernelSpec};
