@@ -3,7 +3,9 @@
 //! accident.
 //!
 //! The set: every strategy of [`Strategy::conformance_set`] and every strategy name in the
-//! committed benchmark results (`tests/data/result_strategies.txt`), × the conformance cases and
+//! committed benchmark results (`tests/data/result_strategies.txt`: the `strategy` fields of
+//! `bench/runs/**/*.json` and tune caches, `+const` removed, less the names of options since
+//! removed, which no parser of this code reads), × the conformance cases and
 //! a few roofline-sized cases, × f32/f64 × immediate/constant coefficients, skipping the
 //! unsupported combinations. Each strategy gets one line: how many kernels it generated and an
 //! FNV-1a hash over the case labels, the full module sources and the launch metadata.
