@@ -6,8 +6,8 @@ pub mod codegen;
 mod strategy;
 
 pub use strategy::{
-    families, strategies_help, Coefficients, FamilyDoc, LoadPath, OptionDoc, Range, SmCopy,
-    Strategy, StrategyError, Syntax,
+    families, strategies_help, Coefficients, FamilyDoc, LoadPath, OptionDoc, OptionRange,
+    OptionSyntax, SmCopy, Strategy, StrategyError,
 };
 mod error;
 pub mod nvrtc;

@@ -2,7 +2,7 @@
 //! `Display` would not print (each refusal with a valid nearest name), and `fdlab strategies`
 //! lists what the parser reads.
 
-use fdlab_cuda::{families, strategies_help, SmCopy, Strategy, StrategyError, Syntax};
+use fdlab_cuda::{families, strategies_help, OptionSyntax, SmCopy, Strategy, StrategyError};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 
 const RESULT_NAMES: &str = include_str!("data/result_strategies.txt");
@@ -300,7 +300,7 @@ fn the_help_lists_every_family_and_option_the_parser_reads() {
         let d = f.default.to_string();
         assert!(d.starts_with(f.name), "{d}");
         assert_eq!(d.parse::<Strategy>(), Ok(f.default));
-        for o in f.options.iter().filter(|o| o.syntax != Syntax::Head) {
+        for o in f.options.iter().filter(|o| o.syntax != OptionSyntax::Head) {
             assert!(
                 f.form.contains(&format!("-{}", o.key)),
                 "{} {}",

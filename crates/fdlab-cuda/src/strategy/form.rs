@@ -1,7 +1,7 @@
 //! A strategy as its family's option values, and back: the one mapping between the typed
 //! [`Strategy`] and the table that `Display`, the parser and validation share.
 
-use super::table::{family, FamilyDoc, Syntax};
+use super::table::{family, FamilyDoc, OptionSyntax};
 use super::{SmCopy, Strategy};
 use std::fmt;
 
@@ -10,7 +10,7 @@ use std::fmt;
 pub(super) enum Value {
     /// Sizes (`64x4`).
     Dims(Vec<u64>),
-    /// A number, with the `a` switch for [`Syntax::NumberA`].
+    /// A number, with the `a` switch for [`OptionSyntax::NumberA`].
     Num(u64, bool),
     /// A flag that is on.
     On,
@@ -270,12 +270,12 @@ impl Form {
     pub(super) fn token(&self, i: usize) -> Option<String> {
         let o = &self.family.options[i];
         Some(match (o.syntax, self.values[i].as_ref()?) {
-            (Syntax::Head, _) => return None,
+            (OptionSyntax::Head, _) => return None,
             (_, Value::Dims(d)) => {
                 let d: Vec<String> = d.iter().map(|v| v.to_string()).collect();
                 format!("{}{}", o.key, d.join("x"))
             }
-            (Syntax::CountOrOne, Value::Num(1, _)) | (_, Value::On) => o.key.to_string(),
+            (OptionSyntax::CountOrOne, Value::Num(1, _)) | (_, Value::On) => o.key.to_string(),
             (_, Value::Num(n, a)) => format!("{}{n}{}", o.key, if *a { "a" } else { "" }),
         })
     }
@@ -286,7 +286,7 @@ impl fmt::Display for Form {
         let mut head = self.family.name.to_string();
         let mut parts = vec![];
         for (i, (o, v)) in self.family.options.iter().zip(&self.values).enumerate() {
-            if let (Syntax::Head, Some(Value::Num(n, _))) = (o.syntax, v) {
+            if let (OptionSyntax::Head, Some(Value::Num(n, _))) = (o.syntax, v) {
                 head = format!("{head}{n}");
             }
             parts.extend(self.token(i));

@@ -8,7 +8,7 @@ mod table;
 
 pub use parse::StrategyError;
 pub(crate) use supports::marches_z;
-pub use table::{families, strategies_help, FamilyDoc, OptionDoc, Range, Syntax};
+pub use table::{families, strategies_help, FamilyDoc, OptionDoc, OptionRange, OptionSyntax};
 
 /// How the shared-memory march ([`Strategy::SMarch`]) copies each plane of its tile into the
 /// ring of shared-memory slots.

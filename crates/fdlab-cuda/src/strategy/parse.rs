@@ -2,7 +2,7 @@
 //! aliases); anything else is refused with what was wrong and the nearest valid name.
 
 use super::form::{Form, Value};
-use super::table::{families, family, FamilyDoc, Syntax, ALIASES};
+use super::table::{families, family, FamilyDoc, OptionSyntax, ALIASES};
 use super::Strategy;
 
 /// Why a strategy name was refused. Each variant carries the nearest valid name.
@@ -207,12 +207,12 @@ fn with_default(parts: &[&str], i: usize, fam: &FamilyDoc, k: usize) -> Option<S
 /// The family a name's first word names, and the number in it for `pptN`.
 fn find_family(name: &str, head: &str) -> Result<(&'static FamilyDoc, Option<u64>), StrategyError> {
     if let Some(f) = family(head) {
-        if f.options.first().map(|o| o.syntax) != Some(Syntax::Head) {
+        if f.options.first().map(|o| o.syntax) != Some(OptionSyntax::Head) {
             return Ok((f, None));
         }
     }
     for f in families() {
-        if let Some(o) = f.options.first().filter(|o| o.syntax == Syntax::Head) {
+        if let Some(o) = f.options.first().filter(|o| o.syntax == OptionSyntax::Head) {
             if let Some(n) = head.strip_prefix(o.key).and_then(number) {
                 return Ok((f, Some(n)));
             }
@@ -239,22 +239,22 @@ fn number(s: &str) -> Option<u64> {
 }
 
 /// `part` read as an option written with `syntax` and `key`, if it is one.
-fn read(syntax: Syntax, key: &str, part: &str) -> Option<Value> {
+fn read(syntax: OptionSyntax, key: &str, part: &str) -> Option<Value> {
     let rest = part.strip_prefix(key)?;
     match syntax {
-        Syntax::Dims(n) => {
+        OptionSyntax::Dims(n) => {
             let d: Vec<u64> = rest.split('x').map(number).collect::<Option<_>>()?;
             (d.len() == n).then_some(Value::Dims(d))
         }
-        Syntax::Number => number(rest).map(|n| Value::Num(n, false)),
-        Syntax::Flag => rest.is_empty().then_some(Value::On),
-        Syntax::CountOrOne if rest.is_empty() => Some(Value::Num(1, false)),
-        Syntax::CountOrOne => number(rest).map(|n| Value::Num(n, false)),
-        Syntax::NumberA => match rest.strip_suffix('a') {
+        OptionSyntax::Number => number(rest).map(|n| Value::Num(n, false)),
+        OptionSyntax::Flag => rest.is_empty().then_some(Value::On),
+        OptionSyntax::CountOrOne if rest.is_empty() => Some(Value::Num(1, false)),
+        OptionSyntax::CountOrOne => number(rest).map(|n| Value::Num(n, false)),
+        OptionSyntax::NumberA => match rest.strip_suffix('a') {
             Some(n) => number(n).map(|n| Value::Num(n, true)),
             None => number(rest).map(|n| Value::Num(n, false)),
         },
-        Syntax::Head => None,
+        OptionSyntax::Head => None,
     }
 }
 

@@ -10,7 +10,7 @@ use std::fmt::{self, Write};
 
 /// How an option is written in a name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Syntax {
+pub enum OptionSyntax {
     /// The key, then `n` sizes joined by `x` (`64x4`, `t8x32`); the block or tile has no key.
     Dims(usize),
     /// The key, then a number (`c64`).
@@ -27,31 +27,31 @@ pub enum Syntax {
 
 /// The values an option takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Range {
+pub enum OptionRange {
     /// Present or absent.
     Flag,
-    /// A whole number from `.0` to `.1`, both included (each size, for [`Syntax::Dims`]).
+    /// A whole number from `.0` to `.1`, both included (each size, for [`OptionSyntax::Dims`]).
     Between(u32, u32),
     /// One of these numbers.
     OneOf(&'static [u32]),
 }
 
-impl Range {
+impl OptionRange {
     /// Whether `v` is in the range.
     pub fn contains(&self, v: u64) -> bool {
         match *self {
-            Range::Flag => true,
-            Range::Between(lo, hi) => (lo as u64..=hi as u64).contains(&v),
-            Range::OneOf(set) => set.iter().any(|&s| s as u64 == v),
+            OptionRange::Flag => true,
+            OptionRange::Between(lo, hi) => (lo as u64..=hi as u64).contains(&v),
+            OptionRange::OneOf(set) => set.iter().any(|&s| s as u64 == v),
         }
     }
 
     /// The value of the range nearest to `v`.
     pub fn clamp(&self, v: u64) -> u32 {
         match *self {
-            Range::Flag => 1,
-            Range::Between(lo, hi) => v.clamp(lo as u64, hi as u64) as u32,
-            Range::OneOf(set) => set
+            OptionRange::Flag => 1,
+            OptionRange::Between(lo, hi) => v.clamp(lo as u64, hi as u64) as u32,
+            OptionRange::OneOf(set) => set
                 .iter()
                 .copied()
                 .min_by_key(|&s| (s as u64).abs_diff(v))
@@ -60,12 +60,12 @@ impl Range {
     }
 }
 
-impl fmt::Display for Range {
+impl fmt::Display for OptionRange {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Range::Flag => f.write_str("on/off"),
-            Range::Between(lo, hi) => write!(f, "{lo} to {hi}"),
-            Range::OneOf(set) => {
+            OptionRange::Flag => f.write_str("on/off"),
+            OptionRange::Between(lo, hi) => write!(f, "{lo} to {hi}"),
+            OptionRange::OneOf(set) => {
                 let s: Vec<String> = set.iter().map(|v| v.to_string()).collect();
                 write!(f, "{}", s.join(", "))
             }
@@ -79,11 +79,11 @@ pub struct OptionDoc {
     /// The letters that start the option in a name (empty for the block or tile).
     pub key: &'static str,
     /// How the option is written.
-    pub syntax: Syntax,
+    pub syntax: OptionSyntax,
     /// What it means, in one line.
     pub meaning: &'static str,
     /// The values it takes.
-    pub range: Range,
+    pub range: OptionRange,
     /// The value when the option is left out; `None` when every name must give it.
     pub default: Option<&'static str>,
 }
@@ -105,9 +105,9 @@ pub struct FamilyDoc {
 
 const fn opt(
     key: &'static str,
-    syntax: Syntax,
+    syntax: OptionSyntax,
     meaning: &'static str,
-    range: Range,
+    range: OptionRange,
     default: Option<&'static str>,
 ) -> OptionDoc {
     OptionDoc {
@@ -120,15 +120,15 @@ const fn opt(
 }
 
 /// CUDA's per-axis block limit along x and y; z is checked apart (64) in validation.
-const BLOCK: Range = Range::Between(1, 1024);
-const VEC: Range = Range::OneOf(&[1, 2, 4]);
-const ONE_TO_8: Range = Range::Between(1, 8);
+const BLOCK: OptionRange = OptionRange::Between(1, 1024);
+const VEC: OptionRange = OptionRange::OneOf(&[1, 2, 4]);
+const ONE_TO_8: OptionRange = OptionRange::Between(1, 8);
 /// Planes per block along a march: any positive count up to 2^16 (the grid caps the rest).
-const CHUNK: Range = Range::Between(1, 65536);
+const CHUNK: OptionRange = OptionRange::Between(1, 65536);
 
 const POINTWISE: &[OptionDoc] = &[opt(
     "",
-    Syntax::Dims(3),
+    OptionSyntax::Dims(3),
     "threads per block along x, y, z (z at most 64, at most 1024 threads)",
     BLOCK,
     None,
@@ -136,7 +136,7 @@ const POINTWISE: &[OptionDoc] = &[opt(
 
 const TILE2: OptionDoc = opt(
     "",
-    Syntax::Dims(2),
+    OptionSyntax::Dims(2),
     "threads along x and along the other axis (at most 1024 threads)",
     BLOCK,
     None,
@@ -144,7 +144,7 @@ const TILE2: OptionDoc = opt(
 
 const ROWS: OptionDoc = opt(
     "r",
-    Syntax::Number,
+    OptionSyntax::Number,
     "consecutive rows of the other axis per thread",
     ONE_TO_8,
     None,
@@ -152,7 +152,7 @@ const ROWS: OptionDoc = opt(
 
 const CHUNK_OPT: OptionDoc = opt(
     "c",
-    Syntax::Number,
+    OptionSyntax::Number,
     "planes per block along the march",
     CHUNK,
     None,
@@ -160,9 +160,9 @@ const CHUNK_OPT: OptionDoc = opt(
 
 const STREAMING: OptionDoc = opt(
     "cs",
-    Syntax::Flag,
+    OptionSyntax::Flag,
     "streaming (evict-first) stores of the outputs",
-    Range::Flag,
+    OptionRange::Flag,
     Some("off"),
 );
 
@@ -195,9 +195,9 @@ static FAMILIES: &[FamilyDoc] = &[
         options: &[
             opt(
                 "ppt",
-                Syntax::Head,
+                OptionSyntax::Head,
                 "consecutive z points per thread",
-                Range::Between(1, 64),
+                OptionRange::Between(1, 64),
                 None,
             ),
             POINTWISE[0],
@@ -210,7 +210,7 @@ static FAMILIES: &[FamilyDoc] = &[
         form: "shared-BXxBY",
         options: &[opt(
             "",
-            Syntax::Dims(2),
+            OptionSyntax::Dims(2),
             "tile width and height in threads (at most 1024 threads)",
             BLOCK,
             None,
@@ -224,23 +224,23 @@ static FAMILIES: &[FamilyDoc] = &[
         options: &[
             opt(
                 "",
-                Syntax::Dims(2),
+                OptionSyntax::Dims(2),
                 "points along the stencil axis and pencils per tile",
-                Range::Between(1, 4096),
+                OptionRange::Between(1, 4096),
                 None,
             ),
             opt(
                 "t",
-                Syntax::Dims(2),
+                OptionSyntax::Dims(2),
                 "threads along the axis and across (dividing the tile; at most 1024 threads)",
                 BLOCK,
                 None,
             ),
             opt(
                 "w",
-                Syntax::Flag,
+                OptionSyntax::Flag,
                 "sliding register window: each thread a run of consecutive points",
-                Range::Flag,
+                OptionRange::Flag,
                 Some("off"),
             ),
         ],
@@ -254,7 +254,7 @@ static FAMILIES: &[FamilyDoc] = &[
             TILE2,
             opt(
                 "v",
-                Syntax::Number,
+                OptionSyntax::Number,
                 "x points per thread (a vector)",
                 VEC,
                 None,
@@ -262,7 +262,7 @@ static FAMILIES: &[FamilyDoc] = &[
             CHUNK_OPT,
             opt(
                 "u",
-                Syntax::Number,
+                OptionSyntax::Number,
                 "planes per loop iteration, their loads issued together",
                 ONE_TO_8,
                 None,
@@ -279,7 +279,7 @@ static FAMILIES: &[FamilyDoc] = &[
         options: &[
             opt(
                 "",
-                Syntax::Dims(2),
+                OptionSyntax::Dims(2),
                 "threads along x (a multiple of 4) and along the other axis",
                 BLOCK,
                 None,
@@ -288,37 +288,37 @@ static FAMILIES: &[FamilyDoc] = &[
             CHUNK_OPT,
             opt(
                 "p",
-                Syntax::Number,
+                OptionSyntax::Number,
                 "planes of copies in flight",
                 ONE_TO_8,
                 None,
             ),
             opt(
                 "v",
-                Syntax::Number,
+                OptionSyntax::Number,
                 "x points per thread (a vector)",
                 VEC,
                 Some("1"),
             ),
             opt(
                 "l",
-                Syntax::CountOrOne,
+                OptionSyntax::CountOrOne,
                 "planes reach the ring through registers, N planes of loads held (l = 1)",
-                Range::Between(1, 2),
+                OptionRange::Between(1, 2),
                 Some("cp.async"),
             ),
             opt(
                 "b",
-                Syntax::Flag,
+                OptionSyntax::Flag,
                 "planes reach the ring by bulk copies (cp.async.bulk, sm_90); not with -l",
-                Range::Flag,
+                OptionRange::Flag,
                 Some("cp.async"),
             ),
             opt(
                 "e",
-                Syntax::Flag,
+                OptionSyntax::Flag,
                 "read the partly written output sectors a plane ahead (interior outputs)",
-                Range::Flag,
+                OptionRange::Flag,
                 Some("off"),
             ),
         ],
@@ -334,21 +334,21 @@ static FAMILIES: &[FamilyDoc] = &[
             CHUNK_OPT,
             opt(
                 "v",
-                Syntax::Number,
+                OptionSyntax::Number,
                 "x points per thread (a vector)",
                 VEC,
                 None,
             ),
             opt(
                 "t",
-                Syntax::NumberA,
+                OptionSyntax::NumberA,
                 "TMA tensor copies of whole planes, N in flight (Dirichlet); a: partial sums",
                 ONE_TO_8,
                 Some("registers"),
             ),
             opt(
                 "w",
-                Syntax::NumberA,
+                OptionSyntax::NumberA,
                 "split-slot TMA copies, N in flight, periodic too; needs a (partial sums)",
                 ONE_TO_8,
                 Some("registers"),
@@ -409,18 +409,18 @@ pub fn strategies_help() -> String {
         let _ = writeln!(s, "{:<44} {}", fam.form, fam.summary);
         for o in fam.options {
             let key = match o.syntax {
-                Syntax::Dims(n) => fam
+                OptionSyntax::Dims(n) => fam
                     .form
                     .split(['-', '[', ']'])
                     .skip(1)
                     .find(|seg| seg.starts_with(o.key) && seg.contains('x'))
                     .map(str::to_string)
                     .unwrap_or_else(|| format!("{}{}", o.key, ["A", "B", "C"][..n].join("x"))),
-                Syntax::Number => format!("{}N", o.key),
-                Syntax::Flag => o.key.to_string(),
-                Syntax::CountOrOne => format!("{0}, {0}N", o.key),
-                Syntax::NumberA => format!("{0}N, {0}Na", o.key),
-                Syntax::Head => format!("{}N", o.key),
+                OptionSyntax::Number => format!("{}N", o.key),
+                OptionSyntax::Flag => o.key.to_string(),
+                OptionSyntax::CountOrOne => format!("{0}, {0}N", o.key),
+                OptionSyntax::NumberA => format!("{0}N, {0}Na", o.key),
+                OptionSyntax::Head => format!("{}N", o.key),
             };
             let default = o.default.unwrap_or("required");
             let _ = writeln!(
