@@ -3,12 +3,12 @@
 #![warn(missing_docs)]
 
 pub mod codegen;
-mod qmarch;
-mod smarch;
 mod strategy;
-mod zmarch;
 
-pub use strategy::{Coefficients, LoadPath, SmCopy, Strategy};
+pub use strategy::{
+    families, strategies_help, Coefficients, FamilyDoc, LoadPath, OptionDoc, OptionRange,
+    OptionSyntax, SmCopy, Strategy, StrategyError,
+};
 mod error;
 pub mod nvrtc;
 
