@@ -127,6 +127,9 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
+    /// List every kernel strategy family, what it does, and its options (the names that
+    /// `--strategy` accepts).
+    Strategies,
     /// Run the conformance suite: every strategy × stencil × boundary × scalar type × odd
     /// shape against the CPU reference.
     Check {
@@ -208,6 +211,10 @@ fn main() {
         }),
         Command::Plot { json, out, best } => plot::plot(json, out, best),
         Command::Run { args } => run_case(&args),
+        Command::Strategies => {
+            print!("{}", fdlab_cuda::strategies_help());
+            Ok(())
+        }
 
         Command::Check {
             backend,

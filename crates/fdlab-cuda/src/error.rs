@@ -155,6 +155,9 @@ pub enum Error {
     /// Bad grid, stencil or field.
     #[error(transparent)]
     Model(#[from] fdlab_core::Error),
+    /// A strategy name that does not parse; the message gives the nearest valid name.
+    #[error(transparent)]
+    Strategy(#[from] crate::StrategyError),
 }
 
 /// Bytes as GiB, for messages.
