@@ -73,7 +73,7 @@ fn unknown_precision_and_strategy_are_refused() {
     );
     fails_with(
         &["bench", "--suite", "amd-laplacian", "--strategy", "warp"],
-        "unknown strategy 'warp'",
+        "unknown strategy family 'warp'",
     );
 }
 
