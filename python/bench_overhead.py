@@ -93,6 +93,68 @@ def gpu_main(args):
         print(f"{name:<26}{strategy:>22}{cells}{over:>10.1f}")
     verdict = "meets" if worst <= 10.0 else "MISSES"
     print(f"worst overhead of fdlab.apply(out=...) over Rust: {worst:.1f} us ({verdict} <= 10 us)")
+    if args.throughput:
+        gpu_throughput(args, lib, cases, u, out, stream, device, sync)
+
+
+def gpu_throughput(args, lib, cases, u, out, stream, device, sync):
+    """Device time per apply (CUDA events around ``reps`` back-to-back calls) from Python and
+    from Rust, as % of a device-to-device copy of the same array timed the same way: one input
+    read and one output written, so the same bytes as the copy."""
+    reps = 20
+    if args.gpu == "cupy":
+        def event():
+            e = lib.cuda.Event()
+            e.record()
+            return e
+
+        def elapsed(a, b):
+            b.synchronize()
+            return lib.cuda.get_elapsed_time(a, b) / 1e3
+
+        def copy():
+            lib.copyto(out, u)
+    else:
+        def event():
+            e = lib.cuda.Event(enable_timing=True)
+            e.record()
+            return e
+
+        def elapsed(a, b):
+            b.synchronize()
+            return a.elapsed_time(b) / 1e3
+
+        def copy():
+            out.copy_(u)
+
+    def device_time(run):
+        best = float("inf")
+        for _ in range(args.rounds):
+            sync()
+            a = event()
+            run()
+            b = event()
+            best = min(best, elapsed(a, b) / reps)
+        return best
+
+    def loop(fn):
+        def run():
+            for _ in range(reps):
+                fn()
+        return run
+
+    t_copy = device_time(loop(copy))
+    print(f"device time per call at {args.n}^3 (best of {args.rounds} rounds of {reps}); "
+          f"copy {t_copy * 1e6:.1f} us")
+    print(f"{'case':<26}{'rust % copy':>14}{'python % copy':>15}")
+    for name, st in cases.items():
+        # The Rust loop queues reps + 1 calls (one warm-up) on the same stream.
+        def rust():
+            _fdlab._time_apply_cuda_native([st], u, [out], "periodic", stream, device, reps - 1)
+
+        t_rust = device_time(rust)
+        t_py = device_time(loop(lambda: fdlab.apply(st, u, out=out)))
+        print(f"{name:<26}{100 * t_copy / t_rust:>13.1f}%{100 * t_copy / t_py:>14.1f}%")
 
 
 def main():
@@ -103,6 +165,8 @@ def main():
     ap.add_argument("--dtype", default="float64", choices=["float32", "float64"])
     ap.add_argument("--gpu", choices=["cupy", "torch"], default=None,
                     help="time GPU arrays of this library instead of NumPy arrays")
+    ap.add_argument("--throughput", action="store_true",
+                    help="with --gpu: also the device time per call as %% of a copy")
     args = ap.parse_args()
     if args.gpu:
         return gpu_main(args)

@@ -1,28 +1,84 @@
 #!/usr/bin/env bash
-# Runs fdlab on a GPU host that has no Rust toolchain, with a binary built elsewhere
-# (`cargo build --release -p fdlab-cli`, then copy target/release/fdlab over).
-# Usage: FDLAB=path/to/fdlab OUT=dir scripts/device-run.sh [check|roofline|suites|all]
-# Writes JSON, PNG and logs under $OUT; the tune cache goes to $OUT/tune-cache.json.
+# Runs fdlab on a GPU host that has no Rust toolchain, with binaries built elsewhere
+# (`cargo build --release -p fdlab-cli -p fdlab --examples --bins`, copied into $BIN) and,
+# for the Python steps, a wheel (`pip wheel . -w $WHEELS`, with pytest's wheels beside it).
+# Usage: BIN=dir OUT=dir [WHEELS=dir] scripts/device-run.sh STEP...
+# Steps:
+#   check     fdlab check --backend cuda, f32 and f64 side by side
+#   examples  the front's examples on the GPU and on the CPU
+#   roofline  the roofline suite as shipped: an empty tune cache, built-in defaults
+#   tuned     fdlab tune --suite roofline, then the roofline suite with its winners
+#   suites    the published suites (NVIDIA's derivatives, Laplace variants, AMD's Laplacian)
+#   python    the Python package's tests with CuPy and PyTorch, and its overhead benchmark
+# Writes JSON, PNG and logs under $OUT.
 set -uo pipefail
-bin="${FDLAB:-./fdlab}"
+bin="${BIN:-.}"
 out="${OUT:?set OUT to the folder for the results}"
 mkdir -p "$out"
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
-export FDLAB_TUNE_CACHE="${FDLAB_TUNE_CACHE:-$out/tune-cache.json}"
-what="${1:-all}"
+root="$(cd "$(dirname "$0")/.." && pwd)"
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.memory,ecc.mode.current \
     --format=csv >"$out/gpu.txt" 2>&1 || true
-"$bin" info | tee "$out/info.txt"
-if [[ $what == check || $what == all ]]; then
-    "$bin" check --backend cuda --json "$out/check.json" >"$out/check.log" 2>&1
-    tail -n 5 "$out/check.log"
-fi
-if [[ $what == roofline || $what == all ]]; then
-    "$bin" tune --suite roofline >"$out/tune.log" 2>&1
-    "$bin" bench --backend cuda --suite roofline --reps 20 \
-        --json "$out/roofline.json" --plot "$out/roofline.png" 2>&1 | tee "$out/roofline.log"
-fi
-if [[ $what == suites || $what == all ]]; then
-    "$bin" bench --backend cuda --suite nvidia-derivative --suite laplace-variants \
-        --suite amd-laplacian --reps 20 --json "$out/published.json" 2>&1 | tee "$out/published.log"
-fi
+"$bin/fdlab" info | tee "$out/info.txt"
+stamp() { echo "== $(date +%T) $*"; }
+for step in "$@"; do
+    start=$(date +%s)
+    case $step in
+    check)
+        stamp "check (f32 and f64 side by side)"
+        "$bin/fdlab" check --backend cuda --precision f32 --json "$out/check-f32.json" \
+            >"$out/check-f32.log" 2>&1 &
+        "$bin/fdlab" check --backend cuda --precision f64 --json "$out/check-f64.json" \
+            >"$out/check-f64.log" 2>&1
+        wait
+        tail -n 3 "$out/check-f32.log" "$out/check-f64.log"
+        ;;
+    examples)
+        stamp "examples"
+        for ex in 01_derivative 02_custom_stencil 03_gradient; do
+            for b in cuda cpu; do
+                echo "--- $ex on $b"
+                FDLAB_BACKEND=$b "$bin/$ex"
+            done
+        done 2>&1 | tee "$out/examples.log"
+        ;;
+    roofline)
+        stamp "roofline as shipped (empty tune cache)"
+        FDLAB_TUNE_CACHE="$out/empty-tune-cache.json" "$bin/fdlab" bench --backend cuda \
+            --suite roofline --reps 20 --json "$out/roofline.json" \
+            --plot "$out/roofline.png" 2>&1 | tee "$out/roofline.log"
+        ;;
+    tuned)
+        stamp "tune, then the roofline with its winners"
+        export FDLAB_TUNE_CACHE="$out/tune-cache.json"
+        "$bin/fdlab" tune --suite roofline >"$out/tune.log" 2>&1
+        "$bin/fdlab" bench --backend cuda --suite roofline --reps 20 \
+            --json "$out/roofline-tuned.json" 2>&1 | tee "$out/roofline-tuned.log"
+        ;;
+    suites)
+        stamp "published suites"
+        "$bin/fdlab" bench --backend cuda --suite nvidia-derivative --suite laplace-variants \
+            --suite amd-laplacian --reps 20 --json "$out/published.json" 2>&1 |
+            tee "$out/published.log"
+        ;;
+    python)
+        stamp "python"
+        wheels="${WHEELS:?set WHEELS to the folder of the fdlab and pytest wheels}"
+        python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
+            --upgrade --target /tmp/fdlab-site "$wheels"/*.whl || exit 1
+        # The image's own pytest plugins may not load under the carried pytest.
+        export PYTHONPATH=/tmp/fdlab-site PYTHONUNBUFFERED=1 PYTEST_DISABLE_PLUGIN_AUTOLOAD=1
+        (cd /tmp && python3 -m pytest -q -rs "$root/python/tests") 2>&1 | tee "$out/pytest.log"
+        for lib in cupy torch; do
+            python3 "$root/python/bench_overhead.py" --gpu $lib --dtype float32
+            python3 "$root/python/bench_overhead.py" --gpu $lib --n 512 --throughput \
+                --repeats 50
+        done 2>&1 | tee "$out/python-overhead.log"
+        ;;
+    *)
+        echo "unknown step '$step'" >&2
+        exit 2
+        ;;
+    esac
+    echo "== $step took $(($(date +%s) - start)) s"
+done

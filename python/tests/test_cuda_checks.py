@@ -159,3 +159,70 @@ def test_valid_looking_array_without_gpu_says_why(dtype):
         fdlab.apply(D, u, out=out)
     with pytest.raises(RuntimeError, match="^no CUDA device: "):
         fdlab.apply(D, u, out=out, backend="cuda")
+
+
+class _FakeDtype:
+    def __init__(self, name):
+        self.name = name
+
+    def __str__(self):
+        return f"torch.{self.name}"
+
+
+class FakeTensor:
+    """What fdlab reads of a PyTorch tensor (its C accessors, not its interface dict),
+    over an address that holds nothing. Its type claims the ``torch`` module as real ones do."""
+
+    def __init__(self, shape, dtype="float64", ptr=BASE, strides=None, is_cuda=True,
+                 requires_grad=False):
+        self.shape = tuple(shape)
+        self.dtype = _FakeDtype(dtype)
+        self.is_cuda = is_cuda
+        self.requires_grad = requires_grad
+        self._ptr = ptr
+        if strides is None:
+            strides, step = [], 1
+            for n in reversed(self.shape):
+                strides.insert(0, step)
+                step *= n
+        self._strides = tuple(strides)
+
+    def data_ptr(self):
+        return self._ptr
+
+    def stride(self):
+        return self._strides
+
+    def get_device(self):
+        return 0
+
+    @property
+    def __cuda_array_interface__(self):
+        raise AssertionError("a tensor's interface dict is not read: it is slow to build")
+
+
+FakeTensor.__module__ = "torch"
+
+
+def test_torch_tensors_are_read_through_their_accessors():
+    u = FakeTensor((4, 5, 6))
+    out = FakeTensor((4, 5, 6), ptr=BASE + (1 << 20))
+    err = _reach_driver(lambda: fdlab.apply(D, u, out=out))
+    assert any(w in err for w in ("no CUDA device", "NVRTC", "not memory the CUDA driver")), err
+
+
+def test_torch_tensor_refusals():
+    u = FakeTensor((4, 5, 6))
+    other = BASE + (1 << 20)
+    with pytest.raises(TypeError, match="not C-contiguous"):
+        fdlab.apply(D, FakeTensor((4, 5, 6), strides=(1, 4, 20)), out=FakeTensor((4, 5, 6), ptr=other))
+    with pytest.raises(TypeError, match="float32 or float64.*torch.int32"):
+        fdlab.apply(D, FakeTensor((4, 5, 6), "int32"), out=FakeTensor((4, 5, 6), ptr=other))
+    with pytest.raises(TypeError, match="detach"):
+        fdlab.apply(D, u, out=FakeTensor((4, 5, 6), ptr=other, requires_grad=True))
+    with pytest.raises(TypeError, match=r"\.cuda\(\)"):
+        fdlab.apply(D, u, out=FakeTensor((4, 5, 6), ptr=other, is_cuda=False))
+    with pytest.raises(TypeError, match="dtype float32 but the input has dtype float64"):
+        fdlab.apply(D, u, out=FakeTensor((4, 5, 6), "float32", ptr=other))
+    with pytest.raises(ValueError, match="overlaps the input"):
+        fdlab.apply(D, u, out=FakeTensor((4, 5, 6)))
