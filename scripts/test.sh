@@ -22,11 +22,13 @@ fi
 export LD_LIBRARY_PATH="$lib:${LD_LIBRARY_PATH:-}"
 # The codegen tests fail (instead of skipping) if NVRTC cannot be loaded.
 export FDLAB_REQUIRE_NVRTC=1
+SECONDS=0
 echo "==> cargo test --workspace (NVRTC from $lib)"
 cargo test --workspace "$@"
-echo "==> the front's examples on the CPU"
+echo "==> cargo test took ${SECONDS} s; the front's examples on the CPU"
 for ex in 01_derivative 02_custom_stencil 03_gradient; do
     FDLAB_BACKEND=cpu cargo run --quiet --profile test -p fdlab --example "$ex"
 done
 echo "==> python/test.sh (pip install . in a fresh venv, then pytest)"
 ./python/test.sh
+echo "==> scripts/test.sh done: ${SECONDS} s after the NVRTC install"
