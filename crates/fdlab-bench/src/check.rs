@@ -5,7 +5,7 @@ use fdlab::{Backend, Plan, PlanOptions, Real};
 use fdlab_core::conformance::{cases, check_case, Case};
 use fdlab_core::{Field, FieldView, FieldViewMut, Precision, Scalar};
 use fdlab_cpu::Par;
-use fdlab_cuda::{Coefficients, Device, Strategy};
+use fdlab_cuda::{Coefficients, Device, PlanSpec, Strategy};
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -133,6 +133,7 @@ pub fn check_cuda(
 ) -> Result<Vec<CheckRow>, fdlab_cuda::Error> {
     let backend = Backend::from_device(dev.clone());
     let all = cases();
+    prepare(dev, &all, strategies, precisions);
     let total = precisions.len() * strategies.len() * 2 * all.len();
     let mut done = 0;
     let mut rows = vec![];
@@ -150,6 +151,39 @@ pub fn check_cuda(
         }
     }
     Ok(rows)
+}
+
+/// Compiles every kernel the check's plans will load, each once and all in parallel, so that
+/// the rows that follow build their plans from memory. Without this, the rows compiled one
+/// chunk of cases at a time and compiled again a kernel shared by cases of other shapes.
+fn prepare(dev: &Device, all: &[Case], strategies: &[Strategy], precisions: &[Precision]) {
+    let mut specs = vec![];
+    for &precision in precisions {
+        for &s in strategies {
+            for coefficients in [Coefficients::Immediate, Coefficients::Constant] {
+                let opts = fdlab_cuda::PlanOptions {
+                    strategy: Some(s),
+                    coefficients,
+                    ..Default::default()
+                };
+                specs.extend(all.iter().map(|case| PlanSpec {
+                    stencils: &case.stencils,
+                    boundary: case.boundary,
+                    grid: &case.grid,
+                    precision,
+                    opts,
+                }));
+            }
+        }
+    }
+    let t0 = std::time::Instant::now();
+    let kernels = dev.prepare_plans(&specs);
+    eprintln!(
+        "fdlab check: {kernels} kernels for {} plans compiled (or read from the kernel cache) \
+         in {:.1} s",
+        specs.len(),
+        t0.elapsed().as_secs_f64()
+    );
 }
 
 /// What every row of a CUDA check shares.

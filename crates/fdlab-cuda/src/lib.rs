@@ -30,7 +30,7 @@ pub use choose::Choice;
 pub use field::{DeviceField, DeviceFieldView, DeviceFieldViewMut, FieldMeta};
 pub use plan::{
     check_fields, check_foreign, check_weights, ForeignField, GraphPlan, Plan, PlanMeta,
-    PlanOptions, FOREIGN_CHECKS,
+    PlanOptions, PlanSpec, FOREIGN_CHECKS,
 };
 pub use selftest::{api_selftest, overhead, Check, Overhead, Reference};
 pub use stream::{Event, Stream};

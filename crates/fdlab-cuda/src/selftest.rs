@@ -4,7 +4,7 @@
 
 use crate::{
     AnyField, AnyPlan, Choice, Coefficients, CudaScalar, Device, DeviceField, Error, Plan,
-    PlanOptions, Result, Strategy,
+    PlanOptions, PlanSpec, Result, Strategy,
 };
 use fdlab_core::{Axis, Boundary, Field, Grid, Precision, Region, Stencil};
 use std::time::Instant;
@@ -90,6 +90,7 @@ pub fn api_selftest(dev: &Device, reference: Reference<'_>) -> Result<Vec<Check>
     };
     record("upload/download round trip", round_trip(dev));
     record("sub-box views", views(dev));
+    record("plans prepared ahead share a kernel", prepared(dev));
     for case in cases()? {
         let name = format!(
             "apply {} {} {:?} {} ({})",
@@ -414,6 +415,68 @@ fn round_trip(dev: &Device) -> std::result::Result<String, String> {
         return Err("copy_from_device differs".into());
     }
     Ok(format!("{} points, f32 and f64", g.len()))
+}
+
+/// Three plans of one stencil on grids of three shapes need one kernel: `prepare_plans`
+/// counts it once, and the plans built after it apply correctly (checked against a field
+/// whose derivative is known: a linear ramp along x has a constant first derivative).
+fn prepared(dev: &Device) -> std::result::Result<String, String> {
+    let s = |e: fdlab_core::Error| e.to_string();
+    let grids: Vec<Grid> = [20, 24, 28]
+        .iter()
+        .map(|&n| Grid::new(&[n, n / 2, 9], &[1.0, 1.0, 1.0]))
+        .collect::<std::result::Result<_, _>>()
+        .map_err(s)?;
+    let d = Stencil::derivative(&grids[0], Axis::X, 1, 4).map_err(s)?;
+    let specs: Vec<PlanSpec> = grids
+        .iter()
+        .map(|g| PlanSpec {
+            stencils: std::slice::from_ref(&d),
+            boundary: Boundary::Dirichlet,
+            grid: g,
+            precision: Precision::F64,
+            opts: PlanOptions::default(),
+        })
+        .collect();
+    let kernels = dev.prepare_plans(&specs);
+    if kernels != 1 {
+        return Err(format!("{kernels} kernels for one stencil on three shapes"));
+    }
+    for g in &grids {
+        let plan = dev
+            .plan::<f64>(
+                std::slice::from_ref(&d),
+                Boundary::Dirichlet,
+                g,
+                PlanOptions::default(),
+            )
+            .map_err(|e| e.to_string())?;
+        let [nx, ny, nz] = g.shape();
+        let mut ramp = Field::<f64>::zeros(g);
+        for (i, v) in ramp.as_mut_slice().iter_mut().enumerate() {
+            *v = (i % nx) as f64;
+        }
+        let input = DeviceField::upload(dev, &ramp).map_err(|e| e.to_string())?;
+        let mut out =
+            DeviceField::upload(dev, &Field::<f64>::zeros(g)).map_err(|e| e.to_string())?;
+        plan.apply(&input, &mut [&mut out])
+            .map_err(|e| e.to_string())?;
+        let host = out.download().map_err(|e| e.to_string())?;
+        // Interior points (two from each x end, the 4th-order reach) hold exactly 1.
+        for z in 0..nz {
+            for y in 0..ny {
+                for x in 2..nx - 2 {
+                    let v = host.as_slice()[(z * ny + y) * nx + x];
+                    if (v - 1.0).abs() > 1e-12 {
+                        return Err(format!(
+                            "d/dx of a ramp is {v} at ({x}, {y}, {z}) on {nx}x{ny}x{nz}"
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    Ok(format!("1 kernel for {} plans", grids.len()))
 }
 
 fn views(dev: &Device) -> std::result::Result<String, String> {

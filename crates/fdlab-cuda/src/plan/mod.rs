@@ -8,7 +8,7 @@ use crate::error::driver;
 use crate::stream::Stream;
 use crate::{Coefficients, CudaScalar, Device, DeviceField, Error, Result, Strategy};
 use cudarc::driver::{sys, CudaFunction, CudaModule, CudaStream, DevicePtr};
-use fdlab_core::{Boundary, Grid, Stencil};
+use fdlab_core::{Boundary, Grid, Precision, Stencil};
 use std::ffi::c_void;
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
@@ -16,6 +16,7 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 mod check;
 mod foreign;
 mod graph;
+mod prepare;
 
 #[cfg(test)]
 pub(crate) use check::tests;
@@ -23,6 +24,7 @@ pub use check::{check_fields, check_weights, PlanMeta};
 pub(crate) use check::{check_one, select, Arg};
 pub use foreign::{check_foreign, ForeignField, FOREIGN_CHECKS};
 pub use graph::GraphPlan;
+pub use prepare::PlanSpec;
 
 /// How to build a [`Plan`].
 ///
@@ -134,20 +136,9 @@ impl Device {
         grid: &Grid,
         opts: PlanOptions,
     ) -> Result<Plan<T>> {
-        boundary.check(grid, stencils)?;
-        check_weights(stencils, T::PRECISION)?;
+        let (strategy, choice, source) =
+            self.plan_source(stencils, boundary, grid, T::PRECISION, opts)?;
         let info = &self.info;
-        let req = Request {
-            stencils,
-            boundary,
-            grid,
-            precision: T::PRECISION,
-            explicit: opts.strategy,
-            tuned: opts.tuned,
-            class: choose::device_class(&info.name),
-            tma: info.compute_capability.0 >= 9,
-        };
-        let (strategy, choice, source) = select(&req, opts.coefficients, info)?;
         let (module, func) = self.load(&source)?;
         let stream = self.inner.stream.clone();
         upload_constants::<T>(&module, &stream, &source)?;
@@ -184,6 +175,32 @@ impl Device {
         })
     }
 
+    /// The strategy a plan of these arguments runs, who chose it, and its kernel: the checks
+    /// and the choice of [`Device::plan`], without compiling anything.
+    pub(crate) fn plan_source(
+        &self,
+        stencils: &[Stencil],
+        boundary: Boundary,
+        grid: &Grid,
+        precision: Precision,
+        opts: PlanOptions,
+    ) -> Result<(Strategy, Choice, CudaSource)> {
+        boundary.check(grid, stencils)?;
+        check_weights(stencils, precision)?;
+        let info = &self.info;
+        let req = Request {
+            stencils,
+            boundary,
+            grid,
+            precision,
+            explicit: opts.strategy,
+            tuned: opts.tuned,
+            class: choose::device_class(&info.name),
+            tma: info.compute_capability.0 >= 9,
+        };
+        select(&req, opts.coefficients, info)
+    }
+
     /// Compiles (or takes from the caches) and loads a module of its own for `source`, so that
     /// its `__constant__` weights belong to one plan. A cached image the driver refuses is
     /// compiled again and replaced.
@@ -211,7 +228,7 @@ impl<T: CudaScalar> Plan<T> {
     /// every field is on it, of the plan's precision and shape. Does not wait for the kernel.
     ///
     /// ```no_run
-    /// # use fdlab_core::{Boundary, Grid, Stencil};
+    /// # use fdlab_core::{Boundary, Grid, Precision, Stencil};
     /// # use fdlab_cuda::{Device, DeviceField, PlanOptions};
     /// # let dev = Device::open(0)?;
     /// # let g = Grid::unit(&[64, 64, 64])?;
@@ -232,7 +249,7 @@ impl<T: CudaScalar> Plan<T> {
     /// other streams that touches the same fields must be ordered with [`crate::Event`]s.
     ///
     /// ```no_run
-    /// # use fdlab_core::{Boundary, Grid, Stencil};
+    /// # use fdlab_core::{Boundary, Grid, Precision, Stencil};
     /// # use fdlab_cuda::{Device, DeviceField, PlanOptions};
     /// # let dev = Device::open(0)?;
     /// # let g = Grid::unit(&[64, 64, 64])?;
@@ -420,7 +437,7 @@ impl<T: CudaScalar> Plan<T> {
     /// The strategy the plan runs.
     ///
     /// ```no_run
-    /// # use fdlab_core::{Boundary, Grid, Stencil};
+    /// # use fdlab_core::{Boundary, Grid, Precision, Stencil};
     /// # use fdlab_cuda::{Device, PlanOptions};
     /// # let dev = Device::open(0)?;
     /// # let g = Grid::unit(&[64, 64, 64])?;
@@ -435,7 +452,7 @@ impl<T: CudaScalar> Plan<T> {
     /// Who chose the strategy: the user, the tuner, the device default or the heuristic.
     ///
     /// ```no_run
-    /// # use fdlab_core::{Boundary, Grid, Stencil};
+    /// # use fdlab_core::{Boundary, Grid, Precision, Stencil};
     /// # use fdlab_cuda::{Choice, Device, PlanOptions};
     /// # let dev = Device::open(0)?;
     /// # let g = Grid::unit(&[64, 64, 64])?;
@@ -452,7 +469,7 @@ impl<T: CudaScalar> Plan<T> {
     /// The generated CUDA C translation unit (what NVRTC compiled).
     ///
     /// ```no_run
-    /// # use fdlab_core::{Boundary, Grid, Stencil};
+    /// # use fdlab_core::{Boundary, Grid, Precision, Stencil};
     /// # use fdlab_cuda::{Device, PlanOptions};
     /// # let dev = Device::open(0)?;
     /// # let g = Grid::unit(&[64, 64, 64])?;
@@ -467,7 +484,7 @@ impl<T: CudaScalar> Plan<T> {
     /// The generated kernel with its launch shape.
     ///
     /// ```no_run
-    /// # use fdlab_core::{Boundary, Grid, Stencil};
+    /// # use fdlab_core::{Boundary, Grid, Precision, Stencil};
     /// # use fdlab_cuda::{Device, PlanOptions};
     /// # let dev = Device::open(0)?;
     /// # let g = Grid::unit(&[64, 64, 64])?;
@@ -482,7 +499,7 @@ impl<T: CudaScalar> Plan<T> {
     /// The grid the plan was built for.
     ///
     /// ```no_run
-    /// # use fdlab_core::{Boundary, Grid, Stencil};
+    /// # use fdlab_core::{Boundary, Grid, Precision, Stencil};
     /// # use fdlab_cuda::{Device, PlanOptions};
     /// # let dev = Device::open(0)?;
     /// # let g = Grid::unit(&[64, 64, 64])?;
@@ -497,7 +514,7 @@ impl<T: CudaScalar> Plan<T> {
     /// Output fields per apply (one per stencil).
     ///
     /// ```no_run
-    /// # use fdlab_core::{Boundary, Grid, Stencil};
+    /// # use fdlab_core::{Boundary, Grid, Precision, Stencil};
     /// # use fdlab_cuda::{Device, PlanOptions};
     /// # let dev = Device::open(0)?;
     /// # let g = Grid::unit(&[64, 64, 64])?;
