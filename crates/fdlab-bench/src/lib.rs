@@ -8,6 +8,7 @@ pub mod check;
 pub mod plot;
 pub mod report;
 pub mod runner;
+pub mod solvers;
 pub mod suites;
 pub mod tune;
 

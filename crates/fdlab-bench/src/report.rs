@@ -133,13 +133,16 @@ pub struct BenchResult {
     pub note: String,
 }
 
-/// A whole run: `{"meta": …, "results": […]}`.
+/// A whole run: `{"meta": …, "results": […]}`, and `"solvers": […]` for the solvers suite.
 #[derive(Debug, Clone, Serialize, Deserialize, Default)]
 pub struct Report {
     /// Metadata.
     pub meta: Meta,
     /// Results in run order.
     pub results: Vec<BenchResult>,
+    /// Timed solver steps (the `solvers` suite), in run order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub solvers: Vec<crate::solvers::SolverResult>,
 }
 
 impl BenchResult {

@@ -322,6 +322,13 @@ impl CpuRunner {
         }
     }
 
+    /// One copy of this runner's buffers, as GB/s (bytes read + written): the reference a
+    /// timed run is paired with.
+    pub fn copy_once_gbps(&self) -> f64 {
+        let ms = cpu_copy_gbps(&self.copy_src, &self.copy_dst);
+        2.0 * self.copy_bytes as f64 / (ms * 1e-3) / 1e9
+    }
+
     /// Runs one case.
     pub fn run(&self, case: &Case, opts: &RunOptions) -> Result<BenchResult, BenchError> {
         match case.precision {

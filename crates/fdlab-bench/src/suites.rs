@@ -58,13 +58,15 @@ impl Case {
     }
 }
 
-/// Suite names `fdlab bench --suite` accepts.
-pub const SUITES: [&str; 5] = [
+/// Suite names `fdlab bench --suite` accepts: suites of stencil cases, and `solvers` (whole
+/// solver steps, [`crate::solvers`]), which runs on its own.
+pub const SUITES: [&str; 6] = [
     "nvidia-derivative",
     "laplace-variants",
     "amd-laplacian",
     "roofline",
     "probes",
+    "solvers",
 ];
 
 /// Options that shape the case lists.
@@ -154,6 +156,11 @@ pub fn cases(suite: &str, target: Target, opts: &SuiteOptions) -> Result<Vec<Cas
         "amd-laplacian" => amd_laplacian(target, opts),
         "roofline" => roofline(target, opts),
         "probes" => probes(opts),
+        "solvers" => Err(Error::Unknown {
+            kind: "stencil suite",
+            name: suite.into(),
+            valid: SUITES[..5].iter().map(|s| s.to_string()).collect(),
+        }),
         _ => Err(unknown_suite(suite)),
     }
 }

@@ -54,6 +54,15 @@ pub fn bench(a: BenchArgs) -> Result<()> {
     for s in &a.suites {
         check_suite(s)?;
     }
+    if a.suites.iter().any(|s| s == "solvers") {
+        if a.suites.len() > 1 {
+            bail!(
+                "--suite solvers times whole solver steps and runs on its own: run it in a \
+                 separate fdlab bench call"
+            );
+        }
+        return crate::bench_solvers::bench_solvers(&a);
+    }
     let sopts = suite_options(a.size, a.depth, a.precision.as_deref())?;
     let strategies: Vec<Strategy> = a
         .strategies
@@ -264,6 +273,7 @@ fn run_jobs(
     let mut report = Report {
         meta,
         results: vec![],
+        solvers: vec![],
     };
     let mut failures = vec![];
     for (i, s) in jobs {

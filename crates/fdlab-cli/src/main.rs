@@ -4,6 +4,7 @@
 //! conformance suite on a backend).
 
 mod bench;
+mod bench_solvers;
 mod check;
 mod common;
 mod info;
@@ -41,7 +42,8 @@ enum Command {
         backend: BackendArg,
         /// Suite(s) to run (repeatable): nvidia-derivative, laplace-variants, amd-laplacian,
         /// roofline, probes (diagnostic cases for profiling). Default: the first three (and
-        /// roofline on a GPU).
+        /// roofline on a GPU). `solvers` (whole heat and wave steps, on the CPU, default size
+        /// 256) runs on its own.
         #[arg(long)]
         suite: Vec<String>,
         /// Grid points per axis, 9 to 32768, for every case of every suite: 1-D cases get N

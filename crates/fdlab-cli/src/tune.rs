@@ -144,6 +144,7 @@ pub fn tune(a: TuneArgs) -> Result<()> {
             &Report {
                 meta,
                 results: log.clone(),
+                solvers: vec![],
             },
         )?;
     }

@@ -400,3 +400,40 @@ fn json_goes_to_a_results_folder_by_default() {
     assert_eq!(files.len(), 1, "{files:?}");
     assert!(err.contains("wrote fdlab-results/bench-cpu-"), "{err}");
 }
+
+#[test]
+fn solvers_suite_times_heat_and_wave_steps_on_the_cpu() {
+    let (v, stdout) = cpu_bench(&["--suite", "solvers", "--size", "32"]);
+    let rows = v["solvers"].as_array().expect("solver rows");
+    assert_eq!(rows.len(), 4, "{stdout}");
+    for r in rows {
+        assert!(r["pct_of_copy"].as_f64().unwrap() > 0.0, "{r}");
+        assert_eq!(r["shape"], serde_json::json!([32, 32, 32]));
+    }
+    let cases: Vec<&str> = rows.iter().map(|r| r["case"].as_str().unwrap()).collect();
+    assert_eq!(
+        cases,
+        ["heat3d-2nd", "heat3d-2nd", "wave3d-8th", "wave3d-8th"]
+    );
+    assert!(stdout.contains("%copy"), "{stdout}");
+}
+
+#[test]
+fn solvers_suite_refuses_what_does_not_apply() {
+    fails_with(
+        &["bench", "--suite", "solvers", "--suite", "roofline"],
+        "runs on its own",
+    );
+    fails_with(
+        &["bench", "--suite", "solvers", "--plot", "x.png"],
+        "--plot",
+    );
+    fails_with(
+        &["bench", "--suite", "solvers", "--backend", "cuda"],
+        "CPU only so far",
+    );
+    fails_with(
+        &["bench", "--suite", "solvers", "--size", "8"],
+        "32 to 2048",
+    );
+}

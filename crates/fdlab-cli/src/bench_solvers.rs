@@ -1,0 +1,124 @@
+//! `fdlab bench --suite solvers`: whole heat and wave steps on the CPU beside its copy
+//! bandwidth.
+
+use crate::bench::BenchArgs;
+use crate::common::{
+    check_out_path, fill_meta, json_path, progress_bar, say, write_json, BackendArg, OutKind,
+};
+use anyhow::{bail, Result};
+use fdlab_bench::solvers::{run_cpu, solver_cases};
+use fdlab_bench::{CpuRunner, Report};
+use fdlab_solvers::case::PrecisionName;
+
+/// Grid points per axis when `--size` is not given: 128 MiB per f64 field, far beyond caches.
+const DEFAULT_SIZE: usize = 256;
+
+/// Runs the solvers suite; `a.suites` is `["solvers"]`.
+pub fn bench_solvers(a: &BenchArgs) -> Result<()> {
+    let refused = [
+        ("--strategy", !a.strategies.is_empty()),
+        ("--coefficients", a.coefficients.is_some()),
+        ("--case", !a.only.is_empty()),
+        ("--depth", a.depth.is_some()),
+        ("--plot", a.plot.is_some()),
+    ];
+    if let Some((flag, _)) = refused.iter().find(|(_, given)| *given) {
+        bail!("{flag} does not apply to --suite solvers (whole solver steps, no stencil cases)");
+    }
+    if a.backend == BackendArg::Cuda {
+        bail!(
+            "--suite solvers runs on the CPU only so far: the solvers have no GPU steppers yet; \
+             use --backend cpu"
+        );
+    }
+    let n = a.size.unwrap_or(DEFAULT_SIZE);
+    if !(32..=2048).contains(&n) {
+        bail!("--size {n}: the solvers suite needs 32 to 2048 points per axis");
+    }
+    let precisions = match a.precision.as_deref() {
+        None => vec![PrecisionName::F32, PrecisionName::F64],
+        Some("f32") => vec![PrecisionName::F32],
+        Some("f64") => vec![PrecisionName::F64],
+        Some(p) => bail!("unknown precision '{p}'; valid: f32, f64"),
+    };
+    if a.reps == Some(0) {
+        bail!("--reps 0: give at least 1 timed run");
+    }
+    let reps = a.reps.unwrap_or(10);
+    // Fields of the wave step (p, p⁻, velocity, the setup's copies) in f64, with room.
+    let need = 8 * (n as u64).pow(3) * 8;
+    if let Some(free) = fdlab_bench::runner::host_available() {
+        if need > free {
+            bail!(
+                "--size {n}: the solvers suite needs about {:.1} GiB, {:.1} GiB available; \
+                 give a smaller --size",
+                need as f64 / 1073741824.0,
+                free as f64 / 1073741824.0
+            );
+        }
+    }
+    if let Some(p) = &a.json {
+        check_out_path("--json", p, OutKind::Json)?;
+    }
+    // As for the stencil suites: 4 times a field (at least 256 MiB, far beyond the caches),
+    // at most 1 GiB.
+    let copy_bytes = (4 * 8 * n.pow(3)).clamp(256 << 20, 1 << 30);
+    eprintln!(
+        "fdlab bench: measuring copy bandwidth over {} MiB ...",
+        copy_bytes >> 20
+    );
+    let runner = CpuRunner::new(copy_bytes);
+    let mut meta = runner.meta.clone();
+    fill_meta(&mut meta);
+    println!(
+        "{} (cpu), copy bandwidth {:.1} GB/s: {}",
+        meta.device, meta.copy_gbps, meta.copy_method
+    );
+    let json = json_path(a.json.clone(), "bench-solvers", "cpu");
+    let cases = solver_cases(n);
+    let pb = progress_bar((cases.len() * precisions.len()) as u64);
+    say(
+        &pb,
+        format!(
+            "{:<12} {:<5} {:>15} {:>10} {:>14} {:>9} {:>9} {:>7}",
+            "case", "prec", "shape", "step ms", "cells/s", "GB/s", "copy", "%copy"
+        ),
+    );
+    say(
+        &pb,
+        "step ms: median of the timed steps; GB/s: minimum bytes a step moves (fields updated \
+         read and written once, coefficient fields read once) / step ms; copy: median of the \
+         copies paired with the steps",
+    );
+    let mut report = Report {
+        meta,
+        results: vec![],
+        solvers: vec![],
+    };
+    for case in &cases {
+        for &p in &precisions {
+            pb.set_message(format!("{} {p:?}", case.name));
+            let r = run_cpu(&runner, case, p, reps)?;
+            say(
+                &pb,
+                format!(
+                    "{:<12} {:<5} {:>15} {:>10.2} {:>14.3e} {:>9.1} {:>9.1} {:>6.1}%",
+                    r.case,
+                    r.precision,
+                    format!("{n}x{n}x{n}"),
+                    r.time_ms.median,
+                    r.cell_updates_per_s,
+                    r.gbps,
+                    r.copy_gbps,
+                    r.pct_of_copy
+                ),
+            );
+            report.solvers.push(r);
+            write_json(&json, &report)?;
+            pb.inc(1);
+        }
+    }
+    pb.finish_and_clear();
+    eprintln!("wrote {}", json.display());
+    Ok(())
+}
