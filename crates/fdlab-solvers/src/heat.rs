@@ -1,11 +1,12 @@
 //! Explicit heat / diffusion: `u⁺ = u + Δt κ(x) L u`, any even order, 2-D and 3-D.
 
+use crate::bands::sweep;
+use crate::heat_row::HeatRow;
 use crate::layout::{from_bytes, to_bytes, Layout};
 use crate::physics::second_weights;
-use crate::stepper::{first_bad, flush, StatePart, Stepper};
+use crate::stepper::{first_non_finite, StatePart, Stepper};
 use crate::{Error, Result};
 use fdlab_core::Scalar;
-use rayon::prelude::*;
 
 /// Heat equation parameters in backend-neutral form.
 #[derive(Debug, Clone)]
@@ -41,6 +42,8 @@ pub struct HeatCpu<T: Scalar> {
     v: Vec<T>,
     step: u64,
     reference: bool,
+    /// Whether `u`'s periodic halos hold the images of its interior.
+    halos_filled: bool,
 }
 
 /// The heat update's coefficients as plain f64 arrays: what any backend uploads.
@@ -94,6 +97,7 @@ impl<T: Scalar> HeatCpu<T> {
             u,
             step: 0,
             reference: false,
+            halos_filled: false,
         })
     }
 
@@ -102,38 +106,26 @@ impl<T: Scalar> HeatCpu<T> {
         self.reference = on;
     }
 
+    /// One step: each row in one vectorised pass ([`HeatRow`]), rows written with streaming
+    /// stores and halos refilled ([`crate::bands::sweep`]).
     fn step_fused(&mut self) -> Option<(usize, f64)> {
-        let l = self.layout;
-        let (r, n0, px) = (l.r, l.n[0], l.p[0]);
-        let (s1, s2) = (l.stride(1), l.stride(2));
-        let (u, w, w0) = (&self.u, &self.w, self.w0);
-        let (coef, cc) = (&self.coef, self.coef_const);
-        let three = l.dim == 3;
-        let res = self.v.par_chunks_mut(px).enumerate().map(|(row, out)| {
-            l.row_point(row)?;
-            let base = row * px;
-            let mut bad = None;
-            for i in r..r + n0 {
-                let c = base + i;
-                let mut lap = w0 * u[c];
-                for m in 1..=r {
-                    lap = lap
-                        + w[0][m] * (u[c - m] + u[c + m])
-                        + w[1][m] * (u[c - m * s1] + u[c + m * s1]);
-                    if three {
-                        lap = lap + w[2][m] * (u[c - m * s2] + u[c + m * s2]);
-                    }
-                }
-                let k = if coef.is_empty() { cc } else { coef[c] };
-                let val = flush(u[c] + k * lap);
-                out[i] = val;
-                if bad.is_none() && !val.is_finite() {
-                    bad = Some((c, val.as_f64()));
-                }
-            }
-            bad
-        });
-        first_bad(res.collect::<Vec<_>>().into_iter())
+        let kernel = HeatRow {
+            l: self.layout,
+            w: &self.w,
+            w0: self.w0,
+            coef: &self.coef,
+            cc: self.coef_const,
+        };
+        let u = &self.u;
+        sweep(
+            &self.layout,
+            self.periodic,
+            &mut self.v,
+            |c, out: &mut [T]| {
+                kernel.run(u, c, out);
+                first_non_finite(out)
+            },
+        )
     }
 
     fn step_reference(&mut self) -> Option<(usize, f64)> {
@@ -171,7 +163,9 @@ impl<T: Scalar> HeatCpu<T> {
 impl<T: Scalar> Stepper for HeatCpu<T> {
     fn advance(&mut self, n: usize) -> Result<()> {
         for _ in 0..n {
-            if self.periodic {
+            // The fused step leaves its output's halos filled; anything else (a new or
+            // restored field, the reference step) needs them filled here.
+            if self.periodic && !self.halos_filled {
                 self.layout.fill_periodic(&mut self.u);
             }
             let bad = if self.reference {
@@ -179,6 +173,7 @@ impl<T: Scalar> Stepper for HeatCpu<T> {
             } else {
                 self.step_fused()
             };
+            self.halos_filled = !self.reference;
             self.step += 1;
             std::mem::swap(&mut self.u, &mut self.v);
             if let Some((c, value)) = bad {
@@ -219,6 +214,7 @@ impl<T: Scalar> Stepper for HeatCpu<T> {
             })?;
         self.u = u;
         self.step = step;
+        self.halos_filled = false;
         Ok(())
     }
 

@@ -15,11 +15,13 @@
 // Stencil loops index several arrays with one offset; iterators would hide that.
 #![allow(clippy::needless_range_loop)]
 
+mod bands;
 pub mod case;
 pub mod checkpoint;
 pub mod cli;
 mod error;
 pub mod heat;
+mod heat_row;
 pub mod layout;
 pub mod output;
 pub mod physics;
