@@ -14,13 +14,10 @@ use fdlab_core::Scalar;
 use fdlab_cpu::{copy::stream_copy, Par};
 use rayon::prelude::*;
 
-/// Rows of one band: a whole plane in 3-D, enough rows for about 64 KiB in 2-D.
+/// Rows of one band: about 16 KiB, so that the scratch stays in the L1 cache between being
+/// written and being streamed out.
 fn band_rows<T>(l: &Layout) -> usize {
-    if l.dim == 3 {
-        l.n[1]
-    } else {
-        (64 * 1024 / (l.p[0] * std::mem::size_of::<T>())).clamp(1, l.n[1])
-    }
+    (16 * 1024 / (l.p[0] * std::mem::size_of::<T>())).clamp(1, l.n[1])
 }
 
 /// Computes every interior row of `out` with `row(c, dst)`, where `c` is the padded index of
