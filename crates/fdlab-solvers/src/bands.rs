@@ -30,13 +30,34 @@ where
     T: Scalar,
     F: Fn(usize, &mut [T]) -> Option<(usize, f64)> + Sync,
 {
+    let mut none: [(); 0] = [];
+    sweep_with(l, periodic, false, out, &mut none, |c, dst, _| row(c, dst))
+}
+
+/// [`sweep`] with two more things: with `keep`, `dst` holds the row's values in `out` on
+/// entry (an update in place); and `comp`, a per-point array of the padded layout's length (or
+/// empty), whose slice over the row's interior points is passed beside `dst`.
+pub(crate) fn sweep_with<T, C, F>(
+    l: &Layout,
+    periodic: bool,
+    keep: bool,
+    out: &mut [T],
+    comp: &mut [C],
+    row: F,
+) -> Option<(usize, f64)>
+where
+    T: Scalar,
+    C: Send,
+    F: Fn(usize, &mut [T], &mut [C]) -> Option<(usize, f64)> + Sync,
+{
     let (r, px, py) = (l.r, l.p[0], l.p[1]);
     let rows = band_rows::<T>(l);
     let bands_per_plane = l.n[1].div_ceil(rows);
     let hz = l.halo(2);
-    // Each band's padded rows are contiguous in `out`: split it into (band, slice) pairs.
-    let mut pieces: Vec<(usize, usize, &mut [T])> = Vec::new();
-    let mut rest = &mut out[..];
+    let has_comp = !comp.is_empty();
+    // Each band's padded rows are contiguous in `out` (and `comp`): split both into pieces.
+    let mut pieces: Vec<(usize, usize, &mut [T], &mut [C])> = Vec::new();
+    let (mut rest, mut rest_c) = (&mut out[..], &mut comp[..]);
     let mut offset = 0;
     for k in 0..l.n[2] {
         for b in 0..bands_per_plane {
@@ -46,22 +67,38 @@ where
             let len = px * (j1 - j0);
             let (_, tail) = rest.split_at_mut(start - offset);
             let (piece, tail) = tail.split_at_mut(len);
-            pieces.push((k, j0, piece));
             rest = tail;
+            let piece_c = if has_comp {
+                let (_, tail) = std::mem::take(&mut rest_c).split_at_mut(start - offset);
+                let (piece_c, tail) = tail.split_at_mut(len);
+                rest_c = tail;
+                piece_c
+            } else {
+                &mut []
+            };
+            pieces.push((k, j0, piece, piece_c));
             offset = start + len;
         }
     }
     let bad = pieces
         .into_par_iter()
-        .map_init(Vec::new, |scratch: &mut Vec<T>, (k, j0, dst)| {
-            // Every element is written below, so the buffer is only grown, never cleared.
-            if scratch.len() != dst.len() {
+        .map_init(Vec::new, |scratch: &mut Vec<T>, (k, j0, dst, dst_c)| {
+            if keep {
+                scratch.clear();
+                scratch.extend_from_slice(dst);
+            } else if scratch.len() != dst.len() {
+                // Every element is written below, so the buffer is only grown, never cleared.
                 scratch.resize(dst.len(), T::zero());
             }
             let mut bad = None;
             for (jr, srow) in scratch.chunks_exact_mut(px).enumerate() {
                 let c = l.idx(0, j0 + jr, k);
-                let found = row(c, &mut srow[r..r + l.n[0]]);
+                let crow: &mut [C] = if has_comp {
+                    &mut dst_c[jr * px + r..jr * px + r + l.n[0]]
+                } else {
+                    &mut []
+                };
+                let found = row(c, &mut srow[r..r + l.n[0]], crow);
                 if bad.is_none() {
                     bad = found.map(|(i, v)| (c + i, v));
                 }

@@ -29,6 +29,7 @@ mod run;
 pub mod setup;
 pub mod stepper;
 pub mod wave;
+mod wave_row;
 
 pub use case::Case;
 pub use error::{Error, Result};

@@ -1,9 +1,11 @@
 //! Acoustic wave `p_tt = c² Δp + s(t) δ(x − x_s)`: leapfrog in time, 2nd–8th order in space,
 //! variable velocity, Ricker point sources, receivers and convolutional PML.
 
+use crate::bands::sweep_with;
 use crate::layout::{from_bytes, to_bytes, Layout};
 use crate::physics::{first_weights, ricker, second_weights, CpmlProfile};
-use crate::stepper::{first_bad, flush, StatePart, Stepper};
+use crate::stepper::{first_bad, first_non_finite, flush, StatePart, Stepper};
+use crate::wave_row::WaveRow;
 use crate::{Error, Result};
 use fdlab_core::Scalar;
 use rayon::prelude::*;
@@ -85,76 +87,25 @@ pub struct WaveCpu<T: Scalar> {
     traces: Vec<Vec<f64>>,
     step: u64,
     reference: bool,
+    /// Whether `p`'s periodic halos hold the images of its interior.
+    halos_filled: bool,
+    /// The interior x range outside the CPML's x layers.
+    x_inner: (usize, usize),
 }
 
-struct RowCtx<'a, T: Scalar> {
-    l: Layout,
-    p: &'a [T],
-    psi: &'a [[T; 3]],
-    w2: &'a [Vec<T>; 3],
-    w0: T,
-    w1: &'a [Vec<T>; 3],
-    c2dt2: &'a [T],
-    cpml: Option<&'a [CpmlProfile; 3]>,
-}
-
-impl<T: Scalar> RowCtx<'_, T> {
-    /// Update one row: `out` holds p⁻ on entry and p⁺ on exit.
-    fn row(
-        &self,
-        row: usize,
-        out: &mut [T],
-        mut zeta: Option<&mut [[T; 3]]>,
-    ) -> Option<(usize, f64)> {
-        let (j, k) = self.l.row_point(row)?;
-        let (r, px, p) = (self.l.r, self.l.p[0], self.p);
-        let base = row * px;
-        let s = [1, self.l.stride(1), self.l.stride(2)];
-        let coords = [0, j, k];
-        let mut bad = None;
-        for i in r..r + self.l.n[0] {
-            let c = base + i;
-            let mut total = self.w0 * p[c];
-            let mut d2 = [T::zero(); 3];
-            for a in 0..self.l.dim {
-                let sa = s[a];
-                let mut acc = T::zero();
-                for m in 1..=r {
-                    acc = acc + self.w2[a][m] * (p[c - m * sa] + p[c + m * sa]);
-                }
-                d2[a] = acc;
-                total = total + acc;
-            }
-            if let (Some(prof), Some(z)) = (self.cpml, zeta.as_deref_mut()) {
-                let pos = [i - r, coords[1], coords[2]];
-                for a in 0..self.l.dim {
-                    let pr = &prof[a];
-                    if !pr.active[pos[a]] {
-                        continue;
-                    }
-                    let sa = s[a];
-                    let mut dpsi = T::zero();
-                    for m in 1..=r {
-                        dpsi = dpsi
-                            + self.w1[a][m] * (self.psi[c + m * sa][a] - self.psi[c - m * sa][a]);
-                    }
-                    // The centre weight of this axis belongs to ∂²p along it.
-                    let d2a = d2[a] + self.w2[a][0] * p[c];
-                    let zn = flush(
-                        T::from_f64(pr.b[pos[a]]) * z[i][a]
-                            + T::from_f64(pr.a[pos[a]]) * (d2a + dpsi),
-                    );
-                    z[i][a] = zn;
-                    total = total + dpsi + zn;
-                }
-            }
-            let val = flush(p[c] + p[c] - out[i] + self.c2dt2[c] * total);
-            out[i] = val;
-            if bad.is_none() && !val.is_finite() {
-                bad = Some((c, val.as_f64()));
-            }
-        }
-        bad
+/// The x range `[lo, hi)` of interior cells outside the CPML's x layers: all of x without a
+/// CPML, empty when the inactive cells are not one run (then every point takes the CPML path).
+fn x_inner(cpml: &Option<[CpmlProfile; 3]>, nx: usize) -> (usize, usize) {
+    let Some(prof) = cpml else {
+        return (0, nx);
+    };
+    let active = &prof[0].active;
+    let lo = active.iter().position(|a| !a).unwrap_or(nx);
+    let hi = active.iter().rposition(|a| !a).map_or(lo, |i| i + 1);
+    if active[lo..hi].iter().any(|a| *a) {
+        (0, 0)
+    } else {
+        (lo, hi)
     }
 }
 
@@ -245,7 +196,6 @@ impl<T: Scalar> WaveCpu<T> {
             c2dt2: l.pad(&c2),
             p,
             q,
-            cpml,
             psi: vec![[T::zero(); 3]; extra],
             zeta: vec![[T::zero(); 3]; extra],
             dt: s.dt,
@@ -263,6 +213,9 @@ impl<T: Scalar> WaveCpu<T> {
             traces: vec![vec![]; s.receivers.len()],
             step: 0,
             reference: false,
+            halos_filled: false,
+            x_inner: x_inner(&cpml, s.n[0]),
+            cpml,
         })
     }
 
@@ -281,7 +234,10 @@ impl<T: Scalar> WaveCpu<T> {
                 let Some((j, k)) = l.row_point(row) else {
                     return;
                 };
-                for i in r..r + l.n[0] {
+                // Outside the y and z layers only the x layers' cells have terms to update.
+                let all = prof[1].a[j] != 0.0 || prof[2].a[k] != 0.0;
+                let x_layer = (r..r + l.n[0]).filter(|&i| all || prof[0].a[i - r] != 0.0);
+                for i in x_layer {
                     let pos = [i - r, j, k];
                     let c = row * px + i;
                     for a in 0..l.dim {
@@ -364,15 +320,18 @@ impl<T: Scalar> WaveCpu<T> {
     }
 
     fn step_once(&mut self) -> Option<(usize, f64)> {
-        if self.periodic {
+        // The fused step leaves its output's halos filled; anything else (a new or restored
+        // field, the reference step, a source added after the sweep) needs them filled here.
+        if self.periodic && !self.halos_filled {
             self.layout.fill_periodic(&mut self.p);
         }
         if self.reference {
             let bad = self.update_reference();
+            self.halos_filled = false;
             return self.finish_step(bad.into_iter().map(Some));
         }
         self.update_psi();
-        let ctx = RowCtx {
+        let kernel = WaveRow {
             l: self.layout,
             p: &self.p,
             psi: &self.psi,
@@ -381,23 +340,21 @@ impl<T: Scalar> WaveCpu<T> {
             w1: &self.w1,
             c2dt2: &self.c2dt2,
             cpml: self.cpml.as_ref(),
+            x_inner: self.x_inner,
         };
-        let px = self.layout.p[0];
-        let bad: Vec<_> = if ctx.cpml.is_some() {
-            self.q
-                .par_chunks_mut(px)
-                .zip(self.zeta.par_chunks_mut(px))
-                .enumerate()
-                .map(|(row, (out, z))| ctx.row(row, out, Some(z)))
-                .collect()
-        } else {
-            self.q
-                .par_chunks_mut(px)
-                .enumerate()
-                .map(|(row, out)| ctx.row(row, out, None))
-                .collect()
-        };
-        self.finish_step(bad.into_iter())
+        let bad = sweep_with(
+            &self.layout,
+            self.periodic,
+            true,
+            &mut self.q,
+            &mut self.zeta,
+            |c, out: &mut [T], zeta| {
+                kernel.run(c, out, zeta);
+                first_non_finite(out)
+            },
+        );
+        self.halos_filled = self.sources.is_empty();
+        self.finish_step(std::iter::once(bad))
     }
 
     /// Sources, the time-level swap and the receivers, after the update.
@@ -498,6 +455,7 @@ impl<T: Scalar> Stepper for WaveCpu<T> {
             })
             .collect();
         self.step = step;
+        self.halos_filled = false;
         Ok(())
     }
 
