@@ -1,10 +1,9 @@
 //! One row of the fused wave step, `p⁺ = 2p − p⁻ + c²Δt² (Δp + CPML terms)`.
 //!
-//! Points outside every CPML layer (all of them without a CPML) go through a single
-//! vectorised pass with the radius and the number of axes as compile-time constants (and an
-//! AVX2 build picked at run time); points in a layer go through [`WaveRow::point`], which also
-//! updates their ζ memory variables. Both sum in the same order, so a point gets the same bits
-//! either way.
+//! The radius and the number of axes are compile-time constants (and an AVX2 build is picked
+//! at run time). Points outside every CPML layer (all of them without a CPML) go through a
+//! single vectorised pass; points in a layer go point by point, also updating their ζ memory
+//! variables. Both sum in the same order, so a point gets the same bits either way.
 
 use crate::layout::Layout;
 use crate::physics::CpmlProfile;
@@ -37,45 +36,94 @@ impl<T: Scalar> WaveRow<'_, T> {
     /// Updates the row whose first interior point is `c`: `out` holds p⁻ on entry and p⁺ on
     /// exit, `zeta` the row's ζ (empty without a CPML).
     pub(crate) fn run(&self, c: usize, out: &mut [T], zeta: &mut [[T; 3]]) {
-        let l = self.l;
-        let (px, py) = (l.p[0], l.p[1]);
-        let j = (c / px) % py - l.halo(1);
-        let k = c / (px * py) - l.halo(2);
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: AVX2 was detected on this CPU.
+            return unsafe { self.run_avx2(c, out, zeta) };
+        }
+        self.dispatch(c, out, zeta)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn run_avx2(&self, c: usize, out: &mut [T], zeta: &mut [[T; 3]]) {
+        self.dispatch(c, out, zeta)
+    }
+
+    /// The radius and the number of axes as compile-time constants where they are common.
+    #[inline(always)]
+    fn dispatch(&self, c: usize, out: &mut [T], zeta: &mut [[T; 3]]) {
+        match (self.l.r, self.l.dim == 3) {
+            (1, true) => self.row::<1, true>(c, out, zeta),
+            (2, true) => self.row::<2, true>(c, out, zeta),
+            (3, true) => self.row::<3, true>(c, out, zeta),
+            (4, true) => self.row::<4, true>(c, out, zeta),
+            (1, false) => self.row::<1, false>(c, out, zeta),
+            (2, false) => self.row::<2, false>(c, out, zeta),
+            (3, false) => self.row::<3, false>(c, out, zeta),
+            (4, false) => self.row::<4, false>(c, out, zeta),
+            // Orders above 8 are refused before a stepper is built; kept correct anyway.
+            _ => {
+                let (j, k) = self.row_point(c);
+                let (r, dim) = (self.l.r, self.l.dim);
+                for (i, o) in out.iter_mut().enumerate() {
+                    *o = self.point(c + i, [i, j, k], *o, &mut zeta[i], r, dim);
+                }
+            }
+        }
+    }
+
+    /// The row's (j, k) from the padded index of its first interior point.
+    fn row_point(&self, c: usize) -> (usize, usize) {
+        let (px, py) = (self.l.p[0], self.l.p[1]);
+        (
+            (c / px) % py - self.l.halo(1),
+            c / (px * py) - self.l.halo(2),
+        )
+    }
+
+    #[inline(always)]
+    fn row<const R: usize, const THREE: bool>(&self, c: usize, out: &mut [T], zeta: &mut [[T; 3]]) {
+        let (j, k) = self.row_point(c);
         let (lo, hi) = match self.cpml {
             Some(prof) if prof[1].active[j] || prof[2].active[k] => (0, 0),
             _ => self.x_inner,
         };
+        let dim = if THREE { 3 } else { 2 };
         for i in (0..lo).chain(hi..out.len()) {
-            out[i] = self.point(c + i, [i, j, k], out[i], &mut zeta[i]);
+            out[i] = self.point(c + i, [i, j, k], out[i], &mut zeta[i], R, dim);
         }
         if lo < hi {
-            self.fast(c + lo, &mut out[lo..hi]);
+            self.fast_r::<R, THREE>(c + lo, &mut out[lo..hi]);
         }
     }
 
     /// One point, in the order every path sums: the centre, each axis's pairs, then that
-    /// axis's CPML terms where the point is in its layer.
-    fn point(&self, c: usize, pos: [usize; 3], old: T, z: &mut [T; 3]) -> T {
-        let (l, p) = (self.l, self.p);
-        let s = [1, l.stride(1), l.stride(2)];
+    /// axis's CPML terms where the point is in its layer. `r` and `dim` are the layout's
+    /// (passed so that inlining with constants unrolls the loops).
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn point(&self, c: usize, pos: [usize; 3], old: T, z: &mut [T; 3], r: usize, dim: usize) -> T {
+        let p = self.p;
+        let s = [1, self.l.stride(1), self.l.stride(2)];
         let mut total = self.w0 * p[c];
         let mut d2 = [T::zero(); 3];
-        for a in 0..l.dim {
+        for a in 0..dim {
             let mut acc = T::zero();
-            for m in 1..=l.r {
+            for m in 1..=r {
                 acc = acc + self.w2[a][m] * (p[c - m * s[a]] + p[c + m * s[a]]);
             }
             d2[a] = acc;
             total = total + acc;
         }
         if let Some(prof) = self.cpml {
-            for a in 0..l.dim {
+            for a in 0..dim {
                 let pr = &prof[a];
                 if !pr.active[pos[a]] {
                     continue;
                 }
                 let mut dpsi = T::zero();
-                for m in 1..=l.r {
+                for m in 1..=r {
                     dpsi = dpsi
                         + self.w1[a][m] * (self.psi[c + m * s[a]][a] - self.psi[c - m * s[a]][a]);
                 }
@@ -89,55 +137,6 @@ impl<T: Scalar> WaveRow<'_, T> {
             }
         }
         flush(p[c] + p[c] - old + self.c2dt2[c] * total)
-    }
-
-    /// Points `c..c + out.len()`, none in a CPML layer.
-    fn fast(&self, c: usize, out: &mut [T]) {
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: AVX2 was detected on this CPU.
-            return unsafe { self.fast_avx2(c, out) };
-        }
-        self.fast_dispatch(c, out)
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    unsafe fn fast_avx2(&self, c: usize, out: &mut [T]) {
-        self.fast_dispatch(c, out)
-    }
-
-    #[inline(always)]
-    fn fast_dispatch(&self, c: usize, out: &mut [T]) {
-        match (self.l.r, self.l.dim == 3) {
-            (1, true) => self.fast_r::<1, true>(c, out),
-            (2, true) => self.fast_r::<2, true>(c, out),
-            (3, true) => self.fast_r::<3, true>(c, out),
-            (4, true) => self.fast_r::<4, true>(c, out),
-            (1, false) => self.fast_r::<1, false>(c, out),
-            (2, false) => self.fast_r::<2, false>(c, out),
-            (3, false) => self.fast_r::<3, false>(c, out),
-            (4, false) => self.fast_r::<4, false>(c, out),
-            _ => self.fast_any(c, out),
-        }
-    }
-
-    /// Any radius (the wave's orders stop at 8, so this is only a safety net).
-    fn fast_any(&self, c: usize, out: &mut [T]) {
-        let (l, p) = (self.l, self.p);
-        for (i, o) in out.iter_mut().enumerate() {
-            let q = c + i;
-            let mut total = self.w0 * p[q];
-            for a in 0..l.dim {
-                let s = l.stride(a);
-                let mut acc = T::zero();
-                for m in 1..=l.r {
-                    acc = acc + self.w2[a][m] * (p[q - m * s] + p[q + m * s]);
-                }
-                total = total + acc;
-            }
-            *o = flush(p[q] + p[q] - *o + self.c2dt2[q] * total);
-        }
     }
 
     #[inline(always)]
