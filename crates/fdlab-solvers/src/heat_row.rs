@@ -5,6 +5,7 @@
 //! z pairs) and without fused multiply-adds, so every path gives the same bits.
 
 use crate::layout::Layout;
+use crate::rows::{axis_weights, prefetch_leading, Neighbours};
 use crate::stepper::flush;
 use fdlab_core::Scalar;
 
@@ -57,15 +58,8 @@ impl<T: Scalar> HeatRow<'_, T> {
     #[inline(always)]
     fn row<const R: usize, const THREE: bool>(&self, u: &[T], c: usize, out: &mut [T]) {
         let n0 = out.len();
-        let (s1, s2) = (self.l.stride(1), self.l.stride(2));
-        let pair = |s: usize| (&u[c - s..c - s + n0], &u[c + s..c + s + n0]);
-        let x: [(&[T], &[T]); R] = std::array::from_fn(|m| pair(m + 1));
-        let y: [(&[T], &[T]); R] = std::array::from_fn(|m| pair((m + 1) * s1));
-        let z: [(&[T], &[T]); R] =
-            std::array::from_fn(|m| if THREE { pair((m + 1) * s2) } else { x[m] });
-        let wx: [T; R] = std::array::from_fn(|m| self.w[0][m + 1]);
-        let wy: [T; R] = std::array::from_fn(|m| self.w[1][m + 1]);
-        let wz: [T; R] = std::array::from_fn(|m| self.w[2][m + 1]);
+        let Neighbours { x, y, z } = Neighbours::<T, R>::of::<THREE>(u, c, n0, &self.l);
+        let [wx, wy, wz] = axis_weights::<T, R>(self.w);
         let centre = &u[c..c + n0];
         let coef = if self.coef.is_empty() {
             None
@@ -85,24 +79,7 @@ impl<T: Scalar> HeatRow<'_, T> {
             }
             lap
         };
-        #[cfg(target_arch = "x86_64")]
-        {
-            // The leading rows (the last plane in 3-D, the last row in 2-D) come from memory,
-            // where the hardware prefetcher alone left the loop waiting on loads: ask for
-            // them 8 rows ahead (measured: 6.9 -> 3.5 ms per 256³ f32 step on 2 cores).
-            let lead = if THREE { R * s2 + 8 * s1 } else { (R + 8) * s1 };
-            let end = (c + lead + n0).min(u.len());
-            let mut p = c + lead;
-            while p < end {
-                // SAFETY: the address of an element of `u`; a prefetch reads nothing.
-                unsafe {
-                    std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-                        u.as_ptr().add(p).cast(),
-                    )
-                };
-                p += 64 / std::mem::size_of::<T>();
-            }
-        }
+        prefetch_leading::<T, R, THREE>(u, c, n0, &self.l);
         // Two loops rather than a choice per point, which compiled to scalar loads of κ.
         match coef {
             Some(k) => {

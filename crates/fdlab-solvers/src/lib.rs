@@ -25,6 +25,7 @@ mod heat_row;
 pub mod layout;
 pub mod output;
 pub mod physics;
+mod rows;
 mod run;
 pub mod setup;
 pub mod stepper;

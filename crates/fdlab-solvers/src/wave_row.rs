@@ -7,6 +7,7 @@
 
 use crate::layout::Layout;
 use crate::physics::CpmlProfile;
+use crate::rows::{axis_weights, prefetch_leading, Neighbours};
 use crate::stepper::flush;
 use fdlab_core::Scalar;
 
@@ -143,34 +144,11 @@ impl<T: Scalar> WaveRow<'_, T> {
     fn fast_r<const R: usize, const THREE: bool>(&self, c: usize, out: &mut [T]) {
         let n = out.len();
         let p = self.p;
-        let (s1, s2) = (self.l.stride(1), self.l.stride(2));
-        let pair = |s: usize| (&p[c - s..c - s + n], &p[c + s..c + s + n]);
-        let x: [(&[T], &[T]); R] = std::array::from_fn(|m| pair(m + 1));
-        let y: [(&[T], &[T]); R] = std::array::from_fn(|m| pair((m + 1) * s1));
-        let z: [(&[T], &[T]); R] =
-            std::array::from_fn(|m| if THREE { pair((m + 1) * s2) } else { x[m] });
-        let wx: [T; R] = std::array::from_fn(|m| self.w2[0][m + 1]);
-        let wy: [T; R] = std::array::from_fn(|m| self.w2[1][m + 1]);
-        let wz: [T; R] = std::array::from_fn(|m| self.w2[2][m + 1]);
+        let Neighbours { x, y, z } = Neighbours::<T, R>::of::<THREE>(p, c, n, &self.l);
+        let [wx, wy, wz] = axis_weights::<T, R>(self.w2);
         let centre = &p[c..c + n];
         let c2 = &self.c2dt2[c..c + n];
-        #[cfg(target_arch = "x86_64")]
-        {
-            // The leading plane (3-D) or row (2-D) comes from memory: ask for it 8 rows
-            // ahead, as the heat step does.
-            let lead = if THREE { R * s2 + 8 * s1 } else { (R + 8) * s1 };
-            let end = (c + lead + n).min(p.len());
-            let mut q = c + lead;
-            while q < end {
-                // SAFETY: the address of an element of `p`; a prefetch reads nothing.
-                unsafe {
-                    std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-                        p.as_ptr().add(q).cast(),
-                    )
-                };
-                q += 64 / std::mem::size_of::<T>();
-            }
-        }
+        prefetch_leading::<T, R, THREE>(p, c, n, &self.l);
         for i in 0..n {
             // SAFETY: every slice above has exactly n elements and i < n.
             unsafe {
