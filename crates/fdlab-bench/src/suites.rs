@@ -58,16 +58,17 @@ impl Case {
     }
 }
 
-/// Suite names `fdlab bench --suite` accepts: suites of stencil cases, and `solvers` (whole
-/// solver steps, [`crate::solvers`]), which runs on its own.
-pub const SUITES: [&str; 6] = [
+/// The suites of stencil cases `fdlab bench --suite` accepts.
+pub const SUITES: [&str; 5] = [
     "nvidia-derivative",
     "laplace-variants",
     "amd-laplacian",
     "roofline",
     "probes",
-    "solvers",
 ];
+
+/// The suite of whole solver steps ([`crate::solvers`]), which runs on its own.
+pub const SOLVER_SUITE: &str = "solvers";
 
 /// Options that shape the case lists.
 #[derive(Debug, Clone, Default)]
@@ -121,13 +122,17 @@ fn unknown_suite(name: &str) -> Error {
     Error::Unknown {
         kind: "suite",
         name: name.into(),
-        valid: SUITES.iter().map(|s| s.to_string()).collect(),
+        valid: SUITES
+            .iter()
+            .chain(&[SOLVER_SUITE])
+            .map(|s| s.to_string())
+            .collect(),
     }
 }
 
 /// Checks a suite name.
 pub fn check_suite(name: &str) -> Result<(), Error> {
-    if SUITES.contains(&name) {
+    if SUITES.contains(&name) || name == SOLVER_SUITE {
         Ok(())
     } else {
         Err(unknown_suite(name))
@@ -156,10 +161,10 @@ pub fn cases(suite: &str, target: Target, opts: &SuiteOptions) -> Result<Vec<Cas
         "amd-laplacian" => amd_laplacian(target, opts),
         "roofline" => roofline(target, opts),
         "probes" => probes(opts),
-        "solvers" => Err(Error::Unknown {
+        SOLVER_SUITE => Err(Error::Unknown {
             kind: "stencil suite",
             name: suite.into(),
-            valid: SUITES[..5].iter().map(|s| s.to_string()).collect(),
+            valid: SUITES.iter().map(|s| s.to_string()).collect(),
         }),
         _ => Err(unknown_suite(suite)),
     }

@@ -54,7 +54,7 @@ pub fn bench(a: BenchArgs) -> Result<()> {
     for s in &a.suites {
         check_suite(s)?;
     }
-    if a.suites.iter().any(|s| s == "solvers") {
+    if a.suites.iter().any(|s| s == fdlab_bench::SOLVER_SUITE) {
         if a.suites.len() > 1 {
             bail!(
                 "--suite solvers times whole solver steps and runs on its own: run it in a \
