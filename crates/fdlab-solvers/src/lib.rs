@@ -19,6 +19,7 @@ pub mod case;
 pub mod checkpoint;
 pub mod cli;
 mod error;
+pub mod fdtd;
 pub mod heat;
 pub mod layout;
 pub mod output;
