@@ -182,8 +182,9 @@ fn periodic_energy_is_conserved() {
     assert!(drift < 1e-6, "drift {drift}");
 }
 
-#[test]
-fn plane_wave_follows_discrete_dispersion() {
+/// A plane wave in a uniform medium of permittivity `eps`: its discrete `ω` satisfies
+/// `ε sin²(ωΔt/2)/Δt² = Σ sin²(k_i d_i/2)/d_i²`.
+fn plane_wave(eps: f64) {
     let n = [16, 12, 10];
     let d = [0.1, 0.125, 0.15];
     let grid = Grid::new(n, d, [Boundary::Periodic; 3]).unwrap();
@@ -202,7 +203,8 @@ fn plane_wave_follows_discrete_dispersion() {
     let e = cross(kk, [0.3, -0.5, 1.0]);
     let norm = e.iter().map(|x| x * x).sum::<f64>().sqrt();
     let e = e.map(|x| x / norm);
-    let omega = discrete_omega(k, d, dt);
+    // k/√ε and d·√ε keep every k_i d_i and divide the sum by ε.
+    let omega = discrete_omega(k.map(|x| x / eps.sqrt()), d.map(|x| x * eps.sqrt()), dt);
     let big_omega = 2.0 * (omega * dt / 2.0).sin() / dt;
     let hv = cross(kk, e).map(|x| x / big_omega);
     let amp = |c: Component| match c {
@@ -222,6 +224,7 @@ fn plane_wave_follows_discrete_dispersion() {
             .collect()
     };
     let mut sim = Fdtd::<f64>::new(grid.clone(), dt).unwrap();
+    sim.fill_box([0; 3], n.map(|m| m - 1), eps, 0.0).unwrap();
     for c in COMPONENTS {
         let t = if c.is_electric() { 0.0 } else { -0.5 * dt };
         let v = wave(c, t, omega);
@@ -229,7 +232,7 @@ fn plane_wave_follows_discrete_dispersion() {
     }
     let steps = 400;
     sim.run(steps);
-    let continuum = (k.iter().map(|x| x * x).sum::<f64>()).sqrt();
+    let continuum = (k.iter().map(|x| x * x).sum::<f64>() / eps).sqrt();
     let (mut err, mut err_c) = (0.0f64, 0.0f64);
     for c in COMPONENTS {
         let t = steps as f64 * dt - if c.is_electric() { 0.0 } else { 0.5 * dt };
@@ -240,10 +243,37 @@ fn plane_wave_follows_discrete_dispersion() {
         }
     }
     println!(
-        "plane wave after {steps} steps: omega discrete {omega:.9} vs continuum {continuum:.9}; \
+        "plane wave, eps_r {eps}, after {steps} steps: omega discrete {omega:.9} vs continuum {continuum:.9}; \
          max error vs discrete {err:.3e}, vs continuum {err_c:.3e}"
     );
     assert!(err < 1e-10, "error {err}");
+}
+
+#[test]
+fn plane_wave_follows_discrete_dispersion() {
+    plane_wave(1.0);
+    plane_wave(2.25);
+}
+
+#[test]
+fn conductive_medium_loses_energy() {
+    let grid = Grid::new([8; 3], [0.125; 3], [Boundary::Periodic; 3]).unwrap();
+    let mut sim = Fdtd::<f64>::new(grid.clone(), 0.9 * grid.dt_limit()).unwrap();
+    sim.set_medium(vec![1.0; grid.cells()], vec![0.5; grid.cells()])
+        .unwrap();
+    let mut rng = Lcg(3);
+    for c in COMPONENTS {
+        let v = smooth_random(&grid, c, &mut rng);
+        sim.fields_mut().get_mut(c).copy_from_slice(&v);
+    }
+    let mut last = sim.step_energy();
+    let first = last;
+    for _ in 0..200 {
+        let w = sim.step_energy();
+        assert!(w < last, "energy rose from {last} to {w}");
+        last = w;
+    }
+    println!("sigma 0.5: centred energy {first:.6e} -> {last:.6e} over 200 steps");
 }
 
 #[test]
@@ -282,6 +312,13 @@ fn bad_input_is_refused() {
         ..src
     };
     assert!(matches!(sim.add_source(on_h), Err(Error::Invalid(_))));
+    let on_wall = PointSource {
+        component: Component::Ey,
+        cell: [0, 3, 3],
+        ..src
+    };
+    let e = sim.add_source(on_wall).unwrap_err();
+    assert!(e.to_string().contains("PEC wall"), "{e}");
     for bad in [0.0, -0.1, f64::INFINITY] {
         let e = Grid::new([4; 3], [0.1, bad, 0.1], [Boundary::Periodic; 3]).unwrap_err();
         assert!(e.to_string().contains("along y"), "{e}");
@@ -372,6 +409,14 @@ fn dielectric_box_run<T: Scalar>() -> Vec<f64> {
     let p = sim.add_probe(Component::Ez, [9, 6, 4]).unwrap();
     sim.run(600);
     assert!(sim.energy().is_finite() && sim.energy() > 0.0);
+    // Tangential E on the walls stays exactly zero.
+    for cell in cells(grid.n) {
+        for c in [Component::Ex, Component::Ey, Component::Ez] {
+            if grid.on_pec_wall(c, cell) {
+                assert_eq!(sim.fields().get(c)[grid.index(cell)], T::zero());
+            }
+        }
+    }
     sim.probe(p).to_vec()
 }
 

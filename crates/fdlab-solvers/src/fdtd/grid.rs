@@ -120,6 +120,17 @@ impl Grid {
         Ok(())
     }
 
+    /// Whether `component` at `cell` is tangential E on a PEC wall, where it is held at zero.
+    pub fn on_pec_wall(&self, component: Component, cell: [usize; 3]) -> bool {
+        let wall = |a: usize| self.boundary[a] == Boundary::Pec && cell[a] == 0;
+        match component {
+            Component::Ex => wall(1) || wall(2),
+            Component::Ey => wall(0) || wall(2),
+            Component::Ez => wall(0) || wall(1),
+            _ => false,
+        }
+    }
+
     /// Physical position of `component` stored at `cell`.
     pub fn position(&self, component: Component, cell: [usize; 3]) -> [f64; 3] {
         let o = component.offset();

@@ -146,7 +146,8 @@ impl<T: Scalar> Fdtd<T> {
         self.set_medium(eps, sig)
     }
 
-    /// Add a soft source; it must drive an electric component inside the grid.
+    /// Add a soft source; it must drive an electric component inside the grid and off the PEC
+    /// walls (tangential E there is held at zero).
     pub fn add_source(&mut self, s: PointSource) -> Result<()> {
         if !s.component.is_electric() {
             return Err(Error::Invalid(format!(
@@ -155,6 +156,13 @@ impl<T: Scalar> Fdtd<T> {
             )));
         }
         self.grid.check_cell(s.cell, "FDTD source")?;
+        if self.grid.on_pec_wall(s.component, s.cell) {
+            return Err(Error::Invalid(format!(
+                "FDTD source on {:?} at cell {:?} lies on a PEC wall where that component is \
+                 zero: move it off index 0 of the wall's axis",
+                s.component, s.cell
+            )));
+        }
         self.sources.push((self.grid.index(s.cell), s));
         Ok(())
     }
@@ -175,8 +183,15 @@ impl<T: Scalar> Fdtd<T> {
     }
 
     /// The samples of probe `id` so far.
+    ///
+    /// Panics if `id` was not returned by [`Fdtd::add_probe`] on this simulation.
     pub fn probe(&self, id: usize) -> &[f64] {
         &self.probes[id].1.samples
+    }
+
+    /// All probes, in the order they were added.
+    pub fn probes(&self) -> impl Iterator<Item = &Probe> {
+        self.probes.iter().map(|(_, p)| p)
     }
 
     /// The grid.
@@ -200,6 +215,8 @@ impl<T: Scalar> Fdtd<T> {
     }
 
     /// The fields, to set initial values (E at `steps·Δt`, H at `(steps − ½)·Δt`).
+    ///
+    /// Keep every array's length: the updates index them by the grid's shape.
     pub fn fields_mut(&mut self) -> &mut Fields<T> {
         &mut self.fields
     }
