@@ -1,5 +1,6 @@
 //! Time-dependent solvers for fdlab: heat / diffusion and acoustic waves in 2-D and 3-D, run
-//! from TOML case files, with PNG/GIF/NPY/VTI outputs and atomic checkpoints.
+//! from TOML case files, with PNG/GIF/NPY/VTI outputs and atomic checkpoints; and a 3-D
+//! Maxwell FDTD solver on a Yee grid in [`fdtd`].
 //!
 //! The physics (coefficients, stability limits, CPML profiles, sources) lives in
 //! [`physics`] as plain arrays; a backend implements [`Stepper`] over them. The CPU steppers
@@ -20,6 +21,7 @@ pub mod case;
 pub mod checkpoint;
 pub mod cli;
 mod error;
+pub mod fdtd;
 pub mod heat;
 mod heat_row;
 pub mod layout;

@@ -1,0 +1,281 @@
+//! 3-D FDTD for Maxwell's equations on a Yee grid (CPU).
+//!
+//! Normalized units: `c = ε0 = μ0 = 1`. The medium has a relative permittivity `ε_r` and a
+//! conductivity `σ` per cell (vacuum by default) and `μ_r = 1`. Each step is the leapfrog pair
+//! `H^{n+½} = H^{n−½} − Δt ∇×E^n`, then
+//! `E^{n+1} = ca·E^n + cb·(∇×H^{n+½} − J^{n+½})` with `ca = (1 − σΔt/2ε)/(1 + σΔt/2ε)` and
+//! `cb = (Δt/ε)/(1 + σΔt/2ε)`. Each half step is one fused loop over the three components,
+//! parallel over z-planes.
+//!
+//! ```
+//! use fdlab_solvers::fdtd::{Boundary, Component, Fdtd, Grid, PointSource, Waveform};
+//! let grid = Grid::new([16, 16, 16], [0.1; 3], [Boundary::Pec; 3])?;
+//! let dt = 0.99 * grid.dt_limit();
+//! let mut sim = Fdtd::<f64>::new(grid, dt)?;
+//! sim.add_source(PointSource {
+//!     component: Component::Ez,
+//!     cell: [5, 6, 7],
+//!     waveform: Waveform::Ricker { f0: 2.0, t0: 0.75 },
+//!     amplitude: 1.0,
+//! })?;
+//! let p = sim.add_probe(Component::Ez, [9, 4, 8])?;
+//! sim.run(100);
+//! assert_eq!(sim.probe(p).len(), 100);
+//! # Ok::<(), fdlab_solvers::Error>(())
+//! ```
+
+mod grid;
+mod probe;
+mod source;
+mod update;
+
+pub use grid::{Boundary, Component, Fields, Grid};
+pub use probe::{energy, Probe};
+pub use source::{PointSource, Waveform};
+
+use crate::{Error, Result};
+use fdlab_core::Scalar;
+
+/// A Yee-grid simulation: fields, medium, sources and probes.
+#[derive(Debug, Clone)]
+pub struct Fdtd<T: Scalar> {
+    grid: Grid,
+    dt: f64,
+    fields: Fields<T>,
+    eps_r: Vec<f64>,
+    sigma: Vec<f64>,
+    ca: Vec<T>,
+    cb: Vec<T>,
+    sources: Vec<(usize, PointSource)>,
+    probes: Vec<(usize, Probe)>,
+    steps: u64,
+}
+
+impl<T: Scalar> Fdtd<T> {
+    /// Zero fields in vacuum; refuses a `dt` above the Courant limit [`Grid::dt_limit`].
+    pub fn new(grid: Grid, dt: f64) -> Result<Self> {
+        // Re-check in case the grid was built field by field rather than with `Grid::new`.
+        let grid = Grid::new(grid.n, grid.spacing, grid.boundary)?;
+        grid.check_dt(dt)?;
+        let cells = grid.cells();
+        let mut sim = Fdtd {
+            fields: Fields::zeros(cells),
+            eps_r: vec![1.0; cells],
+            sigma: vec![0.0; cells],
+            ca: Vec::new(),
+            cb: Vec::new(),
+            sources: Vec::new(),
+            probes: Vec::new(),
+            steps: 0,
+            grid,
+            dt,
+        };
+        sim.coefficients();
+        Ok(sim)
+    }
+
+    fn coefficients(&mut self) {
+        let dt = self.dt;
+        (self.ca, self.cb) = self
+            .eps_r
+            .iter()
+            .zip(&self.sigma)
+            .map(|(&eps, &sig)| {
+                let loss = sig * dt / (2.0 * eps);
+                (
+                    T::from_f64((1.0 - loss) / (1.0 + loss)),
+                    T::from_f64(dt / eps / (1.0 + loss)),
+                )
+            })
+            .unzip();
+    }
+
+    /// Set `ε_r` and `σ` of every cell (x fastest); `ε_r` applies to the three E components
+    /// stored in the cell. `ε_r` must be ≥ 1 (so the Courant limit still holds) and `σ` ≥ 0.
+    pub fn set_medium(&mut self, eps_r: Vec<f64>, sigma: Vec<f64>) -> Result<()> {
+        let cells = self.grid.cells();
+        if eps_r.len() != cells || sigma.len() != cells {
+            return Err(Error::Invalid(format!(
+                "FDTD medium has {} permittivities and {} conductivities: give one per cell ({cells})",
+                eps_r.len(),
+                sigma.len()
+            )));
+        }
+        if let Some(e) = eps_r.iter().find(|e| !(e.is_finite() && **e >= 1.0)) {
+            return Err(Error::Invalid(format!(
+                "FDTD relative permittivity {e}: use finite values >= 1"
+            )));
+        }
+        if let Some(s) = sigma.iter().find(|s| !(s.is_finite() && **s >= 0.0)) {
+            return Err(Error::Invalid(format!(
+                "FDTD conductivity {s}: use finite values >= 0"
+            )));
+        }
+        self.eps_r = eps_r;
+        self.sigma = sigma;
+        self.coefficients();
+        Ok(())
+    }
+
+    /// Give the cells `lo ..= hi` (inclusive, per axis) permittivity `eps_r` and conductivity
+    /// `sigma`, keeping the rest of the medium.
+    pub fn fill_box(
+        &mut self,
+        lo: [usize; 3],
+        hi: [usize; 3],
+        eps_r: f64,
+        sigma: f64,
+    ) -> Result<()> {
+        self.grid.check_cell(lo, "box corner")?;
+        self.grid.check_cell(hi, "box corner")?;
+        if (0..3).any(|a| lo[a] > hi[a]) {
+            return Err(Error::Invalid(format!(
+                "FDTD box {lo:?}..={hi:?} is empty: give lo <= hi on every axis"
+            )));
+        }
+        let (mut eps, mut sig) = (self.eps_r.clone(), self.sigma.clone());
+        for k in lo[2]..=hi[2] {
+            for j in lo[1]..=hi[1] {
+                for i in lo[0]..=hi[0] {
+                    let c = self.grid.index([i, j, k]);
+                    eps[c] = eps_r;
+                    sig[c] = sigma;
+                }
+            }
+        }
+        self.set_medium(eps, sig)
+    }
+
+    /// Add a soft source; it must drive an electric component inside the grid and off the PEC
+    /// walls (tangential E there is held at zero).
+    pub fn add_source(&mut self, s: PointSource) -> Result<()> {
+        if !s.component.is_electric() {
+            return Err(Error::Invalid(format!(
+                "FDTD source on {:?}: drive Ex, Ey or Ez",
+                s.component
+            )));
+        }
+        self.grid.check_cell(s.cell, "FDTD source")?;
+        if self.grid.on_pec_wall(s.component, s.cell) {
+            return Err(Error::Invalid(format!(
+                "FDTD source on {:?} at cell {:?} lies on a PEC wall where that component is \
+                 zero: move it off index 0 of the wall's axis",
+                s.component, s.cell
+            )));
+        }
+        self.sources.push((self.grid.index(s.cell), s));
+        Ok(())
+    }
+
+    /// Add a probe recording `component` at `cell` every step; returns its number for
+    /// [`Fdtd::probe`].
+    pub fn add_probe(&mut self, component: Component, cell: [usize; 3]) -> Result<usize> {
+        self.grid.check_cell(cell, "FDTD probe")?;
+        self.probes.push((
+            self.grid.index(cell),
+            Probe {
+                component,
+                cell,
+                samples: Vec::new(),
+            },
+        ));
+        Ok(self.probes.len() - 1)
+    }
+
+    /// The samples of probe `id` so far.
+    ///
+    /// Panics if `id` was not returned by [`Fdtd::add_probe`] on this simulation.
+    pub fn probe(&self, id: usize) -> &[f64] {
+        &self.probes[id].1.samples
+    }
+
+    /// All probes, in the order they were added.
+    pub fn probes(&self) -> impl Iterator<Item = &Probe> {
+        self.probes.iter().map(|(_, p)| p)
+    }
+
+    /// The grid.
+    pub fn grid(&self) -> &Grid {
+        &self.grid
+    }
+
+    /// The time step.
+    pub fn dt(&self) -> f64 {
+        self.dt
+    }
+
+    /// Steps taken.
+    pub fn steps(&self) -> u64 {
+        self.steps
+    }
+
+    /// The fields (E at `steps·Δt`, H half a step earlier).
+    pub fn fields(&self) -> &Fields<T> {
+        &self.fields
+    }
+
+    /// The fields, to set initial values (E at `steps·Δt`, H at `(steps − ½)·Δt`).
+    ///
+    /// Keep every array's length: the updates index them by the grid's shape.
+    pub fn fields_mut(&mut self) -> &mut Fields<T> {
+        &mut self.fields
+    }
+
+    /// Relative permittivity per cell.
+    pub fn eps_r(&self) -> &[f64] {
+        &self.eps_r
+    }
+
+    /// One leapfrog step with the fused parallel loops.
+    pub fn step(&mut self) {
+        update::update_h(&self.grid, &mut self.fields, self.dt);
+        update::update_e(&self.grid, &mut self.fields, &self.ca, &self.cb);
+        self.finish_step();
+    }
+
+    /// One step with the plain point-by-point reference update (slow; for checking [`Fdtd::step`]).
+    pub fn step_reference(&mut self) {
+        update::reference_step(&self.grid, &mut self.fields, self.dt, &self.ca, &self.cb);
+        self.finish_step();
+    }
+
+    /// `steps` calls of [`Fdtd::step`].
+    pub fn run(&mut self, steps: u64) {
+        for _ in 0..steps {
+            self.step();
+        }
+    }
+
+    /// Sources at the E update's mid time `(n + ½)·Δt`, then the probes.
+    fn finish_step(&mut self) {
+        let t = (self.steps as f64 + 0.5) * self.dt;
+        for (c, s) in &self.sources {
+            let e = self.fields.get_mut(s.component);
+            let j = s.amplitude * s.waveform.value(t);
+            e[*c] = T::from_f64(e[*c].as_f64() - self.cb[*c].as_f64() * j);
+        }
+        self.steps += 1;
+        for (c, p) in &mut self.probes {
+            p.samples.push(self.fields.get(p.component)[*c].as_f64());
+        }
+    }
+
+    /// `½ Σ (ε_r |E|² + |H|²) · ΔV` at the stored, half-step-apart times (see [`energy`]).
+    pub fn energy(&self) -> f64 {
+        energy(&self.grid, &self.eps_r, &self.fields)
+    }
+
+    /// Take one step and return the time-centred energy `½ Σ (ε_r E^n·E^{n+1} + |H^{n+½}|²)·ΔV`.
+    ///
+    /// This is the leapfrog's discrete invariant: without sources and losses it stays constant
+    /// to rounding for any `Δt` within the Courant limit. It copies E once.
+    pub fn step_energy(&mut self) -> f64 {
+        let e0 = [
+            self.fields.ex.clone(),
+            self.fields.ey.clone(),
+            self.fields.ez.clone(),
+        ];
+        self.step();
+        probe::centred_energy(&self.grid, &self.eps_r, &e0, &self.fields)
+    }
+}
