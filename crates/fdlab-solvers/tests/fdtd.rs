@@ -129,7 +129,10 @@ fn pec_cavity_resonances() {
             err,
             (peaks[i] - exact).abs() / exact
         );
-        assert!(err < 5e-3, "mode {mode:?}: {} vs {discrete}", peaks[i]);
+        // The scheme's own modes to the spectrum's resolution; the physical ones within 0.5%.
+        assert!(err < 1e-4, "mode {mode:?}: {} vs {discrete}", peaks[i]);
+        let err_exact = (peaks[i] - exact).abs() / exact;
+        assert!(err_exact < 5e-3, "mode {mode:?}: {} vs {exact}", peaks[i]);
     }
 }
 
