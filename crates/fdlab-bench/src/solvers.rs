@@ -20,15 +20,29 @@ pub struct SolverCase {
     pub name: &'static str,
     /// What it runs.
     pub description: &'static str,
-    /// The case file's text.
-    pub toml: String,
+    /// How it is set up.
+    pub setup: SolverSetup,
+}
+
+/// How a case of the suite is set up.
+#[derive(Debug, Clone)]
+pub enum SolverSetup {
+    /// A case file's text (heat and wave).
+    Toml(String),
+    /// A Yee-grid FDTD box of `n`³ cells with PEC walls and a point source
+    /// ([`fdlab_solvers::fdtd`]).
+    Fdtd {
+        /// Cells per axis.
+        n: usize,
+    },
 }
 
 /// The `[output]` section a case file needs; the suite only steps, it writes nothing.
 const NO_OUTPUT: &str = "[output]\ndir = \"unused\"\nevery = 1000000\n";
 
 /// The suite's cases on an `n`³ grid: the 3-D heat step (7-point Laplacian, periodic,
-/// constant diffusivity) and the 3-D wave step (8th order, two velocity layers, CPML).
+/// constant diffusivity), the 3-D wave step (8th order, two velocity layers, CPML) and the
+/// 3-D FDTD step.
 pub fn solver_cases(n: usize) -> Vec<SolverCase> {
     let half = n as f64 / 2.0;
     // A wide pulse: every value stays a normal number, as in a real run past its first steps.
@@ -37,26 +51,31 @@ pub fn solver_cases(n: usize) -> Vec<SolverCase> {
         SolverCase {
             name: "heat3d-2nd",
             description: "heat step, 7-point Laplacian, periodic, constant diffusivity",
-            toml: format!(
+            setup: SolverSetup::Toml(format!(
                 "physics = \"heat\"\nboundary = \"periodic\"\n\
                  [grid]\nshape = [{n}, {n}, {n}]\nspacing = [1.0, 1.0, 1.0]\n\
                  [time]\ncfl = 0.5\nduration = 1.0\n[scheme]\norder = 2\n\
                  [initial.gaussian]\ncenter = [{half}, {half}, {half}]\nwidth = {width}\n\
                  amplitude = 1.0\n\
                  [material]\ndiffusivity = {{ constant = 1.0 }}\n{NO_OUTPUT}"
-            ),
+            )),
         },
         SolverCase {
             name: "wave3d-8th",
             description: "wave step, 8th order, two velocity layers, CPML 10 cells",
-            toml: format!(
+            setup: SolverSetup::Toml(format!(
                 "physics = \"wave\"\n\
                  [grid]\nshape = [{n}, {n}, {n}]\nspacing = [1.0, 1.0, 1.0]\n\
                  [time]\ncfl = 0.5\nduration = 1.0\n[scheme]\norder = 8\n\
                  [material.velocity.layered]\ntops = [0.0, {half}]\nvalues = [1.0, 1.5]\n\
                  [[sources]]\nposition = [{half}, {half}, {half}]\nfrequency = 0.05\n\
                  [boundary.cpml]\nthickness = 10\n{NO_OUTPUT}"
-            ),
+            )),
+        },
+        SolverCase {
+            name: "fdtd3d-yee",
+            description: "FDTD step (E and H), Yee grid, PEC walls, vacuum, a point source",
+            setup: SolverSetup::Fdtd { n },
         },
     ]
 }
@@ -99,20 +118,28 @@ pub fn run_cpu(
     precision: PrecisionName,
     reps: usize,
 ) -> Result<SolverResult, fdlab_solvers::Error> {
-    let parsed = Case::parse(&case.toml, PathBuf::from(format!("<{}>", case.name)))?;
-    let prepared = fdlab_solvers::setup::prepare(&parsed)?;
-    let mut stepper = cpu_stepper(&prepared, precision)?;
-    stepper.advance(1)?;
-    let (mut times, mut copies) = (vec![], vec![]);
-    for _ in 0..reps.max(1) {
-        copies.push(runner.copy_once_gbps());
-        let t = Instant::now();
-        stepper.advance(1)?;
-        times.push(t.elapsed().as_secs_f64() * 1e3);
-    }
+    let (times, copies, shape, cells, bytes) = match &case.setup {
+        SolverSetup::Toml(text) => {
+            let parsed = Case::parse(text, PathBuf::from(format!("<{}>", case.name)))?;
+            let prepared = fdlab_solvers::setup::prepare(&parsed)?;
+            let mut stepper = cpu_stepper(&prepared, precision)?;
+            let (times, copies) = timed(runner, reps, || stepper.advance(1))?;
+            let shape = parsed.spec.grid.shape.clone();
+            (
+                times,
+                copies,
+                shape,
+                stepper.cells(),
+                stepper.bytes_per_step(),
+            )
+        }
+        SolverSetup::Fdtd { n } => match precision {
+            PrecisionName::F32 => fdtd_steps::<f32>(runner, *n, reps)?,
+            PrecisionName::F64 => fdtd_steps::<f64>(runner, *n, reps)?,
+        },
+    };
     let time_ms = Timing::of(&times);
     let copy_gbps = Timing::of(&copies).median;
-    let bytes = stepper.bytes_per_step();
     let gbps = bytes as f64 / (time_ms.median * 1e-3) / 1e9;
     Ok(SolverResult {
         suite: "solvers".into(),
@@ -122,15 +149,67 @@ pub fn run_cpu(
             PrecisionName::F32 => "f32".into(),
             PrecisionName::F64 => "f64".into(),
         },
-        shape: parsed.spec.grid.shape.clone(),
-        backend: stepper.backend().into(),
-        cell_updates_per_s: stepper.cells() as f64 / (time_ms.median * 1e-3),
+        shape,
+        backend: "cpu".into(),
+        cell_updates_per_s: cells as f64 / (time_ms.median * 1e-3),
         time_ms,
         bytes_per_step: bytes,
         gbps,
         copy_gbps,
         pct_of_copy: 100.0 * gbps / copy_gbps,
     })
+}
+
+/// One untimed step, then `reps` timed steps, each after a copy on `runner`'s buffers:
+/// (step times in ms, copy bandwidths).
+fn timed<E>(
+    runner: &CpuRunner,
+    reps: usize,
+    mut step: impl FnMut() -> Result<(), E>,
+) -> Result<(Vec<f64>, Vec<f64>), E> {
+    step()?;
+    let (mut times, mut copies) = (vec![], vec![]);
+    for _ in 0..reps.max(1) {
+        copies.push(runner.copy_once_gbps());
+        let t = Instant::now();
+        step()?;
+        times.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    Ok((times, copies))
+}
+
+/// What [`timed`] measures, and the shape, cells and minimum bytes of a step.
+type Steps = (Vec<f64>, Vec<f64>, Vec<usize>, usize, usize);
+
+/// FDTD steps on an `n`³ PEC box: six field components read and written once and the two
+/// per-cell update coefficients read once make the minimum bytes of a step.
+fn fdtd_steps<T: fdlab_core::Scalar>(
+    runner: &CpuRunner,
+    n: usize,
+    reps: usize,
+) -> Result<Steps, fdlab_solvers::Error> {
+    use fdlab_solvers::fdtd::{Boundary, Component, Fdtd, Grid, PointSource, Waveform};
+    let grid = Grid::new([n; 3], [1.0; 3], [Boundary::Pec; 3])?;
+    let dt = 0.99 * grid.dt_limit();
+    let mut sim = Fdtd::<T>::new(grid, dt)?;
+    sim.add_source(PointSource {
+        component: Component::Ez,
+        cell: [n / 2; 3],
+        waveform: Waveform::Ricker { f0: 0.05, t0: 30.0 },
+        amplitude: 1.0,
+    })?;
+    let (times, copies) = timed(runner, reps, || {
+        sim.step();
+        Ok::<(), fdlab_solvers::Error>(())
+    })?;
+    let cells = n * n * n;
+    Ok((
+        times,
+        copies,
+        vec![n; 3],
+        cells,
+        14 * cells * std::mem::size_of::<T>(),
+    ))
 }
 
 #[cfg(test)]

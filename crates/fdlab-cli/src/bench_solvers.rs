@@ -1,4 +1,4 @@
-//! `fdlab bench --suite solvers`: whole heat and wave steps on the CPU beside its copy
+//! `fdlab bench --suite solvers`: whole heat, wave and FDTD steps on the CPU beside its copy
 //! bandwidth.
 
 use crate::bench::BenchArgs;
@@ -45,8 +45,9 @@ pub fn bench_solvers(a: &BenchArgs) -> Result<()> {
         bail!("--reps 0: give at least 1 timed run");
     }
     let reps = a.reps.unwrap_or(10);
-    // Fields of the wave step (p, p⁻, velocity, the setup's copies) in f64, with room.
-    let need = 8 * (n as u64).pow(3) * 8;
+    // The largest case in f64: the FDTD step's six components, two coefficient arrays and the
+    // medium's two (the wave step with its setup's copies needs less), with room.
+    let need = 12 * (n as u64).pow(3) * 8;
     if let Some(free) = fdlab_bench::runner::host_available() {
         if need > free {
             bail!(

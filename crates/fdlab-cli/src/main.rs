@@ -42,7 +42,7 @@ enum Command {
         backend: BackendArg,
         /// Suite(s) to run (repeatable): nvidia-derivative, laplace-variants, amd-laplacian,
         /// roofline, probes (diagnostic cases for profiling). Default: the first three (and
-        /// roofline on a GPU). `solvers` (whole heat and wave steps, on the CPU, default size
+        /// roofline on a GPU). `solvers` (whole heat, wave and FDTD steps, on the CPU, default size
         /// 256) runs on its own.
         #[arg(long)]
         suite: Vec<String>,

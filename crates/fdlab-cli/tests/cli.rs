@@ -402,10 +402,10 @@ fn json_goes_to_a_results_folder_by_default() {
 }
 
 #[test]
-fn solvers_suite_times_heat_and_wave_steps_on_the_cpu() {
+fn solvers_suite_times_heat_wave_and_fdtd_steps_on_the_cpu() {
     let (v, stdout) = cpu_bench(&["--suite", "solvers", "--size", "32"]);
     let rows = v["solvers"].as_array().expect("solver rows");
-    assert_eq!(rows.len(), 4, "{stdout}");
+    assert_eq!(rows.len(), 6, "{stdout}");
     for r in rows {
         assert!(r["pct_of_copy"].as_f64().unwrap() > 0.0, "{r}");
         assert_eq!(r["shape"], serde_json::json!([32, 32, 32]));
@@ -413,7 +413,14 @@ fn solvers_suite_times_heat_and_wave_steps_on_the_cpu() {
     let cases: Vec<&str> = rows.iter().map(|r| r["case"].as_str().unwrap()).collect();
     assert_eq!(
         cases,
-        ["heat3d-2nd", "heat3d-2nd", "wave3d-8th", "wave3d-8th"]
+        [
+            "heat3d-2nd",
+            "heat3d-2nd",
+            "wave3d-8th",
+            "wave3d-8th",
+            "fdtd3d-yee",
+            "fdtd3d-yee"
+        ]
     );
     assert!(stdout.contains("%copy"), "{stdout}");
 }
