@@ -428,6 +428,16 @@ fn prepared(dev: &Device) -> std::result::Result<String, String> {
         .collect::<std::result::Result<_, _>>()
         .map_err(s)?;
     let d = Stencil::derivative(&grids[0], Axis::X, 1, 4).map_err(s)?;
+    // A named strategy: a chosen one may differ between the shapes, and then so would the
+    // kernels.
+    let opts = PlanOptions {
+        strategy: Some(
+            "naive-64x4x1"
+                .parse()
+                .map_err(|e: crate::StrategyError| e.to_string())?,
+        ),
+        ..PlanOptions::default()
+    };
     let specs: Vec<PlanSpec> = grids
         .iter()
         .map(|g| PlanSpec {
@@ -435,7 +445,7 @@ fn prepared(dev: &Device) -> std::result::Result<String, String> {
             boundary: Boundary::Dirichlet,
             grid: g,
             precision: Precision::F64,
-            opts: PlanOptions::default(),
+            opts,
         })
         .collect();
     let kernels = dev.prepare_plans(&specs);
@@ -444,12 +454,7 @@ fn prepared(dev: &Device) -> std::result::Result<String, String> {
     }
     for g in &grids {
         let plan = dev
-            .plan::<f64>(
-                std::slice::from_ref(&d),
-                Boundary::Dirichlet,
-                g,
-                PlanOptions::default(),
-            )
+            .plan::<f64>(std::slice::from_ref(&d), Boundary::Dirichlet, g, opts)
             .map_err(|e| e.to_string())?;
         let [nx, ny, nz] = g.shape();
         let mut ramp = Field::<f64>::zeros(g);
