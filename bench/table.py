@@ -37,6 +37,8 @@ def row(r):
     t = r["time_ms"]["median"]
     if r.get("graph_us") is not None or r.get("latency_bound"):
         speed = f"{t * 1000:.1f} µs per launch"
+        if r.get("back_to_back_us") is not None:
+            speed += f", {r['back_to_back_us']:.1f} µs back to back"
         if r.get("graph_us") is not None:
             speed += f", {r['graph_us']:.2f} µs per graph replay"
         pct = "latency"

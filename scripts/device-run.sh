@@ -10,6 +10,7 @@
 #   tuned     fdlab tune --suite roofline, then the roofline suite with its winners
 #   suites    the published suites (NVIDIA's derivatives, Laplace variants, AMD's Laplacian)
 #   python    the Python package's tests with CuPy and PyTorch, and its overhead benchmark
+#   published AMD's published Laplacian kernel 1 built with nvcc, beside fdlab's reproduction
 # Writes JSON, PNG and logs under $OUT.
 set -uo pipefail
 bin="${BIN:-.}"
@@ -74,6 +75,14 @@ for step in "$@"; do
             python3 "$root/python/bench_overhead.py" --gpu $lib --n 512 --throughput \
                 --repeats 50
         done 2>&1 | tee "$out/python-overhead.log"
+        ;;
+    published)
+        stamp "published AMD kernel 1 (nvcc) beside fdlab's naive-256x1x1"
+        nvcc -O3 -arch=sm_90 -o /tmp/amd_laplacian "$root/bench/published/amd_laplacian.cu" &&
+            /tmp/amd_laplacian 512 | tee "$out/published-amd.jsonl"
+        "$bin/fdlab" bench --backend cuda --suite amd-laplacian --size 512 \
+            --strategy naive-256x1x1 --reps 20 --json "$out/published-fdlab.json" 2>&1 |
+            tee "$out/published-fdlab.log"
         ;;
     *)
         echo "unknown step '$step'" >&2

@@ -147,9 +147,33 @@ def _gpu_context(u: Any):
     return stream, device, None
 
 
+def _host_available() -> Optional[int]:
+    """Bytes of host memory the kernel says are available, or None where it does not say."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _check_host_memory(nbytes: int, what: str) -> None:
+    # Where the kernel overcommits, a too-large NumPy array is "allocated" and the process is
+    # killed when its pages are touched; refuse it up front instead.
+    free = _host_available()
+    if free is not None and nbytes > free:
+        raise MemoryError(
+            f"{what} needs {nbytes / 2**30:.1f} GiB of host memory, "
+            f"{free / 2**30:.1f} GiB available; use a smaller array"
+        )
+
+
 def _convert(u: Any) -> np.ndarray:
     a = np.asarray(u)
     dtype = a.dtype if a.dtype in (np.float32, np.float64) else np.float64
+    _check_host_memory(a.size * np.dtype(dtype).itemsize, "converting the input")
     return np.ascontiguousarray(a, dtype=dtype)
 
 
@@ -212,6 +236,8 @@ def apply(
             out = [out]
         else:
             out = list(out)
+    if out is None and isinstance(u, np.ndarray):
+        _check_host_memory(len(seq) * u.nbytes, "the outputs")
     res = _fdlab.apply_cpu(seq, u, out, str(boundary))
     return res[0] if single else res
 

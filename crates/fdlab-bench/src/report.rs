@@ -129,9 +129,16 @@ pub struct BenchResult {
     pub latency_bound: bool,
     /// Microseconds per call replayed from a CUDA graph, when measured.
     pub graph_us: Option<f64>,
+    /// Microseconds per call with calls issued back to back, [`BACK_TO_BACK`] of them between
+    /// two events (NVIDIA's published method), when measured.
+    #[serde(default)]
+    pub back_to_back_us: Option<f64>,
     /// Anything worth knowing about this row.
     pub note: String,
 }
+
+/// Calls between the two events of one back-to-back latency sample.
+pub const BACK_TO_BACK: usize = 20;
 
 /// A whole run: `{"meta": …, "results": […]}`, and `"solvers": […]` for the solvers suite.
 #[derive(Debug, Clone, Serialize, Deserialize, Default)]

@@ -223,13 +223,14 @@ fn run_jobs(
     let cuda_runner;
     let (mut meta, run): (Meta, Box<RunJob>) = match backend.device() {
         None => {
+            cuda_runner = None;
             cpu_runner = CpuRunner::new(copy_bytes);
             let r = &cpu_runner;
             (r.meta.clone(), Box::new(move |c: &Case, _| r.run(c, opts)))
         }
         Some(dev) => {
-            cuda_runner = CudaRunner::new(dev.clone(), copy_bytes)?;
-            let r = &cuda_runner;
+            cuda_runner = Some(CudaRunner::new(dev.clone(), copy_bytes)?);
+            let r = cuda_runner.as_ref().expect("set on this line's branch");
             let pairs: Vec<(&Case, Strategy)> = jobs
                 .iter()
                 .filter_map(|(i, s)| s.map(|s| (&all[*i], s)))
@@ -238,7 +239,12 @@ fn run_jobs(
                 "fdlab bench: compiling {} kernels in parallel (cached on disk) ...",
                 pairs.len()
             );
+            let start = std::time::Instant::now();
             r.warm(&pairs, opts.coefficients);
+            eprintln!(
+                "fdlab bench: kernels ready in {:.1} s",
+                start.elapsed().as_secs_f64()
+            );
             (
                 r.meta.clone(),
                 Box::new(move |c: &Case, s: Option<Strategy>| match s {
@@ -301,6 +307,9 @@ fn run_jobs(
         pb.inc(1);
     }
     pb.finish_and_clear();
+    if let Some(r) = cuda_runner.as_ref() {
+        eprintln!("fdlab bench: host time by phase: {}", r.phase_summary());
+    }
     write_json(&json, &report)?;
     eprintln!("wrote {}", json.display());
     if let Some(path) = &a.plot {

@@ -182,6 +182,30 @@ impl<T: CudaScalar> DeviceField<T> {
             .map_err(driver("cuMemcpyDtoD"))
     }
 
+    /// Queues a fill of every point with NaN (all bits set: a NaN in f32 and f64) on the
+    /// field's stream: a device memset, no host transfer. Poisoned outputs show any point a
+    /// kernel fails to write.
+    ///
+    /// ```no_run
+    /// use fdlab_core::Grid;
+    /// use fdlab_cuda::{Device, DeviceField};
+    /// let dev = Device::open(0)?;
+    /// let mut d = DeviceField::<f32>::zeros(&dev, &Grid::unit(&[8, 8])?)?;
+    /// d.fill_nan()?;
+    /// assert!(d.download()?.as_slice().iter().all(|v| v.is_nan()));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn fill_nan(&mut self) -> Result<()> {
+        use cudarc::driver::DevicePtrMut;
+        let stream = self.buf.stream().clone();
+        let bytes = self.buf.len() * std::mem::size_of::<T>();
+        let (ptr, _sync) = self.buf.device_ptr_mut(&stream);
+        // SAFETY: `ptr` addresses this field's `bytes` bytes, which stay allocated while the
+        // memset is queued: `_sync` orders it on the field's stream before any later use.
+        unsafe { cudarc::driver::result::memset_d8_async(ptr, 0xFF, bytes, stream.cu_stream()) }
+            .map_err(driver("cuMemsetD8Async"))
+    }
+
     /// Waits for the field's stream and returns its values as a host field.
     ///
     /// ```no_run

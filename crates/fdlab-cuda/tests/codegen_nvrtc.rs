@@ -424,3 +424,36 @@ fn smarch_edge_reads_only_touch_interior_outputs() {
     assert!(source(Boundary::Dirichlet).contains("fd_edge"));
     assert!(!source(Boundary::Periodic).contains("fd_edge"));
 }
+
+#[test]
+fn one_point_per_thread_kernels_say_which_grids_one_launch_cannot_cover() {
+    let g = Grid::unit(&[16, 16]).unwrap();
+    let lap = [Stencil::laplacian(&g, 2).unwrap()];
+    for (strategy, single) in [
+        (Strategy::AMD_BASELINE, true),
+        (Strategy::NAIVE, true),
+        (Strategy::PENCIL_LONG, false),
+    ] {
+        let stencils = if single {
+            lap.to_vec()
+        } else {
+            vec![Stencil::derivative(&g, Axis::X, 1, 4).unwrap()]
+        };
+        let spec = KernelSpec {
+            stencils: &stencils,
+            boundary: Boundary::Dirichlet,
+            precision: Precision::F32,
+            strategy,
+            coefficients: Coefficients::Immediate,
+        };
+        let k = generate(&spec).unwrap();
+        assert_eq!(k.single_pass, single, "{}", k.name);
+        assert_eq!(k.uncovered([8192, 8192, 1]), None, "{}", k.name);
+        let tall = [16, 70_000 * k.block[1] as usize, 1];
+        match k.uncovered(tall) {
+            Some((1, blocks, 65535)) => assert!(single && blocks == 70_000, "{}", k.name),
+            None => assert!(!single, "{}", k.name),
+            other => panic!("{}: {other:?}", k.name),
+        }
+    }
+}

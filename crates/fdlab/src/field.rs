@@ -26,6 +26,14 @@ pub(crate) enum Repr<T: Real> {
     Device(DeviceField<T>),
 }
 
+/// The backend name of a field's storage.
+fn backend_of<T: Real>(r: &Repr<T>) -> &'static str {
+    match r {
+        Repr::Host(_) => "cpu",
+        Repr::Device(_) => "cuda",
+    }
+}
+
 impl<T: Real> BackendField<T> {
     pub(crate) fn host(f: Field<T>) -> Self {
         BackendField {
@@ -52,6 +60,92 @@ impl<T: Real> BackendField<T> {
         match &self.repr {
             Repr::Host(f) => Ok(f.clone()),
             Repr::Device(d) => Ok(d.download()?),
+        }
+    }
+
+    /// Copies the field into an existing host field of the same grid (waits for queued
+    /// device work). Reusing one host buffer for many downloads spares the page faults of a
+    /// fresh allocation each time.
+    ///
+    /// ```
+    /// use fdlab::{Backend, Field, Grid};
+    /// let g = Grid::unit(&[4, 4, 1])?;
+    /// let u = Backend::cpu().upload(&Field::<f64>::filled(&g, 3.0))?;
+    /// let mut host = Field::nan(&g);
+    /// u.download_into(&mut host)?;
+    /// assert_eq!(host.at(2, 1, 0), 3.0);
+    /// # Ok::<(), fdlab::Error>(())
+    /// ```
+    pub fn download_into(&self, host: &mut Field<T>) -> Result<()> {
+        let shape = self.shape();
+        if host.grid().shape() != shape {
+            return Err(Error::Shape {
+                what: "download target",
+                expected: shape,
+                got: host.grid().shape(),
+            });
+        }
+        match &self.repr {
+            Repr::Host(f) => {
+                host.as_mut_slice().copy_from_slice(f.as_slice());
+                Ok(())
+            }
+            Repr::Device(d) => Ok(d.download_into(host)?),
+        }
+    }
+
+    /// Sets every point to NaN (on a GPU, a queued device memset): poisoned outputs show
+    /// any point a kernel fails to write.
+    ///
+    /// ```
+    /// use fdlab::{Backend, Grid};
+    /// let mut f = Backend::cpu().zeros::<f64>(&Grid::unit(&[4, 4, 1])?)?;
+    /// f.fill_nan()?;
+    /// assert!(f.to_host()?.as_slice().iter().all(|v| v.is_nan()));
+    /// # Ok::<(), fdlab::Error>(())
+    /// ```
+    pub fn fill_nan(&mut self) -> Result<()> {
+        match &mut self.repr {
+            Repr::Host(f) => {
+                f.as_mut_slice().fill(T::nan());
+                Ok(())
+            }
+            Repr::Device(d) => Ok(d.fill_nan()?),
+        }
+    }
+
+    /// Overwrites the field with `src`, a field of the same backend and grid; on a GPU the
+    /// copy is queued on this field's stream (device to device, no host round trip).
+    ///
+    /// ```
+    /// use fdlab::{Backend, Field, Grid};
+    /// let cpu = Backend::cpu();
+    /// let g = Grid::unit(&[4, 4, 1])?;
+    /// let src = cpu.upload(&Field::<f32>::filled(&g, 5.0))?;
+    /// let mut dst = cpu.zeros::<f32>(&g)?;
+    /// dst.copy_from_field(&src)?;
+    /// assert_eq!(dst.to_host()?.at(3, 3, 0), 5.0);
+    /// # Ok::<(), fdlab::Error>(())
+    /// ```
+    pub fn copy_from_field(&mut self, src: &BackendField<T>) -> Result<()> {
+        let shape = self.shape();
+        if src.shape() != shape {
+            return Err(Error::Shape {
+                what: "copy source",
+                expected: shape,
+                got: src.shape(),
+            });
+        }
+        match (&mut self.repr, &src.repr) {
+            (Repr::Host(d), Repr::Host(s)) => {
+                d.as_mut_slice().copy_from_slice(s.as_slice());
+                Ok(())
+            }
+            (Repr::Device(d), Repr::Device(s)) => Ok(d.copy_from_device(s)?),
+            (dst, _) => Err(Error::WrongBackend {
+                expected: backend_of(dst),
+                got: src.backend_name(),
+            }),
         }
     }
 
@@ -118,10 +212,7 @@ impl<T: Real> BackendField<T> {
     /// # Ok::<(), fdlab::Error>(())
     /// ```
     pub fn backend_name(&self) -> &'static str {
-        match self.repr {
-            Repr::Host(_) => "cpu",
-            Repr::Device(_) => "cuda",
-        }
+        backend_of(&self.repr)
     }
 
     /// The host field, on the CPU backend.

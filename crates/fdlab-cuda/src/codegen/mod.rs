@@ -105,6 +105,7 @@ fn base_source(spec: &KernelSpec<'_>) -> CudaSource {
         constants,
         precision: spec.precision,
         x_multiple: 1,
+        single_pass: false,
         tensor_boxes: Vec::new(),
     }
 }

@@ -62,11 +62,18 @@ pub struct CudaSource {
     pub precision: Precision,
     /// The kernel needs `nx` to be a multiple of this (vector loads).
     pub x_multiple: u32,
+    /// Each thread does one point and the kernel does not loop: the launch grid must cover
+    /// the array in one pass (see [`CudaSource::covers`]).
+    pub single_pass: bool,
     /// The boxes (points along x, y, z) of the TMA tensor maps over the input that the kernel
     /// takes as its last parameters (`tmap0`, `tmap1`, …), if it takes any: the launcher
     /// encodes one map per box.
     pub tensor_boxes: Vec<[u32; 3]>,
 }
+
+/// Blocks per launch along x, y and z that fdlab uses (x is CUDA's 2³¹ − 1, capped lower since
+/// kernels that loop need no more).
+pub const GRID_LIMITS: [u64; 3] = [1 << 20, 65535, 65535];
 
 /// The helpers every kernel uses, guarded so several kernels can share one module.
 pub const PRELUDE: &str = include_str!("prelude.cu");
@@ -80,7 +87,7 @@ impl CudaSource {
     /// The launch grid for a grid of `shape`, capped at CUDA's limits (the kernel loops over
     /// what one launch does not cover).
     pub fn grid_dims(&self, shape: [usize; 3]) -> [u32; 3] {
-        let caps = [1u64 << 20, 65535, 65535];
+        let caps = GRID_LIMITS;
         let mut g = [1u32; 3];
         for d in 0..3 {
             let (axis, per) = self.grid_map[d];
@@ -88,6 +95,20 @@ impl CudaSource {
             g[d] = n.div_ceil(per.max(1) as u64).clamp(1, caps[d]) as u32;
         }
         g
+    }
+
+    /// For a [`CudaSource::single_pass`] kernel, the first launch dimension whose blocks for
+    /// `shape` exceed CUDA's limit, as (dimension, blocks needed, limit); `None` when the
+    /// launch covers the array (always, for kernels that loop).
+    pub fn uncovered(&self, shape: [usize; 3]) -> Option<(usize, u64, u64)> {
+        if !self.single_pass {
+            return None;
+        }
+        (0..3).find_map(|d| {
+            let (axis, per) = self.grid_map[d];
+            let blocks = (shape[axis] as u64).div_ceil(per.max(1) as u64);
+            (blocks > GRID_LIMITS[d]).then_some((d, blocks, GRID_LIMITS[d]))
+        })
     }
 
     /// Threads per block.

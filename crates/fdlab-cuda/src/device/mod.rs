@@ -644,6 +644,18 @@ pub(crate) fn check_source(src: &CudaSource, shape: [usize; 3], info: &DeviceInf
             max: info.max_shared_per_block as u64,
         });
     }
+    if let Some((d, blocks, max)) = src.uncovered(shape) {
+        return Err(Error::ResourceLimit {
+            what: format!(
+                "blocks along launch axis {} for {} (one point per thread, no loop; a \
+                 marching strategy such as zmarch takes this grid)",
+                ["x", "y", "z"][d],
+                src.name
+            ),
+            requested: blocks,
+            max,
+        });
+    }
     if !shape[0].is_multiple_of(src.x_multiple as usize) {
         return Err(Error::Misaligned {
             kernel: src.name.clone(),
