@@ -13,6 +13,8 @@ pub enum Physics {
     Heat,
     /// `p_tt = c² Δp + sources`.
     Wave,
+    /// Maxwell's equations on a 3-D Yee grid; the `[fdtd]` table describes the setup.
+    Fdtd,
 }
 
 /// Floating-point precision of the fields.
@@ -191,7 +193,7 @@ pub struct OutputSpec {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CaseSpec {
-    /// `heat` or `wave`.
+    /// `heat`, `wave` or `fdtd`.
     pub physics: Physics,
     /// `f32` or `f64` (default).
     #[serde(default)]
@@ -215,8 +217,13 @@ pub struct CaseSpec {
     /// Receivers.
     #[serde(default)]
     pub receivers: Vec<ReceiverSpec>,
-    /// Boundaries.
-    pub boundary: BoundarySpec,
+    /// Boundaries (heat and wave; required there, refused for fdtd, which sets them per
+    /// axis in `[fdtd]`).
+    #[serde(default)]
+    pub boundary: Option<BoundarySpec>,
+    /// The Maxwell setup (fdtd only).
+    #[serde(default)]
+    pub fdtd: Option<crate::fdtd::FdtdSpec>,
     /// Outputs.
     pub output: OutputSpec,
 }
@@ -258,11 +265,82 @@ impl Case {
             path: path.clone(),
             detail: e.to_string().trim_end().to_string(),
         })?;
-        Ok(Case {
+        let case = Case {
             spec,
             path,
             text: text.to_string(),
-        })
+        };
+        case.check_tables()?;
+        Ok(case)
+    }
+
+    /// Refuse tables that do not belong to the case's physics, and require the ones that do.
+    fn check_tables(&self) -> Result<()> {
+        let s = &self.spec;
+        let refuse = |detail: String| Error::Case {
+            path: self.path.clone(),
+            detail,
+        };
+        if s.physics != Physics::Fdtd {
+            if s.fdtd.is_some() {
+                return Err(refuse(format!(
+                    "[fdtd]{} is only for physics = \"fdtd\"; remove it",
+                    self.line_of("fdtd")
+                )));
+            }
+            if s.boundary.is_none() {
+                return Err(refuse(
+                    "missing field `boundary`; give e.g. boundary = \"periodic\"".into(),
+                ));
+            }
+            return Ok(());
+        }
+        if s.fdtd.is_none() {
+            return Err(refuse(
+                "missing table [fdtd]; an fdtd case needs it, e.g. [fdtd] with \
+                 boundary = [\"pec\", \"pec\", \"pec\"]"
+                    .into(),
+            ));
+        }
+        let wrong = [
+            (
+                "boundary",
+                s.boundary.is_some(),
+                "[fdtd] boundary (one per axis)",
+            ),
+            (
+                "material",
+                s.material != Material::default(),
+                "[[fdtd.materials]]",
+            ),
+            ("sources", !s.sources.is_empty(), "[[fdtd.sources]]"),
+            ("receivers", !s.receivers.is_empty(), "[[fdtd.probes]]"),
+            (
+                "initial",
+                s.initial != Initial::Zero,
+                "sources (fields start at zero)",
+            ),
+            (
+                "scheme",
+                s.scheme != SchemeSpec::default(),
+                "nothing (the Yee scheme is fixed)",
+            ),
+        ];
+        if let Some((key, _, instead)) = wrong.iter().find(|w| w.1) {
+            return Err(refuse(format!(
+                "`{key}`{} is for heat and wave cases; an fdtd case uses {instead} instead",
+                self.line_of(key)
+            )));
+        }
+        Ok(())
+    }
+
+    /// The `boundary` of a heat or wave case ([`Case::parse`] ensures it is given there).
+    pub fn boundary(&self) -> &BoundarySpec {
+        self.spec
+            .boundary
+            .as_ref()
+            .unwrap_or(&BoundarySpec::Dirichlet)
     }
 
     /// A path in the case, relative to the case file's directory.
@@ -287,7 +365,7 @@ impl Case {
         String::new()
     }
 
-    fn invalid(&self, key: &str, what: String) -> Error {
+    pub(crate) fn invalid(&self, key: &str, what: String) -> Error {
         let leaf = key.rsplit('.').next().unwrap_or(key);
         Error::Invalid(format!(
             "{}: {key}{}: {what}",
@@ -319,9 +397,13 @@ impl Case {
     }
 
     /// Check everything that can be checked before any work, `material_max` being the largest
-    /// κ or c (from the material fields). Returns the time-stepping plan.
+    /// κ or c (from the material fields). Returns the time-stepping plan. For an fdtd case
+    /// `material_max` is unused: its limit is the Yee Courant limit (see [`crate::fdtd::case`]).
     pub fn validate_with(&self, material_max: f64) -> Result<Plan> {
         let s = &self.spec;
+        if s.physics == Physics::Fdtd {
+            return crate::fdtd::case::plan(self);
+        }
         let dim = self.dim();
         if !(2..=3).contains(&dim) {
             return Err(self.invalid("grid.shape", format!("{dim} axes; give 2 or 3 sizes")));
@@ -359,7 +441,7 @@ impl Case {
                 heat_dt_limit(s.scheme.order, &s.grid.spacing, material_max)?,
                 format!("explicit Euler: dt·κ_max·λ_max ≤ 2 with κ_max = {material_max}, λ_max the largest eigenvalue of the order-{} Laplacian", s.scheme.order),
             ),
-            Physics::Wave => (
+            Physics::Wave | Physics::Fdtd => (
                 wave_dt_limit(s.scheme.order, &s.grid.spacing, material_max)?,
                 format!("leapfrog CFL: c_max·dt·sqrt(λ_max) ≤ 2 with c_max = {material_max}, order {}", s.scheme.order),
             ),
@@ -400,7 +482,7 @@ impl Case {
 
     fn validate_placement(&self, s: &CaseSpec) -> Result<()> {
         let dim = self.dim();
-        match (&s.boundary, s.physics) {
+        match (self.boundary(), s.physics) {
             (BoundarySpec::Cpml { .. }, Physics::Heat) => {
                 return Err(self.invalid(
                     "boundary",
@@ -470,7 +552,7 @@ impl Case {
             g.shape[a] = (g.shape[a] / factor).max(16);
             g.spacing[a] *= factor as f64;
         }
-        if let BoundarySpec::Cpml { thickness } = &mut self.spec.boundary {
+        if let Some(BoundarySpec::Cpml { thickness }) = &mut self.spec.boundary {
             *thickness = (*thickness / factor)
                 .max(5)
                 .min(g.shape.iter().min().copied().unwrap_or(16) / 3);

@@ -1,6 +1,6 @@
 //! Time-dependent solvers for fdlab: heat / diffusion and acoustic waves in 2-D and 3-D, run
 //! from TOML case files, with PNG/GIF/NPY/VTI outputs and atomic checkpoints; and a 3-D
-//! Maxwell FDTD solver on a Yee grid in [`fdtd`].
+//! Maxwell FDTD solver on a Yee grid in [`fdtd`], also run from case files (`physics = "fdtd"`).
 //!
 //! The physics (coefficients, stability limits, CPML profiles, sources) lives in
 //! [`physics`] as plain arrays; a backend implements [`Stepper`] over them. The CPU steppers

@@ -3,6 +3,7 @@
 use crate::case::{Case, Physics, PrecisionName};
 use crate::checkpoint::{self, Header};
 use crate::error::io_err;
+use crate::fdtd::FdtdCpu;
 use crate::output::{write_gif, write_npy, write_png, write_vti, ColorMap, Slice};
 use crate::setup::{prepare, Prepared, Setup};
 use crate::{Error, HeatCpu, Result, Stepper, WaveCpu};
@@ -96,10 +97,10 @@ fn planned_bytes(case: &Case, p: &Prepared, opts: &RunOptions) -> u64 {
     let outputs = p.plan.steps / o.every as u64 + 1;
     let per =
         (o.npy as u64) * 8 * cells + (o.vti as u64) * 16 * cells + (o.frames as u64) * 300_000;
-    let fields = if case.spec.physics == Physics::Wave {
-        8
-    } else {
-        1
+    let fields = match case.spec.physics {
+        Physics::Heat => 1,
+        Physics::Wave => 8,
+        Physics::Fdtd => 6,
     };
     let ckpt = if opts.checkpoint_every.is_some() {
         3 * fields * 8 * cells
@@ -136,6 +137,8 @@ pub fn cpu_stepper(p: &Prepared, precision: PrecisionName) -> Result<Box<dyn Ste
         (Setup::Heat(s), PrecisionName::F32) => Box::new(HeatCpu::<f32>::new(s)?),
         (Setup::Wave(s), PrecisionName::F64) => Box::new(WaveCpu::<f64>::new(s)?),
         (Setup::Wave(s), PrecisionName::F32) => Box::new(WaveCpu::<f32>::new(s)?),
+        (Setup::Fdtd(s), PrecisionName::F64) => Box::new(FdtdCpu::<f64>::new(s)?),
+        (Setup::Fdtd(s), PrecisionName::F32) => Box::new(FdtdCpu::<f32>::new(s)?),
     })
 }
 
@@ -371,7 +374,7 @@ impl Outputs {
                 });
                 (lo.min(0.0), hi.max(lo + 1e-30), ColorMap::Heat)
             }
-            Physics::Wave => {
+            Physics::Wave | Physics::Fdtd => {
                 // Clip at a fraction of the peak so that weak reflections stay visible.
                 let m = all.fold(0.0f64, |a, v| a.max(v.abs())) * 0.25;
                 let m = if m > 0.0 { m } else { 1.0 };
@@ -389,10 +392,10 @@ impl Outputs {
     ) -> Result<()> {
         let n = self.n();
         let h = &self.case.spec.grid.spacing;
-        let what = if self.case.spec.physics == Physics::Heat {
-            "temperature"
-        } else {
-            "pressure"
+        let what = match (self.case.spec.physics, &self.case.spec.fdtd) {
+            (Physics::Heat, _) => "temperature".to_string(),
+            (Physics::Fdtd, Some(f)) => format!("{:?}", f.plot.component()),
+            _ => "pressure".to_string(),
         };
         let title = format!("{what}, t = {:.4}", step as f64 * self.dt);
         write_png(
@@ -441,6 +444,9 @@ impl Outputs {
     }
 
     fn seismogram(&self, s: &dyn Stepper) -> Result<()> {
+        if self.case.spec.physics == Physics::Fdtd {
+            return crate::fdtd::write_probes(&self.case, &self.dir, self.dt, s.traces());
+        }
         let tr = s.traces();
         if tr.is_empty() || tr[0].is_empty() {
             return Ok(());

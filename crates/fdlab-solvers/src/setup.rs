@@ -22,6 +22,8 @@ pub enum Setup {
     Heat(HeatSetup),
     /// Wave equation.
     Wave(WaveSetup),
+    /// Maxwell FDTD.
+    Fdtd(crate::fdtd::FdtdSetup),
 }
 
 fn shape3(case: &Case) -> [usize; 3] {
@@ -124,6 +126,13 @@ pub fn prepare(case: &Case) -> Result<Prepared> {
     let (key, spec) = match s.physics {
         Physics::Heat => ("material.diffusivity", &s.material.diffusivity),
         Physics::Wave => ("material.velocity", &s.material.velocity),
+        Physics::Fdtd => {
+            let (plan, setup) = crate::fdtd::case::prepare(case)?;
+            return Ok(Prepared {
+                plan,
+                setup: Setup::Fdtd(setup),
+            });
+        }
     };
     let spec = spec.as_ref().ok_or_else(|| {
         Error::Invalid(format!(
@@ -152,12 +161,14 @@ pub fn prepare(case: &Case) -> Result<Prepared> {
             order: s.scheme.order,
             dt: plan.dt,
             kappa: mat,
-            periodic: s.boundary == BoundarySpec::Periodic,
+            periodic: *case.boundary() == BoundarySpec::Periodic,
             initial: init,
         }),
+        // Returned at the top of this function, before the material fields.
+        Physics::Fdtd => unreachable!("fdtd cases are prepared by fdtd::case::prepare"),
         Physics::Wave => {
             let f0 = s.sources.iter().map(|x| x.frequency).fold(0.0, f64::max);
-            let boundary = match s.boundary {
+            let boundary = match *case.boundary() {
                 BoundarySpec::Periodic => WaveBoundary::Periodic,
                 BoundarySpec::Dirichlet => WaveBoundary::Rigid,
                 BoundarySpec::Cpml { thickness } => WaveBoundary::Cpml {

@@ -7,6 +7,9 @@
 //! `cb = (Δt/ε)/(1 + σΔt/2ε)`. Each half step is one fused loop over the three components,
 //! parallel over z-planes.
 //!
+//! `fdlab run` takes these simulations from case files with `physics = "fdtd"` (see [`case`]
+//! for the `[fdtd]` table); [`FdtdCpu`] puts one behind the [`crate::Stepper`] interface.
+//!
 //! ```
 //! use fdlab_solvers::fdtd::{Boundary, Component, Fdtd, Grid, PointSource, Waveform};
 //! let grid = Grid::new([16, 16, 16], [0.1; 3], [Boundary::Pec; 3])?;
@@ -24,14 +27,20 @@
 //! # Ok::<(), fdlab_solvers::Error>(())
 //! ```
 
+pub mod case;
 mod grid;
+mod output;
 mod probe;
 mod source;
+mod stepper;
 mod update;
 
+pub use case::{FdtdSetup, FdtdSpec};
 pub use grid::{Boundary, Component, Fields, Grid};
+pub(crate) use output::write_probes;
 pub use probe::{energy, Probe};
 pub use source::{PointSource, Waveform};
+pub use stepper::FdtdCpu;
 
 use crate::{Error, Result};
 use fdlab_core::Scalar;
@@ -219,6 +228,36 @@ impl<T: Scalar> Fdtd<T> {
     /// Keep every array's length: the updates index them by the grid's shape.
     pub fn fields_mut(&mut self) -> &mut Fields<T> {
         &mut self.fields
+    }
+
+    /// Put back a saved state: `steps` taken, the fields, and each probe's samples (in the
+    /// order the probes were added, `steps` samples each). Used to resume from a checkpoint.
+    pub fn restore(&mut self, steps: u64, fields: Fields<T>, samples: Vec<Vec<f64>>) -> Result<()> {
+        let cells = self.grid.cells();
+        let ok = [
+            &fields.ex, &fields.ey, &fields.ez, &fields.hx, &fields.hy, &fields.hz,
+        ]
+        .iter()
+        .all(|v| v.len() == cells);
+        if !ok || samples.len() != self.probes.len() {
+            return Err(Error::Invalid(format!(
+                "FDTD state does not fit this simulation: it needs six fields of {cells} cells \
+                 and {} probe series",
+                self.probes.len()
+            )));
+        }
+        if let Some(s) = samples.iter().find(|s| s.len() as u64 != steps) {
+            return Err(Error::Invalid(format!(
+                "FDTD probe series has {} samples at step {steps}: it needs one per step",
+                s.len()
+            )));
+        }
+        for ((_, p), s) in self.probes.iter_mut().zip(samples) {
+            p.samples = s;
+        }
+        self.fields = fields;
+        self.steps = steps;
+        Ok(())
     }
 
     /// Relative permittivity per cell.

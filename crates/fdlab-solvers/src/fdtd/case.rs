@@ -1,0 +1,490 @@
+//! The `[fdtd]` table of a case file (`physics = "fdtd"`) and its validation into an
+//! [`FdtdSetup`] that [`super::FdtdCpu`] runs.
+//!
+//! Positions are physical coordinates (the grid spans `0 ..= n·d` per axis), so a case keeps
+//! its geometry when its grid is refined or coarsened. A source or probe uses the cell whose
+//! stored position of its component (see [`Component::offset`]) is nearest; a material box
+//! fills every cell whose centre lies in `lo ..= hi`.
+
+use super::{Boundary, Component, Grid, PointSource, Waveform};
+use crate::case::{Case, Plan};
+use crate::{Error, Result};
+use serde::{Deserialize, Serialize};
+
+/// What happens at both ends of one axis.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BoundaryName {
+    /// Perfect electric conductor walls.
+    Pec,
+    /// Wrap around.
+    Periodic,
+}
+
+/// A field component by name, `"ex"` … `"hz"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum ComponentName {
+    /// `E_x`.
+    #[default]
+    Ex,
+    /// `E_y`.
+    Ey,
+    /// `E_z`.
+    Ez,
+    /// `H_x`.
+    Hx,
+    /// `H_y`.
+    Hy,
+    /// `H_z`.
+    Hz,
+}
+
+impl ComponentName {
+    /// The core's component.
+    pub fn component(self) -> Component {
+        match self {
+            ComponentName::Ex => Component::Ex,
+            ComponentName::Ey => Component::Ey,
+            ComponentName::Ez => Component::Ez,
+            ComponentName::Hx => Component::Hx,
+            ComponentName::Hy => Component::Hy,
+            ComponentName::Hz => Component::Hz,
+        }
+    }
+}
+
+/// A source's waveform by name; its parameters are keys beside it (see [`Waveform`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WaveformName {
+    /// `exp(−((t − t0)/tau)²)`: needs `t0`, `tau`.
+    Gaussian,
+    /// `sin(2π f0 (t − t0))·exp(−((t − t0)/tau)²)`: needs `f0`, `t0`, `tau`.
+    ModulatedGaussian,
+    /// Ricker wavelet: needs `f0`; `t0` defaults to `1.5 / f0`.
+    Ricker,
+    /// `sin(2π f0 t)`: needs `f0`.
+    Sine,
+}
+
+/// `[[fdtd.materials]]`: a box of dielectric / conductor, later boxes overriding earlier ones.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MaterialBox {
+    /// Low corner, physical coordinates.
+    pub lo: Vec<f64>,
+    /// High corner, physical coordinates; cells whose centres lie in `lo ..= hi` are filled.
+    pub hi: Vec<f64>,
+    /// Relative permittivity (≥ 1; default 1).
+    #[serde(default = "one")]
+    pub eps_r: f64,
+    /// Conductivity (≥ 0; default 0).
+    #[serde(default)]
+    pub sigma: f64,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+/// `[[fdtd.sources]]`: a soft current source on one electric component.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SourceSpec {
+    /// `"ex"`, `"ey"` or `"ez"`.
+    pub component: ComponentName,
+    /// Position, physical coordinates.
+    pub position: Vec<f64>,
+    /// Time dependence.
+    pub waveform: WaveformName,
+    /// Frequency parameter of the waveform.
+    pub f0: Option<f64>,
+    /// Delay parameter of the waveform.
+    pub t0: Option<f64>,
+    /// Width parameter of the waveform.
+    pub tau: Option<f64>,
+    /// Current density scale (default 1).
+    #[serde(default = "one")]
+    pub amplitude: f64,
+}
+
+/// `[[fdtd.probes]]`: one component recorded at one point every step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProbeSpec {
+    /// Component recorded.
+    pub component: ComponentName,
+    /// Position, physical coordinates.
+    pub position: Vec<f64>,
+}
+
+/// `[fdtd]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FdtdSpec {
+    /// Boundary per axis, `[x, y, z]`.
+    pub boundary: Vec<BoundaryName>,
+    /// Material boxes (vacuum elsewhere).
+    #[serde(default)]
+    pub materials: Vec<MaterialBox>,
+    /// Sources.
+    #[serde(default)]
+    pub sources: Vec<SourceSpec>,
+    /// Probes; each writes `probe_N.npy`.
+    #[serde(default)]
+    pub probes: Vec<ProbeSpec>,
+    /// Component drawn and written by `[output]` (default `"ex"`).
+    #[serde(default)]
+    pub plot: ComponentName,
+}
+
+/// A material box in cells, `lo ..= hi` inclusive.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CellBox {
+    /// First cell per axis.
+    pub lo: [usize; 3],
+    /// Last cell per axis.
+    pub hi: [usize; 3],
+    /// Relative permittivity.
+    pub eps_r: f64,
+    /// Conductivity.
+    pub sigma: f64,
+}
+
+/// A validated fdtd case, ready for [`super::FdtdCpu::new`].
+#[derive(Debug, Clone)]
+pub struct FdtdSetup {
+    /// The Yee grid.
+    pub grid: Grid,
+    /// Time step.
+    pub dt: f64,
+    /// Material boxes, applied in order.
+    pub boxes: Vec<CellBox>,
+    /// Sources.
+    pub sources: Vec<PointSource>,
+    /// Probes: component and cell.
+    pub probes: Vec<(Component, [usize; 3])>,
+    /// Component that [`crate::Stepper::field`] returns.
+    pub plot: Component,
+}
+
+fn positive(v: f64) -> bool {
+    v > 0.0 && v.is_finite()
+}
+
+/// The `[fdtd]` table; [`Case::parse`] guarantees it exists for fdtd cases.
+fn spec(case: &Case) -> Result<&FdtdSpec> {
+    case.spec.fdtd.as_ref().ok_or_else(|| {
+        case.invalid(
+            "fdtd",
+            "missing table; give [fdtd] with boundary = [\"pec\", \"pec\", \"pec\"]".into(),
+        )
+    })
+}
+
+/// The grid of an fdtd case: 3 axes, sizes ≥ 2, positive spacings, 3 boundaries.
+fn grid(case: &Case) -> Result<Grid> {
+    let g = &case.spec.grid;
+    if g.shape.len() != 3 {
+        return Err(case.invalid(
+            "grid.shape",
+            format!(
+                "{} axes; fdtd cases are 3-D: give [nx, ny, nz]",
+                g.shape.len()
+            ),
+        ));
+    }
+    if g.spacing.len() != 3 {
+        return Err(case.invalid(
+            "grid.spacing",
+            format!("{} values; give 3, one per axis", g.spacing.len()),
+        ));
+    }
+    if g.shape.iter().any(|&n| n < 2) || !g.spacing.iter().all(|&h| positive(h)) {
+        return Err(case.invalid(
+            "grid",
+            "every axis needs at least 2 cells and a positive spacing".into(),
+        ));
+    }
+    let f = spec(case)?;
+    if f.boundary.len() != 3 {
+        return Err(case.invalid(
+            "fdtd.boundary",
+            format!(
+                "{} values; give one per axis, e.g. [\"pec\", \"pec\", \"periodic\"]",
+                f.boundary.len()
+            ),
+        ));
+    }
+    let b = |a: usize| match f.boundary[a] {
+        BoundaryName::Pec => Boundary::Pec,
+        BoundaryName::Periodic => Boundary::Periodic,
+    };
+    Grid::new(
+        [g.shape[0], g.shape[1], g.shape[2]],
+        [g.spacing[0], g.spacing[1], g.spacing[2]],
+        [b(0), b(1), b(2)],
+    )
+}
+
+/// Time step, steps and the Courant limit of an fdtd case.
+pub fn plan(case: &Case) -> Result<Plan> {
+    let grid = grid(case)?;
+    let t = &case.spec.time;
+    let limit = grid.dt_limit();
+    let dt = match (t.dt, t.cfl) {
+        (Some(dt), None) => dt,
+        (None, Some(c)) if c > 0.0 && c <= 1.0 => c * limit,
+        (None, Some(c)) => {
+            return Err(case.invalid(
+                "time.cfl",
+                format!("{c}: use 0 < cfl ≤ 1 (a fraction of the Courant limit {limit:e})"),
+            ))
+        }
+        _ => return Err(case.invalid("time", "give exactly one of dt and cfl".into())),
+    };
+    if !positive(dt) {
+        return Err(case.invalid("time.dt", format!("{dt}: must be positive")));
+    }
+    if dt > limit {
+        return Err(Error::Unstable {
+            dt,
+            limit,
+            why: format!(
+                "3-D Yee Courant limit 1/(c·sqrt(1/dx² + 1/dy² + 1/dz²)) with c = 1{}",
+                case.line_of("dt")
+            ),
+        });
+    }
+    if !positive(t.duration) {
+        return Err(case.invalid("time.duration", "must be positive".into()));
+    }
+    Ok(Plan {
+        dt,
+        limit,
+        steps: (t.duration / dt).round().max(1.0) as u64,
+        material_max: 1.0,
+    })
+}
+
+/// The cell storing `c` nearest to physical position `x`, if inside the grid.
+fn cell_of(grid: &Grid, c: Component, x: &[f64]) -> Option<[usize; 3]> {
+    if x.len() != 3 {
+        return None;
+    }
+    let o = c.offset();
+    let mut out = [0; 3];
+    for a in 0..3 {
+        let i = (x[a] / grid.spacing[a] - o[a]).round();
+        if !(i >= 0.0 && (i as usize) < grid.n[a]) {
+            return None;
+        }
+        out[a] = i as usize;
+    }
+    Some(out)
+}
+
+fn extent(grid: &Grid) -> [f64; 3] {
+    std::array::from_fn(|a| grid.n[a] as f64 * grid.spacing[a])
+}
+
+fn place(case: &Case, key: &str, grid: &Grid, c: Component, x: &[f64]) -> Result<[usize; 3]> {
+    cell_of(grid, c, x).ok_or_else(|| {
+        case.invalid(
+            key,
+            format!(
+                "{x:?} is outside the grid (or has not 3 coordinates); use 0 ..= {:?}",
+                extent(grid)
+            ),
+        )
+    })
+}
+
+fn cell_box(case: &Case, i: usize, grid: &Grid, m: &MaterialBox) -> Result<CellBox> {
+    let key = format!("fdtd.materials[{i}]");
+    if !(m.eps_r.is_finite() && m.eps_r >= 1.0) {
+        return Err(case.invalid(
+            &format!("{key}.eps_r"),
+            format!(
+                "{}: use a finite relative permittivity >= 1 (below 1 light would outrun the \
+                 Courant limit, which is computed for vacuum)",
+                m.eps_r
+            ),
+        ));
+    }
+    if !(m.sigma.is_finite() && m.sigma >= 0.0) {
+        return Err(case.invalid(
+            &format!("{key}.sigma"),
+            format!("{}: use a finite conductivity >= 0", m.sigma),
+        ));
+    }
+    let ext = extent(grid);
+    let tol = 1e-9;
+    let inside = m.lo.len() == 3
+        && m.hi.len() == 3
+        && (0..3).all(|a| m.lo[a] >= -tol * ext[a] && m.hi[a] <= ext[a] * (1.0 + tol));
+    if !inside {
+        return Err(case.invalid(
+            &format!("{key}.lo"),
+            format!(
+                "box {:?} ..= {:?} is outside the grid (or has not 3 coordinates per corner); \
+                 use corners in 0 ..= {ext:?}",
+                m.lo, m.hi
+            ),
+        ));
+    }
+    // Cells whose centres (i + ½)·d lie in lo ..= hi.
+    let mut lo = [0; 3];
+    let mut hi = [0; 3];
+    for a in 0..3 {
+        let d = grid.spacing[a];
+        let first = (m.lo[a] / d - 0.5).ceil().max(0.0);
+        let last = (m.hi[a] / d - 0.5).floor().min(grid.n[a] as f64 - 1.0);
+        if last < first {
+            return Err(case.invalid(
+                &format!("{key}.hi"),
+                format!(
+                    "box {:?} ..= {:?} holds no cell centre along axis {a}; make it at least \
+                     one cell ({d}) wide",
+                    m.lo, m.hi
+                ),
+            ));
+        }
+        (lo[a], hi[a]) = (first as usize, last as usize);
+    }
+    Ok(CellBox {
+        lo,
+        hi,
+        eps_r: m.eps_r,
+        sigma: m.sigma,
+    })
+}
+
+fn waveform(case: &Case, i: usize, s: &SourceSpec) -> Result<Waveform> {
+    let key = |k: &str| format!("fdtd.sources[{i}].{k}");
+    let need = |k: &str, v: Option<f64>| {
+        v.filter(|x| x.is_finite()).ok_or_else(|| {
+            case.invalid(
+                &key(k),
+                format!(
+                    "missing or not finite; the {:?} waveform needs it",
+                    s.waveform
+                ),
+            )
+        })
+    };
+    let pos = |k: &str, v: f64| {
+        if positive(v) {
+            Ok(v)
+        } else {
+            Err(case.invalid(&key(k), format!("{v}: must be positive")))
+        }
+    };
+    let unused = |k: &str, v: Option<f64>| match v {
+        Some(_) => Err(case.invalid(
+            &key(k),
+            format!("the {:?} waveform takes no {k}; remove it", s.waveform),
+        )),
+        None => Ok(()),
+    };
+    Ok(match s.waveform {
+        WaveformName::Gaussian => {
+            unused("f0", s.f0)?;
+            Waveform::Gaussian {
+                t0: need("t0", s.t0)?,
+                tau: pos("tau", need("tau", s.tau)?)?,
+            }
+        }
+        WaveformName::ModulatedGaussian => Waveform::ModulatedGaussian {
+            f0: pos("f0", need("f0", s.f0)?)?,
+            t0: need("t0", s.t0)?,
+            tau: pos("tau", need("tau", s.tau)?)?,
+        },
+        WaveformName::Ricker => {
+            unused("tau", s.tau)?;
+            let f0 = pos("f0", need("f0", s.f0)?)?;
+            Waveform::Ricker {
+                f0,
+                t0: s.t0.unwrap_or(1.5 / f0),
+            }
+        }
+        WaveformName::Sine => {
+            unused("t0", s.t0)?;
+            unused("tau", s.tau)?;
+            Waveform::Sine {
+                f0: pos("f0", need("f0", s.f0)?)?,
+            }
+        }
+    })
+}
+
+/// Validate an fdtd case completely (everything checked before step 1) and build its setup.
+pub fn prepare(case: &Case) -> Result<(Plan, FdtdSetup)> {
+    let plan = plan(case)?;
+    let grid = grid(case)?;
+    let f = spec(case)?;
+    let boxes = f
+        .materials
+        .iter()
+        .enumerate()
+        .map(|(i, m)| cell_box(case, i, &grid, m))
+        .collect::<Result<Vec<_>>>()?;
+    let mut sources = Vec::new();
+    for (i, s) in f.sources.iter().enumerate() {
+        let key = format!("fdtd.sources[{i}]");
+        let c = s.component.component();
+        if !c.is_electric() {
+            return Err(case.invalid(
+                &format!("{key}.component"),
+                format!("{:?}: sources drive \"ex\", \"ey\" or \"ez\"", s.component),
+            ));
+        }
+        let cell = place(case, &format!("{key}.position"), &grid, c, &s.position)?;
+        if grid.on_pec_wall(c, cell) {
+            return Err(case.invalid(
+                &format!("{key}.position"),
+                format!(
+                    "{:?} at {:?} lies on a PEC wall, where {c:?} is held at zero; move it \
+                     half a cell or more inside",
+                    s.component, s.position
+                ),
+            ));
+        }
+        if !s.amplitude.is_finite() {
+            return Err(case.invalid(&format!("{key}.amplitude"), "must be finite".into()));
+        }
+        sources.push(PointSource {
+            component: c,
+            cell,
+            waveform: waveform(case, i, s)?,
+            amplitude: s.amplitude,
+        });
+    }
+    let mut probes = Vec::new();
+    for (i, p) in f.probes.iter().enumerate() {
+        let c = p.component.component();
+        let key = format!("fdtd.probes[{i}].position");
+        probes.push((c, place(case, &key, &grid, c, &p.position)?));
+    }
+    let o = &case.spec.output;
+    if o.every == 0 {
+        return Err(case.invalid("output.every", "must be at least 1".into()));
+    }
+    if let Some(z) = o.slice {
+        if z >= grid.n[2] {
+            return Err(case.invalid("output.slice", format!("{z} is outside 0..{}", grid.n[2])));
+        }
+    }
+    Ok((
+        plan,
+        FdtdSetup {
+            grid,
+            dt: plan.dt,
+            boxes,
+            sources,
+            probes,
+            plot: f.plot.component(),
+        },
+    ))
+}

@@ -1,0 +1,150 @@
+//! [`FdtdCpu`]: the Yee stepper behind the [`Stepper`] interface, so that `fdlab run` drives
+//! fdtd cases with the same loop, outputs, progress bar and checkpoints as heat and wave.
+
+use super::{Fdtd, FdtdSetup, Fields};
+use crate::layout::{from_bytes, to_bytes};
+use crate::stepper::{first_non_finite, StatePart, Stepper};
+use crate::{Error, Result};
+use fdlab_core::Scalar;
+
+/// A case-file FDTD run on the CPU: the simulation, the plotted component and the probe
+/// series as [`Stepper::traces`] returns them.
+#[derive(Debug, Clone)]
+pub struct FdtdCpu<T: Scalar> {
+    sim: Fdtd<T>,
+    plot: super::Component,
+    traces: Vec<Vec<f64>>,
+}
+
+const NAMES: [&str; 6] = ["ex", "ey", "ez", "hx", "hy", "hz"];
+
+impl<T: Scalar> FdtdCpu<T> {
+    /// Build the simulation: medium boxes in order, then sources and probes.
+    pub fn new(s: &FdtdSetup) -> Result<Self> {
+        let mut sim = Fdtd::new(s.grid.clone(), s.dt)?;
+        for b in &s.boxes {
+            sim.fill_box(b.lo, b.hi, b.eps_r, b.sigma)?;
+        }
+        for src in &s.sources {
+            sim.add_source(*src)?;
+        }
+        for &(c, cell) in &s.probes {
+            sim.add_probe(c, cell)?;
+        }
+        Ok(FdtdCpu {
+            sim,
+            plot: s.plot,
+            traces: vec![Vec::new(); s.probes.len()],
+        })
+    }
+
+    /// The simulation.
+    pub fn sim(&self) -> &Fdtd<T> {
+        &self.sim
+    }
+
+    fn arrays(f: &Fields<T>) -> [&[T]; 6] {
+        [&f.ex, &f.ey, &f.ez, &f.hx, &f.hy, &f.hz]
+    }
+
+    /// The first non-finite value in any component, as (cell, value).
+    fn first_bad(&self) -> Option<([usize; 3], f64)> {
+        let n = self.sim.grid().n;
+        Self::arrays(self.sim.fields())
+            .iter()
+            .filter_map(|v| first_non_finite(v))
+            .min_by_key(|(i, _)| *i)
+            .map(|(i, v)| ([i % n[0], (i / n[0]) % n[1], i / (n[0] * n[1])], v))
+    }
+}
+
+impl<T: Scalar> Stepper for FdtdCpu<T> {
+    fn advance(&mut self, n: usize) -> Result<()> {
+        for _ in 0..n {
+            self.sim.step();
+        }
+        // Checked once per call (the run loop calls with at most 64 steps): a full scan per
+        // step would cost about as much as the step itself.
+        if let Some((cell, value)) = self.first_bad() {
+            return Err(Error::NonFinite {
+                step: self.sim.steps(),
+                cell,
+                value,
+            });
+        }
+        for (t, p) in self.traces.iter_mut().zip(self.sim.probes()) {
+            t.extend_from_slice(&p.samples[t.len()..]);
+        }
+        Ok(())
+    }
+
+    fn step(&self) -> u64 {
+        self.sim.steps()
+    }
+
+    fn field(&self) -> Vec<f64> {
+        self.sim
+            .fields()
+            .get(self.plot)
+            .iter()
+            .map(|v| v.as_f64())
+            .collect()
+    }
+
+    fn traces(&self) -> &[Vec<f64>] {
+        &self.traces
+    }
+
+    fn save_state(&self) -> Vec<StatePart> {
+        let mut parts: Vec<StatePart> = NAMES
+            .iter()
+            .zip(Self::arrays(self.sim.fields()))
+            .map(|(n, v)| (n.to_string(), to_bytes(v)))
+            .collect();
+        let tr: Vec<f64> = self.traces.iter().flatten().copied().collect();
+        parts.push(("probes".into(), to_bytes(&tr)));
+        parts
+    }
+
+    fn restore_state(&mut self, step: u64, parts: &[StatePart]) -> Result<()> {
+        fn get<U: Scalar>(parts: &[StatePart], name: &str, len: usize) -> Result<Vec<U>> {
+            parts
+                .iter()
+                .find(|(n, _)| n == name)
+                .and_then(|(_, b)| from_bytes(b, len))
+                .ok_or_else(|| {
+                    Error::Invalid(format!(
+                        "checkpoint state has no {name} of the expected size"
+                    ))
+                })
+        }
+        let cells = self.sim.grid().cells();
+        let fields = Fields {
+            ex: get(parts, "ex", cells)?,
+            ey: get(parts, "ey", cells)?,
+            ez: get(parts, "ez", cells)?,
+            hx: get(parts, "hx", cells)?,
+            hy: get(parts, "hy", cells)?,
+            hz: get(parts, "hz", cells)?,
+        };
+        let (np, ns) = (self.traces.len(), step as usize);
+        let tr: Vec<f64> = get(parts, "probes", np * ns)?;
+        let samples: Vec<Vec<f64>> = (0..np).map(|i| tr[i * ns..(i + 1) * ns].to_vec()).collect();
+        self.sim.restore(step, fields, samples.clone())?;
+        self.traces = samples;
+        Ok(())
+    }
+
+    fn cells(&self) -> usize {
+        self.sim.grid().cells()
+    }
+
+    fn bytes_per_step(&self) -> usize {
+        // Six components read and written, the two E coefficients read.
+        14 * self.cells() * std::mem::size_of::<T>()
+    }
+
+    fn backend(&self) -> &'static str {
+        "cpu"
+    }
+}
