@@ -557,6 +557,14 @@ impl Case {
                 .max(5)
                 .min(g.shape.iter().min().copied().unwrap_or(16) / 3);
         }
+        if let Some(f) = &mut self.spec.fdtd {
+            // Keep an FDTD CPML about as thick physically, within what the coarse axis allows.
+            for (a, b) in f.boundary.iter_mut().enumerate() {
+                if let (crate::fdtd::case::BoundaryName::Cpml(p), Some(&n)) = (b, g.shape.get(a)) {
+                    p.thickness = (p.thickness / factor).max(4).min(n.saturating_sub(1) / 2);
+                }
+            }
+        }
         if let Some(z) = &mut self.spec.output.slice {
             *z /= factor;
         }

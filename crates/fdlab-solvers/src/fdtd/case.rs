@@ -4,21 +4,52 @@
 //! Positions are physical coordinates (the grid spans `0 ..= n·d` per axis), so a case keeps
 //! its geometry when its grid is refined or coarsened. A source or probe uses the cell whose
 //! stored position of its component (see [`Component::offset`]) is nearest; a material box
-//! fills every cell whose centre lies in `lo ..= hi`.
+//! fills every cell whose centre lies in `lo ..= hi`. Sources and probes may not lie in a CPML
+//! layer.
 
-use super::{Boundary, Component, Grid, PointSource, Waveform};
+use super::{Boundary, Component, Cpml, Grid, PointSource, Waveform};
 use crate::case::{Case, Plan};
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 
 /// What happens at both ends of one axis.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum BoundaryName {
     /// Perfect electric conductor walls.
     Pec,
     /// Wrap around.
     Periodic,
+    /// `{ cpml = { thickness = N } }`: an absorbing layer of N cells inside the grid at both
+    /// ends, backed by PEC walls.
+    Cpml(CpmlSpec),
+}
+
+/// The parameters of `{ cpml = { … } }` (see [`Cpml`] for their meaning and defaults).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CpmlSpec {
+    /// Layer cells at each end (at least 4, fewer than half the axis).
+    pub thickness: usize,
+    /// Grading order of σ and κ, 1 to 6 (default 3).
+    pub order: Option<u32>,
+    /// κ at the wall, ≥ 1 (default 1).
+    pub kappa_max: Option<f64>,
+    /// α at the interface, ≥ 0 (default 0.05).
+    pub alpha_max: Option<f64>,
+}
+
+impl CpmlSpec {
+    /// The solver's parameters, defaults filled in.
+    pub fn cpml(&self) -> Cpml {
+        let d = Cpml::new(self.thickness);
+        Cpml {
+            thickness: self.thickness,
+            order: self.order.unwrap_or(d.order),
+            kappa_max: self.kappa_max.unwrap_or(d.kappa_max),
+            alpha_max: self.alpha_max.unwrap_or(d.alpha_max),
+        }
+    }
 }
 
 /// A field component by name, `"ex"` … `"hz"`.
@@ -123,7 +154,7 @@ pub struct ProbeSpec {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FdtdSpec {
-    /// Boundary per axis, `[x, y, z]`.
+    /// Boundary per axis, `[x, y, z]`: `"pec"`, `"periodic"` or `{ cpml = { thickness = N } }`.
     pub boundary: Vec<BoundaryName>,
     /// Material boxes (vacuum elsewhere).
     #[serde(default)]
@@ -220,7 +251,18 @@ fn grid(case: &Case) -> Result<Grid> {
     let b = |a: usize| match f.boundary[a] {
         BoundaryName::Pec => Boundary::Pec,
         BoundaryName::Periodic => Boundary::Periodic,
+        BoundaryName::Cpml(p) => Boundary::Cpml(p.cpml()),
     };
+    for a in 0..3 {
+        if let Boundary::Cpml(p) = b(a) {
+            // The grid's own check, re-worded to point at the case's key and line.
+            p.check(a, g.shape[a]).map_err(|e| {
+                let why = e.to_string();
+                let why = why.trim_start_matches("invalid case: FDTD CPML ");
+                case.invalid("fdtd.boundary", format!("[{a}].cpml: {why}"))
+            })?;
+        }
+    }
     Grid::new(
         [g.shape[0], g.shape[1], g.shape[2]],
         [g.spacing[0], g.spacing[1], g.spacing[2]],
@@ -299,6 +341,24 @@ fn place(case: &Case, key: &str, grid: &Grid, c: Component, x: &[f64]) -> Result
             ),
         )
     })
+}
+
+/// Refuse a source or probe in a CPML layer, where the fields are damped, not physical.
+fn outside_cpml(case: &Case, key: &str, grid: &Grid, cell: [usize; 3], x: &[f64]) -> Result<()> {
+    let Some(a) = grid.in_cpml(cell) else {
+        return Ok(());
+    };
+    let t = grid.boundary[a].cpml().map_or(0, |p| p.thickness);
+    let d = grid.spacing[a];
+    Err(case.invalid(
+        key,
+        format!(
+            "{x:?} lies inside the CPML along axis {a} (its {t} cells at each end absorb the \
+             field); move it into {} ..= {} on that axis or make the layer thinner",
+            t as f64 * d,
+            (grid.n[a] - t) as f64 * d
+        ),
+    ))
 }
 
 fn cell_box(case: &Case, i: usize, grid: &Grid, m: &MaterialBox) -> Result<CellBox> {
@@ -441,6 +501,7 @@ pub fn prepare(case: &Case) -> Result<(Plan, FdtdSetup)> {
             ));
         }
         let cell = place(case, &format!("{key}.position"), &grid, c, &s.position)?;
+        outside_cpml(case, &format!("{key}.position"), &grid, cell, &s.position)?;
         if grid.on_pec_wall(c, cell) {
             return Err(case.invalid(
                 &format!("{key}.position"),
@@ -465,7 +526,9 @@ pub fn prepare(case: &Case) -> Result<(Plan, FdtdSetup)> {
     for (i, p) in f.probes.iter().enumerate() {
         let c = p.component.component();
         let key = format!("fdtd.probes[{i}].position");
-        probes.push((c, place(case, &key, &grid, c, &p.position)?));
+        let cell = place(case, &key, &grid, c, &p.position)?;
+        outside_cpml(case, &key, &grid, cell, &p.position)?;
+        probes.push((c, cell));
     }
     let o = &case.spec.output;
     if o.every == 0 {

@@ -1,15 +1,34 @@
 //! The Yee grid: shape, spacing, boundaries, field components and their staggered positions.
 
+use super::cpml::Cpml;
 use crate::{Error, Result};
 use fdlab_core::Scalar;
 
 /// What happens at both ends of one axis.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Boundary {
     /// Perfect electric conductor walls at `0` and `n·d`: tangential E is zero there.
     Pec,
     /// The field wraps around with period `n·d`.
     Periodic,
+    /// An absorbing convolutional PML of `thickness` cells inside the grid at both ends, in
+    /// front of PEC walls at `0` and `n·d` (see [`Cpml`]).
+    Cpml(Cpml),
+}
+
+impl Boundary {
+    /// Whether the axis ends in PEC walls (a CPML is backed by them).
+    pub fn has_walls(self) -> bool {
+        !matches!(self, Boundary::Periodic)
+    }
+
+    /// The CPML parameters, if this is one.
+    pub fn cpml(self) -> Option<Cpml> {
+        match self {
+            Boundary::Cpml(p) => Some(p),
+            _ => None,
+        }
+    }
 }
 
 /// One of the six field components.
@@ -65,7 +84,8 @@ pub struct Grid {
 }
 
 impl Grid {
-    /// A checked grid: every size at least 1, every spacing positive and finite.
+    /// A checked grid: every size at least 1, every spacing positive and finite, CPML
+    /// parameters in range (see [`Cpml`]).
     pub fn new(n: [usize; 3], spacing: [f64; 3], boundary: [Boundary; 3]) -> Result<Self> {
         const AXES: [&str; 3] = ["x", "y", "z"];
         for a in 0..3 {
@@ -81,6 +101,9 @@ impl Grid {
                     "FDTD cell size along {} is {d}: use a positive finite spacing",
                     AXES[a]
                 )));
+            }
+            if let Some(p) = boundary[a].cpml() {
+                p.check(a, n[a])?;
             }
         }
         n[0].checked_mul(n[1])
@@ -122,13 +145,22 @@ impl Grid {
 
     /// Whether `component` at `cell` is tangential E on a PEC wall, where it is held at zero.
     pub fn on_pec_wall(&self, component: Component, cell: [usize; 3]) -> bool {
-        let wall = |a: usize| self.boundary[a] == Boundary::Pec && cell[a] == 0;
+        let wall = |a: usize| self.boundary[a].has_walls() && cell[a] == 0;
         match component {
             Component::Ex => wall(1) || wall(2),
             Component::Ey => wall(0) || wall(2),
             Component::Ez => wall(0) || wall(1),
             _ => false,
         }
+    }
+
+    /// The first axis along which `cell` lies in a CPML layer, if any.
+    pub fn in_cpml(&self, cell: [usize; 3]) -> Option<usize> {
+        (0..3).find(|&a| {
+            self.boundary[a]
+                .cpml()
+                .is_some_and(|p| cell[a] < p.thickness || cell[a] + p.thickness >= self.n[a])
+        })
     }
 
     /// Physical position of `component` stored at `cell`.

@@ -7,6 +7,10 @@
 //! `cb = (Δt/ε)/(1 + σΔt/2ε)`. Each half step is one fused loop over the three components,
 //! parallel over z-planes.
 //!
+//! An axis may end in a convolutional PML ([`Boundary::Cpml`], see [`Cpml`]) that absorbs
+//! outgoing waves: its memory variables live in arrays sized to the layers, updated by a pass
+//! over the layer cells after each fused half step.
+//!
 //! `fdlab run` takes these simulations from case files with `physics = "fdtd"` (see [`case`]
 //! for the `[fdtd]` table); [`FdtdCpu`] puts one behind the [`crate::Stepper`] interface.
 //!
@@ -26,8 +30,19 @@
 //! assert_eq!(sim.probe(p).len(), 100);
 //! # Ok::<(), fdlab_solvers::Error>(())
 //! ```
+//!
+//! Open space instead of a metal box: a CPML of 5 cells on every side.
+//!
+//! ```
+//! use fdlab_solvers::fdtd::{Boundary, Cpml, Fdtd, Grid};
+//! let grid = Grid::new([16, 16, 16], [0.1; 3], [Boundary::Cpml(Cpml::new(5)); 3])?;
+//! let sim = Fdtd::<f64>::new(grid, 0.5 * 0.1 / 3f64.sqrt())?;
+//! assert!(sim.grid().in_cpml([2, 8, 8]).is_some());
+//! # Ok::<(), fdlab_solvers::Error>(())
+//! ```
 
 pub mod case;
+mod cpml;
 mod grid;
 mod output;
 mod probe;
@@ -36,6 +51,7 @@ mod stepper;
 mod update;
 
 pub use case::{FdtdSetup, FdtdSpec};
+pub use cpml::Cpml;
 pub use grid::{Boundary, Component, Fields, Grid};
 pub(crate) use output::write_probes;
 pub use probe::{energy, Probe};
@@ -57,6 +73,8 @@ pub struct Fdtd<T: Scalar> {
     cb: Vec<T>,
     sources: Vec<(usize, PointSource)>,
     probes: Vec<(usize, Probe)>,
+    /// CPML memory variables, sized to the layers only (`None` without a CPML axis).
+    cpml: Option<cpml::Layers<T>>,
     steps: u64,
 }
 
@@ -75,6 +93,7 @@ impl<T: Scalar> Fdtd<T> {
             cb: Vec::new(),
             sources: Vec::new(),
             probes: Vec::new(),
+            cpml: cpml::Layers::new(&grid, dt),
             steps: 0,
             grid,
             dt,
@@ -155,8 +174,8 @@ impl<T: Scalar> Fdtd<T> {
         self.set_medium(eps, sig)
     }
 
-    /// Add a soft source; it must drive an electric component inside the grid and off the PEC
-    /// walls (tangential E there is held at zero).
+    /// Add a soft source; it must drive an electric component inside the grid, off the PEC
+    /// walls (tangential E there is held at zero) and outside any CPML layer.
     pub fn add_source(&mut self, s: PointSource) -> Result<()> {
         if !s.component.is_electric() {
             return Err(Error::Invalid(format!(
@@ -172,14 +191,16 @@ impl<T: Scalar> Fdtd<T> {
                 s.component, s.cell
             )));
         }
+        self.outside_cpml(s.cell, "FDTD source")?;
         self.sources.push((self.grid.index(s.cell), s));
         Ok(())
     }
 
     /// Add a probe recording `component` at `cell` every step; returns its number for
-    /// [`Fdtd::probe`].
+    /// [`Fdtd::probe`]. The cell must lie outside any CPML layer.
     pub fn add_probe(&mut self, component: Component, cell: [usize; 3]) -> Result<usize> {
         self.grid.check_cell(cell, "FDTD probe")?;
+        self.outside_cpml(cell, "FDTD probe")?;
         self.probes.push((
             self.grid.index(cell),
             Probe {
@@ -189,6 +210,20 @@ impl<T: Scalar> Fdtd<T> {
             },
         ));
         Ok(self.probes.len() - 1)
+    }
+
+    /// Refuse a cell inside a CPML layer, where the fields are not physical.
+    fn outside_cpml(&self, cell: [usize; 3], what: &str) -> Result<()> {
+        if let Some(a) = self.grid.in_cpml(cell) {
+            let t = self.grid.boundary[a].cpml().map_or(0, |p| p.thickness);
+            return Err(Error::Invalid(format!(
+                "{what} at cell {cell:?} lies inside the CPML along {} (its {t} cells at each \
+                 end absorb rather than carry the field): use index {t} ..= {} on that axis",
+                ["x", "y", "z"][a],
+                self.grid.n[a] - t - 1
+            )));
+        }
+        Ok(())
     }
 
     /// The samples of probe `id` so far.
@@ -232,6 +267,8 @@ impl<T: Scalar> Fdtd<T> {
 
     /// Put back a saved state: `steps` taken, the fields, and each probe's samples (in the
     /// order the probes were added, `steps` samples each). Used to resume from a checkpoint.
+    /// A CPML's memory variables start again from zero: put them back with
+    /// [`Fdtd::restore_cpml`].
     pub fn restore(&mut self, steps: u64, fields: Fields<T>, samples: Vec<Vec<f64>>) -> Result<()> {
         let cells = self.grid.cells();
         let ok = [
@@ -257,6 +294,31 @@ impl<T: Scalar> Fdtd<T> {
         }
         self.fields = fields;
         self.steps = steps;
+        if let Some(l) = &mut self.cpml {
+            l.clear();
+        }
+        Ok(())
+    }
+
+    /// The CPML memory variables ψ, flattened (empty without a CPML), to save with the fields.
+    pub fn cpml_state(&self) -> Vec<T> {
+        self.cpml.as_ref().map_or_else(Vec::new, |l| l.state())
+    }
+
+    /// Put back what [`Fdtd::cpml_state`] returned (after [`Fdtd::restore`], which zeroes ψ).
+    pub fn restore_cpml(&mut self, psi: &[T]) -> Result<()> {
+        let ok = match &mut self.cpml {
+            Some(l) => l.set_state(psi),
+            None => psi.is_empty(),
+        };
+        if !ok {
+            return Err(Error::Invalid(format!(
+                "FDTD CPML state has {} values, but this simulation's layers hold {}: restore \
+                 state saved from the same grid and boundaries",
+                psi.len(),
+                self.cpml_state().len()
+            )));
+        }
         Ok(())
     }
 
@@ -268,13 +330,26 @@ impl<T: Scalar> Fdtd<T> {
     /// One leapfrog step with the fused parallel loops.
     pub fn step(&mut self) {
         update::update_h(&self.grid, &mut self.fields, self.dt);
+        if let Some(l) = &mut self.cpml {
+            l.correct_h(&self.grid, &mut self.fields, self.dt);
+        }
         update::update_e(&self.grid, &mut self.fields, &self.ca, &self.cb);
+        if let Some(l) = &mut self.cpml {
+            l.correct_e(&self.grid, &mut self.fields, &self.cb);
+        }
         self.finish_step();
     }
 
     /// One step with the plain point-by-point reference update (slow; for checking [`Fdtd::step`]).
     pub fn step_reference(&mut self) {
-        update::reference_step(&self.grid, &mut self.fields, self.dt, &self.ca, &self.cb);
+        update::reference_step(
+            &self.grid,
+            &mut self.fields,
+            self.dt,
+            &self.ca,
+            &self.cb,
+            self.cpml.as_mut(),
+        );
         self.finish_step();
     }
 

@@ -103,6 +103,11 @@ impl<T: Scalar> Stepper for FdtdCpu<T> {
             .collect();
         let tr: Vec<f64> = self.traces.iter().flatten().copied().collect();
         parts.push(("probes".into(), to_bytes(&tr)));
+        // The CPML's memory variables are state too: without them a resumed run would differ.
+        let psi = self.sim.cpml_state();
+        if !psi.is_empty() {
+            parts.push(("cpml".into(), to_bytes(&psi)));
+        }
         parts
     }
 
@@ -131,6 +136,11 @@ impl<T: Scalar> Stepper for FdtdCpu<T> {
         let tr: Vec<f64> = get(parts, "probes", np * ns)?;
         let samples: Vec<Vec<f64>> = (0..np).map(|i| tr[i * ns..(i + 1) * ns].to_vec()).collect();
         self.sim.restore(step, fields, samples.clone())?;
+        let psi_len = self.sim.cpml_state().len();
+        if psi_len > 0 {
+            let psi: Vec<T> = get(parts, "cpml", psi_len)?;
+            self.sim.restore_cpml(&psi)?;
+        }
         self.traces = samples;
         Ok(())
     }

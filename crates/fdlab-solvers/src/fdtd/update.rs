@@ -1,8 +1,9 @@
 //! The leapfrog updates: a fused rayon loop over z-planes, and a plain reference.
 //!
 //! Neighbours past the last cell wrap on a periodic axis and read the wall (zero tangential E)
-//! on a PEC axis; tangential E on the wall at index 0 is set to zero after each E update.
+//! on a PEC or CPML axis (the CPML's own terms are a separate pass, see [`super::cpml`]); tangential E on the wall at index 0 is set to zero after each E update.
 
+use super::cpml::Layers;
 use super::grid::{Boundary, Fields, Grid};
 use fdlab_core::Scalar;
 use rayon::prelude::*;
@@ -85,7 +86,7 @@ pub(crate) fn update_e<T: Scalar>(g: &Grid, f: &mut Fields<T>, ca: &[T], cb: &[T
     let plane = nx * ny;
     let [ix, iy, iz] = g.spacing.map(|d| T::from_f64(1.0 / d));
     let (hx, hy, hz) = (&f.hx[..], &f.hy[..], &f.hz[..]);
-    let pec = [bx, by, bz].map(|b| b == Boundary::Pec);
+    let pec = [bx, by, bz].map(|b| b.has_walls());
     f.ex.par_chunks_mut(plane)
         .zip(f.ey.par_chunks_mut(plane))
         .zip(f.ez.par_chunks_mut(plane))
@@ -202,8 +203,16 @@ fn interior_e_row<T: Scalar>(row: RowE<'_, T>, e: [&mut [T]; 3]) {
 }
 
 /// The same step written point by point in f64 from the textbook Yee equations, into fresh
-/// arrays: the check on [`update_h`] and [`update_e`].
-pub(crate) fn reference_step<T: Scalar>(g: &Grid, f: &mut Fields<T>, dt: f64, ca: &[T], cb: &[T]) {
+/// arrays: the check on [`update_h`] and [`update_e`]. A CPML's layer pass is shared with the
+/// fast step (it is already a plain per-point loop).
+pub(crate) fn reference_step<T: Scalar>(
+    g: &Grid,
+    f: &mut Fields<T>,
+    dt: f64,
+    ca: &[T],
+    cb: &[T],
+    mut cpml: Option<&mut Layers<T>>,
+) {
     let n = g.n;
     let [dx, dy, dz] = g.spacing;
     // A field value at a possibly out-of-range cell: wrapped on a periodic axis, zero past a
@@ -213,7 +222,7 @@ pub(crate) fn reference_step<T: Scalar>(g: &Grid, f: &mut Fields<T>, dt: f64, ca
         for a in 0..3 {
             let na = n[a] as isize;
             if p[a] < 0 || p[a] >= na {
-                if g.boundary[a] == Boundary::Pec {
+                if g.boundary[a].has_walls() {
                     return 0.0;
                 }
                 p[a] = p[a].rem_euclid(na);
@@ -243,9 +252,12 @@ pub(crate) fn reference_step<T: Scalar>(g: &Grid, f: &mut Fields<T>, dt: f64, ca
         hz[c] = T::from_f64(f.hz[c].as_f64() - dt * curl_z);
     }
     (f.hx, f.hy, f.hz) = (hx, hy, hz);
+    if let Some(l) = cpml.as_deref_mut() {
+        l.correct_h(g, f, dt);
+    }
 
     let (mut ex, mut ey, mut ez) = (f.ex.clone(), f.ey.clone(), f.ez.clone());
-    let pec = g.boundary.map(|b| b == Boundary::Pec);
+    let pec = g.boundary.map(|b| b.has_walls());
     for [i, j, k] in cells() {
         let c = idx([i, j, k]);
         let curl_x = (at(&f.hz, i, j, k) - at(&f.hz, i, j - 1, k)) / dy
@@ -271,4 +283,7 @@ pub(crate) fn reference_step<T: Scalar>(g: &Grid, f: &mut Fields<T>, dt: f64, ca
         }
     }
     (f.ex, f.ey, f.ez) = (ex, ey, ez);
+    if let Some(l) = cpml {
+        l.correct_e(g, f, cb);
+    }
 }
