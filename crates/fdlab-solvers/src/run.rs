@@ -445,7 +445,13 @@ impl Outputs {
 
     fn seismogram(&self, s: &dyn Stepper) -> Result<()> {
         if self.case.spec.physics == Physics::Fdtd {
-            return crate::fdtd::write_probes(&self.case, &self.dir, self.dt, s.traces());
+            return crate::fdtd::write_probes(
+                &self.case,
+                &self.dir,
+                self.dt,
+                s.traces(),
+                s.spectra(),
+            );
         }
         let tr = s.traces();
         if tr.is_empty() || tr[0].is_empty() {

@@ -21,6 +21,10 @@ pub trait Stepper: Send {
     fn save_state(&self) -> Vec<StatePart>;
     /// Restore what [`Stepper::save_state`] wrote, at step `step`.
     fn restore_state(&mut self, step: u64, parts: &[StatePart]) -> Result<()>;
+    /// Running DFT monitors (fdtd only; none elsewhere).
+    fn spectra(&self) -> &[crate::fdtd::DftMonitor] {
+        &[]
+    }
     /// Grid points updated per step.
     fn cells(&self) -> usize;
     /// Minimum bytes moved per step (each field read once, each output written once).

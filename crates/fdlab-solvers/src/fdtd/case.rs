@@ -7,7 +7,7 @@
 //! fills every cell whose centre lies in `lo ..= hi`. Sources and probes may not lie in a CPML
 //! layer.
 
-use super::{Boundary, Component, Cpml, Grid, PointSource, Waveform};
+use super::{Boundary, Component, Cpml, Drude, Grid, MonitorSpec, PointSource, Waveform};
 use crate::case::{Case, Plan};
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
@@ -113,6 +113,20 @@ pub struct MaterialBox {
     /// Conductivity (≥ 0; default 0).
     #[serde(default)]
     pub sigma: f64,
+    /// A Drude term on top of `eps_r` (which is then ε∞).
+    pub drude: Option<DrudeSpec>,
+}
+
+/// `drude = { plasma_frequency = ωp, collision_frequency = γ }` in a material box:
+/// `ε(ω) = ε∞ − ωp²/(ω² + iγω)` (see [`Drude`]).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DrudeSpec {
+    /// `ωp` in radians per unit time (angular: `2π·f_p`), ≥ 0.
+    pub plasma_frequency: f64,
+    /// `γ` per unit time, ≥ 0 (default 0, lossless).
+    #[serde(default)]
+    pub collision_frequency: f64,
 }
 
 fn one() -> f64 {
@@ -150,6 +164,41 @@ pub struct ProbeSpec {
     pub position: Vec<f64>,
 }
 
+/// An axis by name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AxisName {
+    /// x.
+    X,
+    /// y.
+    Y,
+    /// z.
+    Z,
+}
+
+impl AxisName {
+    /// 0, 1 or 2.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// `[[fdtd.monitors]]`: a running DFT of some components on one grid plane (see
+/// [`super::DftMonitor`]); each writes `monitor_N.npy`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MonitorEntry {
+    /// The plane's normal, `"x"`, `"y"` or `"z"`.
+    pub axis: AxisName,
+    /// The plane's coordinate along `axis`, snapped to the nearest cell plane `i·d`.
+    pub position: f64,
+    /// Components (default: the two E components tangential to the plane).
+    #[serde(default)]
+    pub components: Vec<ComponentName>,
+    /// Frequencies (cycles per unit time); each must be resolvable by the run.
+    pub frequencies: Vec<f64>,
+}
+
 /// `[fdtd]`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -165,6 +214,9 @@ pub struct FdtdSpec {
     /// Probes; each writes `probe_N.npy`.
     #[serde(default)]
     pub probes: Vec<ProbeSpec>,
+    /// DFT monitors; each writes `monitor_N.npy`, described in `monitors.json`.
+    #[serde(default)]
+    pub monitors: Vec<MonitorEntry>,
     /// Component drawn and written by `[output]` (default `"ex"`).
     #[serde(default)]
     pub plot: ComponentName,
@@ -181,6 +233,8 @@ pub struct CellBox {
     pub eps_r: f64,
     /// Conductivity.
     pub sigma: f64,
+    /// Drude term, if dispersive.
+    pub drude: Option<Drude>,
 }
 
 /// A validated fdtd case, ready for [`super::FdtdCpu::new`].
@@ -196,6 +250,10 @@ pub struct FdtdSetup {
     pub sources: Vec<PointSource>,
     /// Probes: component and cell.
     pub probes: Vec<(Component, [usize; 3])>,
+    /// DFT monitors, checked against the run's duration.
+    pub monitors: Vec<MonitorSpec>,
+    /// The run's duration `steps·dt`, which the monitors were checked against.
+    pub duration: f64,
     /// Component that [`crate::Stepper::field`] returns.
     pub plot: Component,
 }
@@ -361,7 +419,7 @@ fn outside_cpml(case: &Case, key: &str, grid: &Grid, cell: [usize; 3], x: &[f64]
     ))
 }
 
-fn cell_box(case: &Case, i: usize, grid: &Grid, m: &MaterialBox) -> Result<CellBox> {
+fn cell_box(case: &Case, i: usize, grid: &Grid, dt: f64, m: &MaterialBox) -> Result<CellBox> {
     let key = format!("fdtd.materials[{i}]");
     if !(m.eps_r.is_finite() && m.eps_r >= 1.0) {
         return Err(case.invalid(
@@ -413,11 +471,41 @@ fn cell_box(case: &Case, i: usize, grid: &Grid, m: &MaterialBox) -> Result<CellB
         }
         (lo[a], hi[a]) = (first as usize, last as usize);
     }
+    let drude = m.drude.map(|d| Drude {
+        plasma_frequency: d.plasma_frequency,
+        collision_frequency: d.collision_frequency,
+    });
+    if let Some(d) = drude {
+        let ok = |v: f64| v.is_finite() && v >= 0.0;
+        if !ok(d.plasma_frequency) || !ok(d.collision_frequency) {
+            return Err(case.invalid(
+                &format!("{key}.drude"),
+                format!(
+                    "plasma_frequency {} and collision_frequency {}: use finite values >= 0",
+                    d.plasma_frequency, d.collision_frequency
+                ),
+            ));
+        }
+        let limit = super::drude_dt_limit(grid, d.plasma_frequency);
+        if dt > limit {
+            return Err(case.invalid(
+                &format!("{key}.drude.plasma_frequency"),
+                format!(
+                    "{} lowers the stable time step to 1/sqrt(1/dx² + 1/dy² + 1/dz² + ωp²/4) \
+                     = {limit:e}, below dt = {dt:e}: lower time.cfl (to at most {:.4}) or \
+                     time.dt",
+                    d.plasma_frequency,
+                    limit / grid.dt_limit()
+                ),
+            ));
+        }
+    }
     Ok(CellBox {
         lo,
         hi,
         eps_r: m.eps_r,
         sigma: m.sigma,
+        drude,
     })
 }
 
@@ -488,7 +576,7 @@ pub fn prepare(case: &Case) -> Result<(Plan, FdtdSetup)> {
         .materials
         .iter()
         .enumerate()
-        .map(|(i, m)| cell_box(case, i, &grid, m))
+        .map(|(i, m)| cell_box(case, i, &grid, plan.dt, m))
         .collect::<Result<Vec<_>>>()?;
     let mut sources = Vec::new();
     for (i, s) in f.sources.iter().enumerate() {
@@ -530,6 +618,35 @@ pub fn prepare(case: &Case) -> Result<(Plan, FdtdSetup)> {
         outside_cpml(case, &key, &grid, cell, &p.position)?;
         probes.push((c, cell));
     }
+    let duration = plan.steps as f64 * plan.dt;
+    let mut monitors = Vec::new();
+    for (i, m) in f.monitors.iter().enumerate() {
+        let key = format!("fdtd.monitors[{i}]");
+        let a = m.axis.index();
+        let (n, d) = (grid.n[a], grid.spacing[a]);
+        let idx = (m.position / d).round();
+        if !(idx >= 0.0 && idx < n as f64) {
+            return Err(case.invalid(
+                &format!("{key}.position"),
+                format!(
+                    "{} is outside the grid along {:?}: use 0 ..= {} (planes at i·{d})",
+                    m.position,
+                    m.axis,
+                    (n - 1) as f64 * d
+                ),
+            ));
+        }
+        let spec = MonitorSpec {
+            axis: a,
+            index: idx as usize,
+            components: m.components.iter().map(|c| c.component()).collect(),
+            frequencies: m.frequencies.clone(),
+        };
+        if let Some(why) = super::monitor::check(&grid, plan.dt, duration, &spec) {
+            return Err(case.invalid(&key, format!("monitor {i}: {why}")));
+        }
+        monitors.push(spec);
+    }
     let o = &case.spec.output;
     if o.every == 0 {
         return Err(case.invalid("output.every", "must be at least 1".into()));
@@ -547,6 +664,8 @@ pub fn prepare(case: &Case) -> Result<(Plan, FdtdSetup)> {
             boxes,
             sources,
             probes,
+            monitors,
+            duration,
             plot: f.plot.component(),
         },
     ))

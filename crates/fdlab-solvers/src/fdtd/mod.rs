@@ -7,6 +7,13 @@
 //! `cb = (Δt/ε)/(1 + σΔt/2ε)`. Each half step is one fused loop over the three components,
 //! parallel over z-planes.
 //!
+//! A material box may be a Drude medium ([`Fdtd::set_drude`], see [`Drude`]): its cells carry
+//! a polarization current advanced by an auxiliary differential equation in a separate pass
+//! over those cells only.
+//!
+//! Running DFT monitors ([`Fdtd::add_dft_monitor`], see [`DftMonitor`]) accumulate the
+//! spectrum of chosen components on a grid plane at chosen frequencies, step by step.
+//!
 //! An axis may end in a convolutional PML ([`Boundary::Cpml`], see [`Cpml`]) that absorbs
 //! outgoing waves: its memory variables live in arrays sized to the layers, updated by a pass
 //! over the layer cells after each fused half step.
@@ -43,7 +50,9 @@
 
 pub mod case;
 mod cpml;
+mod drude;
 mod grid;
+mod monitor;
 mod output;
 mod probe;
 mod source;
@@ -52,7 +61,9 @@ mod update;
 
 pub use case::{FdtdSetup, FdtdSpec};
 pub use cpml::Cpml;
+pub use drude::{dt_limit as drude_dt_limit, Drude};
 pub use grid::{Boundary, Component, Fields, Grid};
+pub use monitor::{plane_axes, tangential_e, DftMonitor, MonitorSpec, MIN_CELLS_PER_WAVELENGTH};
 pub(crate) use output::write_probes;
 pub use probe::{energy, Probe};
 pub use source::{PointSource, Waveform};
@@ -73,6 +84,9 @@ pub struct Fdtd<T: Scalar> {
     cb: Vec<T>,
     sources: Vec<(usize, PointSource)>,
     probes: Vec<(usize, Probe)>,
+    monitors: Vec<DftMonitor>,
+    /// Drude cells and their polarization currents (empty: no dispersion, no extra pass).
+    drude: drude::Cells,
     /// CPML memory variables, sized to the layers only (`None` without a CPML axis).
     cpml: Option<cpml::Layers<T>>,
     steps: u64,
@@ -93,6 +107,8 @@ impl<T: Scalar> Fdtd<T> {
             cb: Vec::new(),
             sources: Vec::new(),
             probes: Vec::new(),
+            monitors: Vec::new(),
+            drude: drude::Cells::default(),
             cpml: cpml::Layers::new(&grid, dt),
             steps: 0,
             grid,
@@ -146,7 +162,7 @@ impl<T: Scalar> Fdtd<T> {
     }
 
     /// Give the cells `lo ..= hi` (inclusive, per axis) permittivity `eps_r` and conductivity
-    /// `sigma`, keeping the rest of the medium.
+    /// `sigma`, keeping the rest of the medium. Any Drude term of those cells is dropped.
     pub fn fill_box(
         &mut self,
         lo: [usize; 3],
@@ -171,7 +187,64 @@ impl<T: Scalar> Fdtd<T> {
                 }
             }
         }
-        self.set_medium(eps, sig)
+        self.set_medium(eps, sig)?;
+        self.drude.clear_box(&self.grid, lo, hi);
+        Ok(())
+    }
+
+    /// Make the cells `lo ..= hi` a Drude medium (see [`Drude`]) on top of the `ε_r` (= ε∞) and
+    /// `σ` that [`Fdtd::fill_box`] gave them; call it after `fill_box` on the same box. Refuses
+    /// a `dt` above [`drude_dt_limit`], which the plasma frequency lowers below the Courant
+    /// limit.
+    pub fn set_drude(&mut self, lo: [usize; 3], hi: [usize; 3], d: Drude) -> Result<()> {
+        self.grid.check_cell(lo, "Drude box corner")?;
+        self.grid.check_cell(hi, "Drude box corner")?;
+        if (0..3).any(|a| lo[a] > hi[a]) {
+            return Err(Error::Invalid(format!(
+                "FDTD Drude box {lo:?}..={hi:?} is empty: give lo <= hi on every axis"
+            )));
+        }
+        d.check()?;
+        let limit = drude::dt_limit(&self.grid, d.plasma_frequency);
+        if self.dt > limit {
+            return Err(Error::Unstable {
+                dt: self.dt,
+                limit,
+                why: format!(
+                    "Yee Courant limit with a Drude plasma frequency {}: \
+                     1/sqrt(1/dx² + 1/dy² + 1/dz² + ωp²/4); lower the time step (or cfl)",
+                    d.plasma_frequency
+                ),
+            });
+        }
+        self.drude.clear_box(&self.grid, lo, hi);
+        self.drude.add_box(&self.grid, lo, hi, d, self.dt);
+        Ok(())
+    }
+
+    /// The Drude carriers' kinetic energy `½ Σ |J|²/ωp² · ΔV` (0 without Drude cells): with
+    /// [`Fdtd::energy`] the total that a lossless run keeps bounded.
+    pub fn drude_energy(&self) -> f64 {
+        self.drude.energy(&self.grid, self.dt)
+    }
+
+    /// The Drude polarization currents, flattened (empty without Drude cells), to save with
+    /// the fields.
+    pub fn drude_state(&self) -> Vec<f64> {
+        self.drude.state()
+    }
+
+    /// Put back what [`Fdtd::drude_state`] returned (after [`Fdtd::restore`], which zeroes J).
+    pub fn restore_drude(&mut self, j: &[f64]) -> Result<()> {
+        if !self.drude.set_state(j) {
+            return Err(Error::Invalid(format!(
+                "FDTD Drude state has {} values, but this simulation's dispersive cells hold {}: \
+                 restore state saved from the same materials",
+                j.len(),
+                self.drude.len()
+            )));
+        }
+        Ok(())
     }
 
     /// Add a soft source; it must drive an electric component inside the grid, off the PEC
@@ -210,6 +283,62 @@ impl<T: Scalar> Fdtd<T> {
             },
         ));
         Ok(self.probes.len() - 1)
+    }
+
+    /// Add a running DFT monitor on a grid plane (see [`DftMonitor`]); returns its number for
+    /// [`Fdtd::monitor`]. `duration` is the time the run will cover: a frequency whose period
+    /// is longer cannot be resolved, nor one above the Nyquist limit `1/(2Δt)` or with fewer
+    /// than [`MIN_CELLS_PER_WAVELENGTH`] cells per wavelength; each is refused here, before
+    /// step 1. Accumulation starts at the next step.
+    pub fn add_dft_monitor(&mut self, spec: MonitorSpec, duration: f64) -> Result<usize> {
+        let id = self.monitors.len();
+        if let Some(why) = monitor::check(&self.grid, self.dt, duration, &spec) {
+            return Err(Error::Invalid(format!("FDTD DFT monitor {id}: {why}")));
+        }
+        self.monitors.push(DftMonitor::new(&self.grid, spec));
+        Ok(id)
+    }
+
+    /// The spectra of monitor `id` so far.
+    ///
+    /// Panics if `id` was not returned by [`Fdtd::add_dft_monitor`] on this simulation.
+    pub fn monitor(&self, id: usize) -> &DftMonitor {
+        &self.monitors[id]
+    }
+
+    /// All DFT monitors, in the order they were added.
+    pub fn monitors(&self) -> &[DftMonitor] {
+        &self.monitors
+    }
+
+    /// Every monitor's accumulators (re then im, monitor by monitor), to save with the fields.
+    pub fn dft_state(&self) -> Vec<f64> {
+        let mut v = Vec::new();
+        for m in &self.monitors {
+            v.extend_from_slice(&m.re);
+            v.extend_from_slice(&m.im);
+        }
+        v
+    }
+
+    /// Put back what [`Fdtd::dft_state`] returned (after [`Fdtd::restore`], which zeroes them).
+    pub fn restore_dft(&mut self, state: &[f64]) -> Result<()> {
+        let need: usize = self.monitors.iter().map(|m| 2 * m.len()).sum();
+        if state.len() != need {
+            return Err(Error::Invalid(format!(
+                "FDTD DFT state has {} values, but this simulation's monitors hold {need}: \
+                 restore state saved with the same monitors",
+                state.len()
+            )));
+        }
+        let mut rest = state;
+        for m in &mut self.monitors {
+            let n = m.len();
+            m.re.copy_from_slice(&rest[..n]);
+            m.im.copy_from_slice(&rest[n..2 * n]);
+            rest = &rest[2 * n..];
+        }
+        Ok(())
     }
 
     /// Refuse a cell inside a CPML layer, where the fields are not physical.
@@ -267,8 +396,9 @@ impl<T: Scalar> Fdtd<T> {
 
     /// Put back a saved state: `steps` taken, the fields, and each probe's samples (in the
     /// order the probes were added, `steps` samples each). Used to resume from a checkpoint.
-    /// A CPML's memory variables start again from zero: put them back with
-    /// [`Fdtd::restore_cpml`].
+    /// A CPML's memory variables, the DFT monitors' spectra and the Drude currents start again
+    /// from zero: put them back with [`Fdtd::restore_cpml`], [`Fdtd::restore_dft`] and
+    /// [`Fdtd::restore_drude`].
     pub fn restore(&mut self, steps: u64, fields: Fields<T>, samples: Vec<Vec<f64>>) -> Result<()> {
         let cells = self.grid.cells();
         let ok = [
@@ -297,6 +427,10 @@ impl<T: Scalar> Fdtd<T> {
         if let Some(l) = &mut self.cpml {
             l.clear();
         }
+        for m in &mut self.monitors {
+            m.clear();
+        }
+        self.drude.clear();
         Ok(())
     }
 
@@ -329,6 +463,7 @@ impl<T: Scalar> Fdtd<T> {
 
     /// One leapfrog step with the fused parallel loops.
     pub fn step(&mut self) {
+        self.advance_drude();
         update::update_h(&self.grid, &mut self.fields, self.dt);
         if let Some(l) = &mut self.cpml {
             l.correct_h(&self.grid, &mut self.fields, self.dt);
@@ -337,11 +472,13 @@ impl<T: Scalar> Fdtd<T> {
         if let Some(l) = &mut self.cpml {
             l.correct_e(&self.grid, &mut self.fields, &self.cb);
         }
+        self.apply_drude();
         self.finish_step();
     }
 
     /// One step with the plain point-by-point reference update (slow; for checking [`Fdtd::step`]).
     pub fn step_reference(&mut self) {
+        self.advance_drude();
         update::reference_step(
             &self.grid,
             &mut self.fields,
@@ -350,7 +487,22 @@ impl<T: Scalar> Fdtd<T> {
             &self.cb,
             self.cpml.as_mut(),
         );
+        self.apply_drude();
         self.finish_step();
+    }
+
+    /// `J^{n+½}` from `E^n`; before the E update (E is not touched by the H update).
+    fn advance_drude(&mut self) {
+        if !self.drude.is_empty() {
+            self.drude.advance_j(&self.fields);
+        }
+    }
+
+    /// `E^{n+1} −= cb·J^{n+½}` in the dispersive cells, after the E update and its CPML terms.
+    fn apply_drude(&mut self) {
+        if !self.drude.is_empty() {
+            self.drude.apply(&mut self.fields, &self.cb);
+        }
     }
 
     /// `steps` calls of [`Fdtd::step`].
@@ -360,7 +512,7 @@ impl<T: Scalar> Fdtd<T> {
         }
     }
 
-    /// Sources at the E update's mid time `(n + ½)·Δt`, then the probes.
+    /// Sources at the E update's mid time `(n + ½)·Δt`, then the probes and DFT monitors.
     fn finish_step(&mut self) {
         let t = (self.steps as f64 + 0.5) * self.dt;
         for (c, s) in &self.sources {
@@ -371,6 +523,9 @@ impl<T: Scalar> Fdtd<T> {
         self.steps += 1;
         for (c, p) in &mut self.probes {
             p.samples.push(self.fields.get(p.component)[*c].as_f64());
+        }
+        for m in &mut self.monitors {
+            m.accumulate(&self.fields, self.steps, self.dt);
         }
     }
 

@@ -1,6 +1,8 @@
 //! What an fdtd case run writes besides the field pictures: one `.npy` time series per probe
-//! and `probes.json`, which says what each series is.
+//! and `probes.json`, which says what each series is; one `.npy` of spectra per DFT monitor and
+//! `monitors.json`.
 
+use super::{plane_axes, DftMonitor, Grid};
 use crate::case::Case;
 use crate::error::io_err;
 use crate::output::write_npy;
@@ -11,7 +13,13 @@ use std::path::Path;
 ///
 /// Sample `s` of an electric component is at time `(s + 1)·dt`, of a magnetic one at
 /// `(s + ½)·dt` (H lags E by half a step); `probes.json` gives each series' first time.
-pub(crate) fn write_probes(case: &Case, dir: &Path, dt: f64, traces: &[Vec<f64>]) -> Result<()> {
+pub(crate) fn write_probes(
+    case: &Case,
+    dir: &Path,
+    dt: f64,
+    traces: &[Vec<f64>],
+    monitors: &[DftMonitor],
+) -> Result<()> {
     let (_, setup) = super::case::prepare(case)?;
     let mut list = Vec::new();
     for (i, ((c, cell), tr)) in setup.probes.iter().zip(traces).enumerate() {
@@ -29,6 +37,51 @@ pub(crate) fn write_probes(case: &Case, dir: &Path, dt: f64, traces: &[Vec<f64>]
     }
     let json = serde_json::json!({ "dt": dt, "probes": list });
     let path = dir.join("probes.json");
+    let text = serde_json::to_string_pretty(&json).unwrap_or_default() + "\n";
+    std::fs::write(&path, text).map_err(io_err(&path))?;
+    write_monitors(dir, dt, &setup.grid, monitors)
+}
+
+/// Write `monitor_N.npy`, shape `[frequencies, components, 2, n_a, n_b]` (re then im; the
+/// in-plane axes as [`plane_axes`] orders them, the lower axis last), and `monitors.json`.
+fn write_monitors(dir: &Path, dt: f64, grid: &Grid, monitors: &[DftMonitor]) -> Result<()> {
+    if monitors.is_empty() {
+        return Ok(());
+    }
+    const AXES: [&str; 3] = ["x", "y", "z"];
+    let mut list = Vec::new();
+    for (i, m) in monitors.iter().enumerate() {
+        let (nf, nc) = (m.spec.frequencies.len(), m.spec.components.len());
+        let np = m.shape[0] * m.shape[1];
+        let mut data = Vec::with_capacity(2 * m.len());
+        for block in 0..nf * nc {
+            let r = block * np..(block + 1) * np;
+            data.extend_from_slice(&m.re[r.clone()]);
+            data.extend_from_slice(&m.im[r]);
+        }
+        let file = format!("monitor_{i}.npy");
+        let shape = [nf, nc, 2, m.shape[0], m.shape[1]];
+        write_npy(&dir.join(&file), &shape, &data)?;
+        let [a, b] = plane_axes(m.spec.axis);
+        list.push(serde_json::json!({
+            "file": file,
+            "shape": shape,
+            "layout": ["frequency", "component", "re_im", AXES[a], AXES[b]],
+            "axis": AXES[m.spec.axis],
+            "index": m.spec.index,
+            "position": m.spec.index as f64 * grid.spacing[m.spec.axis],
+            "components": m.spec.components.iter()
+                .map(|c| format!("{c:?}").to_lowercase()).collect::<Vec<_>>(),
+            "frequencies": m.spec.frequencies,
+        }));
+    }
+    let json = serde_json::json!({
+        "dt": dt,
+        "transform": "F(f) = sum over steps of field(t)·exp(−i2πf·t)·dt; E at t = n·dt, \
+                      H at (n − ½)·dt",
+        "monitors": list,
+    });
+    let path = dir.join("monitors.json");
     let text = serde_json::to_string_pretty(&json).unwrap_or_default() + "\n";
     std::fs::write(&path, text).map_err(io_err(&path))
 }

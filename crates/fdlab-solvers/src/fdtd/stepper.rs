@@ -24,12 +24,18 @@ impl<T: Scalar> FdtdCpu<T> {
         let mut sim = Fdtd::new(s.grid.clone(), s.dt)?;
         for b in &s.boxes {
             sim.fill_box(b.lo, b.hi, b.eps_r, b.sigma)?;
+            if let Some(d) = b.drude {
+                sim.set_drude(b.lo, b.hi, d)?;
+            }
         }
         for src in &s.sources {
             sim.add_source(*src)?;
         }
         for &(c, cell) in &s.probes {
             sim.add_probe(c, cell)?;
+        }
+        for m in &s.monitors {
+            sim.add_dft_monitor(m.clone(), s.duration)?;
         }
         Ok(FdtdCpu {
             sim,
@@ -108,6 +114,15 @@ impl<T: Scalar> Stepper for FdtdCpu<T> {
         if !psi.is_empty() {
             parts.push(("cpml".into(), to_bytes(&psi)));
         }
+        // So are the Drude currents and the DFT accumulators: a resumed run must sum the same terms onto them.
+        let j = self.sim.drude_state();
+        if !j.is_empty() {
+            parts.push(("drude".into(), to_bytes(&j)));
+        }
+        let dft = self.sim.dft_state();
+        if !dft.is_empty() {
+            parts.push(("dft".into(), to_bytes(&dft)));
+        }
         parts
     }
 
@@ -141,8 +156,22 @@ impl<T: Scalar> Stepper for FdtdCpu<T> {
             let psi: Vec<T> = get(parts, "cpml", psi_len)?;
             self.sim.restore_cpml(&psi)?;
         }
+        let j_len = self.sim.drude_state().len();
+        if j_len > 0 {
+            let j: Vec<f64> = get(parts, "drude", j_len)?;
+            self.sim.restore_drude(&j)?;
+        }
+        let dft_len = self.sim.dft_state().len();
+        if dft_len > 0 {
+            let dft: Vec<f64> = get(parts, "dft", dft_len)?;
+            self.sim.restore_dft(&dft)?;
+        }
         self.traces = samples;
         Ok(())
+    }
+
+    fn spectra(&self) -> &[super::DftMonitor] {
+        self.sim.monitors()
     }
 
     fn cells(&self) -> usize {
