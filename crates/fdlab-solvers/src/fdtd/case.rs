@@ -7,7 +7,9 @@
 //! fills every cell whose centre lies in `lo ..= hi`. Sources and probes may not lie in a CPML
 //! layer.
 
-use super::{Boundary, Component, Cpml, Drude, Grid, MonitorSpec, PointSource, Waveform};
+use super::{
+    Boundary, Component, Cpml, Debye, Drude, Grid, Lorentz, MonitorSpec, PointSource, Waveform,
+};
 use crate::case::{Case, Plan};
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
@@ -115,6 +117,35 @@ pub struct MaterialBox {
     pub sigma: f64,
     /// A Drude term on top of `eps_r` (which is then ε∞).
     pub drude: Option<DrudeSpec>,
+    /// A one-pole Lorentz term on top of `eps_r` (which is then ε∞); at most one model a box.
+    pub lorentz: Option<LorentzSpec>,
+    /// A one-pole Debye term on top of `eps_r` (which is then ε∞); at most one model a box.
+    pub debye: Option<DebyeSpec>,
+}
+
+/// `lorentz = { delta_eps = Δε, resonance_frequency = ω0, damping = δ }` in a material box:
+/// `ε(ω) = ε∞ + Δε ω0²/(ω0² − ω² − 2iδω)` (see [`Lorentz`]).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LorentzSpec {
+    /// `Δε` ≥ 0.
+    pub delta_eps: f64,
+    /// `ω0` in radians per unit time (angular: `2π·f0`), > 0.
+    pub resonance_frequency: f64,
+    /// `δ` per unit time, ≥ 0 (default 0, lossless).
+    #[serde(default)]
+    pub damping: f64,
+}
+
+/// `debye = { delta_eps = Δε, relaxation_time = τ }` in a material box:
+/// `ε(ω) = ε∞ + Δε/(1 − iωτ)` (see [`Debye`]).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DebyeSpec {
+    /// `Δε` ≥ 0.
+    pub delta_eps: f64,
+    /// `τ` > 0.
+    pub relaxation_time: f64,
 }
 
 /// `drude = { plasma_frequency = ωp, collision_frequency = γ }` in a material box:
@@ -235,6 +266,10 @@ pub struct CellBox {
     pub sigma: f64,
     /// Drude term, if dispersive.
     pub drude: Option<Drude>,
+    /// Lorentz term, if dispersive (at most one of the three models is set).
+    pub lorentz: Option<Lorentz>,
+    /// Debye term, if dispersive.
+    pub debye: Option<Debye>,
 }
 
 /// A validated fdtd case, ready for [`super::FdtdCpu::new`].
@@ -500,12 +535,67 @@ fn cell_box(case: &Case, i: usize, grid: &Grid, dt: f64, m: &MaterialBox) -> Res
             ));
         }
     }
+    let models = [
+        m.drude.map(|_| "drude"),
+        m.lorentz.map(|_| "lorentz"),
+        m.debye.map(|_| "debye"),
+    ];
+    let given: Vec<&str> = models.iter().flatten().copied().collect();
+    if given.len() > 1 {
+        return Err(case.invalid(
+            &format!("{key}.{}", given[1]),
+            format!(
+                "a box takes at most one dispersion model, but this one has {}: split it into \
+                 separate boxes or keep one model",
+                given.join(" and ")
+            ),
+        ));
+    }
+    let lorentz = m.lorentz.map(|l| Lorentz {
+        delta_eps: l.delta_eps,
+        resonance_frequency: l.resonance_frequency,
+        damping: l.damping,
+    });
+    if let Some(l) = &lorentz {
+        if let Some((k, v, want)) = super::dispersion::bad_lorentz(l) {
+            return Err(case.invalid(
+                &format!("{key}.lorentz.{k}"),
+                format!("{v}: use a finite value {want}"),
+            ));
+        }
+        let limit = super::lorentz_dt_limit(grid, l);
+        if dt > limit {
+            return Err(case.invalid(
+                &format!("{key}.lorentz.resonance_frequency"),
+                format!(
+                    "{} (with delta_eps {}) lowers the stable time step to \
+                     1/sqrt(1/dx² + 1/dy² + 1/dz² + ω0²(1 + Δε)/4) = {limit:e}, below \
+                     dt = {dt:e}: lower time.cfl (to at most {:.4}) or time.dt",
+                    l.resonance_frequency,
+                    l.delta_eps,
+                    limit / grid.dt_limit()
+                ),
+            ));
+        }
+    }
+    let debye = m.debye.map(|d| Debye {
+        delta_eps: d.delta_eps,
+        relaxation_time: d.relaxation_time,
+    });
+    if let Some((k, v, want)) = debye.as_ref().and_then(super::dispersion::bad_debye) {
+        return Err(case.invalid(
+            &format!("{key}.debye.{k}"),
+            format!("{v}: use a finite value {want}"),
+        ));
+    }
     Ok(CellBox {
         lo,
         hi,
         eps_r: m.eps_r,
         sigma: m.sigma,
         drude,
+        lorentz,
+        debye,
     })
 }
 

@@ -9,7 +9,9 @@
 //!
 //! A material box may be a Drude medium ([`Fdtd::set_drude`], see [`Drude`]): its cells carry
 //! a polarization current advanced by an auxiliary differential equation in a separate pass
-//! over those cells only.
+//! over those cells only. A box may instead be a one-pole Lorentz or Debye medium
+//! ([`Fdtd::set_lorentz`], [`Fdtd::set_debye`], see [`Lorentz`] and [`Debye`]), whose
+//! polarization is advanced the same way.
 //!
 //! Running DFT monitors ([`Fdtd::add_dft_monitor`], see [`DftMonitor`]) accumulate the
 //! spectrum of chosen components on a grid plane at chosen frequencies, step by step.
@@ -50,6 +52,7 @@
 
 pub mod case;
 mod cpml;
+mod dispersion;
 mod drude;
 mod grid;
 mod monitor;
@@ -61,6 +64,7 @@ mod update;
 
 pub use case::{FdtdSetup, FdtdSpec};
 pub use cpml::Cpml;
+pub use dispersion::{lorentz_dt_limit, Debye, Lorentz};
 pub use drude::{dt_limit as drude_dt_limit, Drude};
 pub use grid::{Boundary, Component, Fields, Grid};
 pub use monitor::{plane_axes, tangential_e, DftMonitor, MonitorSpec, MIN_CELLS_PER_WAVELENGTH};
@@ -87,6 +91,8 @@ pub struct Fdtd<T: Scalar> {
     monitors: Vec<DftMonitor>,
     /// Drude cells and their polarization currents (empty: no dispersion, no extra pass).
     drude: drude::Cells,
+    /// Lorentz and Debye cells and their polarizations (empty: no extra pass).
+    poles: dispersion::Cells,
     /// CPML memory variables, sized to the layers only (`None` without a CPML axis).
     cpml: Option<cpml::Layers<T>>,
     steps: u64,
@@ -109,6 +115,7 @@ impl<T: Scalar> Fdtd<T> {
             probes: Vec::new(),
             monitors: Vec::new(),
             drude: drude::Cells::default(),
+            poles: dispersion::Cells::default(),
             cpml: cpml::Layers::new(&grid, dt),
             steps: 0,
             grid,
@@ -162,7 +169,8 @@ impl<T: Scalar> Fdtd<T> {
     }
 
     /// Give the cells `lo ..= hi` (inclusive, per axis) permittivity `eps_r` and conductivity
-    /// `sigma`, keeping the rest of the medium. Any Drude term of those cells is dropped.
+    /// `sigma`, keeping the rest of the medium. Any Drude, Lorentz or Debye term of those cells is
+    /// dropped.
     pub fn fill_box(
         &mut self,
         lo: [usize; 3],
@@ -189,6 +197,7 @@ impl<T: Scalar> Fdtd<T> {
         }
         self.set_medium(eps, sig)?;
         self.drude.clear_box(&self.grid, lo, hi);
+        self.poles.clear_box(&self.grid, lo, hi);
         Ok(())
     }
 
@@ -218,7 +227,77 @@ impl<T: Scalar> Fdtd<T> {
             });
         }
         self.drude.clear_box(&self.grid, lo, hi);
+        self.poles.clear_box(&self.grid, lo, hi);
         self.drude.add_box(&self.grid, lo, hi, d, self.dt);
+        Ok(())
+    }
+
+    /// Check a dispersive box's corners (`what` names the model in the message).
+    fn check_box(&self, lo: [usize; 3], hi: [usize; 3], what: &str) -> Result<()> {
+        self.grid.check_cell(lo, &format!("{what} box corner"))?;
+        self.grid.check_cell(hi, &format!("{what} box corner"))?;
+        if (0..3).any(|a| lo[a] > hi[a]) {
+            return Err(Error::Invalid(format!(
+                "FDTD {what} box {lo:?}..={hi:?} is empty: give lo <= hi on every axis"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Make the cells `lo ..= hi` a one-pole Lorentz medium (see [`Lorentz`]) on top of the
+    /// `ε_r` (= ε∞) and `σ` that [`Fdtd::fill_box`] gave them, replacing any other dispersion
+    /// there; call it after `fill_box` on the same box. Refuses a `dt` above
+    /// [`lorentz_dt_limit`], which the resonance lowers below the Courant limit.
+    pub fn set_lorentz(&mut self, lo: [usize; 3], hi: [usize; 3], l: Lorentz) -> Result<()> {
+        self.check_box(lo, hi, "Lorentz")?;
+        l.check()?;
+        let limit = lorentz_dt_limit(&self.grid, &l);
+        if self.dt > limit {
+            return Err(Error::Unstable {
+                dt: self.dt,
+                limit,
+                why: format!(
+                    "Yee Courant limit with a Lorentz resonance {} and delta_eps {}: \
+                     1/sqrt(1/dx² + 1/dy² + 1/dz² + ω0²(1 + Δε)/4); lower the time step (or cfl)",
+                    l.resonance_frequency, l.delta_eps
+                ),
+            });
+        }
+        self.drude.clear_box(&self.grid, lo, hi);
+        self.poles.clear_box(&self.grid, lo, hi);
+        self.poles.add_lorentz(&self.grid, lo, hi, l, self.dt);
+        Ok(())
+    }
+
+    /// Make the cells `lo ..= hi` a one-pole Debye medium (see [`Debye`]) on top of the
+    /// `ε_r` (= ε∞) and `σ` that [`Fdtd::fill_box`] gave them, replacing any other dispersion
+    /// there; call it after `fill_box` on the same box. The Courant limit is unchanged.
+    pub fn set_debye(&mut self, lo: [usize; 3], hi: [usize; 3], d: Debye) -> Result<()> {
+        self.check_box(lo, hi, "Debye")?;
+        d.check()?;
+        self.drude.clear_box(&self.grid, lo, hi);
+        self.poles.clear_box(&self.grid, lo, hi);
+        self.poles.add_debye(&self.grid, lo, hi, d, self.dt);
+        Ok(())
+    }
+
+    /// The Lorentz and Debye polarizations and their auxiliary values, flattened (empty
+    /// without such cells), to save with the fields.
+    pub fn dispersion_state(&self) -> Vec<f64> {
+        self.poles.state()
+    }
+
+    /// Put back what [`Fdtd::dispersion_state`] returned (after [`Fdtd::restore`], which
+    /// zeroes P).
+    pub fn restore_dispersion(&mut self, p: &[f64]) -> Result<()> {
+        if !self.poles.set_state(p) {
+            return Err(Error::Invalid(format!(
+                "FDTD Lorentz/Debye state has {} values, but this simulation's dispersive cells \
+                 hold {}: restore state saved from the same materials",
+                p.len(),
+                self.poles.len()
+            )));
+        }
         Ok(())
     }
 
@@ -397,8 +476,8 @@ impl<T: Scalar> Fdtd<T> {
     /// Put back a saved state: `steps` taken, the fields, and each probe's samples (in the
     /// order the probes were added, `steps` samples each). Used to resume from a checkpoint.
     /// A CPML's memory variables, the DFT monitors' spectra and the Drude currents start again
-    /// from zero: put them back with [`Fdtd::restore_cpml`], [`Fdtd::restore_dft`] and
-    /// [`Fdtd::restore_drude`].
+    /// from zero: put them back with [`Fdtd::restore_cpml`], [`Fdtd::restore_dft`],
+    /// [`Fdtd::restore_drude`] and [`Fdtd::restore_dispersion`].
     pub fn restore(&mut self, steps: u64, fields: Fields<T>, samples: Vec<Vec<f64>>) -> Result<()> {
         let cells = self.grid.cells();
         let ok = [
@@ -431,6 +510,7 @@ impl<T: Scalar> Fdtd<T> {
             m.clear();
         }
         self.drude.clear();
+        self.poles.clear();
         Ok(())
     }
 
@@ -496,12 +576,18 @@ impl<T: Scalar> Fdtd<T> {
         if !self.drude.is_empty() {
             self.drude.advance_j(&self.fields);
         }
+        if !self.poles.is_empty() {
+            self.poles.advance(&self.fields);
+        }
     }
 
     /// `E^{n+1} −= cb·J^{n+½}` in the dispersive cells, after the E update and its CPML terms.
     fn apply_drude(&mut self) {
         if !self.drude.is_empty() {
             self.drude.apply(&mut self.fields, &self.cb);
+        }
+        if !self.poles.is_empty() {
+            self.poles.apply(&mut self.fields, &self.cb, self.dt);
         }
     }
 

@@ -27,6 +27,12 @@ impl<T: Scalar> FdtdCpu<T> {
             if let Some(d) = b.drude {
                 sim.set_drude(b.lo, b.hi, d)?;
             }
+            if let Some(l) = b.lorentz {
+                sim.set_lorentz(b.lo, b.hi, l)?;
+            }
+            if let Some(d) = b.debye {
+                sim.set_debye(b.lo, b.hi, d)?;
+            }
         }
         for src in &s.sources {
             sim.add_source(*src)?;
@@ -119,6 +125,10 @@ impl<T: Scalar> Stepper for FdtdCpu<T> {
         if !j.is_empty() {
             parts.push(("drude".into(), to_bytes(&j)));
         }
+        let p = self.sim.dispersion_state();
+        if !p.is_empty() {
+            parts.push(("dispersion".into(), to_bytes(&p)));
+        }
         let dft = self.sim.dft_state();
         if !dft.is_empty() {
             parts.push(("dft".into(), to_bytes(&dft)));
@@ -160,6 +170,11 @@ impl<T: Scalar> Stepper for FdtdCpu<T> {
         if j_len > 0 {
             let j: Vec<f64> = get(parts, "drude", j_len)?;
             self.sim.restore_drude(&j)?;
+        }
+        let p_len = self.sim.dispersion_state().len();
+        if p_len > 0 {
+            let p: Vec<f64> = get(parts, "dispersion", p_len)?;
+            self.sim.restore_dispersion(&p)?;
         }
         let dft_len = self.sim.dft_state().len();
         if dft_len > 0 {
