@@ -2,11 +2,10 @@
 //! fused and reference steps agree, the plasma frequency's stability limit is enforced, and the
 //! reflection of a plane wave from a Drude half-space matches Fresnel's formula.
 
-use fdlab_solvers::fdtd::{
-    drude_dt_limit, Boundary, Component, Cpml, Drude, Fdtd, Grid, MonitorSpec, PointSource,
-    Waveform,
-};
+use fdlab_solvers::fdtd::{drude_dt_limit, Boundary, Drude, Fdtd, Grid};
 use std::f64::consts::PI;
+
+mod common;
 
 /// A 12 × 10 × 8 PEC box (Δ = 0.1) with a Drude block in the middle and a smooth Ez inside.
 fn box_with_drude(gamma: f64) -> Fdtd<f64> {
@@ -125,92 +124,22 @@ fn plasma_frequency_lowers_the_stable_step() {
     sim.set_drude([1; 3], [3; 3], d).unwrap();
 }
 
-/// `sqrt(a + ib)` on the principal branch.
-fn csqrt(a: f64, b: f64) -> (f64, f64) {
-    let r = (a * a + b * b).sqrt();
-    let re = (0.5 * (r + a)).sqrt();
-    let im = (0.5 * (r - a)).sqrt().copysign(b);
-    (re, im)
-}
-
-/// A plane wave along z in a 2 × 2 periodic cross-section: the spectrum of Ex on a plane
-/// between the source sheet and a Drude half-space at z = 1.2 (or none).
-fn plane_wave_run(drude: Option<(f64, Drude)>, freqs: &[f64]) -> Vec<(f64, f64)> {
-    let d = 0.02;
-    let nz = 100;
-    let grid = Grid::new(
-        [2, 2, nz],
-        [d; 3],
-        [
-            Boundary::Periodic,
-            Boundary::Periodic,
-            Boundary::Cpml(Cpml::new(10)),
-        ],
-    )
-    .unwrap();
-    let dt = 0.95 * grid.dt_limit();
-    let mut sim = Fdtd::<f64>::new(grid, dt).unwrap();
-    if let Some((eps_inf, dr)) = drude {
-        // Through the far CPML: the wave dies within a few skin depths of the surface.
-        sim.fill_box([0, 0, 60], [1, 1, nz - 1], eps_inf, 0.0)
-            .unwrap();
-        sim.set_drude([0, 0, 60], [1, 1, nz - 1], dr).unwrap();
-    }
-    for j in 0..2 {
-        for i in 0..2 {
-            sim.add_source(PointSource {
-                component: Component::Ex,
-                cell: [i, j, 20],
-                waveform: Waveform::ModulatedGaussian {
-                    f0: 0.8,
-                    t0: 3.0,
-                    tau: 0.8,
-                },
-                amplitude: 1.0,
-            })
-            .unwrap();
-        }
-    }
-    let duration = 14.0;
-    let spec = MonitorSpec {
-        axis: 2,
-        index: 40,
-        components: vec![Component::Ex],
-        frequencies: freqs.to_vec(),
-    };
-    let id = sim.add_dft_monitor(spec, duration).unwrap();
-    sim.run((duration / dt).round() as u64);
-    (0..freqs.len())
-        .map(|f| sim.monitor(id).value(f, 0, 0))
-        .collect()
-}
-
 #[test]
 fn drude_half_space_reflects_as_fresnel_predicts() {
-    let freqs = [0.6, 0.8, 1.0];
     let (eps_inf, wp, gamma) = (1.0, 2.0 * PI * 1.5, 0.5);
     let dr = Drude {
         plasma_frequency: wp,
         collision_frequency: gamma,
     };
-    let inc = plane_wave_run(None, &freqs);
-    let tot = plane_wave_run(Some((eps_inf, dr)), &freqs);
-    let mut worst = 0.0f64;
-    for (k, &f) in freqs.iter().enumerate() {
-        let refl = (tot[k].0 - inc[k].0, tot[k].1 - inc[k].1);
-        let measured = refl.0.hypot(refl.1) / inc[k].0.hypot(inc[k].1);
-        // ε = ε∞ − ωp²/(ω² + iγω); r = (1 − n)/(1 + n), n = sqrt(ε).
-        let w = 2.0 * PI * f;
+    let fill = |sim: &mut Fdtd<f64>, lo: [usize; 3], hi: [usize; 3]| {
+        sim.fill_box(lo, hi, eps_inf, 0.0).unwrap();
+        sim.set_drude(lo, hi, dr).unwrap();
+    };
+    let worst = common::worst_reflection_error("Drude", &fill, |w| {
+        // ε = ε∞ − ωp²/(ω² + iγω).
         let den = w * w * w * w + gamma * gamma * w * w;
-        let eps = (eps_inf - wp * wp * w * w / den, wp * wp * gamma * w / den);
-        let n = csqrt(eps.0, eps.1);
-        let num = (1.0 - n.0, -n.1);
-        let dn = (1.0 + n.0, n.1);
-        let r = num.0.hypot(num.1) / dn.0.hypot(dn.1);
-        let err = (measured / r - 1.0).abs();
-        eprintln!("f = {f}: |r| measured {measured:.5}, Fresnel {r:.5}, error {err:.2e}");
-        worst = worst.max(err);
-    }
+        (eps_inf - wp * wp * w * w / den, wp * wp * gamma * w / den)
+    });
     assert!(worst < 0.02, "worst relative error {worst}");
 }
 

@@ -3,11 +3,10 @@
 //! energy bounded, case files are checked before step 1, and a Lorentz case resumes
 //! bit-identically from a checkpoint.
 
-use fdlab_solvers::fdtd::{
-    lorentz_dt_limit, Boundary, Component, Cpml, Debye, Fdtd, Grid, Lorentz, MonitorSpec,
-    PointSource, Waveform,
-};
+use fdlab_solvers::fdtd::{lorentz_dt_limit, Boundary, Debye, Fdtd, Grid, Lorentz};
 use std::f64::consts::PI;
+
+mod common;
 
 /// Which dispersion a test box gets.
 #[derive(Clone, Copy)]
@@ -24,83 +23,15 @@ fn set(sim: &mut Fdtd<f64>, lo: [usize; 3], hi: [usize; 3], eps_inf: f64, m: Mod
     }
 }
 
-/// `sqrt(a + ib)` on the principal branch.
-fn csqrt(a: f64, b: f64) -> (f64, f64) {
-    let r = a.hypot(b);
-    ((0.5 * (r + a)).sqrt(), (0.5 * (r - a)).sqrt().copysign(b))
-}
-
-/// `|r| = |(1 − n)/(1 + n)|`, `n = sqrt(ε)`, `ε = a + ib`.
-fn fresnel(eps: (f64, f64)) -> f64 {
-    let n = csqrt(eps.0, eps.1);
-    (1.0 - n.0).hypot(n.1) / (1.0 + n.0).hypot(n.1)
-}
-
-/// The Drude Fresnel test's setup: a plane wave along z in a 2 × 2 periodic cross-section, the
-/// spectrum of Ex on a plane between the source sheet and a half-space at z = 1.2 (or none).
-fn plane_wave_run(model: Option<(f64, Model)>, freqs: &[f64]) -> Vec<(f64, f64)> {
-    let (d, nz) = (0.02, 100);
-    let bc = [
-        Boundary::Periodic,
-        Boundary::Periodic,
-        Boundary::Cpml(Cpml::new(10)),
-    ];
-    let grid = Grid::new([2, 2, nz], [d; 3], bc).unwrap();
-    let dt = 0.95 * grid.dt_limit();
-    let mut sim = Fdtd::<f64>::new(grid, dt).unwrap();
-    if let Some((eps_inf, m)) = model {
-        // Through the far CPML, so no wave comes back from the end of the half-space.
-        set(&mut sim, [0, 0, 60], [1, 1, nz - 1], eps_inf, m);
-    }
-    for j in 0..2 {
-        for i in 0..2 {
-            sim.add_source(PointSource {
-                component: Component::Ex,
-                cell: [i, j, 20],
-                waveform: Waveform::ModulatedGaussian {
-                    f0: 0.8,
-                    t0: 3.0,
-                    tau: 0.8,
-                },
-                amplitude: 1.0,
-            })
-            .unwrap();
-        }
-    }
-    let duration = 14.0;
-    let spec = MonitorSpec {
-        axis: 2,
-        index: 40,
-        components: vec![Component::Ex],
-        frequencies: freqs.to_vec(),
-    };
-    let id = sim.add_dft_monitor(spec, duration).unwrap();
-    sim.run((duration / dt).round() as u64);
-    (0..freqs.len())
-        .map(|f| sim.monitor(id).value(f, 0, 0))
-        .collect()
-}
-
-/// The worst relative error of the measured `|r|` against `eps(ω)`'s Fresnel value.
+/// [`common::worst_reflection_error`] for a half-space of `m` over ε∞ = `eps_inf`.
 fn worst_reflection_error(
     name: &str,
     eps_inf: f64,
     m: Model,
     eps: impl Fn(f64) -> (f64, f64),
 ) -> f64 {
-    let freqs = [0.6, 0.8, 1.0];
-    let inc = plane_wave_run(None, &freqs);
-    let tot = plane_wave_run(Some((eps_inf, m)), &freqs);
-    let mut worst = 0.0f64;
-    for (k, &f) in freqs.iter().enumerate() {
-        let refl = (tot[k].0 - inc[k].0, tot[k].1 - inc[k].1);
-        let measured = refl.0.hypot(refl.1) / inc[k].0.hypot(inc[k].1);
-        let r = fresnel(eps(2.0 * PI * f));
-        let err = (measured / r - 1.0).abs();
-        eprintln!("{name} f = {f}: |r| measured {measured:.5}, Fresnel {r:.5}, error {err:.2e}");
-        worst = worst.max(err);
-    }
-    worst
+    let fill = |sim: &mut Fdtd<f64>, lo: [usize; 3], hi: [usize; 3]| set(sim, lo, hi, eps_inf, m);
+    common::worst_reflection_error(name, &fill, eps)
 }
 
 #[test]
