@@ -394,7 +394,7 @@ impl Outputs {
         let h = &self.case.spec.grid.spacing;
         let what = match (self.case.spec.physics, &self.case.spec.fdtd) {
             (Physics::Heat, _) => "temperature".to_string(),
-            (Physics::Fdtd, Some(f)) => format!("{:?}", f.plot.component()),
+            (Physics::Fdtd, Some(f)) => format!("{:?}", f.plot),
             _ => "pressure".to_string(),
         };
         let title = format!("{what}, t = {:.4}", step as f64 * self.dt);

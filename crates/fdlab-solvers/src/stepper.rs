@@ -5,6 +5,24 @@ use crate::Result;
 /// One named part of a stepper's state, as raw little-endian bytes.
 pub type StatePart = (String, Vec<u8>);
 
+/// The part `name` of a saved state as `len` values, or an error when a checkpoint lacks it
+/// or holds another size.
+pub(crate) fn state_part<T: fdlab_core::Scalar>(
+    parts: &[StatePart],
+    name: &str,
+    len: usize,
+) -> Result<Vec<T>> {
+    parts
+        .iter()
+        .find(|(n, _)| n == name)
+        .and_then(|(_, b)| crate::layout::from_bytes(b, len))
+        .ok_or_else(|| {
+            crate::Error::Invalid(format!(
+                "checkpoint state has no {name} of the expected size"
+            ))
+        })
+}
+
 /// A time-stepping solver on one backend: the CPU one lives in this crate, a GPU one can be
 /// added beside it (it reads the same coefficient arrays from [`crate::physics`]).
 pub trait Stepper: Send {

@@ -2,7 +2,7 @@
 //! variable velocity, Ricker point sources, receivers and convolutional PML.
 
 use crate::bands::sweep_with;
-use crate::layout::{from_bytes, to_bytes, Layout};
+use crate::layout::{to_bytes, Layout};
 use crate::physics::{first_weights, ricker, second_weights, CpmlProfile};
 use crate::stepper::{first_bad, first_non_finite, flush, StatePart, Stepper};
 use crate::wave_row::WaveRow;
@@ -425,17 +425,7 @@ impl<T: Scalar> Stepper for WaveCpu<T> {
     }
 
     fn restore_state(&mut self, step: u64, parts: &[StatePart]) -> Result<()> {
-        let get = |name: &str, len: usize| -> Result<Vec<T>> {
-            parts
-                .iter()
-                .find(|(n, _)| n == name)
-                .and_then(|(_, b)| from_bytes(b, len))
-                .ok_or_else(|| {
-                    Error::Invalid(format!(
-                        "checkpoint state has no {name} of the expected size"
-                    ))
-                })
-        };
+        let get = |name: &str, len: usize| crate::stepper::state_part::<T>(parts, name, len);
         let len = self.layout.len();
         self.p = get("p", len)?;
         self.q = get("q", len)?;

@@ -2,21 +2,16 @@
 //! kill during checkpoint writes.
 
 use fdlab_solvers::output::{read_npy, write_npy};
-use fdlab_solvers::{checkpoint, run, validate, Case, Error, RunOptions};
+use fdlab_solvers::{checkpoint, run, validate, Case, Error};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+mod common;
+use common::quiet;
+
 fn cases_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/cases")
-}
-
-fn quiet(out: &Path) -> RunOptions {
-    RunOptions {
-        out_dir: Some(out.to_path_buf()),
-        quiet: true,
-        ..Default::default()
-    }
 }
 
 #[test]

@@ -2,9 +2,11 @@
 //! checkpoint resume, and the resonances of a PEC cavity run from a case file.
 
 use fdlab_solvers::output::read_npy;
-use fdlab_solvers::{run, validate, Case, Error, RunOptions};
+use fdlab_solvers::{run, validate, Case, Error};
 use std::f64::consts::PI;
-use std::path::Path;
+
+mod common;
+use common::quiet;
 
 /// A PEC box 1.0 × 0.8 × 0.4 (20 × 16 × 8 cells), Ricker source and probe on Ez.
 const CAVITY: &str = r#"
@@ -29,14 +31,6 @@ position = [0.65, 0.55, 0.17]
 dir = "out"
 every = 1000000
 "#;
-
-fn quiet(out: &Path) -> RunOptions {
-    RunOptions {
-        out_dir: Some(out.to_path_buf()),
-        quiet: true,
-        ..Default::default()
-    }
-}
 
 fn parse(text: &str) -> fdlab_solvers::Result<Case> {
     Case::parse(text, "c.toml".into())

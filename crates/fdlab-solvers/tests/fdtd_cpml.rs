@@ -4,7 +4,10 @@
 
 use fdlab_solvers::fdtd::{Boundary, Component, Cpml, Fdtd, Grid, PointSource, Waveform};
 use fdlab_solvers::output::read_npy;
-use fdlab_solvers::{run, validate, Case, RunOptions};
+use fdlab_solvers::{run, validate, Case};
+
+mod common;
+use common::quiet;
 
 /// Ricker pulse on Ez at the centre of a cubic grid of `n` cells (spacing 1), probe `offset`
 /// cells from the source along +x; returns the probe's Ez series over `steps` steps.
@@ -277,14 +280,6 @@ position = [0.85, 0.6, 0.6]
 dir = "out"
 every = 1000000
 "#;
-
-fn quiet(out: &std::path::Path) -> RunOptions {
-    RunOptions {
-        out_dir: Some(out.to_path_buf()),
-        quiet: true,
-        ..Default::default()
-    }
-}
 
 fn case_error(text: &str) -> String {
     match Case::parse(text, "c.toml".into()) {

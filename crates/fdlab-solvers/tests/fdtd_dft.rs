@@ -4,9 +4,11 @@
 
 use fdlab_solvers::fdtd::{Boundary, Component, Fdtd, Grid, MonitorSpec, PointSource, Waveform};
 use fdlab_solvers::output::read_npy;
-use fdlab_solvers::{run, validate, Case, RunOptions};
+use fdlab_solvers::{run, validate, Case};
 use std::f64::consts::PI;
-use std::path::Path;
+
+mod common;
+use common::quiet;
 
 /// Complex product and quotient on (re, im) pairs.
 fn mul(a: (f64, f64), b: (f64, f64)) -> (f64, f64) {
@@ -208,14 +210,6 @@ frequencies = [0.7]
 dir = "out"
 every = 1000000
 "#;
-
-fn quiet(out: &Path) -> RunOptions {
-    RunOptions {
-        out_dir: Some(out.to_path_buf()),
-        quiet: true,
-        ..Default::default()
-    }
-}
 
 fn case_error(text: &str) -> String {
     let case = Case::parse(text, "c.toml".into()).unwrap();

@@ -6,6 +6,7 @@ use fdlab_solvers::fdtd::{drude_dt_limit, Boundary, Drude, Fdtd, Grid};
 use std::f64::consts::PI;
 
 mod common;
+use common::quiet;
 
 /// A 12 × 10 × 8 PEC box (Δ = 0.1) with a Drude block in the middle and a smooth Ez inside.
 fn box_with_drude(gamma: f64) -> Fdtd<f64> {
@@ -171,14 +172,6 @@ frequencies = [0.8, 1.2]
 dir = "out"
 every = 1000000
 "#;
-
-fn quiet(out: &std::path::Path) -> fdlab_solvers::RunOptions {
-    fdlab_solvers::RunOptions {
-        out_dir: Some(out.to_path_buf()),
-        quiet: true,
-        ..Default::default()
-    }
-}
 
 #[test]
 fn drude_case_checks_its_time_step_and_resumes_bit_identically() {

@@ -7,6 +7,7 @@ use fdlab_solvers::fdtd::{lorentz_dt_limit, Boundary, Debye, Fdtd, Grid, Lorentz
 use std::f64::consts::PI;
 
 mod common;
+use common::quiet;
 
 /// Which dispersion a test box gets.
 #[derive(Clone, Copy)]
@@ -211,14 +212,6 @@ frequencies = [0.8, 1.2]
 dir = "out"
 every = 1000000
 "#;
-
-fn quiet(out: &std::path::Path) -> fdlab_solvers::RunOptions {
-    fdlab_solvers::RunOptions {
-        out_dir: Some(out.to_path_buf()),
-        quiet: true,
-        ..Default::default()
-    }
-}
 
 /// The message `validate` gives for `CASE` with `from` replaced by `to`.
 fn case_error(from: &str, to: &str) -> String {

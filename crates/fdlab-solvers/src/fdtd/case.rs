@@ -54,39 +54,6 @@ impl CpmlSpec {
     }
 }
 
-/// A field component by name, `"ex"` … `"hz"`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum ComponentName {
-    /// `E_x`.
-    #[default]
-    Ex,
-    /// `E_y`.
-    Ey,
-    /// `E_z`.
-    Ez,
-    /// `H_x`.
-    Hx,
-    /// `H_y`.
-    Hy,
-    /// `H_z`.
-    Hz,
-}
-
-impl ComponentName {
-    /// The core's component.
-    pub fn component(self) -> Component {
-        match self {
-            ComponentName::Ex => Component::Ex,
-            ComponentName::Ey => Component::Ey,
-            ComponentName::Ez => Component::Ez,
-            ComponentName::Hx => Component::Hx,
-            ComponentName::Hy => Component::Hy,
-            ComponentName::Hz => Component::Hz,
-        }
-    }
-}
-
 /// A source's waveform by name; its parameters are keys beside it (see [`Waveform`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -169,7 +136,7 @@ fn one() -> f64 {
 #[serde(deny_unknown_fields)]
 pub struct SourceSpec {
     /// `"ex"`, `"ey"` or `"ez"`.
-    pub component: ComponentName,
+    pub component: Component,
     /// Position, physical coordinates.
     pub position: Vec<f64>,
     /// Time dependence.
@@ -190,7 +157,7 @@ pub struct SourceSpec {
 #[serde(deny_unknown_fields)]
 pub struct ProbeSpec {
     /// Component recorded.
-    pub component: ComponentName,
+    pub component: Component,
     /// Position, physical coordinates.
     pub position: Vec<f64>,
 }
@@ -225,7 +192,7 @@ pub struct MonitorEntry {
     pub position: f64,
     /// Components (default: the two E components tangential to the plane).
     #[serde(default)]
-    pub components: Vec<ComponentName>,
+    pub components: Vec<Component>,
     /// Frequencies (cycles per unit time); each must be resolvable by the run.
     pub frequencies: Vec<f64>,
 }
@@ -250,7 +217,7 @@ pub struct FdtdSpec {
     pub monitors: Vec<MonitorEntry>,
     /// Component drawn and written by `[output]` (default `"ex"`).
     #[serde(default)]
-    pub plot: ComponentName,
+    pub plot: Component,
 }
 
 /// A material box in cells, `lo ..= hi` inclusive.
@@ -671,7 +638,7 @@ pub fn prepare(case: &Case) -> Result<(Plan, FdtdSetup)> {
     let mut sources = Vec::new();
     for (i, s) in f.sources.iter().enumerate() {
         let key = format!("fdtd.sources[{i}]");
-        let c = s.component.component();
+        let c = s.component;
         if !c.is_electric() {
             return Err(case.invalid(
                 &format!("{key}.component"),
@@ -702,7 +669,7 @@ pub fn prepare(case: &Case) -> Result<(Plan, FdtdSetup)> {
     }
     let mut probes = Vec::new();
     for (i, p) in f.probes.iter().enumerate() {
-        let c = p.component.component();
+        let c = p.component;
         let key = format!("fdtd.probes[{i}].position");
         let cell = place(case, &key, &grid, c, &p.position)?;
         outside_cpml(case, &key, &grid, cell, &p.position)?;
@@ -729,7 +696,7 @@ pub fn prepare(case: &Case) -> Result<(Plan, FdtdSetup)> {
         let spec = MonitorSpec {
             axis: a,
             index: idx as usize,
-            components: m.components.iter().map(|c| c.component()).collect(),
+            components: m.components.clone(),
             frequencies: m.frequencies.clone(),
         };
         if let Some(why) = super::monitor::check(&grid, plan.dt, duration, &spec) {
@@ -756,7 +723,7 @@ pub fn prepare(case: &Case) -> Result<(Plan, FdtdSetup)> {
             probes,
             monitors,
             duration,
-            plot: f.plot.component(),
+            plot: f.plot,
         },
     ))
 }

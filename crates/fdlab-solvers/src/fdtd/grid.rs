@@ -32,9 +32,11 @@ impl Boundary {
 }
 
 /// One of the six field components.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Component {
-    /// `E_x` at `(i+½, j, k)`.
+    /// `E_x` at `(i+½, j, k)`; in case files `"ex"` … `"hz"`.
+    #[default]
     Ex,
     /// `E_y` at `(i, j+½, k)`.
     Ey,

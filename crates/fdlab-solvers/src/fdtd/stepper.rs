@@ -2,7 +2,7 @@
 //! fdtd cases with the same loop, outputs, progress bar and checkpoints as heat and wave.
 
 use super::{Fdtd, FdtdSetup, Fields};
-use crate::layout::{from_bytes, to_bytes};
+use crate::layout::to_bytes;
 use crate::stepper::{first_non_finite, StatePart, Stepper};
 use crate::{Error, Result};
 use fdlab_core::Scalar;
@@ -137,17 +137,7 @@ impl<T: Scalar> Stepper for FdtdCpu<T> {
     }
 
     fn restore_state(&mut self, step: u64, parts: &[StatePart]) -> Result<()> {
-        fn get<U: Scalar>(parts: &[StatePart], name: &str, len: usize) -> Result<Vec<U>> {
-            parts
-                .iter()
-                .find(|(n, _)| n == name)
-                .and_then(|(_, b)| from_bytes(b, len))
-                .ok_or_else(|| {
-                    Error::Invalid(format!(
-                        "checkpoint state has no {name} of the expected size"
-                    ))
-                })
-        }
+        use crate::stepper::state_part as get;
         let cells = self.sim.grid().cells();
         let fields = Fields {
             ex: get(parts, "ex", cells)?,

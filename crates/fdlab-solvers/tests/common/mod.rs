@@ -1,6 +1,21 @@
-//! A plane wave meeting a dispersive half-space, shared by the FDTD media tests: each test
-//! fills the half-space with its medium and gives that medium's ε(ω); the reflection measured
-//! from a DFT monitor is compared with Fresnel's.
+//! Helpers shared by the solver tests: quiet run options, and a plane wave meeting a
+//! dispersive half-space for the FDTD media tests (each fills the half-space with its medium
+//! and gives that medium's ε(ω); the reflection measured from a DFT monitor is compared with
+//! Fresnel's).
+// Each test binary compiles this module and uses only part of it.
+#![allow(dead_code)]
+
+use fdlab_solvers::RunOptions;
+use std::path::Path;
+
+/// Options for a run that writes into `out` and prints nothing.
+pub fn quiet(out: &Path) -> RunOptions {
+    RunOptions {
+        out_dir: Some(out.to_path_buf()),
+        quiet: true,
+        ..Default::default()
+    }
+}
 
 use fdlab_solvers::fdtd::{
     Boundary, Component, Cpml, Fdtd, Grid, MonitorSpec, PointSource, Waveform,
