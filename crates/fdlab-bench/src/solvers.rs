@@ -73,6 +73,17 @@ pub fn solver_cases(n: usize) -> Vec<SolverCase> {
             )),
         },
         SolverCase {
+            name: "wave3d-8th-periodic",
+            description: "wave step, 8th order, two velocity layers, periodic (no CPML)",
+            setup: SolverSetup::Toml(format!(
+                "physics = \"wave\"\nboundary = \"periodic\"\n\
+                 [grid]\nshape = [{n}, {n}, {n}]\nspacing = [1.0, 1.0, 1.0]\n\
+                 [time]\ncfl = 0.5\nduration = 1.0\n[scheme]\norder = 8\n\
+                 [material.velocity.layered]\ntops = [0.0, {half}]\nvalues = [1.0, 1.5]\n\
+                 [[sources]]\nposition = [{half}, {half}, {half}]\nfrequency = 0.05\n{NO_OUTPUT}"
+            )),
+        },
+        SolverCase {
             name: "fdtd3d-yee",
             description: "FDTD step (E and H), Yee grid, PEC walls, vacuum, a point source",
             setup: SolverSetup::Fdtd { n },
@@ -93,7 +104,7 @@ pub struct SolverResult {
     pub precision: String,
     /// Grid points per axis.
     pub shape: Vec<usize>,
-    /// `"cpu"`.
+    /// `"cpu"` or `"cuda"`.
     pub backend: String,
     /// Time of one step, ms.
     pub time_ms: Timing,
@@ -158,6 +169,75 @@ pub fn run_cpu(
         copy_gbps,
         pct_of_copy: 100.0 * gbps / copy_gbps,
     })
+}
+
+/// Steps timed together on the GPU: the stepper synchronises once per call (its NaN check),
+/// so a batch keeps that out of the step time.
+const GPU_BATCH: usize = 10;
+
+/// Runs `case` in `precision` on the GPU for `reps` timed batches of [`GPU_BATCH`] steps
+/// (wall clock, after one untimed batch), beside the device's copy bandwidth over
+/// `copy_bytes` measured just before. `None` for the FDTD case, which has no GPU stepper.
+pub fn run_gpu(
+    device: &fdlab_cuda::Device,
+    copy_bytes: usize,
+    case: &SolverCase,
+    precision: PrecisionName,
+    reps: usize,
+) -> Result<Option<SolverResult>, fdlab_solvers::Error> {
+    let SolverSetup::Toml(text) = &case.setup else {
+        return Ok(None);
+    };
+    let parsed = Case::parse(text, PathBuf::from(format!("<{}>", case.name)))?;
+    let prepared = fdlab_solvers::setup::prepare(&parsed)?;
+    let mut stepper = fdlab_solvers::gpu_stepper(&prepared, precision)?;
+    let copies = device.copy_times(copy_bytes, 2, 5)?;
+    let copy_gbps = 2.0 * copy_bytes as f64 / (Timing::of(&copies).median * 1e-3) / 1e9;
+    stepper.advance(GPU_BATCH)?;
+    let mut times = vec![];
+    for _ in 0..reps.max(1) {
+        let t = Instant::now();
+        stepper.advance(GPU_BATCH)?;
+        times.push(t.elapsed().as_secs_f64() * 1e3 / GPU_BATCH as f64);
+    }
+    Ok(Some(result(
+        case,
+        precision,
+        parsed.spec.grid.shape.clone(),
+        stepper.as_ref(),
+        &times,
+        copy_gbps,
+    )))
+}
+
+/// The row of a case from its step times (ms) and copy bandwidth.
+fn result(
+    case: &SolverCase,
+    precision: PrecisionName,
+    shape: Vec<usize>,
+    stepper: &dyn fdlab_solvers::Stepper,
+    times: &[f64],
+    copy_gbps: f64,
+) -> SolverResult {
+    let time_ms = Timing::of(times);
+    let gbps = stepper.bytes_per_step() as f64 / (time_ms.median * 1e-3) / 1e9;
+    SolverResult {
+        suite: "solvers".into(),
+        case: case.name.into(),
+        description: case.description.into(),
+        precision: match precision {
+            PrecisionName::F32 => "f32".into(),
+            PrecisionName::F64 => "f64".into(),
+        },
+        shape,
+        backend: stepper.backend().into(),
+        cell_updates_per_s: stepper.cells() as f64 / (time_ms.median * 1e-3),
+        time_ms,
+        bytes_per_step: stepper.bytes_per_step(),
+        gbps,
+        copy_gbps,
+        pct_of_copy: 100.0 * gbps / copy_gbps,
+    }
 }
 
 /// One untimed step, then `reps` timed steps, each after a copy on `runner`'s buffers:

@@ -1,17 +1,21 @@
-//! `fdlab bench --suite solvers`: whole heat, wave and FDTD steps on the CPU beside its copy
-//! bandwidth.
+//! `fdlab bench --suite solvers`: whole heat, wave and FDTD steps on the CPU or the GPU beside
+//! the copy bandwidth measured in the same run.
 
 use crate::bench::BenchArgs;
 use crate::common::{
     check_out_path, fill_meta, json_path, progress_bar, say, write_json, BackendArg, OutKind,
 };
 use anyhow::{bail, Result};
-use fdlab_bench::solvers::{run_cpu, solver_cases};
-use fdlab_bench::{CpuRunner, Report};
+use fdlab_bench::solvers::{run_cpu, run_gpu, solver_cases, SolverResult};
+use fdlab_bench::{CpuRunner, CudaRunner, Meta, Report};
 use fdlab_solvers::case::PrecisionName;
 
-/// Grid points per axis when `--size` is not given: 128 MiB per f64 field, far beyond caches.
+/// Grid points per axis when `--size` is not given on the CPU: 128 MiB per f64 field, far
+/// beyond caches.
 const DEFAULT_SIZE: usize = 256;
+
+/// The same on the GPU: 512³, the size of the published experiments and the targets.
+const DEFAULT_SIZE_GPU: usize = 512;
 
 /// Runs the solvers suite; `a.suites` is `["solvers"]`.
 pub fn bench_solvers(a: &BenchArgs) -> Result<()> {
@@ -25,13 +29,18 @@ pub fn bench_solvers(a: &BenchArgs) -> Result<()> {
     if let Some((flag, _)) = refused.iter().find(|(_, given)| *given) {
         bail!("{flag} does not apply to --suite solvers (whole solver steps, no stencil cases)");
     }
-    if a.backend == BackendArg::Cuda {
-        bail!(
-            "--suite solvers runs on the CPU only so far: the solvers have no GPU steppers yet; \
-             use --backend cpu"
-        );
-    }
-    let n = a.size.unwrap_or(DEFAULT_SIZE);
+    let gpu = match a.backend {
+        BackendArg::Cpu => false,
+        BackendArg::Cuda => {
+            fdlab_solvers::gpu::available()
+                .map_err(|why| anyhow::anyhow!("--backend cuda: no usable GPU: {why}"))?;
+            true
+        }
+        BackendArg::Auto => fdlab_solvers::gpu::available().is_ok(),
+    };
+    let n = a
+        .size
+        .unwrap_or(if gpu { DEFAULT_SIZE_GPU } else { DEFAULT_SIZE });
     if !(32..=2048).contains(&n) {
         bail!("--size {n}: the solvers suite needs 32 to 2048 points per axis");
     }
@@ -46,8 +55,9 @@ pub fn bench_solvers(a: &BenchArgs) -> Result<()> {
     }
     let reps = a.reps.unwrap_or(10);
     // The largest case in f64: the FDTD step's six components, two coefficient arrays and the
-    // medium's two (the wave step with its setup's copies needs less), with room.
-    let need = 12 * (n as u64).pow(3) * 8;
+    // medium's two (the wave step with its setup's copies needs less), with room. The GPU
+    // runs no FDTD; its wave step's setup holds about six fields on the host.
+    let need = if gpu { 8 } else { 12 } * (n as u64).pow(3) * 8;
     if let Some(free) = fdlab_bench::runner::host_available() {
         if need > free {
             bail!(
@@ -68,20 +78,26 @@ pub fn bench_solvers(a: &BenchArgs) -> Result<()> {
         "fdlab bench: measuring copy bandwidth over {} MiB ...",
         copy_bytes >> 20
     );
-    let runner = CpuRunner::new(copy_bytes);
-    let mut meta = runner.meta.clone();
+    let target = if gpu {
+        let device = fdlab_cuda::Device::open(0)?;
+        Target::Gpu(CudaRunner::new(device, copy_bytes)?, copy_bytes)
+    } else {
+        Target::Cpu(CpuRunner::new(copy_bytes))
+    };
+    let mut meta = target.meta();
     fill_meta(&mut meta);
+    let name = if gpu { "cuda" } else { "cpu" };
     println!(
-        "{} (cpu), copy bandwidth {:.1} GB/s: {}",
+        "{} ({name}), copy bandwidth {:.1} GB/s: {}",
         meta.device, meta.copy_gbps, meta.copy_method
     );
-    let json = json_path(a.json.clone(), "bench-solvers", "cpu");
+    let json = json_path(a.json.clone(), "bench-solvers", name);
     let cases = solver_cases(n);
     let pb = progress_bar((cases.len() * precisions.len()) as u64);
     say(
         &pb,
         format!(
-            "{:<12} {:<5} {:>15} {:>10} {:>14} {:>9} {:>9} {:>7}",
+            "{:<19} {:<5} {:>15} {:>10} {:>14} {:>9} {:>9} {:>7}",
             "case", "prec", "shape", "step ms", "cells/s", "GB/s", "copy", "%copy"
         ),
     );
@@ -99,11 +115,22 @@ pub fn bench_solvers(a: &BenchArgs) -> Result<()> {
     for case in &cases {
         for &p in &precisions {
             pb.set_message(format!("{} {p:?}", case.name));
-            let r = run_cpu(&runner, case, p, reps)?;
+            let Some(r) = target.run(case, p, reps)? else {
+                say(
+                    &pb,
+                    format!(
+                        "{:<19} {:<5} runs on the CPU only",
+                        case.name,
+                        format!("{p:?}").to_lowercase()
+                    ),
+                );
+                pb.inc(1);
+                continue;
+            };
             say(
                 &pb,
                 format!(
-                    "{:<12} {:<5} {:>15} {:>10.2} {:>14.3e} {:>9.1} {:>9.1} {:>6.1}%",
+                    "{:<19} {:<5} {:>15} {:>10.2} {:>14.3e} {:>9.1} {:>9.1} {:>6.1}%",
                     r.case,
                     r.precision,
                     format!("{n}x{n}x{n}"),
@@ -122,4 +149,33 @@ pub fn bench_solvers(a: &BenchArgs) -> Result<()> {
     pb.finish_and_clear();
     eprintln!("wrote {}", json.display());
     Ok(())
+}
+
+/// Where the suite runs.
+enum Target {
+    Cpu(CpuRunner),
+    /// The GPU and the bytes of its copy reference.
+    Gpu(CudaRunner, usize),
+}
+
+impl Target {
+    fn meta(&self) -> Meta {
+        match self {
+            Target::Cpu(r) => r.meta.clone(),
+            Target::Gpu(r, _) => r.meta.clone(),
+        }
+    }
+
+    /// One row, or `None` for a case without a stepper on this target.
+    fn run(
+        &self,
+        case: &fdlab_bench::solvers::SolverCase,
+        p: PrecisionName,
+        reps: usize,
+    ) -> Result<Option<SolverResult>> {
+        Ok(match self {
+            Target::Cpu(r) => Some(run_cpu(r, case, p, reps)?),
+            Target::Gpu(r, bytes) => run_gpu(&r.device, *bytes, case, p, reps)?,
+        })
+    }
 }

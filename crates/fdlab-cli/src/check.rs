@@ -10,13 +10,29 @@ use fdlab_core::Precision;
 use fdlab_cuda::Strategy;
 use std::path::PathBuf;
 
-/// Runs the conformance suite and prints one row per strategy and precision.
+/// What `fdlab check --only` selects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Section {
+    /// The stencil kernels (and the device API).
+    Kernels,
+    /// The solvers' time steps.
+    Solvers,
+}
+
+/// Runs the conformance suite and prints one row per strategy and precision, then the
+/// solvers' section.
 pub fn check(
     backend: BackendArg,
     strategies: Vec<String>,
     precision: Option<String>,
     json: Option<PathBuf>,
+    only: Option<Section>,
 ) -> Result<()> {
+    let kernels = only != Some(Section::Solvers);
+    let solvers = only != Some(Section::Kernels) && strategies.is_empty();
+    if !kernels && !strategies.is_empty() {
+        bail!("--strategy selects kernels: drop it, or drop --only solvers");
+    }
     let precisions: Vec<Precision> = match precision.as_deref() {
         Some(p) => vec![p.parse()?],
         None => Precision::ALL.to_vec(),
@@ -36,6 +52,17 @@ pub fn check(
             ("--precision", precision.is_some()),
         ],
     )?;
+    let solver_failed = if solvers {
+        solver_checks(&backend, &precisions, json.as_deref())?
+    } else {
+        0
+    };
+    if !kernels {
+        if solver_failed > 0 {
+            bail!("{solver_failed} solver checks failed");
+        }
+        return Ok(());
+    }
     let strategies = if parsed.is_empty() {
         Strategy::conformance_set()
     } else {
@@ -71,8 +98,8 @@ pub fn check(
     eprintln!("wrote {}", path.display());
     let failed: usize = rows.iter().map(|r| r.run - r.passed).sum();
     let run: usize = rows.iter().map(|r| r.run).sum();
-    if failed > 0 || api_failed > 0 {
-        bail!("{failed} of {run} conformance checks and {api_failed} device API checks failed");
+    if failed > 0 || api_failed > 0 || solver_failed > 0 {
+        bail!("{failed} of {run} conformance checks, {api_failed} device API checks and {solver_failed} solver checks failed");
     }
     if run == 0 {
         // A selection that applies to no case must not read as a pass.
@@ -148,4 +175,69 @@ fn api_checks(dev: &fdlab_cuda::Device) -> Result<usize> {
         println!("  {verdict} {}: {}", c.name, c.detail);
     }
     Ok(checks.iter().filter(|c| !c.passed).count())
+}
+
+/// The solvers' section: on a GPU, its heat and wave steppers against the CPU's fused ones
+/// (every random case: fields and traces, resume, NaN report); on the CPU, the fused
+/// steppers against the per-point reference loops. Prints each failure; returns how many.
+fn solver_checks(
+    backend: &fdlab::Backend,
+    precisions: &[Precision],
+    json: Option<&std::path::Path>,
+) -> Result<usize> {
+    use fdlab_solvers::case::PrecisionName;
+    use fdlab_solvers::conformance::{cases, gpu, reference, run_all};
+    let on_gpu = backend.device().is_some();
+    let wanted: Vec<PrecisionName> = precisions
+        .iter()
+        .map(|p| match p {
+            Precision::F32 => PrecisionName::F32,
+            Precision::F64 => PrecisionName::F64,
+        })
+        .collect();
+    let cases: Vec<_> = cases(!on_gpu)
+        .into_iter()
+        .filter(|c| wanted.contains(&c.precision))
+        .collect();
+    println!(
+        "solvers: {} random cases (heat and wave, 2-D and 3-D, odd shapes, every boundary); {} against the CPU's fused steppers: fields and receiver traces after 30 steps, resume from a checkpoint bit-identical, NaN reported at the same step and cell",
+        cases.len(),
+        if on_gpu { "GPU steppers" } else { "CPU reference loops" }
+    );
+    let pb = progress_bar(cases.len() as u64);
+    pb.set_message("solver steps");
+    let results = if on_gpu {
+        run_all(&cases, &gpu, &mut |done, _| pb.set_position(done as u64))
+    } else {
+        run_all(&cases, &reference, &mut |done, _| {
+            pb.set_position(done as u64)
+        })
+    };
+    pb.finish_and_clear();
+    let failed: Vec<_> = results.iter().filter(|r| !r.passed).collect();
+    for f in &failed {
+        println!("  FAIL {}: {}", f.name, f.detail);
+    }
+    let worst = |f32: bool| {
+        results
+            .iter()
+            .filter(|r| r.name.contains("fields") && r.name.contains(" F32 ") == f32)
+            .map(|r| r.error)
+            .fold(0.0f64, f64::max)
+    };
+    println!(
+        "solvers: {} of {} checks passed; largest relative difference f64 {:.2e}, f32 {:.2e}",
+        results.len() - failed.len(),
+        results.len(),
+        worst(false),
+        worst(true)
+    );
+    let name = if on_gpu { "cuda" } else { "cpu" };
+    let path = match json {
+        Some(p) => p.with_extension("solvers.json"),
+        None => json_path(None, "check-solvers", name),
+    };
+    write_json(&path, &results)?;
+    eprintln!("wrote {}", path.display());
+    Ok(failed.len())
 }

@@ -147,6 +147,10 @@ enum Command {
         /// Write the table as JSON here (default: fdlab-results/check-<backend>-<time>.json).
         #[arg(long)]
         json: Option<PathBuf>,
+        /// Only the stencil kernels, or only the solvers' time steps (GPU steppers against
+        /// the CPU's); default both. Given strategies imply kernels.
+        #[arg(long, value_enum)]
+        only: Option<check::Section>,
     },
 }
 
@@ -223,7 +227,8 @@ fn main() {
             strategy,
             precision,
             json,
-        } => check::check(backend, strategy, precision, json),
+            only,
+        } => check::check(backend, strategy, precision, json, only),
     };
     if let Err(e) = r {
         eprintln!("error: {e:#}");

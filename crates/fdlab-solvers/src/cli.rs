@@ -4,7 +4,7 @@ use crate::{run, validate, Case, Error, Result, RunOptions};
 use std::path::PathBuf;
 
 /// Usage text of `fdlab run`.
-pub const USAGE: &str = "usage: fdlab run CASE.toml [--check] [--checkpoint-every N] [--resume DIR] [--out DIR] [--stop-at STEP] [--quiet]";
+pub const USAGE: &str = "usage: fdlab run CASE.toml [--check] [--checkpoint-every N] [--resume DIR] [--out DIR] [--stop-at STEP] [--backend auto|cpu|cuda] [--quiet]";
 
 /// Run `fdlab run` with its arguments (after `run`), printing what it does. Returns the process
 /// exit status on success paths (0; 130 when interrupted by Ctrl-C).
@@ -36,6 +36,7 @@ pub fn run_command(args: &[String]) -> Result<i32> {
                         .map_err(|_| bad(format!("--stop-at {v}: give a step number")))?,
                 );
             }
+            "--backend" => opts.backend = value(a)?.parse()?,
             "--resume" => opts.resume = Some(PathBuf::from(value(a)?)),
             "--out" => opts.out_dir = Some(PathBuf::from(value(a)?)),
             s if s.starts_with('-') => return Err(bad(format!("unknown option {s}"))),

@@ -83,6 +83,10 @@ pub enum Error {
         /// What failed.
         detail: String,
     },
+    /// The GPU could not be used or failed (no device, no NVRTC, out of device memory, a
+    /// driver error); the message says which.
+    #[error("GPU: {0}")]
+    Gpu(#[from] fdlab_cuda::Error),
     /// An error from fdlab-core (grid or stencil construction).
     #[error(transparent)]
     Core(#[from] fdlab_core::Error),

@@ -150,8 +150,9 @@ impl<T: Scalar> HeatCpu<T> {
                     };
                     let val = self.u[c].as_f64() + kk.as_f64() * lap;
                     self.v[c] = T::from_f64(val);
-                    if bad.is_none() && !val.is_finite() {
-                        bad = Some((c, val));
+                    // The stored value: an f32 step can overflow where the f64 sum does not.
+                    if bad.is_none() && !self.v[c].is_finite() {
+                        bad = Some((c, self.v[c].as_f64()));
                     }
                 }
             }
@@ -191,16 +192,16 @@ impl<T: Scalar> Stepper for HeatCpu<T> {
         self.step
     }
 
-    fn field(&self) -> Vec<f64> {
-        self.layout.unpad(&self.u)
+    fn field(&self) -> Result<Vec<f64>> {
+        Ok(self.layout.unpad(&self.u))
     }
 
     fn traces(&self) -> &[Vec<f64>] {
         &[]
     }
 
-    fn save_state(&self) -> Vec<StatePart> {
-        vec![("u".into(), to_bytes(&self.u))]
+    fn save_state(&self) -> Result<Vec<StatePart>> {
+        Ok(vec![("u".into(), to_bytes(&self.u))])
     }
 
     fn restore_state(&mut self, step: u64, parts: &[StatePart]) -> Result<()> {

@@ -20,8 +20,10 @@ mod bands;
 pub mod case;
 pub mod checkpoint;
 pub mod cli;
+pub mod conformance;
 mod error;
 pub mod fdtd;
+pub mod gpu;
 pub mod heat;
 mod heat_row;
 pub mod layout;
@@ -37,6 +39,9 @@ mod wave_row;
 pub use case::Case;
 pub use error::{Error, Result};
 pub use heat::{HeatCoefficients, HeatCpu, HeatSetup};
-pub use run::{cpu_stepper, request_stop, run, validate, RunOptions, Summary};
+pub use run::{
+    cpu_stepper, gpu_stepper, request_stop, run, stepper, validate, BackendChoice, RunOptions,
+    Summary,
+};
 pub use stepper::Stepper;
 pub use wave::{PointSource, WaveBoundary, WaveCoefficients, WaveCpu, WaveSetup};

@@ -26,6 +26,34 @@ pub struct RunOptions {
     pub quiet: bool,
     /// Stop after this step (the run can be resumed later).
     pub stop_at: Option<u64>,
+    /// Where to run.
+    pub backend: BackendChoice,
+}
+
+/// Where [`run`] steps a case.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum BackendChoice {
+    /// The GPU when one is usable and the physics has a GPU stepper, else the CPU.
+    #[default]
+    Auto,
+    /// The CPU, on all cores.
+    Cpu,
+    /// The first GPU; an error when there is none.
+    Cuda,
+}
+
+impl std::str::FromStr for BackendChoice {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "auto" => Ok(BackendChoice::Auto),
+            "cpu" => Ok(BackendChoice::Cpu),
+            "cuda" | "gpu" => Ok(BackendChoice::Cuda),
+            _ => Err(Error::Invalid(format!(
+                "--backend {s}: use auto, cpu or cuda"
+            ))),
+        }
+    }
 }
 
 /// What a run did.
@@ -129,8 +157,45 @@ fn check_out_dir(case: &Case, p: &Prepared, opts: &RunOptions) -> Result<()> {
     Ok(())
 }
 
-/// The CPU stepper for a prepared case. A GPU backend adds its own constructor beside this one
-/// (same [`Prepared`] input, same [`Stepper`] output) and [`run`] picks the best available.
+/// The GPU stepper for a prepared case: heat and wave; FDTD runs on the CPU only.
+pub fn gpu_stepper(p: &Prepared, precision: PrecisionName) -> Result<Box<dyn Stepper>> {
+    use crate::gpu::{HeatGpu, WaveGpu};
+    Ok(match (&p.setup, precision) {
+        (Setup::Heat(s), PrecisionName::F64) => Box::new(HeatGpu::<f64>::new(s)?),
+        (Setup::Heat(s), PrecisionName::F32) => Box::new(HeatGpu::<f32>::new(s)?),
+        (Setup::Wave(s), PrecisionName::F64) => Box::new(WaveGpu::<f64>::new(s)?),
+        (Setup::Wave(s), PrecisionName::F32) => Box::new(WaveGpu::<f32>::new(s)?),
+        (Setup::Fdtd(_), _) => {
+            return Err(Error::Invalid(
+                "the FDTD solver runs on the CPU only: use --backend cpu (or auto)".into(),
+            ))
+        }
+    })
+}
+
+/// The stepper `choice` asks for. `Auto` takes the GPU for heat and wave when one is usable,
+/// and says on stderr why it falls back to the CPU when a GPU is present but fails.
+pub fn stepper(
+    p: &Prepared,
+    precision: PrecisionName,
+    choice: BackendChoice,
+) -> Result<Box<dyn Stepper>> {
+    match choice {
+        BackendChoice::Cpu => cpu_stepper(p, precision),
+        BackendChoice::Cuda => gpu_stepper(p, precision),
+        BackendChoice::Auto => {
+            if matches!(p.setup, Setup::Fdtd(_)) || crate::gpu::available().is_err() {
+                return cpu_stepper(p, precision);
+            }
+            gpu_stepper(p, precision).or_else(|e| {
+                eprintln!("note: running on the CPU; the GPU stepper failed: {e}");
+                cpu_stepper(p, precision)
+            })
+        }
+    }
+}
+
+/// The CPU stepper for a prepared case.
 pub fn cpu_stepper(p: &Prepared, precision: PrecisionName) -> Result<Box<dyn Stepper>> {
     Ok(match (&p.setup, precision) {
         (Setup::Heat(s), PrecisionName::F64) => Box::new(HeatCpu::<f64>::new(s)?),
@@ -159,7 +224,7 @@ pub fn request_stop() {
 pub fn run(case: &Case, opts: &RunOptions) -> Result<Summary> {
     let prepared = validate(case, opts)?;
     let dir = out_dir(case, opts);
-    let mut stepper = cpu_stepper(&prepared, case.spec.precision)?;
+    let mut stepper = stepper(&prepared, case.spec.precision, opts.backend)?;
     let header = Header {
         version: env!("CARGO_PKG_VERSION").to_string(),
         case_hash: case.hash(),
@@ -229,7 +294,7 @@ impl Loop<'_> {
         let path = checkpoint::write(
             &self.dir.join("checkpoints"),
             &h,
-            &self.stepper.save_state(),
+            &self.stepper.save_state()?,
             2,
         )?;
         self.checkpoint = Some(path);
@@ -331,7 +396,7 @@ impl Outputs {
 
     fn write(&mut self, s: &dyn Stepper) -> Result<()> {
         let o = &self.case.spec.output;
-        let field = s.field();
+        let field = s.field()?;
         let step = s.step();
         let n = self.n();
         if o.npy {

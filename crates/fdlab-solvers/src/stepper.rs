@@ -31,12 +31,13 @@ pub trait Stepper: Send {
     fn advance(&mut self, n: usize) -> Result<()>;
     /// Steps taken so far.
     fn step(&self) -> u64;
-    /// The main field (temperature or pressure) at the grid points, x fastest.
-    fn field(&self) -> Vec<f64>;
+    /// The main field (temperature or pressure) at the grid points, x fastest. Fails only
+    /// when a device copy fails.
+    fn field(&self) -> Result<Vec<f64>>;
     /// Receiver traces so far: one series per receiver, one value per step.
     fn traces(&self) -> &[Vec<f64>];
     /// Everything needed to continue bit-identically.
-    fn save_state(&self) -> Vec<StatePart>;
+    fn save_state(&self) -> Result<Vec<StatePart>>;
     /// Restore what [`Stepper::save_state`] wrote, at step `step`.
     fn restore_state(&mut self, step: u64, parts: &[StatePart]) -> Result<()>;
     /// Running DFT monitors (fdtd only; none elsewhere).

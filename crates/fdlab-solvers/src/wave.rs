@@ -312,8 +312,9 @@ impl<T: Scalar> WaveCpu<T> {
             }
             let v = 2.0 * f(self.p[c]) - f(self.q[c]) + f(self.c2dt2[c]) * total;
             self.q[c] = T::from_f64(v);
-            if bad.is_none() && !v.is_finite() {
-                bad = Some((c, v));
+            // The stored value: an f32 step can overflow where the f64 sum does not.
+            if bad.is_none() && !self.q[c].is_finite() {
+                bad = Some((c, self.q[c].as_f64()));
             }
         }
         bad
@@ -401,15 +402,15 @@ impl<T: Scalar> Stepper for WaveCpu<T> {
         self.step
     }
 
-    fn field(&self) -> Vec<f64> {
-        self.layout.unpad(&self.p)
+    fn field(&self) -> Result<Vec<f64>> {
+        Ok(self.layout.unpad(&self.p))
     }
 
     fn traces(&self) -> &[Vec<f64>] {
         &self.traces
     }
 
-    fn save_state(&self) -> Vec<StatePart> {
+    fn save_state(&self) -> Result<Vec<StatePart>> {
         let flat = |v: &[[T; 3]]| to_bytes(&v.iter().flatten().copied().collect::<Vec<T>>());
         let mut parts = vec![
             ("p".into(), to_bytes(&self.p)),
@@ -421,7 +422,7 @@ impl<T: Scalar> Stepper for WaveCpu<T> {
         }
         let tr: Vec<f64> = self.traces.iter().flatten().copied().collect();
         parts.push(("traces".into(), to_bytes(&tr)));
-        parts
+        Ok(parts)
     }
 
     fn restore_state(&mut self, step: u64, parts: &[StatePart]) -> Result<()> {

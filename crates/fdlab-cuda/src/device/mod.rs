@@ -97,6 +97,14 @@ pub struct Kernel {
     pub source: CudaSource,
 }
 
+impl Kernel {
+    /// The compiled function, for kernels whose parameters the caller defines (the solvers'
+    /// fused steps): launch it with cudarc's launch builder on [`Device::stream`].
+    pub fn function(&self) -> &CudaFunction {
+        &self.func
+    }
+}
+
 /// A texture object over a device buffer; destroyed on drop.
 #[derive(Debug)]
 pub struct Texture {

@@ -94,20 +94,21 @@ impl<T: Scalar> Stepper for FdtdCpu<T> {
         self.sim.steps()
     }
 
-    fn field(&self) -> Vec<f64> {
-        self.sim
+    fn field(&self) -> Result<Vec<f64>> {
+        Ok(self
+            .sim
             .fields()
             .get(self.plot)
             .iter()
             .map(|v| v.as_f64())
-            .collect()
+            .collect())
     }
 
     fn traces(&self) -> &[Vec<f64>] {
         &self.traces
     }
 
-    fn save_state(&self) -> Vec<StatePart> {
+    fn save_state(&self) -> Result<Vec<StatePart>> {
         let mut parts: Vec<StatePart> = NAMES
             .iter()
             .zip(Self::arrays(self.sim.fields()))
@@ -133,7 +134,7 @@ impl<T: Scalar> Stepper for FdtdCpu<T> {
         if !dft.is_empty() {
             parts.push(("dft".into(), to_bytes(&dft)));
         }
-        parts
+        Ok(parts)
     }
 
     fn restore_state(&mut self, step: u64, parts: &[StatePart]) -> Result<()> {

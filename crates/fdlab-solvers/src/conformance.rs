@@ -1,0 +1,402 @@
+//! Solver conformance: a candidate stepper (the GPU's, or the CPU's reference loop) against
+//! the CPU's fused stepper on random small cases: odd shapes, every boundary, orders 2 to 8,
+//! constant and varying coefficients, both precisions; then checkpoint round trips and the
+//! non-finite report. `fdlab check --backend cuda` runs it for the GPU steppers.
+
+use crate::case::PrecisionName;
+use crate::physics::{heat_dt_limit, wave_dt_limit};
+use crate::{
+    Error, HeatCpu, HeatSetup, PointSource, Result, Stepper, WaveBoundary, WaveCpu, WaveSetup,
+};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+/// A setup the conformance cases run.
+#[derive(Debug, Clone)]
+pub enum Setup {
+    /// Heat.
+    Heat(HeatSetup),
+    /// Acoustic wave.
+    Wave(WaveSetup),
+}
+
+/// One conformance case.
+#[derive(Debug, Clone)]
+pub struct CheckCase {
+    /// What it runs, e.g. `heat 3-D order 4 periodic κ(x) f32 37×29×23`.
+    pub name: String,
+    /// The setup.
+    pub setup: Setup,
+    /// Precision.
+    pub precision: PrecisionName,
+}
+
+/// The outcome of one case.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct CheckResult {
+    /// The case's name and what was compared.
+    pub name: String,
+    /// Whether it passed.
+    pub passed: bool,
+    /// The largest difference found, relative to the field's largest value.
+    pub error: f64,
+    /// The tolerance.
+    pub tolerance: f64,
+    /// What failed, when something did.
+    pub detail: String,
+}
+
+/// Builds a stepper for a setup at a precision.
+pub type MakeStepper<'a> = &'a dyn Fn(&Setup, PrecisionName) -> Result<Box<dyn Stepper>>;
+
+/// The CPU's fused stepper, the reference of the comparisons.
+pub fn cpu(setup: &Setup, precision: PrecisionName) -> Result<Box<dyn Stepper>> {
+    Ok(match (setup, precision) {
+        (Setup::Heat(s), PrecisionName::F64) => Box::new(HeatCpu::<f64>::new(s)?),
+        (Setup::Heat(s), PrecisionName::F32) => Box::new(HeatCpu::<f32>::new(s)?),
+        (Setup::Wave(s), PrecisionName::F64) => Box::new(WaveCpu::<f64>::new(s)?),
+        (Setup::Wave(s), PrecisionName::F32) => Box::new(WaveCpu::<f32>::new(s)?),
+    })
+}
+
+/// The GPU steppers.
+pub fn gpu(setup: &Setup, precision: PrecisionName) -> Result<Box<dyn Stepper>> {
+    use crate::gpu::{HeatGpu, WaveGpu};
+    Ok(match (setup, precision) {
+        (Setup::Heat(s), PrecisionName::F64) => Box::new(HeatGpu::<f64>::new(s)?),
+        (Setup::Heat(s), PrecisionName::F32) => Box::new(HeatGpu::<f32>::new(s)?),
+        (Setup::Wave(s), PrecisionName::F64) => Box::new(WaveGpu::<f64>::new(s)?),
+        (Setup::Wave(s), PrecisionName::F32) => Box::new(WaveGpu::<f32>::new(s)?),
+    })
+}
+
+/// The CPU steppers' per-point reference loops (in f64, point by point): the candidate
+/// when there is no GPU, which proves the checks themselves.
+pub fn reference(setup: &Setup, precision: PrecisionName) -> Result<Box<dyn Stepper>> {
+    Ok(match (setup, precision) {
+        (Setup::Heat(s), PrecisionName::F64) => {
+            let mut c = HeatCpu::<f64>::new(s)?;
+            c.use_reference(true);
+            Box::new(c)
+        }
+        (Setup::Heat(s), PrecisionName::F32) => {
+            let mut c = HeatCpu::<f32>::new(s)?;
+            c.use_reference(true);
+            Box::new(c)
+        }
+        (Setup::Wave(s), PrecisionName::F64) => {
+            let mut c = WaveCpu::<f64>::new(s)?;
+            c.use_reference(true);
+            Box::new(c)
+        }
+        (Setup::Wave(s), PrecisionName::F32) => {
+            let mut c = WaveCpu::<f32>::new(s)?;
+            c.use_reference(true);
+            Box::new(c)
+        }
+    })
+}
+
+/// Random values in `[lo, hi)`, one per cell.
+fn random_field(rng: &mut SmallRng, cells: usize, lo: f64, hi: f64) -> Vec<f64> {
+    (0..cells).map(|_| rng.gen_range(lo..hi)).collect()
+}
+
+fn shape(dim: usize) -> [usize; 3] {
+    if dim == 3 {
+        [37, 29, 23]
+    } else {
+        [61, 47, 1]
+    }
+}
+
+fn label(n: [usize; 3], dim: usize) -> String {
+    n[..dim]
+        .iter()
+        .map(|v| v.to_string())
+        .collect::<Vec<_>>()
+        .join("×")
+}
+
+/// The random cases: heat (orders 2, 4, 8; periodic and zero edges; constant and varying κ)
+/// and wave (orders 2, 4, 8; periodic, rigid and CPML edges; constant and varying c; two
+/// sources, one sharing a receiver's cell), in 2-D and 3-D, f32 and f64. `quick` keeps one
+/// order per physics and dimension (for tests without a GPU).
+pub fn cases(quick: bool) -> Vec<CheckCase> {
+    let mut rng = SmallRng::seed_from_u64(7);
+    let mut out = Vec::new();
+    let orders: &[usize] = if quick { &[4] } else { &[2, 4, 8] };
+    for precision in [PrecisionName::F64, PrecisionName::F32] {
+        for dim in [2, 3] {
+            let n = shape(dim);
+            let cells = n.iter().product();
+            let spacing = [1.0, 0.8, 1.3];
+            for &order in orders {
+                for periodic in [true, false] {
+                    for varying in [false, true] {
+                        let kappa = if varying {
+                            random_field(&mut rng, cells, 0.5, 1.5)
+                        } else {
+                            vec![0.7]
+                        };
+                        let kmax = kappa.iter().cloned().fold(0.0, f64::max);
+                        let dt = 0.4 * heat_dt_limit(order, &spacing[..dim], kmax).unwrap_or(0.0);
+                        out.push(CheckCase {
+                            name: format!(
+                                "heat {dim}-D order {order} {} {} {precision:?} {}",
+                                if periodic { "periodic" } else { "zero-edge" },
+                                if varying { "κ(x)" } else { "κ" },
+                                label(n, dim)
+                            ),
+                            setup: Setup::Heat(HeatSetup {
+                                n,
+                                dim,
+                                spacing,
+                                order,
+                                dt,
+                                kappa,
+                                periodic,
+                                initial: random_field(&mut rng, cells, -1.0, 1.0),
+                            }),
+                            precision,
+                        });
+                    }
+                }
+            }
+            for &order in orders {
+                let edges = [
+                    WaveBoundary::Periodic,
+                    WaveBoundary::Rigid,
+                    WaveBoundary::Cpml {
+                        thickness: 6,
+                        f0: 0.08,
+                    },
+                ];
+                for boundary in edges {
+                    for varying in [false, true] {
+                        let velocity = if varying {
+                            random_field(&mut rng, cells, 1.0, 2.0)
+                        } else {
+                            vec![1.5]
+                        };
+                        let cmax = velocity.iter().cloned().fold(0.0, f64::max);
+                        let dt = 0.5 * wave_dt_limit(order, &spacing[..dim], cmax).unwrap_or(0.0);
+                        let mid = [n[0] / 2, n[1] / 2, n[2] / 2];
+                        let near = [3, n[1] - 2, n[2].saturating_sub(2)];
+                        let source = |cell| PointSource {
+                            cell,
+                            f0: 0.08,
+                            t0: 12.0 * dt,
+                            amplitude: 1.0,
+                        };
+                        out.push(CheckCase {
+                            name: format!(
+                                "wave {dim}-D order {order} {} {} {precision:?} {}",
+                                match boundary {
+                                    WaveBoundary::Periodic => "periodic",
+                                    WaveBoundary::Rigid => "rigid",
+                                    WaveBoundary::Cpml { .. } => "CPML",
+                                },
+                                if varying { "c(x)" } else { "c" },
+                                label(n, dim)
+                            ),
+                            setup: Setup::Wave(WaveSetup {
+                                n,
+                                dim,
+                                spacing,
+                                order,
+                                dt,
+                                velocity,
+                                boundary,
+                                initial: random_field(&mut rng, cells, -1.0, 1.0),
+                                previous: varying.then(|| random_field(&mut rng, cells, -1.0, 1.0)),
+                                sources: vec![source(mid), source(near)],
+                                receivers: vec![mid, [1, 1, 0], near],
+                            }),
+                            precision,
+                        });
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Largest |a − b| over the largest |b| (or over 1 when b is all zeros).
+fn relative_error(a: &[f64], b: &[f64]) -> f64 {
+    if a.len() != b.len() {
+        return f64::INFINITY;
+    }
+    let scale = b
+        .iter()
+        .fold(0.0f64, |m, v| m.max(v.abs()))
+        .max(f64::MIN_POSITIVE);
+    let diff = a.iter().zip(b).fold(0.0f64, |m, (x, y)| {
+        if (x - y).is_nan() {
+            f64::INFINITY
+        } else {
+            m.max((x - y).abs())
+        }
+    });
+    diff / scale
+}
+
+/// Steps each comparison runs, in two calls (so that state carries across calls).
+const STEPS: [usize; 2] = [7, 23];
+
+/// Relative tolerance after [`STEPS`]: rounding differences (fused multiply-adds, sum order)
+/// grow with the steps; f32 keeps ~7 digits.
+fn tolerance(p: PrecisionName) -> f64 {
+    match p {
+        PrecisionName::F64 => 1e-10,
+        PrecisionName::F32 => 1e-4,
+    }
+}
+
+/// Runs `case` on the CPU's fused stepper and on `make`'s, compares fields and traces.
+pub fn compare(case: &CheckCase, make: MakeStepper<'_>) -> CheckResult {
+    let tol = tolerance(case.precision);
+    let run = || -> Result<f64> {
+        let mut want = cpu(&case.setup, case.precision)?;
+        let mut got = make(&case.setup, case.precision)?;
+        for n in STEPS {
+            want.advance(n)?;
+            got.advance(n)?;
+        }
+        let mut err = relative_error(&got.field()?, &want.field()?);
+        for (g, w) in got.traces().iter().zip(want.traces()) {
+            err = err.max(relative_error(g, w));
+        }
+        if got.traces().len() != want.traces().len() {
+            err = f64::INFINITY;
+        }
+        Ok(err)
+    };
+    finish(format!("{}: fields and traces", case.name), run(), tol)
+}
+
+/// A checkpoint taken mid-run and restored into a new stepper continues bit-identically.
+pub fn resume(case: &CheckCase, make: MakeStepper<'_>) -> CheckResult {
+    let run = || -> Result<f64> {
+        let mut a = make(&case.setup, case.precision)?;
+        a.advance(STEPS[0])?;
+        let state = a.save_state()?;
+        let mut b = make(&case.setup, case.precision)?;
+        b.restore_state(a.step(), &state)?;
+        a.advance(STEPS[1])?;
+        b.advance(STEPS[1])?;
+        let (fa, fb) = (a.field()?, b.field()?);
+        let same = fa.iter().zip(&fb).all(|(x, y)| x.to_bits() == y.to_bits())
+            && a.traces() == b.traces()
+            && a.step() == b.step();
+        Ok(if same {
+            0.0
+        } else {
+            relative_error(&fb, &fa).max(f64::MIN_POSITIVE)
+        })
+    };
+    finish(format!("{}: resume bit-identical", case.name), run(), 0.0)
+}
+
+/// A NaN in the initial field is reported at the same step and cell as the CPU reports it
+/// (NaN spreads the same in every order of operations, unlike an overflow).
+pub fn non_finite(case: &CheckCase, make: MakeStepper<'_>) -> CheckResult {
+    let mut setup = case.setup.clone();
+    let (initial, n) = match &mut setup {
+        Setup::Heat(s) => (&mut s.initial, s.n),
+        Setup::Wave(s) => (&mut s.initial, s.n),
+    };
+    let spot = [n[0] / 3, n[1] / 2, n[2] / 2];
+    initial[spot[0] + n[0] * (spot[1] + n[1] * spot[2])] = f64::NAN;
+    let report = |m: MakeStepper<'_>| -> Result<Option<(u64, [usize; 3])>> {
+        let mut s = m(&setup, case.precision)?;
+        match s.advance(3) {
+            Err(Error::NonFinite { step, cell, .. }) => Ok(Some((step, cell))),
+            Err(e) => Err(e),
+            Ok(()) => Ok(None),
+        }
+    };
+    let name = format!("{}: non-finite value reported", case.name);
+    match (report(&cpu), report(make)) {
+        (Ok(Some(w)), Ok(Some(g))) if w == g => finish(name, Ok(0.0), 0.0),
+        (Ok(w), Ok(g)) => CheckResult {
+            name,
+            passed: false,
+            error: f64::INFINITY,
+            tolerance: 0.0,
+            detail: format!("CPU reported {w:?}, candidate {g:?}"),
+        },
+        (Err(e), _) | (_, Err(e)) => finish(name, Err(e), 0.0),
+    }
+}
+
+fn finish(name: String, r: Result<f64>, tolerance: f64) -> CheckResult {
+    match r {
+        Ok(error) => CheckResult {
+            passed: error <= tolerance,
+            detail: if error <= tolerance {
+                String::new()
+            } else {
+                format!("error {error:.3e} above {tolerance:.1e}")
+            },
+            name,
+            error,
+            tolerance,
+        },
+        Err(e) => CheckResult {
+            name,
+            passed: false,
+            error: f64::INFINITY,
+            tolerance,
+            detail: e.to_string(),
+        },
+    }
+}
+
+/// Every check on every case: comparison, resume, and (for the first case of each physics,
+/// dimension and precision) the non-finite report. `progress(done, total)` after each.
+pub fn run_all(
+    cases: &[CheckCase],
+    make: MakeStepper<'_>,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Vec<CheckResult> {
+    let mut out = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for (i, c) in cases.iter().enumerate() {
+        out.push(compare(c, make));
+        out.push(resume(c, make));
+        let kind = c.name.split(" order").next().unwrap_or("").to_string();
+        if seen.insert((kind, c.precision == PrecisionName::F32)) {
+            out.push(non_finite(c, make));
+        }
+        progress(i + 1, cases.len());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The CPU's per-point reference loops pass the same checks as a GPU must (this proves
+    /// the harness on machines without one), and a deliberately wrong stepper fails them.
+    #[test]
+    fn reference_loops_conform_and_a_wrong_stepper_does_not() {
+        let cases = cases(true);
+        let results = run_all(&cases, &reference, &mut |_, _| {});
+        let failed: Vec<_> = results.iter().filter(|r| !r.passed).collect();
+        assert!(failed.is_empty(), "{failed:#?}");
+        assert!(results.len() > 2 * cases.len());
+        // A stepper with a wrong time step must fail the comparison.
+        let wrong = |s: &Setup, p: PrecisionName| -> Result<Box<dyn Stepper>> {
+            let mut s = s.clone();
+            match &mut s {
+                Setup::Heat(h) => h.dt *= 1.01,
+                Setup::Wave(w) => w.dt *= 1.01,
+            }
+            cpu(&s, p)
+        };
+        assert!(!compare(&cases[0], &wrong).passed);
+    }
+}

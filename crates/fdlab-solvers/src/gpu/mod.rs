@@ -1,0 +1,211 @@
+//! GPU steppers: the heat and wave steps as fused CUDA kernels (generated in [`kernels`],
+//! compiled with NVRTC through `fdlab-cuda`), over the same backend-neutral setups as the CPU
+//! steppers. Fields live on the device for the whole run; only outputs, checkpoints and
+//! receiver traces come back.
+
+mod heat;
+mod kernels;
+mod wave;
+
+pub use heat::HeatGpu;
+pub use wave::WaveGpu;
+
+use crate::layout::Layout;
+use crate::{Error, Result};
+use cudarc::driver::{CudaSlice, CudaStream, DeviceRepr, LaunchConfig, ValidAsZeroBits};
+use fdlab_core::Precision;
+use fdlab_cuda::codegen::{fnv1a, CudaSource, InputKind};
+use fdlab_cuda::{CudaScalar, Device, Kernel};
+use kernels::Launch;
+use std::sync::Arc;
+
+/// A driver error as fdlab-cuda's error, naming the call.
+fn driver(call: &'static str) -> impl Fn(cudarc::driver::DriverError) -> Error {
+    move |e| {
+        Error::Gpu(fdlab_cuda::Error::Driver {
+            call: call.into(),
+            detail: format!("{e:?}"),
+        })
+    }
+}
+
+/// The device, its stream and the non-finite flag every step kernel reports into.
+struct Gpu {
+    dev: Device,
+    stream: Arc<CudaStream>,
+    /// Smallest `step << 40 | cell` of a non-finite result, `u64::MAX` when none.
+    bad: CudaSlice<u64>,
+    /// The value found there.
+    badval: CudaSlice<f64>,
+}
+
+/// Bits of the non-finite flag that hold the cell index; the step within a call is above.
+const CELL_BITS: u32 = 40;
+
+impl Gpu {
+    fn open() -> Result<Gpu> {
+        let dev = Device::open(0)?;
+        let stream = dev.stream().clone();
+        let bad = stream
+            .clone_htod(&[u64::MAX])
+            .map_err(driver("cuMemcpyHtoD"))?;
+        let badval = stream.alloc_zeros(1).map_err(driver("cuMemAlloc"))?;
+        Ok(Gpu {
+            dev,
+            stream,
+            bad,
+            badval,
+        })
+    }
+
+    /// Compiles (or takes from the caches) a kernel.
+    fn kernel(&self, src: &CudaSource) -> Result<Arc<Kernel>> {
+        Ok(self.dev.kernel(src)?)
+    }
+
+    /// A device copy of `data`, after checking that it fits.
+    fn upload<T: DeviceRepr + Unpin>(&self, data: &[T]) -> Result<CudaSlice<T>> {
+        self.dev.ensure_free(std::mem::size_of_val(data) as u64)?;
+        self.stream.clone_htod(data).map_err(driver("cuMemcpyHtoD"))
+    }
+
+    /// `len` zeros on the device, after checking that they fit.
+    fn zeros<T: DeviceRepr + ValidAsZeroBits>(&self, len: usize) -> Result<CudaSlice<T>> {
+        self.dev
+            .ensure_free((len * std::mem::size_of::<T>()) as u64)?;
+        self.stream.alloc_zeros(len).map_err(driver("cuMemAlloc"))
+    }
+
+    fn download<T: DeviceRepr + Default + Clone>(&self, buf: &CudaSlice<T>) -> Result<Vec<T>> {
+        self.stream.clone_dtoh(buf).map_err(driver("cuMemcpyDtoH"))
+    }
+
+    /// A device field's values as f64.
+    fn download_f64<T: CudaScalar + Default>(&self, buf: &CudaSlice<T>) -> Result<Vec<f64>> {
+        Ok(self.download(buf)?.iter().map(|v| v.as_f64()).collect())
+    }
+
+    /// The first non-finite result of the last `advance` call, as an error naming the step
+    /// (`first` is the step before the call) and the cell of a grid of `n` points.
+    fn check_finite(&mut self, first: u64, n: [usize; 3]) -> Result<()> {
+        let key = self.download(&self.bad)?[0];
+        if key == u64::MAX {
+            return Ok(());
+        }
+        let value = self.download(&self.badval)?[0];
+        self.stream
+            .memcpy_htod(&[u64::MAX], &mut self.bad)
+            .map_err(driver("cuMemcpyHtoD"))?;
+        let c = (key & ((1u64 << CELL_BITS) - 1)) as usize;
+        Err(Error::NonFinite {
+            step: first + (key >> CELL_BITS) + 1,
+            cell: [c % n[0], (c / n[0]) % n[1], c / (n[0] * n[1])],
+            value,
+        })
+    }
+}
+
+/// The kernel in `body` (whose name is `@NAME@`) named by `stem` and a hash of the code.
+fn source(stem: &str, body: &str, precision: Precision, l: Launch) -> CudaSource {
+    let name = format!("fdlab_{stem}_{:016x}", fnv1a(body));
+    CudaSource {
+        name: name.clone(),
+        body: body.replace("@NAME@", &name),
+        block: [l.bx, l.by, 1],
+        grid_map: [(0, l.bx), (1, l.by), (2, l.chunk)],
+        shared_bytes: 0,
+        input: InputKind::Pointer,
+        outputs: 0,
+        constants: None,
+        precision,
+        x_multiple: 1,
+        single_pass: false,
+        tensor_boxes: Vec::new(),
+    }
+}
+
+/// Every kernel the GPU stepper of `setup` compiles, generated without a GPU (so that they
+/// can be compiled with NVRTC anywhere). FDTD has none.
+pub fn kernel_sources(
+    setup: &crate::setup::Setup,
+    precision: crate::case::PrecisionName,
+) -> Result<Vec<CudaSource>> {
+    use crate::case::PrecisionName::{F32, F64};
+    use crate::setup::Setup;
+    Ok(match (setup, precision) {
+        (Setup::Heat(s), F32) => vec![heat::sources::<f32>(s)?],
+        (Setup::Heat(s), F64) => vec![heat::sources::<f64>(s)?],
+        (Setup::Wave(s), F32) => wave::sources::<f32>(s)?.all(),
+        (Setup::Wave(s), F64) => wave::sources::<f64>(s)?.all(),
+        (Setup::Fdtd(_), _) => vec![],
+    })
+}
+
+/// The step-within-call tag of the non-finite flag.
+fn tag(i: usize) -> u64 {
+    (i as u64) << CELL_BITS
+}
+
+/// The grid in kernel order: `(nx, no, nm)` with the march along the last axis.
+fn march_sizes(n: [usize; 3], dim: usize) -> (i32, i32, i32) {
+    if dim == 3 {
+        (n[0] as i32, n[1] as i32, n[2] as i32)
+    } else {
+        (n[0] as i32, 1, n[1] as i32)
+    }
+}
+
+/// Per-axis arrays in kernel order (x, middle, march) from physical order.
+fn march_order<V: Clone>(v: &[V; 3], dim: usize, unused: V) -> [V; 3] {
+    if dim == 3 {
+        v.clone()
+    } else {
+        [v[0].clone(), unused, v[1].clone()]
+    }
+}
+
+fn launch_config(l: Launch, grid: [u32; 3]) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (grid[0], grid[1], grid[2]),
+        block_dim: (l.bx, l.by, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+/// `"float"` or `"double"`.
+fn cuda_type<T: CudaScalar>() -> &'static str {
+    if std::mem::size_of::<T>() == 4 {
+        "float"
+    } else {
+        "double"
+    }
+}
+
+fn precision_of<T: CudaScalar>() -> Precision {
+    if std::mem::size_of::<T>() == 4 {
+        Precision::F32
+    } else {
+        Precision::F64
+    }
+}
+
+/// Unpadded grid values (x fastest) as the padded little-endian bytes of a checkpoint, the
+/// same format as the CPU steppers'.
+fn padded_bytes(l: &Layout, grid: &[f64]) -> Vec<u8> {
+    crate::layout::to_bytes::<f64>(&l.pad::<f64>(grid))
+}
+
+/// What [`padded_bytes`] wrote, back as grid values in `T`.
+fn from_padded<T: CudaScalar>(
+    l: &Layout,
+    parts: &[crate::stepper::StatePart],
+    name: &str,
+) -> Result<Vec<T>> {
+    let padded: Vec<f64> = crate::stepper::state_part(parts, name, l.len())?;
+    Ok(l.unpad(&padded).into_iter().map(T::from_f64).collect())
+}
+
+/// Whether a GPU can run the solvers here, or why not (one line).
+pub fn available() -> std::result::Result<(), String> {
+    fdlab_cuda::probe().map(|_| ()).map_err(|e| e.to_string())
+}

@@ -1,0 +1,404 @@
+//! The wave step on the GPU: the CPML's ψ update on the layer cells (when there is a CPML),
+//! then one fused kernel for stencil, leapfrog update and CPML ζ terms, then (when the case
+//! has any) one small kernel that adds the sources and samples the receivers.
+
+use super::kernels::{self, CpmlSpec, Launch, StepSpec};
+use super::{cuda_type, driver, launch_config, march_order, march_sizes, precision_of, tag, Gpu};
+use crate::layout::{to_bytes, Layout};
+use crate::physics::CpmlProfile;
+use crate::stepper::{StatePart, Stepper};
+use crate::{Result, WaveSetup};
+use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use fdlab_cuda::codegen::CudaSource;
+use fdlab_cuda::{CudaScalar, Kernel};
+use std::sync::Arc;
+
+/// Per-axis CPML arrays on the device, in kernel order (x, middle, march).
+struct CpmlBuffers<T> {
+    psi: [CudaSlice<T>; 3],
+    zeta: [CudaSlice<T>; 3],
+    a: [CudaSlice<T>; 3],
+    b: [CudaSlice<T>; 3],
+    active: [CudaSlice<u8>; 3],
+    psi_kernel: Arc<Kernel>,
+}
+
+/// Sources and receivers on the device, and the kernel that applies and samples them.
+struct Points {
+    kernel: Arc<Kernel>,
+    src_cell: CudaSlice<i64>,
+    src_f0: CudaSlice<f64>,
+    src_t0: CudaSlice<f64>,
+    src_scale: CudaSlice<f64>,
+    ns: i32,
+    rec_cell: CudaSlice<i64>,
+    nr: i32,
+    /// One row of receiver values per step of the current `advance`.
+    rows: CudaSlice<f64>,
+}
+
+/// GPU wave stepper: p and p⁻ on the device; each step writes p⁺ over p⁻ and swaps.
+pub struct WaveGpu<T: CudaScalar> {
+    gpu: Gpu,
+    n: [usize; 3],
+    dim: usize,
+    layout: Layout,
+    p: CudaSlice<T>,
+    q: CudaSlice<T>,
+    c2dt2: CudaSlice<T>,
+    kernel: Arc<Kernel>,
+    launch: Launch,
+    cpml: Option<CpmlBuffers<T>>,
+    points: Option<Points>,
+    traces: Vec<Vec<f64>>,
+    dt: f64,
+    step: u64,
+}
+
+/// Linear index of grid point `c` (x fastest).
+fn linear(n: [usize; 3], c: [usize; 3]) -> i64 {
+    (c[0] + n[0] * (c[1] + n[1] * c[2])) as i64
+}
+
+impl<T: CudaScalar> WaveGpu<T> {
+    /// Opens the first GPU, compiles the step kernels and uploads the fields.
+    pub fn new(s: &WaveSetup) -> Result<Self> {
+        let gpu = Gpu::open()?;
+        let co = s.coefficients()?;
+        let r = s.order / 2;
+        let launch = Launch::for_stencil(s.dim, r).within(s.n[s.dim - 1], r);
+        let src = sources::<T>(s)?;
+        let kernel = gpu.kernel(&src.step)?;
+        let to_t = |v: &[f64]| v.iter().map(|&x| T::from_f64(x)).collect::<Vec<T>>();
+        let cells: usize = s.n.iter().product();
+        let p = gpu.upload(&to_t(&s.initial))?;
+        let q = gpu.upload(&to_t(s.previous.as_ref().unwrap_or(&s.initial)))?;
+        let c2dt2 = gpu.upload(&to_t(&co.c2dt2))?;
+        let cpml = match (&co.cpml, &src.psi) {
+            (Some(prof), Some(psi)) => {
+                let psi_kernel = gpu.kernel(psi)?;
+                let unused = CpmlProfile {
+                    a: vec![0.0],
+                    b: vec![1.0],
+                    active: vec![false],
+                };
+                let prof = march_order(prof, s.dim, unused);
+                // Axes that exist hold a full field of ψ and ζ; the 2-D middle axis one value.
+                let len = |a: usize| if a == 1 && s.dim == 2 { 1 } else { cells };
+                let fields = |g: &Gpu| -> Result<[CudaSlice<T>; 3]> {
+                    Ok([g.zeros(len(0))?, g.zeros(len(1))?, g.zeros(len(2))?])
+                };
+                let each = |f: &dyn Fn(&CpmlProfile) -> Vec<T>| -> Result<[CudaSlice<T>; 3]> {
+                    Ok([
+                        gpu.upload(&f(&prof[0]))?,
+                        gpu.upload(&f(&prof[1]))?,
+                        gpu.upload(&f(&prof[2]))?,
+                    ])
+                };
+                let flags = |p: &CpmlProfile| p.active.iter().map(|&x| x as u8).collect::<Vec<_>>();
+                Some(CpmlBuffers {
+                    psi: fields(&gpu)?,
+                    zeta: fields(&gpu)?,
+                    a: each(&|p| to_t(&p.a))?,
+                    b: each(&|p| to_t(&p.b))?,
+                    active: [
+                        gpu.upload(&flags(&prof[0]))?,
+                        gpu.upload(&flags(&prof[1]))?,
+                        gpu.upload(&flags(&prof[2]))?,
+                    ],
+                    psi_kernel,
+                })
+            }
+            _ => None,
+        };
+        let points = if let Some(after) = &src.after {
+            let kernel = gpu.kernel(after)?;
+            // Empty lists still need a valid pointer: one unused element.
+            let or_one = |v: Vec<f64>| if v.is_empty() { vec![0.0] } else { v };
+            let cells_of = |v: Vec<i64>| if v.is_empty() { vec![0] } else { v };
+            let src = &s.sources;
+            let dt2 = s.dt * s.dt;
+            Some(Points {
+                kernel,
+                src_cell: gpu
+                    .upload(&cells_of(src.iter().map(|x| linear(s.n, x.cell)).collect()))?,
+                src_f0: gpu.upload(&or_one(src.iter().map(|x| x.f0).collect()))?,
+                src_t0: gpu.upload(&or_one(src.iter().map(|x| x.t0).collect()))?,
+                src_scale: gpu.upload(&or_one(
+                    src.iter().map(|x| dt2 * x.amplitude * co.inv_dv).collect(),
+                ))?,
+                ns: src.len() as i32,
+                rec_cell: gpu.upload(&cells_of(
+                    s.receivers.iter().map(|&c| linear(s.n, c)).collect(),
+                ))?,
+                nr: s.receivers.len() as i32,
+                rows: gpu.zeros(1)?,
+            })
+        } else {
+            None
+        };
+        Ok(WaveGpu {
+            gpu,
+            n: s.n,
+            dim: s.dim,
+            layout: Layout::new(s.n, s.dim, r),
+            p,
+            q,
+            c2dt2,
+            kernel,
+            launch,
+            cpml,
+            points,
+            traces: vec![vec![]; s.receivers.len()],
+            dt: s.dt,
+            step: 0,
+        })
+    }
+
+    /// Queue one step (`i` within the current call) on the stream.
+    fn queue_step(&mut self, i: usize, cfg: LaunchConfig) -> Result<()> {
+        let (nx, no, nm) = march_sizes(self.n, self.dim);
+        let stream = self.gpu.stream.clone();
+        if let Some(c) = self.cpml.as_mut() {
+            let mut b = stream.launch_builder(c.psi_kernel.function());
+            b.arg(&self.p).arg(&nx).arg(&no).arg(&nm);
+            for ((psi, pa), pb) in c.psi.iter_mut().zip(&c.a).zip(&c.b) {
+                b.arg(psi).arg(pa).arg(pb);
+            }
+            // SAFETY: the arguments match the generated signature; ψ and p hold the grid's
+            // values and the profiles one value per cell along their axis.
+            unsafe { b.launch(cfg) }.map_err(driver("cuLaunchKernel"))?;
+        }
+        let t = tag(i);
+        let mut b = stream.launch_builder(self.kernel.function());
+        b.arg(&self.p).arg(&mut self.q).arg(&self.c2dt2);
+        b.arg(&nx).arg(&no).arg(&nm);
+        b.arg(&mut self.gpu.bad).arg(&mut self.gpu.badval).arg(&t);
+        if let Some(c) = self.cpml.as_mut() {
+            let axes = c.psi.iter().zip(c.zeta.iter_mut()).zip(&c.a).zip(&c.b);
+            for ((((psi, zeta), pa), pb), active) in axes.zip(&c.active) {
+                b.arg(psi).arg(zeta).arg(pa).arg(pb).arg(active);
+            }
+        }
+        // SAFETY: as above; q is read and written only at each thread's own points.
+        unsafe { b.launch(cfg) }.map_err(driver("cuLaunchKernel"))?;
+        if let Some(pt) = self.points.as_mut() {
+            let time = self.step as f64 * self.dt + i as f64 * self.dt;
+            let row = i as i32;
+            let mut b = stream.launch_builder(pt.kernel.function());
+            b.arg(&mut self.q)
+                .arg(&pt.src_cell)
+                .arg(&pt.src_f0)
+                .arg(&pt.src_t0)
+                .arg(&pt.src_scale)
+                .arg(&pt.ns)
+                .arg(&time)
+                .arg(&pt.rec_cell)
+                .arg(&pt.nr)
+                .arg(&mut pt.rows)
+                .arg(&row);
+            let one = LaunchConfig {
+                grid_dim: (1, 1, 1),
+                block_dim: (256, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            // SAFETY: the arguments match the generated signature; the cells are inside the
+            // grid (checked when the case was prepared) and `rows` holds a row per step.
+            unsafe { b.launch(one) }.map_err(driver("cuLaunchKernel"))?;
+        }
+        std::mem::swap(&mut self.p, &mut self.q);
+        Ok(())
+    }
+
+    /// The pressure one step back, at the grid points.
+    pub fn previous(&self) -> Result<Vec<f64>> {
+        self.gpu.download_f64(&self.q)
+    }
+}
+
+/// The kernels of a wave stepper.
+pub(super) struct WaveSources {
+    /// The fused step.
+    pub step: CudaSource,
+    /// The CPML's ψ update, with a CPML.
+    pub psi: Option<CudaSource>,
+    /// Sources and receivers, when the case has any.
+    pub after: Option<CudaSource>,
+}
+
+impl WaveSources {
+    pub(super) fn all(self) -> Vec<CudaSource> {
+        std::iter::once(self.step)
+            .chain(self.psi)
+            .chain(self.after)
+            .collect()
+    }
+}
+
+/// The kernels of `s` in `T`.
+pub(super) fn sources<T: CudaScalar>(s: &WaveSetup) -> Result<WaveSources> {
+    let co = s.coefficients()?;
+    let r = s.order / 2;
+    let launch = Launch::for_stencil(s.dim, r).within(s.n[s.dim - 1], r);
+    let ty = cuda_type::<T>();
+    let precision = precision_of::<T>();
+    let spec = StepSpec {
+        ty,
+        r,
+        three: s.dim == 3,
+        periodic: s.boundary == crate::WaveBoundary::Periodic,
+        w2: march_order(&co.w2, s.dim, vec![0.0; r + 1]),
+        w0: co.w0,
+        launch,
+    };
+    let cpml = co.cpml.as_ref().map(|_| CpmlSpec {
+        w1: march_order(&co.w1, s.dim, vec![0.0; r + 1]),
+    });
+    let one_block = Launch {
+        bx: 256,
+        by: 1,
+        chunk: 1,
+        ahead: 0,
+    };
+    let has_points = !(s.sources.is_empty() && s.receivers.is_empty());
+    Ok(WaveSources {
+        step: super::source(
+            "wave_step",
+            &kernels::wave(&spec, cpml.as_ref()),
+            precision,
+            launch,
+        ),
+        psi: cpml
+            .as_ref()
+            .map(|c| super::source("wave_psi", &kernels::psi(&spec, c), precision, launch)),
+        after: has_points
+            .then(|| super::source("wave_after", &kernels::after_step(ty), precision, one_block)),
+    })
+}
+
+impl<T: CudaScalar> Stepper for WaveGpu<T> {
+    fn advance(&mut self, steps: usize) -> Result<()> {
+        let (nx, no, nm) = march_sizes(self.n, self.dim);
+        let cfg = launch_config(
+            self.launch,
+            self.launch.grid(nx as usize, no as usize, nm as usize),
+        );
+        if let Some(pt) = self.points.as_mut() {
+            let need = steps * pt.nr.max(1) as usize;
+            if pt.rows.len() < need {
+                pt.rows = self.gpu.zeros(need)?;
+            }
+        }
+        for i in 0..steps {
+            self.queue_step(i, cfg)?;
+        }
+        let first = self.step;
+        self.step += steps as u64;
+        if let Some(pt) = &self.points {
+            if pt.nr > 0 {
+                let rows = self.gpu.download(&pt.rows)?;
+                let nr = pt.nr as usize;
+                for row in rows.chunks_exact(nr).take(steps) {
+                    for (tr, v) in self.traces.iter_mut().zip(row) {
+                        tr.push(*v);
+                    }
+                }
+            }
+        }
+        self.gpu.check_finite(first, self.n)
+    }
+
+    fn step(&self) -> u64 {
+        self.step
+    }
+
+    fn field(&self) -> Result<Vec<f64>> {
+        self.gpu.download_f64(&self.p)
+    }
+
+    fn traces(&self) -> &[Vec<f64>] {
+        &self.traces
+    }
+
+    fn save_state(&self) -> Result<Vec<StatePart>> {
+        let l = &self.layout;
+        let mut parts = vec![
+            ("p".into(), super::padded_bytes(l, &self.field()?)),
+            ("q".into(), super::padded_bytes(l, &self.previous()?)),
+        ];
+        if let Some(c) = &self.cpml {
+            // The CPU layout: three values (x, y, z) per padded point.
+            for (name, arrays) in [("psi", &c.psi), ("zeta", &c.zeta)] {
+                let mut flat = vec![0.0f64; 3 * l.len()];
+                for (a, phys) in self.axes() {
+                    let v = self.gpu.download_f64(&arrays[a])?;
+                    let padded: Vec<f64> = l.pad(&v);
+                    for (i, x) in padded.iter().enumerate() {
+                        flat[3 * i + phys] = *x;
+                    }
+                }
+                parts.push((name.into(), to_bytes(&flat)));
+            }
+        }
+        let tr: Vec<f64> = self.traces.iter().flatten().copied().collect();
+        parts.push(("traces".into(), to_bytes(&tr)));
+        Ok(parts)
+    }
+
+    fn restore_state(&mut self, step: u64, parts: &[StatePart]) -> Result<()> {
+        let l = self.layout;
+        let p: Vec<T> = super::from_padded(&l, parts, "p")?;
+        let q: Vec<T> = super::from_padded(&l, parts, "q")?;
+        let stream = self.gpu.stream.clone();
+        stream
+            .memcpy_htod(&p, &mut self.p)
+            .map_err(driver("cuMemcpyHtoD"))?;
+        stream
+            .memcpy_htod(&q, &mut self.q)
+            .map_err(driver("cuMemcpyHtoD"))?;
+        let axes = self.axes();
+        if let Some(c) = self.cpml.as_mut() {
+            for (name, arrays) in [("psi", &mut c.psi), ("zeta", &mut c.zeta)] {
+                let flat: Vec<f64> = crate::stepper::state_part(parts, name, 3 * l.len())?;
+                for &(a, phys) in &axes {
+                    let padded: Vec<f64> = flat.iter().skip(phys).step_by(3).copied().collect();
+                    let v: Vec<T> = l.unpad(&padded).into_iter().map(T::from_f64).collect();
+                    stream
+                        .memcpy_htod(&v, &mut arrays[a])
+                        .map_err(driver("cuMemcpyHtoD"))?;
+                }
+            }
+        }
+        let nr = self.traces.len();
+        let tr: Vec<f64> = crate::stepper::state_part(parts, "traces", nr * step as usize)?;
+        self.traces = (0..nr)
+            .map(|i| tr[i * step as usize..(i + 1) * step as usize].to_vec())
+            .collect();
+        self.step = step;
+        Ok(())
+    }
+
+    fn cells(&self) -> usize {
+        self.n.iter().product()
+    }
+
+    fn bytes_per_step(&self) -> usize {
+        // p and p⁻ read, p⁺ written, c²Δt² read.
+        4 * self.cells() * std::mem::size_of::<T>()
+    }
+
+    fn backend(&self) -> &'static str {
+        "cuda"
+    }
+}
+
+impl<T: CudaScalar> WaveGpu<T> {
+    /// (kernel-order axis, physical axis) of the axes that exist.
+    fn axes(&self) -> Vec<(usize, usize)> {
+        if self.dim == 3 {
+            vec![(0, 0), (1, 1), (2, 2)]
+        } else {
+            vec![(0, 0), (2, 1)]
+        }
+    }
+}

@@ -1,0 +1,61 @@
+//! The GPU steppers' kernels compile with NVRTC for sm_90 without a GPU: every boundary,
+//! dimension, precision and coefficient kind of the conformance cases, the example cases and
+//! the benchmark's. NVRTC comes from PyPI (see `scripts/test.sh`); without it the test fails
+//! when `FDLAB_REQUIRE_NVRTC=1` (CI) and says that it skipped otherwise.
+
+use fdlab_cuda::nvrtc;
+use fdlab_solvers::case::PrecisionName;
+use fdlab_solvers::conformance::{cases, Setup as CheckSetup};
+use fdlab_solvers::gpu::kernel_sources;
+use fdlab_solvers::setup::Setup;
+use rayon::prelude::*;
+use std::collections::BTreeMap;
+
+#[test]
+fn every_solver_kernel_compiles_for_sm_90() {
+    if !nvrtc::available() {
+        assert_ne!(
+            std::env::var("FDLAB_REQUIRE_NVRTC").as_deref(),
+            Ok("1"),
+            "FDLAB_REQUIRE_NVRTC=1 but libnvrtc cannot be loaded"
+        );
+        eprintln!("SKIPPED: libnvrtc not found (set LD_LIBRARY_PATH; see scripts/test.sh)");
+        return;
+    }
+    let mut setups: Vec<(Setup, PrecisionName)> = cases(true)
+        .into_iter()
+        .map(|c| {
+            let s = match c.setup {
+                CheckSetup::Heat(h) => Setup::Heat(h),
+                CheckSetup::Wave(w) => Setup::Wave(w),
+            };
+            (s, c.precision)
+        })
+        .collect();
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/cases");
+    for entry in std::fs::read_dir(dir).expect("examples/cases") {
+        let path = entry.expect("entry").path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            let case = fdlab_solvers::Case::load(&path).unwrap_or_else(|e| panic!("{e}"));
+            let p = fdlab_solvers::setup::prepare(&case).unwrap_or_else(|e| panic!("{e}"));
+            setups.push((p.setup, case.spec.precision));
+        }
+    }
+    let mut kernels = BTreeMap::new();
+    for (s, p) in &setups {
+        for k in kernel_sources(s, *p).unwrap_or_else(|e| panic!("{e}")) {
+            kernels.insert(k.name.clone(), k);
+        }
+    }
+    assert!(kernels.len() >= 20, "only {} kernels", kernels.len());
+    let failures: Vec<String> = kernels
+        .par_iter()
+        .filter_map(|(name, k)| {
+            nvrtc::compile_cubin(name, &k.source(), "sm_90")
+                .err()
+                .map(|e| format!("{name}: {e}"))
+        })
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    eprintln!("{} solver kernels compiled", kernels.len());
+}
