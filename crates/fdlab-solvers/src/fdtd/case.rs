@@ -7,9 +7,11 @@
 //! fills every cell whose centre lies in `lo ..= hi`. Sources and probes may not lie in a CPML
 //! layer.
 
+pub use super::case_waves::{DirectionName, FluxEntry, PlaneWaveSpec};
 use super::{
     Boundary, Component, Cpml, Debye, Drude, Grid, Lorentz, MonitorSpec, PointSource, Waveform,
 };
+use super::{FluxSpec, PlaneWave};
 use crate::case::{Case, Plan};
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
@@ -147,9 +149,33 @@ pub struct SourceSpec {
     pub t0: Option<f64>,
     /// Width parameter of the waveform.
     pub tau: Option<f64>,
-    /// Current density scale (default 1).
+    /// Current density scale (default 1); for a hard source, the field itself.
     #[serde(default = "one")]
     pub amplitude: f64,
+    /// Hard source: set E to `amplitude · w(t)` each step instead of adding a current
+    /// (default false).
+    #[serde(default)]
+    pub hard: bool,
+}
+
+impl SourceSpec {
+    fn keys(&self) -> WaveformKeys {
+        WaveformKeys {
+            waveform: self.waveform,
+            f0: self.f0,
+            t0: self.t0,
+            tau: self.tau,
+        }
+    }
+}
+
+/// A waveform's name and parameters as a case gives them.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct WaveformKeys {
+    pub(super) waveform: WaveformName,
+    pub(super) f0: Option<f64>,
+    pub(super) t0: Option<f64>,
+    pub(super) tau: Option<f64>,
 }
 
 /// `[[fdtd.probes]]`: one component recorded at one point every step.
@@ -215,6 +241,12 @@ pub struct FdtdSpec {
     /// DFT monitors; each writes `monitor_N.npy`, described in `monitors.json`.
     #[serde(default)]
     pub monitors: Vec<MonitorEntry>,
+    /// Plane waves through total-field/scattered-field boxes.
+    #[serde(default)]
+    pub plane_waves: Vec<PlaneWaveSpec>,
+    /// Flux planes; each writes `flux_N.npy`, described in `flux.json`.
+    #[serde(default)]
+    pub flux: Vec<FluxEntry>,
     /// Component drawn and written by `[output]` (default `"ex"`).
     #[serde(default)]
     pub plot: Component,
@@ -248,8 +280,14 @@ pub struct FdtdSetup {
     pub dt: f64,
     /// Material boxes, applied in order.
     pub boxes: Vec<CellBox>,
-    /// Sources.
+    /// Soft sources.
     pub sources: Vec<PointSource>,
+    /// Hard sources.
+    pub hard_sources: Vec<PointSource>,
+    /// Plane waves, checked against the grid and the boxes.
+    pub plane_waves: Vec<PlaneWave>,
+    /// Flux planes, checked against the run's duration.
+    pub fluxes: Vec<FluxSpec>,
     /// Probes: component and cell.
     pub probes: Vec<(Component, [usize; 3])>,
     /// DFT monitors, checked against the run's duration.
@@ -566,8 +604,10 @@ fn cell_box(case: &Case, i: usize, grid: &Grid, dt: f64, m: &MaterialBox) -> Res
     })
 }
 
-fn waveform(case: &Case, i: usize, s: &SourceSpec) -> Result<Waveform> {
-    let key = |k: &str| format!("fdtd.sources[{i}].{k}");
+/// The waveform of a source or plane wave whose keys sit under `prefix` (e.g.
+/// `fdtd.sources[0]`).
+pub(super) fn waveform(case: &Case, prefix: &str, s: WaveformKeys) -> Result<Waveform> {
+    let key = |k: &str| format!("{prefix}.{k}");
     let need = |k: &str, v: Option<f64>| {
         v.filter(|x| x.is_finite()).ok_or_else(|| {
             case.invalid(
@@ -636,6 +676,7 @@ pub fn prepare(case: &Case) -> Result<(Plan, FdtdSetup)> {
         .map(|(i, m)| cell_box(case, i, &grid, plan.dt, m))
         .collect::<Result<Vec<_>>>()?;
     let mut sources = Vec::new();
+    let mut hard_sources = Vec::new();
     for (i, s) in f.sources.iter().enumerate() {
         let key = format!("fdtd.sources[{i}]");
         let c = s.component;
@@ -660,12 +701,17 @@ pub fn prepare(case: &Case) -> Result<(Plan, FdtdSetup)> {
         if !s.amplitude.is_finite() {
             return Err(case.invalid(&format!("{key}.amplitude"), "must be finite".into()));
         }
-        sources.push(PointSource {
+        let src = PointSource {
             component: c,
             cell,
-            waveform: waveform(case, i, s)?,
+            waveform: waveform(case, &key, s.keys())?,
             amplitude: s.amplitude,
-        });
+        };
+        if s.hard {
+            hard_sources.push(src);
+        } else {
+            sources.push(src);
+        }
     }
     let mut probes = Vec::new();
     for (i, p) in f.probes.iter().enumerate() {
@@ -704,6 +750,18 @@ pub fn prepare(case: &Case) -> Result<(Plan, FdtdSetup)> {
         }
         monitors.push(spec);
     }
+    let plane_waves = f
+        .plane_waves
+        .iter()
+        .enumerate()
+        .map(|(i, w)| super::case_waves::plane_wave(case, i, &grid, &boxes, w))
+        .collect::<Result<Vec<_>>>()?;
+    let fluxes = f
+        .flux
+        .iter()
+        .enumerate()
+        .map(|(i, s)| super::case_waves::flux(case, i, &grid, plan.dt, duration, s))
+        .collect::<Result<Vec<_>>>()?;
     let o = &case.spec.output;
     if o.every == 0 {
         return Err(case.invalid("output.every", "must be at least 1".into()));
@@ -720,6 +778,9 @@ pub fn prepare(case: &Case) -> Result<(Plan, FdtdSetup)> {
             dt: plan.dt,
             boxes,
             sources,
+            hard_sources,
+            plane_waves,
+            fluxes,
             probes,
             monitors,
             duration,

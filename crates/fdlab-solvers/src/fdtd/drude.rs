@@ -72,6 +72,15 @@ pub(crate) struct Cells {
 const E: [Component; 3] = [Component::Ex, Component::Ey, Component::Ez];
 
 impl Cells {
+    /// Set `mask[c]` for every dispersive storage cell `c`.
+    pub(crate) fn mark(&self, mask: &mut [bool]) {
+        for b in self.branches.iter() {
+            for &c in &b.cells {
+                mask[c] = true;
+            }
+        }
+    }
+
     /// Whether no cell is dispersive.
     pub(crate) fn is_empty(&self) -> bool {
         self.branches.iter().all(|b| b.cells.is_empty())

@@ -51,27 +51,32 @@
 //! ```
 
 pub mod case;
+mod case_waves;
 mod cpml;
 mod dispersion;
 mod drude;
+mod flux;
 mod grid;
 mod monitor;
 mod output;
 mod probe;
 mod source;
 mod stepper;
+mod tfsf;
 mod update;
 
 pub use case::{FdtdSetup, FdtdSpec};
 pub use cpml::Cpml;
 pub use dispersion::{lorentz_dt_limit, Debye, Lorentz};
 pub use drude::{dt_limit as drude_dt_limit, Drude};
+pub use flux::{flux, FluxPlane, FluxSpec};
 pub use grid::{Boundary, Component, Fields, Grid};
 pub use monitor::{plane_axes, tangential_e, DftMonitor, MonitorSpec, MIN_CELLS_PER_WAVELENGTH};
 pub(crate) use output::write_probes;
 pub use probe::{energy, Probe};
 pub use source::{PointSource, Waveform};
 pub use stepper::FdtdCpu;
+pub use tfsf::PlaneWave;
 
 use crate::{Error, Result};
 use fdlab_core::Scalar;
@@ -87,8 +92,14 @@ pub struct Fdtd<T: Scalar> {
     ca: Vec<T>,
     cb: Vec<T>,
     sources: Vec<(usize, PointSource)>,
+    /// Hard sources: the driven component is set to the waveform after each E update.
+    hard_sources: Vec<(usize, PointSource)>,
+    /// Plane waves through TFSF boxes (empty: no extra pass).
+    plane_waves: tfsf::PlaneWaves,
     probes: Vec<(usize, Probe)>,
     monitors: Vec<DftMonitor>,
+    /// Flux planes; their DFT planes are among `monitors`.
+    fluxes: Vec<FluxPlane>,
     /// Drude cells and their polarization currents (empty: no dispersion, no extra pass).
     drude: drude::Cells,
     /// Lorentz and Debye cells and their polarizations (empty: no extra pass).
@@ -112,8 +123,11 @@ impl<T: Scalar> Fdtd<T> {
             ca: Vec::new(),
             cb: Vec::new(),
             sources: Vec::new(),
+            hard_sources: Vec::new(),
+            plane_waves: tfsf::PlaneWaves::default(),
             probes: Vec::new(),
             monitors: Vec::new(),
+            fluxes: Vec::new(),
             drude: drude::Cells::default(),
             poles: dispersion::Cells::default(),
             cpml: cpml::Layers::new(&grid, dt),
@@ -287,6 +301,36 @@ impl<T: Scalar> Fdtd<T> {
         self.poles.state()
     }
 
+    /// The plane waves' incident lines, flattened (empty without plane waves), to save with
+    /// the fields.
+    pub fn plane_wave_state(&self) -> Vec<f64> {
+        self.plane_waves.state()
+    }
+
+    /// Put back what [`Fdtd::plane_wave_state`] returned (after [`Fdtd::restore`], which
+    /// zeroes the lines).
+    pub fn restore_plane_waves(&mut self, v: &[f64]) -> Result<()> {
+        if !self.plane_waves.set_state(v) {
+            return Err(Error::Invalid(format!(
+                "FDTD plane-wave state has {} values, but this simulation's incident lines hold \
+                 {}: restore state saved with the same plane waves",
+                v.len(),
+                self.plane_waves.len()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Per storage cell, whether it is plain vacuum: `ε_r = 1`, no loss, no dispersion.
+    fn vacuum_mask(&self) -> Vec<bool> {
+        let mut dispersive = vec![false; self.grid.cells()];
+        self.drude.mark(&mut dispersive);
+        self.poles.mark(&mut dispersive);
+        (0..self.grid.cells())
+            .map(|c| self.eps_r[c] == 1.0 && self.sigma[c] == 0.0 && !dispersive[c])
+            .collect()
+    }
+
     /// Put back what [`Fdtd::dispersion_state`] returned (after [`Fdtd::restore`], which
     /// zeroes P).
     pub fn restore_dispersion(&mut self, p: &[f64]) -> Result<()> {
@@ -329,6 +373,22 @@ impl<T: Scalar> Fdtd<T> {
     /// Add a soft source; it must drive an electric component inside the grid, off the PEC
     /// walls (tangential E there is held at zero) and outside any CPML layer.
     pub fn add_source(&mut self, s: PointSource) -> Result<()> {
+        self.check_source(&s)?;
+        self.sources.push((self.grid.index(s.cell), s));
+        Ok(())
+    }
+
+    /// Add a hard source: after each step the driven E component of its cell is set to
+    /// `amplitude · w(t)` (at E's time `(n + 1)·Δt`), whatever the update gave. It launches
+    /// exactly that field but, unlike a soft source, also reflects waves that come back to it.
+    /// The same placement rules as [`Fdtd::add_source`] apply.
+    pub fn add_hard_source(&mut self, s: PointSource) -> Result<()> {
+        self.check_source(&s)?;
+        self.hard_sources.push((self.grid.index(s.cell), s));
+        Ok(())
+    }
+
+    fn check_source(&self, s: &PointSource) -> Result<()> {
         if !s.component.is_electric() {
             return Err(Error::Invalid(format!(
                 "FDTD source on {:?}: drive Ex, Ey or Ez",
@@ -344,7 +404,6 @@ impl<T: Scalar> Fdtd<T> {
             )));
         }
         self.outside_cpml(s.cell, "FDTD source")?;
-        self.sources.push((self.grid.index(s.cell), s));
         Ok(())
     }
 
@@ -385,7 +444,8 @@ impl<T: Scalar> Fdtd<T> {
         &self.monitors[id]
     }
 
-    /// All DFT monitors, in the order they were added.
+    /// All DFT monitors, in the order they were added, with the two planes of each flux
+    /// monitor (see [`FluxPlane::monitors`]) among them.
     pub fn monitors(&self) -> &[DftMonitor] {
         &self.monitors
     }
@@ -511,6 +571,7 @@ impl<T: Scalar> Fdtd<T> {
         }
         self.drude.clear();
         self.poles.clear();
+        self.plane_waves.clear();
         Ok(())
     }
 
@@ -548,10 +609,12 @@ impl<T: Scalar> Fdtd<T> {
         if let Some(l) = &mut self.cpml {
             l.correct_h(&self.grid, &mut self.fields, self.dt);
         }
+        self.plane_waves.after_h(&mut self.fields, self.dt);
         update::update_e(&self.grid, &mut self.fields, &self.ca, &self.cb);
         if let Some(l) = &mut self.cpml {
             l.correct_e(&self.grid, &mut self.fields, &self.cb);
         }
+        self.finish_e();
         self.apply_drude();
         self.finish_step();
     }
@@ -559,16 +622,27 @@ impl<T: Scalar> Fdtd<T> {
     /// One step with the plain point-by-point reference update (slow; for checking [`Fdtd::step`]).
     pub fn step_reference(&mut self) {
         self.advance_drude();
+        let (waves, dt) = (&mut self.plane_waves, self.dt);
         update::reference_step(
             &self.grid,
             &mut self.fields,
-            self.dt,
+            dt,
             &self.ca,
             &self.cb,
             self.cpml.as_mut(),
+            |f| waves.after_h(f, dt),
         );
+        self.finish_e();
         self.apply_drude();
         self.finish_step();
+    }
+
+    /// The plane waves' corrections to `E^{n+1}` (their lines advance to `n + 1`).
+    fn finish_e(&mut self) {
+        if !self.plane_waves.is_empty() {
+            let t = (self.steps + 1) as f64 * self.dt;
+            self.plane_waves.after_e(&mut self.fields, &self.cb, t);
+        }
     }
 
     /// `J^{n+½}` from `E^n`; before the E update (E is not touched by the H update).
@@ -605,6 +679,11 @@ impl<T: Scalar> Fdtd<T> {
             let e = self.fields.get_mut(s.component);
             let j = s.amplitude * s.waveform.value(t);
             e[*c] = T::from_f64(e[*c].as_f64() - self.cb[*c].as_f64() * j);
+        }
+        // Hard sources last: whatever the update and the currents did, E there is w(t).
+        let t = (self.steps + 1) as f64 * self.dt;
+        for (c, s) in &self.hard_sources {
+            self.fields.get_mut(s.component)[*c] = T::from_f64(s.amplitude * s.waveform.value(t));
         }
         self.steps += 1;
         for (c, p) in &mut self.probes {
