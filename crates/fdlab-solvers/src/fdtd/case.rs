@@ -9,7 +9,8 @@
 
 pub use super::case_waves::{DirectionName, FluxEntry, PlaneWaveSpec};
 use super::{
-    Boundary, Component, Cpml, Debye, Drude, Grid, Lorentz, MonitorSpec, PointSource, Waveform,
+    Boundary, Component, Cpml, Debye, Drude, Grid, Lorentz, MonitorSpec, PointSource, Shape,
+    Waveform,
 };
 use super::{FluxSpec, PlaneWave};
 use crate::case::{Case, Plan};
@@ -70,14 +71,26 @@ pub enum WaveformName {
     Sine,
 }
 
-/// `[[fdtd.materials]]`: a box of dielectric / conductor, later boxes overriding earlier ones.
+/// `[[fdtd.materials]]`: a box, sphere or slab of dielectric / conductor / perfect conductor /
+/// dispersive medium, later ones overriding earlier ones. Give exactly one geometry: `lo` and
+/// `hi`, `center` and `radius`, or `slab`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MaterialBox {
-    /// Low corner, physical coordinates.
-    pub lo: Vec<f64>,
-    /// High corner, physical coordinates; cells whose centres lie in `lo ..= hi` are filled.
-    pub hi: Vec<f64>,
+    /// Low corner of a box, physical coordinates.
+    pub lo: Option<Vec<f64>>,
+    /// High corner of a box, physical coordinates; cells whose centres lie in `lo ..= hi` are
+    /// filled.
+    pub hi: Option<Vec<f64>>,
+    /// Centre of a sphere, physical coordinates.
+    pub center: Option<Vec<f64>>,
+    /// Radius of a sphere; cells whose centres lie within it are filled.
+    pub radius: Option<f64>,
+    /// A slab (a layer) across the whole grid between two planes normal to an axis.
+    pub slab: Option<SlabSpec>,
+    /// A perfect electric conductor (default false).
+    #[serde(default)]
+    pub pec: bool,
     /// Relative permittivity (≥ 1; default 1).
     #[serde(default = "one")]
     pub eps_r: f64,
@@ -127,6 +140,19 @@ pub struct DrudeSpec {
     /// `γ` per unit time, ≥ 0 (default 0, lossless).
     #[serde(default)]
     pub collision_frequency: f64,
+}
+
+/// `slab = { axis = "z", lo = 1.0, hi = 1.2 }`: every cell whose centre lies between the
+/// planes `lo` and `hi` along `axis`, across the whole grid.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SlabSpec {
+    /// The slab's normal.
+    pub axis: AxisName,
+    /// Low plane, physical coordinate.
+    pub lo: f64,
+    /// High plane, physical coordinate.
+    pub hi: f64,
 }
 
 fn one() -> f64 {
@@ -252,13 +278,13 @@ pub struct FdtdSpec {
     pub plot: Component,
 }
 
-/// A material box in cells, `lo ..= hi` inclusive.
+/// A validated material region.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CellBox {
-    /// First cell per axis.
-    pub lo: [usize; 3],
-    /// Last cell per axis.
-    pub hi: [usize; 3],
+    /// The cells it fills.
+    pub shape: Shape,
+    /// A perfect conductor (its E components held at zero; the other properties unused).
+    pub pec: bool,
     /// Relative permittivity.
     pub eps_r: f64,
     /// Conductivity.
@@ -425,7 +451,7 @@ fn cell_of(grid: &Grid, c: Component, x: &[f64]) -> Option<[usize; 3]> {
     Some(out)
 }
 
-fn extent(grid: &Grid) -> [f64; 3] {
+pub(super) fn extent(grid: &Grid) -> [f64; 3] {
     std::array::from_fn(|a| grid.n[a] as f64 * grid.spacing[a])
 }
 
@@ -477,40 +503,7 @@ fn cell_box(case: &Case, i: usize, grid: &Grid, dt: f64, m: &MaterialBox) -> Res
             format!("{}: use a finite conductivity >= 0", m.sigma),
         ));
     }
-    let ext = extent(grid);
-    let tol = 1e-9;
-    let inside = m.lo.len() == 3
-        && m.hi.len() == 3
-        && (0..3).all(|a| m.lo[a] >= -tol * ext[a] && m.hi[a] <= ext[a] * (1.0 + tol));
-    if !inside {
-        return Err(case.invalid(
-            &format!("{key}.lo"),
-            format!(
-                "box {:?} ..= {:?} is outside the grid (or has not 3 coordinates per corner); \
-                 use corners in 0 ..= {ext:?}",
-                m.lo, m.hi
-            ),
-        ));
-    }
-    // Cells whose centres (i + ½)·d lie in lo ..= hi.
-    let mut lo = [0; 3];
-    let mut hi = [0; 3];
-    for a in 0..3 {
-        let d = grid.spacing[a];
-        let first = (m.lo[a] / d - 0.5).ceil().max(0.0);
-        let last = (m.hi[a] / d - 0.5).floor().min(grid.n[a] as f64 - 1.0);
-        if last < first {
-            return Err(case.invalid(
-                &format!("{key}.hi"),
-                format!(
-                    "box {:?} ..= {:?} holds no cell centre along axis {a}; make it at least \
-                     one cell ({d}) wide",
-                    m.lo, m.hi
-                ),
-            ));
-        }
-        (lo[a], hi[a]) = (first as usize, last as usize);
-    }
+    let shape = super::case_shapes::shape(case, &key, grid, m)?;
     let drude = m.drude.map(|d| Drude {
         plasma_frequency: d.plasma_frequency,
         collision_frequency: d.collision_frequency,
@@ -593,9 +586,15 @@ fn cell_box(case: &Case, i: usize, grid: &Grid, dt: f64, m: &MaterialBox) -> Res
             format!("{v}: use a finite value {want}"),
         ));
     }
+    if m.pec && (m.drude.is_some() || m.lorentz.is_some() || m.debye.is_some()) {
+        return Err(case.invalid(
+            &format!("{key}.pec"),
+            "a perfect conductor takes no dispersion model: remove one of them".into(),
+        ));
+    }
     Ok(CellBox {
-        lo,
-        hi,
+        shape,
+        pec: m.pec,
         eps_r: m.eps_r,
         sigma: m.sigma,
         drude,

@@ -131,16 +131,17 @@ pub(super) fn plane_wave(
     })?;
     // A face corrects the cells on both sides of it; they must be vacuum.
     for (m, b) in boxes.iter().enumerate() {
+        let (blo, bhi) = b.shape.bounds(grid);
         for a in 0..3 {
             let [lo_open, hi_open] = [wave.lo[a] == 0, wave.hi[a] >= grid.n[a]];
             for (open, f) in [(lo_open, wave.lo[a]), (hi_open, wave.hi[a])] {
                 // Cells f − 2 ..= f + 1 along a, the face's span (one cell wider) across.
                 let touches = !open
-                    && b.hi[a] + 2 >= f
-                    && b.lo[a] <= f + 1
+                    && bhi[a] + 2 >= f
+                    && blo[a] <= f + 1
                     && (0..3)
                         .filter(|&c| c != a)
-                        .all(|c| b.hi[c] + 1 >= wave.lo[c] && b.lo[c] <= wave.hi[c] + 1);
+                        .all(|c| bhi[c] + 1 >= wave.lo[c] && blo[c] <= wave.hi[c] + 1);
                 if touches {
                     return Err(case.invalid(
                         &key,

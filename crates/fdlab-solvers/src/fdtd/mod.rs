@@ -51,12 +51,14 @@
 //! ```
 
 pub mod case;
+mod case_shapes;
 mod case_waves;
 mod cpml;
 mod dispersion;
 mod drude;
 mod flux;
 mod grid;
+mod materials;
 mod monitor;
 mod output;
 mod probe;
@@ -71,6 +73,7 @@ pub use dispersion::{lorentz_dt_limit, Debye, Lorentz};
 pub use drude::{dt_limit as drude_dt_limit, Drude};
 pub use flux::{flux, FluxPlane, FluxSpec};
 pub use grid::{Boundary, Component, Fields, Grid};
+pub use materials::Shape;
 pub use monitor::{plane_axes, tangential_e, DftMonitor, MonitorSpec, MIN_CELLS_PER_WAVELENGTH};
 pub(crate) use output::write_probes;
 pub use probe::{energy, Probe};
@@ -89,6 +92,8 @@ pub struct Fdtd<T: Scalar> {
     fields: Fields<T>,
     eps_r: Vec<f64>,
     sigma: Vec<f64>,
+    /// Perfect-conductor cells: their E components are held at zero.
+    pec: Vec<bool>,
     ca: Vec<T>,
     cb: Vec<T>,
     sources: Vec<(usize, PointSource)>,
@@ -120,6 +125,7 @@ impl<T: Scalar> Fdtd<T> {
             fields: Fields::zeros(cells),
             eps_r: vec![1.0; cells],
             sigma: vec![0.0; cells],
+            pec: vec![false; cells],
             ca: Vec::new(),
             cb: Vec::new(),
             sources: Vec::new(),
@@ -145,7 +151,12 @@ impl<T: Scalar> Fdtd<T> {
             .eps_r
             .iter()
             .zip(&self.sigma)
-            .map(|(&eps, &sig)| {
+            .zip(&self.pec)
+            .map(|((&eps, &sig), &pec)| {
+                if pec {
+                    // E stays at zero: neither its old value nor the curl reaches it.
+                    return (T::zero(), T::zero());
+                }
                 let loss = sig * dt / (2.0 * eps);
                 (
                     T::from_f64((1.0 - loss) / (1.0 + loss)),
@@ -182,119 +193,6 @@ impl<T: Scalar> Fdtd<T> {
         Ok(())
     }
 
-    /// Give the cells `lo ..= hi` (inclusive, per axis) permittivity `eps_r` and conductivity
-    /// `sigma`, keeping the rest of the medium. Any Drude, Lorentz or Debye term of those cells is
-    /// dropped.
-    pub fn fill_box(
-        &mut self,
-        lo: [usize; 3],
-        hi: [usize; 3],
-        eps_r: f64,
-        sigma: f64,
-    ) -> Result<()> {
-        self.grid.check_cell(lo, "box corner")?;
-        self.grid.check_cell(hi, "box corner")?;
-        if (0..3).any(|a| lo[a] > hi[a]) {
-            return Err(Error::Invalid(format!(
-                "FDTD box {lo:?}..={hi:?} is empty: give lo <= hi on every axis"
-            )));
-        }
-        let (mut eps, mut sig) = (self.eps_r.clone(), self.sigma.clone());
-        for k in lo[2]..=hi[2] {
-            for j in lo[1]..=hi[1] {
-                for i in lo[0]..=hi[0] {
-                    let c = self.grid.index([i, j, k]);
-                    eps[c] = eps_r;
-                    sig[c] = sigma;
-                }
-            }
-        }
-        self.set_medium(eps, sig)?;
-        self.drude.clear_box(&self.grid, lo, hi);
-        self.poles.clear_box(&self.grid, lo, hi);
-        Ok(())
-    }
-
-    /// Make the cells `lo ..= hi` a Drude medium (see [`Drude`]) on top of the `ε_r` (= ε∞) and
-    /// `σ` that [`Fdtd::fill_box`] gave them; call it after `fill_box` on the same box. Refuses
-    /// a `dt` above [`drude_dt_limit`], which the plasma frequency lowers below the Courant
-    /// limit.
-    pub fn set_drude(&mut self, lo: [usize; 3], hi: [usize; 3], d: Drude) -> Result<()> {
-        self.grid.check_cell(lo, "Drude box corner")?;
-        self.grid.check_cell(hi, "Drude box corner")?;
-        if (0..3).any(|a| lo[a] > hi[a]) {
-            return Err(Error::Invalid(format!(
-                "FDTD Drude box {lo:?}..={hi:?} is empty: give lo <= hi on every axis"
-            )));
-        }
-        d.check()?;
-        let limit = drude::dt_limit(&self.grid, d.plasma_frequency);
-        if self.dt > limit {
-            return Err(Error::Unstable {
-                dt: self.dt,
-                limit,
-                why: format!(
-                    "Yee Courant limit with a Drude plasma frequency {}: \
-                     1/sqrt(1/dx² + 1/dy² + 1/dz² + ωp²/4); lower the time step (or cfl)",
-                    d.plasma_frequency
-                ),
-            });
-        }
-        self.drude.clear_box(&self.grid, lo, hi);
-        self.poles.clear_box(&self.grid, lo, hi);
-        self.drude.add_box(&self.grid, lo, hi, d, self.dt);
-        Ok(())
-    }
-
-    /// Check a dispersive box's corners (`what` names the model in the message).
-    fn check_box(&self, lo: [usize; 3], hi: [usize; 3], what: &str) -> Result<()> {
-        self.grid.check_cell(lo, &format!("{what} box corner"))?;
-        self.grid.check_cell(hi, &format!("{what} box corner"))?;
-        if (0..3).any(|a| lo[a] > hi[a]) {
-            return Err(Error::Invalid(format!(
-                "FDTD {what} box {lo:?}..={hi:?} is empty: give lo <= hi on every axis"
-            )));
-        }
-        Ok(())
-    }
-
-    /// Make the cells `lo ..= hi` a one-pole Lorentz medium (see [`Lorentz`]) on top of the
-    /// `ε_r` (= ε∞) and `σ` that [`Fdtd::fill_box`] gave them, replacing any other dispersion
-    /// there; call it after `fill_box` on the same box. Refuses a `dt` above
-    /// [`lorentz_dt_limit`], which the resonance lowers below the Courant limit.
-    pub fn set_lorentz(&mut self, lo: [usize; 3], hi: [usize; 3], l: Lorentz) -> Result<()> {
-        self.check_box(lo, hi, "Lorentz")?;
-        l.check()?;
-        let limit = lorentz_dt_limit(&self.grid, &l);
-        if self.dt > limit {
-            return Err(Error::Unstable {
-                dt: self.dt,
-                limit,
-                why: format!(
-                    "Yee Courant limit with a Lorentz resonance {} and delta_eps {}: \
-                     1/sqrt(1/dx² + 1/dy² + 1/dz² + ω0²(1 + Δε)/4); lower the time step (or cfl)",
-                    l.resonance_frequency, l.delta_eps
-                ),
-            });
-        }
-        self.drude.clear_box(&self.grid, lo, hi);
-        self.poles.clear_box(&self.grid, lo, hi);
-        self.poles.add_lorentz(&self.grid, lo, hi, l, self.dt);
-        Ok(())
-    }
-
-    /// Make the cells `lo ..= hi` a one-pole Debye medium (see [`Debye`]) on top of the
-    /// `ε_r` (= ε∞) and `σ` that [`Fdtd::fill_box`] gave them, replacing any other dispersion
-    /// there; call it after `fill_box` on the same box. The Courant limit is unchanged.
-    pub fn set_debye(&mut self, lo: [usize; 3], hi: [usize; 3], d: Debye) -> Result<()> {
-        self.check_box(lo, hi, "Debye")?;
-        d.check()?;
-        self.drude.clear_box(&self.grid, lo, hi);
-        self.poles.clear_box(&self.grid, lo, hi);
-        self.poles.add_debye(&self.grid, lo, hi, d, self.dt);
-        Ok(())
-    }
-
     /// The Lorentz and Debye polarizations and their auxiliary values, flattened (empty
     /// without such cells), to save with the fields.
     pub fn dispersion_state(&self) -> Vec<f64> {
@@ -327,7 +225,7 @@ impl<T: Scalar> Fdtd<T> {
         self.drude.mark(&mut dispersive);
         self.poles.mark(&mut dispersive);
         (0..self.grid.cells())
-            .map(|c| self.eps_r[c] == 1.0 && self.sigma[c] == 0.0 && !dispersive[c])
+            .map(|c| self.eps_r[c] == 1.0 && self.sigma[c] == 0.0 && !dispersive[c] && !self.pec[c])
             .collect()
     }
 
@@ -569,8 +467,8 @@ impl<T: Scalar> Fdtd<T> {
         for m in &mut self.monitors {
             m.clear();
         }
-        self.drude.clear();
-        self.poles.clear();
+        self.drude.zero();
+        self.poles.zero();
         self.plane_waves.clear();
         Ok(())
     }

@@ -23,15 +23,19 @@ impl<T: Scalar> FdtdCpu<T> {
     pub fn new(s: &FdtdSetup) -> Result<Self> {
         let mut sim = Fdtd::new(s.grid.clone(), s.dt)?;
         for b in &s.boxes {
-            sim.fill_box(b.lo, b.hi, b.eps_r, b.sigma)?;
+            if b.pec {
+                sim.set_pec(&b.shape)?;
+                continue;
+            }
+            sim.fill(&b.shape, b.eps_r, b.sigma)?;
             if let Some(d) = b.drude {
-                sim.set_drude(b.lo, b.hi, d)?;
+                sim.set_drude_in(&b.shape, d)?;
             }
             if let Some(l) = b.lorentz {
-                sim.set_lorentz(b.lo, b.hi, l)?;
+                sim.set_lorentz_in(&b.shape, l)?;
             }
             if let Some(d) = b.debye {
-                sim.set_debye(b.lo, b.hi, d)?;
+                sim.set_debye_in(&b.shape, d)?;
             }
         }
         for src in &s.sources {
