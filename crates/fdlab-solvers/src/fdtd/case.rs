@@ -34,7 +34,7 @@ pub enum BoundaryName {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CpmlSpec {
-    /// Layer cells at each end (at least 4, fewer than half the axis).
+    /// Layer cells at each end (at least 4 and `order + 2`, fewer than half the axis).
     pub thickness: usize,
     /// Grading order of σ and κ, 1 to 6 (default 3).
     pub order: Option<u32>,

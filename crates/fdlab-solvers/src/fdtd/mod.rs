@@ -13,8 +13,17 @@
 //! ([`Fdtd::set_lorentz`], [`Fdtd::set_debye`], see [`Lorentz`] and [`Debye`]), whose
 //! polarization is advanced the same way.
 //!
+//! Materials fill boxes or spheres ([`Fdtd::fill`], [`Shape`]); a region may instead be a
+//! perfect conductor ([`Fdtd::set_pec`]).
+//!
 //! Running DFT monitors ([`Fdtd::add_dft_monitor`], see [`DftMonitor`]) accumulate the
-//! spectrum of chosen components on a grid plane at chosen frequencies, step by step.
+//! spectrum of chosen components on a grid plane at chosen frequencies, step by step; flux
+//! monitors ([`Fdtd::add_flux_monitor`], see [`FluxSpec`]) turn two of them into the Poynting
+//! flux through the plane.
+//!
+//! Besides soft and hard point sources, a plane wave enters through a total-field/scattered-
+//! field box ([`Fdtd::add_plane_wave`], see [`PlaneWave`]), fed by a 1-D line with the grid's
+//! own dispersion.
 //!
 //! An axis may end in a convolutional PML ([`Boundary::Cpml`], see [`Cpml`]) that absorbs
 //! outgoing waves: its memory variables live in arrays sized to the layers, updated by a pass
