@@ -561,7 +561,11 @@ impl Case {
             // Keep an FDTD CPML about as thick physically, within what the coarse axis allows.
             for (a, b) in f.boundary.iter_mut().enumerate() {
                 if let (crate::fdtd::case::BoundaryName::Cpml(p), Some(&n)) = (b, g.shape.get(a)) {
-                    p.thickness = (p.thickness / factor).max(4).min(n.saturating_sub(1) / 2);
+                    // At least as thick as its grading needs (order + 2 cells, see Cpml).
+                    let least = (p.order.unwrap_or(3) as usize + 2).max(4);
+                    p.thickness = (p.thickness / factor)
+                        .max(least)
+                        .min(n.saturating_sub(1) / 2);
                 }
             }
         }

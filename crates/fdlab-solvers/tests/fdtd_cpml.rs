@@ -1,6 +1,7 @@
-//! FDTD convolutional PML: the reflection off the layer against a reference run whose walls are
-//! too far away to answer within the window, energy leaving the domain, validation messages,
-//! the layer pass under the reference step, and checkpoint state.
+//! FDTD convolutional PML: the reflection off the layer at normal incidence and at 60°, against
+//! reference runs whose walls are too far away to answer within the window; energy leaving the
+//! domain, validation messages (a layer thinner than its grading included), the layer pass
+//! under the reference step, and checkpoint state.
 
 use fdlab_solvers::fdtd::{Boundary, Component, Cpml, Fdtd, Grid, PointSource, Waveform};
 use fdlab_solvers::output::read_npy;
@@ -132,6 +133,23 @@ fn bad_cpml_parameters_are_refused_by_name() {
         e.contains("fewer than half") && e.contains("at most 9"),
         "{e}"
     );
+    // Thinner than its grading: order 6 needs 8 cells.
+    let e = grid(
+        30,
+        Cpml {
+            order: 6,
+            ..Cpml::new(7)
+        },
+    );
+    assert!(
+        e.contains("thinner than its grading") && e.contains("at least order + 2 = 8"),
+        "{e}"
+    );
+    let eight = Cpml {
+        order: 6,
+        ..Cpml::new(8)
+    };
+    assert!(Grid::new([30, 20, 20], [0.1; 3], [Boundary::Cpml(eight); 3]).is_ok());
     for order in [0, 7] {
         let e = grid(
             30,
@@ -195,12 +213,16 @@ fn fast_matches_reference_with_cpml() {
     let p = Cpml {
         kappa_max: 3.0,
         alpha_max: 0.5,
-        ..Cpml::new(4)
+        ..Cpml::new(5)
     };
     let boundary = [
         Boundary::Cpml(p),
         Boundary::Periodic,
-        Boundary::Cpml(Cpml { order: 2, ..p }),
+        Boundary::Cpml(Cpml {
+            order: 2,
+            thickness: 4,
+            ..p
+        }),
     ];
     let grid = Grid::new([11, 6, 10], [0.11, 0.07, 0.13], boundary).unwrap();
     let mut sim = Fdtd::<f64>::new(grid.clone(), 0.9 * grid.dt_limit()).unwrap();
@@ -302,6 +324,13 @@ fn cpml_case_validates_placements_and_parameters() {
     );
     let e = case_error(&OPEN.replace("{ thickness = 6 }", "{ thickness = 12 }"));
     assert!(e.contains("fewer than half"), "{e}");
+    let e = case_error(&OPEN.replace("order = 4", "order = 5"));
+    assert!(
+        e.contains("fdtd.boundary")
+            && e.contains("[1].cpml")
+            && e.contains("thinner than its grading"),
+        "{e}"
+    );
     let e = case_error(&OPEN.replace("order = 4", "order = 9"));
     assert!(e.contains("[1].cpml: grading order"), "{e}");
     let e = case_error(&OPEN.replace("order = 4", "sigma_max = 4.0"));
@@ -337,4 +366,76 @@ fn cpml_case_runs_and_resumes_bit_identically() {
     run(&case, &o).unwrap();
     let (_, resumed) = read_npy(&d2.path().join("probe_0.npy")).unwrap();
     assert_eq!(resumed, ez);
+}
+
+/// What ends the +y side of the oblique-incidence runs.
+#[derive(Clone, Copy, PartialEq)]
+enum YEnd {
+    /// The CPML under test: its interface 12 cells above the source, its PEC backing 22.
+    Layer,
+    /// The layer 80 cells further away: nothing comes back within the window.
+    Far,
+    /// No layer: a PEC wall where the layer's backing was (|r| = 1, the same path), the low-y
+    /// end far away.
+    Mirror,
+}
+
+/// A line source (uniform along a periodic z of 2 cells: a 2-D problem run by the 3-D code)
+/// and a probe of the same component 76 cells further along x, both 22 cells below the +y
+/// wall (12 below the layer): the ray from the source that the wall returns to the probe
+/// crosses the layer at atan(38/22) = 60° (59° for the half-cell-shifted Ey). The x walls are
+/// the same in all runs, so differences between them are the +y end's echo alone. Returns the
+/// probe's series.
+fn oblique(component: Component, layer: Cpml, end: YEnd) -> Vec<f64> {
+    let (ny, y, by) = match end {
+        YEnd::Layer => (52, 30, Boundary::Cpml(layer)),
+        YEnd::Far => (132, 30, Boundary::Cpml(layer)),
+        YEnd::Mirror => (112, 90, Boundary::Pec),
+    };
+    let bc = [Boundary::Cpml(layer), by, Boundary::Periodic];
+    let grid = Grid::new([116, ny, 2], [1.0; 3], bc).unwrap();
+    let dt = 0.99 / 3f64.sqrt();
+    let mut sim = Fdtd::<f64>::new(grid, dt).unwrap();
+    let f0 = 1.0 / 16.0;
+    for k in 0..2 {
+        sim.add_source(PointSource {
+            component,
+            cell: [20, y, k],
+            waveform: Waveform::Ricker { f0, t0: 1.5 / f0 },
+            amplitude: 1.0,
+        })
+        .unwrap();
+    }
+    let p = sim.add_probe(component, [96, y, 0]).unwrap();
+    // 145 time units: the echo (path 88) and the pulse's length (48) pass the probe.
+    sim.run(254);
+    sim.probe(p).to_vec()
+}
+
+/// max |a − b|.
+fn max_diff(a: &[f64], b: &[f64]) -> f64 {
+    a.iter()
+        .zip(b)
+        .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()))
+}
+
+/// The layer's echo at 60° incidence against a perfect mirror's over the same path
+/// (|r| = 1), for E parallel to the wall (Ez) and E in the plane of incidence (Ey).
+#[test]
+fn cpml_reflection_at_60_degrees_is_below_minus_30_db() {
+    let layer = Cpml::new(10);
+    for component in [Component::Ez, Component::Ey] {
+        let far = oblique(component, layer, YEnd::Far);
+        let echo = max_diff(&oblique(component, layer, YEnd::Layer), &far);
+        let mirror = max_diff(&oblique(component, layer, YEnd::Mirror), &far);
+        let r = echo / mirror;
+        println!(
+            "{component:?} at 60°: layer echo / mirror echo = {r:.2e} ({:.1} dB)",
+            20.0 * r.log10()
+        );
+        assert!(r < 10f64.powf(-30.0 / 20.0), "{:.1} dB", 20.0 * r.log10());
+        // The mirror's echo is there to be seen: a sizeable fraction of the direct wave.
+        let direct = far.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        assert!(mirror > 0.2 * direct, "mirror {mirror}, direct {direct}");
+    }
 }

@@ -7,9 +7,12 @@
 //! fills every cell whose centre lies in `lo ..= hi`. Sources and probes may not lie in a CPML
 //! layer.
 
+pub use super::case_waves::{DirectionName, FluxEntry, PlaneWaveSpec};
 use super::{
-    Boundary, Component, Cpml, Debye, Drude, Grid, Lorentz, MonitorSpec, PointSource, Waveform,
+    Boundary, Component, Cpml, Debye, Drude, Grid, Lorentz, MonitorSpec, PointSource, Shape,
+    Waveform,
 };
+use super::{FluxSpec, PlaneWave};
 use crate::case::{Case, Plan};
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
@@ -31,7 +34,7 @@ pub enum BoundaryName {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CpmlSpec {
-    /// Layer cells at each end (at least 4, fewer than half the axis).
+    /// Layer cells at each end (at least 4 and `order + 2`, fewer than half the axis).
     pub thickness: usize,
     /// Grading order of σ and κ, 1 to 6 (default 3).
     pub order: Option<u32>,
@@ -68,14 +71,26 @@ pub enum WaveformName {
     Sine,
 }
 
-/// `[[fdtd.materials]]`: a box of dielectric / conductor, later boxes overriding earlier ones.
+/// `[[fdtd.materials]]`: a box, sphere or slab of dielectric / conductor / perfect conductor /
+/// dispersive medium, later ones overriding earlier ones. Give exactly one geometry: `lo` and
+/// `hi`, `center` and `radius`, or `slab`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MaterialBox {
-    /// Low corner, physical coordinates.
-    pub lo: Vec<f64>,
-    /// High corner, physical coordinates; cells whose centres lie in `lo ..= hi` are filled.
-    pub hi: Vec<f64>,
+    /// Low corner of a box, physical coordinates.
+    pub lo: Option<Vec<f64>>,
+    /// High corner of a box, physical coordinates; cells whose centres lie in `lo ..= hi` are
+    /// filled.
+    pub hi: Option<Vec<f64>>,
+    /// Centre of a sphere, physical coordinates.
+    pub center: Option<Vec<f64>>,
+    /// Radius of a sphere; cells whose centres lie within it are filled.
+    pub radius: Option<f64>,
+    /// A slab (a layer) across the whole grid between two planes normal to an axis.
+    pub slab: Option<SlabSpec>,
+    /// A perfect electric conductor (default false).
+    #[serde(default)]
+    pub pec: bool,
     /// Relative permittivity (≥ 1; default 1).
     #[serde(default = "one")]
     pub eps_r: f64,
@@ -127,6 +142,19 @@ pub struct DrudeSpec {
     pub collision_frequency: f64,
 }
 
+/// `slab = { axis = "z", lo = 1.0, hi = 1.2 }`: every cell whose centre lies between the
+/// planes `lo` and `hi` along `axis`, across the whole grid.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SlabSpec {
+    /// The slab's normal.
+    pub axis: AxisName,
+    /// Low plane, physical coordinate.
+    pub lo: f64,
+    /// High plane, physical coordinate.
+    pub hi: f64,
+}
+
 fn one() -> f64 {
     1.0
 }
@@ -147,9 +175,33 @@ pub struct SourceSpec {
     pub t0: Option<f64>,
     /// Width parameter of the waveform.
     pub tau: Option<f64>,
-    /// Current density scale (default 1).
+    /// Current density scale (default 1); for a hard source, the field itself.
     #[serde(default = "one")]
     pub amplitude: f64,
+    /// Hard source: set E to `amplitude · w(t)` each step instead of adding a current
+    /// (default false).
+    #[serde(default)]
+    pub hard: bool,
+}
+
+impl SourceSpec {
+    fn keys(&self) -> WaveformKeys {
+        WaveformKeys {
+            waveform: self.waveform,
+            f0: self.f0,
+            t0: self.t0,
+            tau: self.tau,
+        }
+    }
+}
+
+/// A waveform's name and parameters as a case gives them.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct WaveformKeys {
+    pub(super) waveform: WaveformName,
+    pub(super) f0: Option<f64>,
+    pub(super) t0: Option<f64>,
+    pub(super) tau: Option<f64>,
 }
 
 /// `[[fdtd.probes]]`: one component recorded at one point every step.
@@ -215,18 +267,24 @@ pub struct FdtdSpec {
     /// DFT monitors; each writes `monitor_N.npy`, described in `monitors.json`.
     #[serde(default)]
     pub monitors: Vec<MonitorEntry>,
+    /// Plane waves through total-field/scattered-field boxes.
+    #[serde(default)]
+    pub plane_waves: Vec<PlaneWaveSpec>,
+    /// Flux planes; each writes `flux_N.npy`, described in `flux.json`.
+    #[serde(default)]
+    pub flux: Vec<FluxEntry>,
     /// Component drawn and written by `[output]` (default `"ex"`).
     #[serde(default)]
     pub plot: Component,
 }
 
-/// A material box in cells, `lo ..= hi` inclusive.
+/// A validated material region.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CellBox {
-    /// First cell per axis.
-    pub lo: [usize; 3],
-    /// Last cell per axis.
-    pub hi: [usize; 3],
+    /// The cells it fills.
+    pub shape: Shape,
+    /// A perfect conductor (its E components held at zero; the other properties unused).
+    pub pec: bool,
     /// Relative permittivity.
     pub eps_r: f64,
     /// Conductivity.
@@ -248,8 +306,14 @@ pub struct FdtdSetup {
     pub dt: f64,
     /// Material boxes, applied in order.
     pub boxes: Vec<CellBox>,
-    /// Sources.
+    /// Soft sources.
     pub sources: Vec<PointSource>,
+    /// Hard sources.
+    pub hard_sources: Vec<PointSource>,
+    /// Plane waves, checked against the grid and the boxes.
+    pub plane_waves: Vec<PlaneWave>,
+    /// Flux planes, checked against the run's duration.
+    pub fluxes: Vec<FluxSpec>,
     /// Probes: component and cell.
     pub probes: Vec<(Component, [usize; 3])>,
     /// DFT monitors, checked against the run's duration.
@@ -387,7 +451,7 @@ fn cell_of(grid: &Grid, c: Component, x: &[f64]) -> Option<[usize; 3]> {
     Some(out)
 }
 
-fn extent(grid: &Grid) -> [f64; 3] {
+pub(super) fn extent(grid: &Grid) -> [f64; 3] {
     std::array::from_fn(|a| grid.n[a] as f64 * grid.spacing[a])
 }
 
@@ -439,40 +503,7 @@ fn cell_box(case: &Case, i: usize, grid: &Grid, dt: f64, m: &MaterialBox) -> Res
             format!("{}: use a finite conductivity >= 0", m.sigma),
         ));
     }
-    let ext = extent(grid);
-    let tol = 1e-9;
-    let inside = m.lo.len() == 3
-        && m.hi.len() == 3
-        && (0..3).all(|a| m.lo[a] >= -tol * ext[a] && m.hi[a] <= ext[a] * (1.0 + tol));
-    if !inside {
-        return Err(case.invalid(
-            &format!("{key}.lo"),
-            format!(
-                "box {:?} ..= {:?} is outside the grid (or has not 3 coordinates per corner); \
-                 use corners in 0 ..= {ext:?}",
-                m.lo, m.hi
-            ),
-        ));
-    }
-    // Cells whose centres (i + ½)·d lie in lo ..= hi.
-    let mut lo = [0; 3];
-    let mut hi = [0; 3];
-    for a in 0..3 {
-        let d = grid.spacing[a];
-        let first = (m.lo[a] / d - 0.5).ceil().max(0.0);
-        let last = (m.hi[a] / d - 0.5).floor().min(grid.n[a] as f64 - 1.0);
-        if last < first {
-            return Err(case.invalid(
-                &format!("{key}.hi"),
-                format!(
-                    "box {:?} ..= {:?} holds no cell centre along axis {a}; make it at least \
-                     one cell ({d}) wide",
-                    m.lo, m.hi
-                ),
-            ));
-        }
-        (lo[a], hi[a]) = (first as usize, last as usize);
-    }
+    let shape = super::case_shapes::shape(case, &key, grid, m)?;
     let drude = m.drude.map(|d| Drude {
         plasma_frequency: d.plasma_frequency,
         collision_frequency: d.collision_frequency,
@@ -555,9 +586,15 @@ fn cell_box(case: &Case, i: usize, grid: &Grid, dt: f64, m: &MaterialBox) -> Res
             format!("{v}: use a finite value {want}"),
         ));
     }
+    if m.pec && (m.drude.is_some() || m.lorentz.is_some() || m.debye.is_some()) {
+        return Err(case.invalid(
+            &format!("{key}.pec"),
+            "a perfect conductor takes no dispersion model: remove one of them".into(),
+        ));
+    }
     Ok(CellBox {
-        lo,
-        hi,
+        shape,
+        pec: m.pec,
         eps_r: m.eps_r,
         sigma: m.sigma,
         drude,
@@ -566,8 +603,10 @@ fn cell_box(case: &Case, i: usize, grid: &Grid, dt: f64, m: &MaterialBox) -> Res
     })
 }
 
-fn waveform(case: &Case, i: usize, s: &SourceSpec) -> Result<Waveform> {
-    let key = |k: &str| format!("fdtd.sources[{i}].{k}");
+/// The waveform of a source or plane wave whose keys sit under `prefix` (e.g.
+/// `fdtd.sources[0]`).
+pub(super) fn waveform(case: &Case, prefix: &str, s: WaveformKeys) -> Result<Waveform> {
+    let key = |k: &str| format!("{prefix}.{k}");
     let need = |k: &str, v: Option<f64>| {
         v.filter(|x| x.is_finite()).ok_or_else(|| {
             case.invalid(
@@ -636,6 +675,7 @@ pub fn prepare(case: &Case) -> Result<(Plan, FdtdSetup)> {
         .map(|(i, m)| cell_box(case, i, &grid, plan.dt, m))
         .collect::<Result<Vec<_>>>()?;
     let mut sources = Vec::new();
+    let mut hard_sources = Vec::new();
     for (i, s) in f.sources.iter().enumerate() {
         let key = format!("fdtd.sources[{i}]");
         let c = s.component;
@@ -660,12 +700,17 @@ pub fn prepare(case: &Case) -> Result<(Plan, FdtdSetup)> {
         if !s.amplitude.is_finite() {
             return Err(case.invalid(&format!("{key}.amplitude"), "must be finite".into()));
         }
-        sources.push(PointSource {
+        let src = PointSource {
             component: c,
             cell,
-            waveform: waveform(case, i, s)?,
+            waveform: waveform(case, &key, s.keys())?,
             amplitude: s.amplitude,
-        });
+        };
+        if s.hard {
+            hard_sources.push(src);
+        } else {
+            sources.push(src);
+        }
     }
     let mut probes = Vec::new();
     for (i, p) in f.probes.iter().enumerate() {
@@ -704,6 +749,18 @@ pub fn prepare(case: &Case) -> Result<(Plan, FdtdSetup)> {
         }
         monitors.push(spec);
     }
+    let plane_waves = f
+        .plane_waves
+        .iter()
+        .enumerate()
+        .map(|(i, w)| super::case_waves::plane_wave(case, i, &grid, &boxes, w))
+        .collect::<Result<Vec<_>>>()?;
+    let fluxes = f
+        .flux
+        .iter()
+        .enumerate()
+        .map(|(i, s)| super::case_waves::flux(case, i, &grid, plan.dt, duration, s))
+        .collect::<Result<Vec<_>>>()?;
     let o = &case.spec.output;
     if o.every == 0 {
         return Err(case.invalid("output.every", "must be at least 1".into()));
@@ -720,6 +777,9 @@ pub fn prepare(case: &Case) -> Result<(Plan, FdtdSetup)> {
             dt: plan.dt,
             boxes,
             sources,
+            hard_sources,
+            plane_waves,
+            fluxes,
             probes,
             monitors,
             duration,

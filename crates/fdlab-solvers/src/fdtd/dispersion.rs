@@ -123,6 +123,15 @@ pub(crate) struct Cells {
 const E: [Component; 3] = [Component::Ex, Component::Ey, Component::Ez];
 
 impl Cells {
+    /// Set `mask[c]` for every dispersive storage cell `c`.
+    pub(crate) fn mark(&self, mask: &mut [bool]) {
+        for b in self.branches() {
+            for &c in &b.cells {
+                mask[c] = true;
+            }
+        }
+    }
+
     /// Whether no cell is dispersive.
     pub(crate) fn is_empty(&self) -> bool {
         self.branches().all(|b| b.cells.is_empty())
@@ -136,15 +145,11 @@ impl Cells {
         self.lorentz.iter_mut().chain(&mut self.debye)
     }
 
-    /// Drop the Lorentz/Debye term of every cell in `lo ..= hi` (a later box replaces it).
-    pub(crate) fn clear_box(&mut self, grid: &Grid, lo: [usize; 3], hi: [usize; 3]) {
-        let n = grid.n;
-        let inside = |c: usize| {
-            let ijk = [c % n[0], (c / n[0]) % n[1], c / (n[0] * n[1])];
-            (0..3).all(|a| lo[a] <= ijk[a] && ijk[a] <= hi[a])
-        };
+    /// Drop the Lorentz/Debye term of every cell marked in `region` (a later material
+    /// replaces it).
+    pub(crate) fn clear(&mut self, region: &[bool]) {
         for br in self.branches_mut() {
-            let keep: Vec<bool> = br.cells.iter().map(|&c| !inside(c)).collect();
+            let keep: Vec<bool> = br.cells.iter().map(|&c| !region[c]).collect();
             let mut it = keep.iter();
             br.cells.retain(|_| *it.next().unwrap_or(&true));
             let mut it = keep.iter();
@@ -156,55 +161,37 @@ impl Cells {
         }
     }
 
-    fn add(branches: &mut [Branch; 3], grid: &Grid, lo: [usize; 3], hi: [usize; 3], c: [f64; 3]) {
+    fn add(branches: &mut [Branch; 3], grid: &Grid, cells: &[usize], c: [f64; 3]) {
         for (br, comp) in branches.iter_mut().zip(E) {
-            for k in lo[2]..=hi[2] {
-                for j in lo[1]..=hi[1] {
-                    for i in lo[0]..=hi[0] {
-                        // Tangential E on a PEC wall stays zero: no polarization there.
-                        if grid.on_pec_wall(comp, [i, j, k]) {
-                            continue;
-                        }
-                        br.cells.push(grid.index([i, j, k]));
-                        br.c.push(c);
-                        br.p.push(0.0);
-                        br.q.push(0.0);
-                    }
+            for &cell in cells {
+                // Tangential E on a PEC wall stays zero: no polarization there.
+                if grid.on_pec_wall(comp, grid.cell_of_index(cell)) {
+                    continue;
                 }
+                br.cells.push(cell);
+                br.c.push(c);
+                br.p.push(0.0);
+                br.q.push(0.0);
             }
         }
     }
 
-    /// Make `lo ..= hi` Lorentz cells (after [`Cells::clear_box`] on the box).
-    pub(crate) fn add_lorentz(
-        &mut self,
-        grid: &Grid,
-        lo: [usize; 3],
-        hi: [usize; 3],
-        l: Lorentz,
-        dt: f64,
-    ) {
+    /// Make the storage cells `cells` Lorentz cells (after [`Cells::clear`] on them).
+    pub(crate) fn add_lorentz(&mut self, grid: &Grid, cells: &[usize], l: Lorentz, dt: f64) {
         let (w2, g) = (l.resonance_frequency.powi(2), l.damping * dt);
         let c = [
             (2.0 - w2 * dt * dt) / (1.0 + g),
             -(1.0 - g) / (1.0 + g),
             l.delta_eps * w2 * dt * dt / (1.0 + g),
         ];
-        Self::add(&mut self.lorentz, grid, lo, hi, c);
+        Self::add(&mut self.lorentz, grid, cells, c);
     }
 
-    /// Make `lo ..= hi` Debye cells (after [`Cells::clear_box`] on the box).
-    pub(crate) fn add_debye(
-        &mut self,
-        grid: &Grid,
-        lo: [usize; 3],
-        hi: [usize; 3],
-        d: Debye,
-        dt: f64,
-    ) {
+    /// Make the storage cells `cells` Debye cells (after [`Cells::clear`] on them).
+    pub(crate) fn add_debye(&mut self, grid: &Grid, cells: &[usize], d: Debye, dt: f64) {
         let h = 0.5 * dt / d.relaxation_time;
         let c = [(1.0 - h) / (1.0 + h), d.delta_eps * h / (1.0 + h), 0.0];
-        Self::add(&mut self.debye, grid, lo, hi, c);
+        Self::add(&mut self.debye, grid, cells, c);
     }
 
     /// Call with E still at step n: Lorentz `P^{n+1}` from `P^n`, `P^{n−1}`, `E^n`; Debye keeps
@@ -275,7 +262,7 @@ impl Cells {
     }
 
     /// Zero every `P`.
-    pub(crate) fn clear(&mut self) {
+    pub(crate) fn zero(&mut self) {
         for br in self.branches_mut() {
             br.p.fill(0.0);
             br.q.fill(0.0);

@@ -72,20 +72,24 @@ pub(crate) struct Cells {
 const E: [Component; 3] = [Component::Ex, Component::Ey, Component::Ez];
 
 impl Cells {
+    /// Set `mask[c]` for every dispersive storage cell `c`.
+    pub(crate) fn mark(&self, mask: &mut [bool]) {
+        for b in self.branches.iter() {
+            for &c in &b.cells {
+                mask[c] = true;
+            }
+        }
+    }
+
     /// Whether no cell is dispersive.
     pub(crate) fn is_empty(&self) -> bool {
         self.branches.iter().all(|b| b.cells.is_empty())
     }
 
-    /// Drop the Drude term of every cell in `lo ..= hi` (a later box replaces the medium).
-    pub(crate) fn clear_box(&mut self, grid: &Grid, lo: [usize; 3], hi: [usize; 3]) {
-        let n = grid.n;
-        let inside = |c: usize| {
-            let ijk = [c % n[0], (c / n[0]) % n[1], c / (n[0] * n[1])];
-            (0..3).all(|a| lo[a] <= ijk[a] && ijk[a] <= hi[a])
-        };
+    /// Drop the Drude term of every cell marked in `region` (a later material replaces it).
+    pub(crate) fn clear(&mut self, region: &[bool]) {
         for br in &mut self.branches {
-            let keep: Vec<bool> = br.cells.iter().map(|&c| !inside(c)).collect();
+            let keep: Vec<bool> = br.cells.iter().map(|&c| !region[c]).collect();
             let mut it = keep.iter();
             br.cells.retain(|_| *it.next().unwrap_or(&true));
             for v in [&mut br.k, &mut br.b, &mut br.j] {
@@ -95,30 +99,19 @@ impl Cells {
         }
     }
 
-    /// Make the cells `lo ..= hi` dispersive with `d` (after [`Cells::clear_box`] on the box).
+    /// Make the storage cells `cells` dispersive with `d` (after [`Cells::clear`] on them).
     /// Tangential E on a PEC wall stays zero, so those components get no `J`.
-    pub(crate) fn add_box(
-        &mut self,
-        grid: &Grid,
-        lo: [usize; 3],
-        hi: [usize; 3],
-        d: Drude,
-        dt: f64,
-    ) {
+    pub(crate) fn add(&mut self, grid: &Grid, cells: &[usize], d: Drude, dt: f64) {
         let (k, b) = d.coefficients(dt);
         for (br, comp) in self.branches.iter_mut().zip(E) {
-            for kk in lo[2]..=hi[2] {
-                for j in lo[1]..=hi[1] {
-                    for i in lo[0]..=hi[0] {
-                        if grid.on_pec_wall(comp, [i, j, kk]) {
-                            continue;
-                        }
-                        br.cells.push(grid.index([i, j, kk]));
-                        br.k.push(k);
-                        br.b.push(b);
-                        br.j.push(0.0);
-                    }
+            for &c in cells {
+                if grid.on_pec_wall(comp, grid.cell_of_index(c)) {
+                    continue;
                 }
+                br.cells.push(c);
+                br.k.push(k);
+                br.b.push(b);
+                br.j.push(0.0);
             }
         }
     }
@@ -186,7 +179,7 @@ impl Cells {
     }
 
     /// Zero every `J`.
-    pub(crate) fn clear(&mut self) {
+    pub(crate) fn zero(&mut self) {
         for br in &mut self.branches {
             br.j.fill(0.0);
         }

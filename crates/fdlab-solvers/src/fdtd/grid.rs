@@ -133,6 +133,12 @@ impl Grid {
         cell[0] + self.n[0] * (cell[1] + self.n[1] * cell[2])
     }
 
+    /// Cell `[i, j, k]` of storage index `c` (the inverse of [`Grid::index`]).
+    pub fn cell_of_index(&self, c: usize) -> [usize; 3] {
+        let n = self.n;
+        [c % n[0], (c / n[0]) % n[1], c / (n[0] * n[1])]
+    }
+
     /// Refuse a cell outside the grid; `what` names it in the message.
     pub fn check_cell(&self, cell: [usize; 3], what: &str) -> Result<()> {
         if (0..3).any(|a| cell[a] >= self.n[a]) {

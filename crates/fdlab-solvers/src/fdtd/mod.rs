@@ -13,8 +13,17 @@
 //! ([`Fdtd::set_lorentz`], [`Fdtd::set_debye`], see [`Lorentz`] and [`Debye`]), whose
 //! polarization is advanced the same way.
 //!
+//! Materials fill boxes or spheres ([`Fdtd::fill`], [`Shape`]); a region may instead be a
+//! perfect conductor ([`Fdtd::set_pec`]).
+//!
 //! Running DFT monitors ([`Fdtd::add_dft_monitor`], see [`DftMonitor`]) accumulate the
-//! spectrum of chosen components on a grid plane at chosen frequencies, step by step.
+//! spectrum of chosen components on a grid plane at chosen frequencies, step by step; flux
+//! monitors ([`Fdtd::add_flux_monitor`], see [`FluxSpec`]) turn two of them into the Poynting
+//! flux through the plane.
+//!
+//! Besides soft and hard point sources, a plane wave enters through a total-field/scattered-
+//! field box ([`Fdtd::add_plane_wave`], see [`PlaneWave`]), fed by a 1-D line with the grid's
+//! own dispersion.
 //!
 //! An axis may end in a convolutional PML ([`Boundary::Cpml`], see [`Cpml`]) that absorbs
 //! outgoing waves: its memory variables live in arrays sized to the layers, updated by a pass
@@ -51,27 +60,35 @@
 //! ```
 
 pub mod case;
+mod case_shapes;
+mod case_waves;
 mod cpml;
 mod dispersion;
 mod drude;
+mod flux;
 mod grid;
+mod materials;
 mod monitor;
 mod output;
 mod probe;
 mod source;
 mod stepper;
+mod tfsf;
 mod update;
 
 pub use case::{FdtdSetup, FdtdSpec};
 pub use cpml::Cpml;
 pub use dispersion::{lorentz_dt_limit, Debye, Lorentz};
 pub use drude::{dt_limit as drude_dt_limit, Drude};
+pub use flux::{flux, FluxPlane, FluxSpec};
 pub use grid::{Boundary, Component, Fields, Grid};
+pub use materials::Shape;
 pub use monitor::{plane_axes, tangential_e, DftMonitor, MonitorSpec, MIN_CELLS_PER_WAVELENGTH};
 pub(crate) use output::write_probes;
 pub use probe::{energy, Probe};
 pub use source::{PointSource, Waveform};
 pub use stepper::FdtdCpu;
+pub use tfsf::PlaneWave;
 
 use crate::{Error, Result};
 use fdlab_core::Scalar;
@@ -84,11 +101,19 @@ pub struct Fdtd<T: Scalar> {
     fields: Fields<T>,
     eps_r: Vec<f64>,
     sigma: Vec<f64>,
+    /// Perfect-conductor cells: their E components are held at zero.
+    pec: Vec<bool>,
     ca: Vec<T>,
     cb: Vec<T>,
     sources: Vec<(usize, PointSource)>,
+    /// Hard sources: the driven component is set to the waveform after each E update.
+    hard_sources: Vec<(usize, PointSource)>,
+    /// Plane waves through TFSF boxes (empty: no extra pass).
+    plane_waves: tfsf::PlaneWaves,
     probes: Vec<(usize, Probe)>,
     monitors: Vec<DftMonitor>,
+    /// Flux planes; their DFT planes are among `monitors`.
+    fluxes: Vec<FluxPlane>,
     /// Drude cells and their polarization currents (empty: no dispersion, no extra pass).
     drude: drude::Cells,
     /// Lorentz and Debye cells and their polarizations (empty: no extra pass).
@@ -109,11 +134,15 @@ impl<T: Scalar> Fdtd<T> {
             fields: Fields::zeros(cells),
             eps_r: vec![1.0; cells],
             sigma: vec![0.0; cells],
+            pec: vec![false; cells],
             ca: Vec::new(),
             cb: Vec::new(),
             sources: Vec::new(),
+            hard_sources: Vec::new(),
+            plane_waves: tfsf::PlaneWaves::default(),
             probes: Vec::new(),
             monitors: Vec::new(),
+            fluxes: Vec::new(),
             drude: drude::Cells::default(),
             poles: dispersion::Cells::default(),
             cpml: cpml::Layers::new(&grid, dt),
@@ -131,7 +160,12 @@ impl<T: Scalar> Fdtd<T> {
             .eps_r
             .iter()
             .zip(&self.sigma)
-            .map(|(&eps, &sig)| {
+            .zip(&self.pec)
+            .map(|((&eps, &sig), &pec)| {
+                if pec {
+                    // E stays at zero: neither its old value nor the curl reaches it.
+                    return (T::zero(), T::zero());
+                }
                 let loss = sig * dt / (2.0 * eps);
                 (
                     T::from_f64((1.0 - loss) / (1.0 + loss)),
@@ -168,123 +202,40 @@ impl<T: Scalar> Fdtd<T> {
         Ok(())
     }
 
-    /// Give the cells `lo ..= hi` (inclusive, per axis) permittivity `eps_r` and conductivity
-    /// `sigma`, keeping the rest of the medium. Any Drude, Lorentz or Debye term of those cells is
-    /// dropped.
-    pub fn fill_box(
-        &mut self,
-        lo: [usize; 3],
-        hi: [usize; 3],
-        eps_r: f64,
-        sigma: f64,
-    ) -> Result<()> {
-        self.grid.check_cell(lo, "box corner")?;
-        self.grid.check_cell(hi, "box corner")?;
-        if (0..3).any(|a| lo[a] > hi[a]) {
-            return Err(Error::Invalid(format!(
-                "FDTD box {lo:?}..={hi:?} is empty: give lo <= hi on every axis"
-            )));
-        }
-        let (mut eps, mut sig) = (self.eps_r.clone(), self.sigma.clone());
-        for k in lo[2]..=hi[2] {
-            for j in lo[1]..=hi[1] {
-                for i in lo[0]..=hi[0] {
-                    let c = self.grid.index([i, j, k]);
-                    eps[c] = eps_r;
-                    sig[c] = sigma;
-                }
-            }
-        }
-        self.set_medium(eps, sig)?;
-        self.drude.clear_box(&self.grid, lo, hi);
-        self.poles.clear_box(&self.grid, lo, hi);
-        Ok(())
-    }
-
-    /// Make the cells `lo ..= hi` a Drude medium (see [`Drude`]) on top of the `ε_r` (= ε∞) and
-    /// `σ` that [`Fdtd::fill_box`] gave them; call it after `fill_box` on the same box. Refuses
-    /// a `dt` above [`drude_dt_limit`], which the plasma frequency lowers below the Courant
-    /// limit.
-    pub fn set_drude(&mut self, lo: [usize; 3], hi: [usize; 3], d: Drude) -> Result<()> {
-        self.grid.check_cell(lo, "Drude box corner")?;
-        self.grid.check_cell(hi, "Drude box corner")?;
-        if (0..3).any(|a| lo[a] > hi[a]) {
-            return Err(Error::Invalid(format!(
-                "FDTD Drude box {lo:?}..={hi:?} is empty: give lo <= hi on every axis"
-            )));
-        }
-        d.check()?;
-        let limit = drude::dt_limit(&self.grid, d.plasma_frequency);
-        if self.dt > limit {
-            return Err(Error::Unstable {
-                dt: self.dt,
-                limit,
-                why: format!(
-                    "Yee Courant limit with a Drude plasma frequency {}: \
-                     1/sqrt(1/dx² + 1/dy² + 1/dz² + ωp²/4); lower the time step (or cfl)",
-                    d.plasma_frequency
-                ),
-            });
-        }
-        self.drude.clear_box(&self.grid, lo, hi);
-        self.poles.clear_box(&self.grid, lo, hi);
-        self.drude.add_box(&self.grid, lo, hi, d, self.dt);
-        Ok(())
-    }
-
-    /// Check a dispersive box's corners (`what` names the model in the message).
-    fn check_box(&self, lo: [usize; 3], hi: [usize; 3], what: &str) -> Result<()> {
-        self.grid.check_cell(lo, &format!("{what} box corner"))?;
-        self.grid.check_cell(hi, &format!("{what} box corner"))?;
-        if (0..3).any(|a| lo[a] > hi[a]) {
-            return Err(Error::Invalid(format!(
-                "FDTD {what} box {lo:?}..={hi:?} is empty: give lo <= hi on every axis"
-            )));
-        }
-        Ok(())
-    }
-
-    /// Make the cells `lo ..= hi` a one-pole Lorentz medium (see [`Lorentz`]) on top of the
-    /// `ε_r` (= ε∞) and `σ` that [`Fdtd::fill_box`] gave them, replacing any other dispersion
-    /// there; call it after `fill_box` on the same box. Refuses a `dt` above
-    /// [`lorentz_dt_limit`], which the resonance lowers below the Courant limit.
-    pub fn set_lorentz(&mut self, lo: [usize; 3], hi: [usize; 3], l: Lorentz) -> Result<()> {
-        self.check_box(lo, hi, "Lorentz")?;
-        l.check()?;
-        let limit = lorentz_dt_limit(&self.grid, &l);
-        if self.dt > limit {
-            return Err(Error::Unstable {
-                dt: self.dt,
-                limit,
-                why: format!(
-                    "Yee Courant limit with a Lorentz resonance {} and delta_eps {}: \
-                     1/sqrt(1/dx² + 1/dy² + 1/dz² + ω0²(1 + Δε)/4); lower the time step (or cfl)",
-                    l.resonance_frequency, l.delta_eps
-                ),
-            });
-        }
-        self.drude.clear_box(&self.grid, lo, hi);
-        self.poles.clear_box(&self.grid, lo, hi);
-        self.poles.add_lorentz(&self.grid, lo, hi, l, self.dt);
-        Ok(())
-    }
-
-    /// Make the cells `lo ..= hi` a one-pole Debye medium (see [`Debye`]) on top of the
-    /// `ε_r` (= ε∞) and `σ` that [`Fdtd::fill_box`] gave them, replacing any other dispersion
-    /// there; call it after `fill_box` on the same box. The Courant limit is unchanged.
-    pub fn set_debye(&mut self, lo: [usize; 3], hi: [usize; 3], d: Debye) -> Result<()> {
-        self.check_box(lo, hi, "Debye")?;
-        d.check()?;
-        self.drude.clear_box(&self.grid, lo, hi);
-        self.poles.clear_box(&self.grid, lo, hi);
-        self.poles.add_debye(&self.grid, lo, hi, d, self.dt);
-        Ok(())
-    }
-
     /// The Lorentz and Debye polarizations and their auxiliary values, flattened (empty
     /// without such cells), to save with the fields.
     pub fn dispersion_state(&self) -> Vec<f64> {
         self.poles.state()
+    }
+
+    /// The plane waves' incident lines, flattened (empty without plane waves), to save with
+    /// the fields.
+    pub fn plane_wave_state(&self) -> Vec<f64> {
+        self.plane_waves.state()
+    }
+
+    /// Put back what [`Fdtd::plane_wave_state`] returned (after [`Fdtd::restore`], which
+    /// zeroes the lines).
+    pub fn restore_plane_waves(&mut self, v: &[f64]) -> Result<()> {
+        if !self.plane_waves.set_state(v) {
+            return Err(Error::Invalid(format!(
+                "FDTD plane-wave state has {} values, but this simulation's incident lines hold \
+                 {}: restore state saved with the same plane waves",
+                v.len(),
+                self.plane_waves.len()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Per storage cell, whether it is plain vacuum: `ε_r = 1`, no loss, no dispersion.
+    fn vacuum_mask(&self) -> Vec<bool> {
+        let mut dispersive = vec![false; self.grid.cells()];
+        self.drude.mark(&mut dispersive);
+        self.poles.mark(&mut dispersive);
+        (0..self.grid.cells())
+            .map(|c| self.eps_r[c] == 1.0 && self.sigma[c] == 0.0 && !dispersive[c] && !self.pec[c])
+            .collect()
     }
 
     /// Put back what [`Fdtd::dispersion_state`] returned (after [`Fdtd::restore`], which
@@ -329,6 +280,22 @@ impl<T: Scalar> Fdtd<T> {
     /// Add a soft source; it must drive an electric component inside the grid, off the PEC
     /// walls (tangential E there is held at zero) and outside any CPML layer.
     pub fn add_source(&mut self, s: PointSource) -> Result<()> {
+        self.check_source(&s)?;
+        self.sources.push((self.grid.index(s.cell), s));
+        Ok(())
+    }
+
+    /// Add a hard source: after each step the driven E component of its cell is set to
+    /// `amplitude · w(t)` (at E's time `(n + 1)·Δt`), whatever the update gave. It launches
+    /// exactly that field but, unlike a soft source, also reflects waves that come back to it.
+    /// The same placement rules as [`Fdtd::add_source`] apply.
+    pub fn add_hard_source(&mut self, s: PointSource) -> Result<()> {
+        self.check_source(&s)?;
+        self.hard_sources.push((self.grid.index(s.cell), s));
+        Ok(())
+    }
+
+    fn check_source(&self, s: &PointSource) -> Result<()> {
         if !s.component.is_electric() {
             return Err(Error::Invalid(format!(
                 "FDTD source on {:?}: drive Ex, Ey or Ez",
@@ -344,7 +311,6 @@ impl<T: Scalar> Fdtd<T> {
             )));
         }
         self.outside_cpml(s.cell, "FDTD source")?;
-        self.sources.push((self.grid.index(s.cell), s));
         Ok(())
     }
 
@@ -385,7 +351,8 @@ impl<T: Scalar> Fdtd<T> {
         &self.monitors[id]
     }
 
-    /// All DFT monitors, in the order they were added.
+    /// All DFT monitors, in the order they were added, with the two planes of each flux
+    /// monitor (see [`FluxPlane::monitors`]) among them.
     pub fn monitors(&self) -> &[DftMonitor] {
         &self.monitors
     }
@@ -509,8 +476,9 @@ impl<T: Scalar> Fdtd<T> {
         for m in &mut self.monitors {
             m.clear();
         }
-        self.drude.clear();
-        self.poles.clear();
+        self.drude.zero();
+        self.poles.zero();
+        self.plane_waves.clear();
         Ok(())
     }
 
@@ -548,10 +516,12 @@ impl<T: Scalar> Fdtd<T> {
         if let Some(l) = &mut self.cpml {
             l.correct_h(&self.grid, &mut self.fields, self.dt);
         }
+        self.plane_waves.after_h(&mut self.fields, self.dt);
         update::update_e(&self.grid, &mut self.fields, &self.ca, &self.cb);
         if let Some(l) = &mut self.cpml {
             l.correct_e(&self.grid, &mut self.fields, &self.cb);
         }
+        self.finish_e();
         self.apply_drude();
         self.finish_step();
     }
@@ -559,16 +529,27 @@ impl<T: Scalar> Fdtd<T> {
     /// One step with the plain point-by-point reference update (slow; for checking [`Fdtd::step`]).
     pub fn step_reference(&mut self) {
         self.advance_drude();
+        let (waves, dt) = (&mut self.plane_waves, self.dt);
         update::reference_step(
             &self.grid,
             &mut self.fields,
-            self.dt,
+            dt,
             &self.ca,
             &self.cb,
             self.cpml.as_mut(),
+            |f| waves.after_h(f, dt),
         );
+        self.finish_e();
         self.apply_drude();
         self.finish_step();
+    }
+
+    /// The plane waves' corrections to `E^{n+1}` (their lines advance to `n + 1`).
+    fn finish_e(&mut self) {
+        if !self.plane_waves.is_empty() {
+            let t = (self.steps + 1) as f64 * self.dt;
+            self.plane_waves.after_e(&mut self.fields, &self.cb, t);
+        }
     }
 
     /// `J^{n+½}` from `E^n`; before the E update (E is not touched by the H update).
@@ -605,6 +586,11 @@ impl<T: Scalar> Fdtd<T> {
             let e = self.fields.get_mut(s.component);
             let j = s.amplitude * s.waveform.value(t);
             e[*c] = T::from_f64(e[*c].as_f64() - self.cb[*c].as_f64() * j);
+        }
+        // Hard sources last: whatever the update and the currents did, E there is w(t).
+        let t = (self.steps + 1) as f64 * self.dt;
+        for (c, s) in &self.hard_sources {
+            self.fields.get_mut(s.component)[*c] = T::from_f64(s.amplitude * s.waveform.value(t));
         }
         self.steps += 1;
         for (c, p) in &mut self.probes {

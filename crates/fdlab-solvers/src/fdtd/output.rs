@@ -1,8 +1,8 @@
 //! What an fdtd case run writes besides the field pictures: one `.npy` time series per probe
 //! and `probes.json`, which says what each series is; one `.npy` of spectra per DFT monitor and
-//! `monitors.json`.
+//! `monitors.json`; one `.npy` of fluxes per flux plane and `flux.json`.
 
-use super::{plane_axes, DftMonitor, Grid};
+use super::{flux, plane_axes, DftMonitor, FluxSpec, Grid};
 use crate::case::Case;
 use crate::error::io_err;
 use crate::output::write_npy;
@@ -39,7 +39,48 @@ pub(crate) fn write_probes(
     let path = dir.join("probes.json");
     let text = serde_json::to_string_pretty(&json).unwrap_or_default() + "\n";
     std::fs::write(&path, text).map_err(io_err(&path))?;
-    write_monitors(dir, dt, &setup.grid, monitors)
+    // The flux planes' DFT planes follow the case's own monitors, two per flux plane.
+    let own = setup.monitors.len().min(monitors.len());
+    write_monitors(dir, dt, &setup.grid, &monitors[..own])?;
+    write_fluxes(dir, dt, &setup.grid, &setup.fluxes, &monitors[own..])
+}
+
+/// Write `flux_N.npy` (one f64 per frequency) for each flux plane and `flux.json`.
+fn write_fluxes(
+    dir: &Path,
+    dt: f64,
+    grid: &Grid,
+    fluxes: &[FluxSpec],
+    planes: &[DftMonitor],
+) -> Result<()> {
+    if fluxes.is_empty() || planes.len() != 2 * fluxes.len() {
+        return Ok(());
+    }
+    const AXES: [&str; 3] = ["x", "y", "z"];
+    let mut list = Vec::new();
+    for (i, spec) in fluxes.iter().enumerate() {
+        let p = flux(grid, spec, &planes[2 * i], &planes[2 * i + 1]);
+        let file = format!("flux_{i}.npy");
+        write_npy(&dir.join(&file), &[p.len()], &p)?;
+        list.push(serde_json::json!({
+            "file": file,
+            "axis": AXES[spec.axis],
+            "index": spec.index,
+            "position": spec.index as f64 * grid.spacing[spec.axis],
+            "frequencies": spec.frequencies,
+            "flux": p,
+        }));
+    }
+    let json = serde_json::json!({
+        "dt": dt,
+        "flux": "P(f) = ½ Re Σ (E(f) × H(f)*)·n ΔA over the plane outside any CPML, n along +axis; \
+                 E(f), H(f) are the running DFTs (see monitors.json); ratios of planes give \
+                 reflectance and transmittance",
+        "planes": list,
+    });
+    let path = dir.join("flux.json");
+    let text = serde_json::to_string_pretty(&json).unwrap_or_default() + "\n";
+    std::fs::write(&path, text).map_err(io_err(&path))
 }
 
 /// Write `monitor_N.npy`, shape `[frequencies, components, 2, n_a, n_b]` (re then im; the

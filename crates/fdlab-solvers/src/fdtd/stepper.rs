@@ -23,25 +23,39 @@ impl<T: Scalar> FdtdCpu<T> {
     pub fn new(s: &FdtdSetup) -> Result<Self> {
         let mut sim = Fdtd::new(s.grid.clone(), s.dt)?;
         for b in &s.boxes {
-            sim.fill_box(b.lo, b.hi, b.eps_r, b.sigma)?;
+            if b.pec {
+                sim.set_pec(&b.shape)?;
+                continue;
+            }
+            sim.fill(&b.shape, b.eps_r, b.sigma)?;
             if let Some(d) = b.drude {
-                sim.set_drude(b.lo, b.hi, d)?;
+                sim.set_drude_in(&b.shape, d)?;
             }
             if let Some(l) = b.lorentz {
-                sim.set_lorentz(b.lo, b.hi, l)?;
+                sim.set_lorentz_in(&b.shape, l)?;
             }
             if let Some(d) = b.debye {
-                sim.set_debye(b.lo, b.hi, d)?;
+                sim.set_debye_in(&b.shape, d)?;
             }
         }
         for src in &s.sources {
             sim.add_source(*src)?;
         }
+        for src in &s.hard_sources {
+            sim.add_hard_source(*src)?;
+        }
+        for w in &s.plane_waves {
+            sim.add_plane_wave(*w)?;
+        }
         for &(c, cell) in &s.probes {
             sim.add_probe(c, cell)?;
         }
+        // User monitors first, so that they keep their numbers; each flux plane adds two.
         for m in &s.monitors {
             sim.add_dft_monitor(m.clone(), s.duration)?;
+        }
+        for m in &s.fluxes {
+            sim.add_flux_monitor(m.clone(), s.duration)?;
         }
         Ok(FdtdCpu {
             sim,
@@ -130,6 +144,10 @@ impl<T: Scalar> Stepper for FdtdCpu<T> {
         if !p.is_empty() {
             parts.push(("dispersion".into(), to_bytes(&p)));
         }
+        let lines = self.sim.plane_wave_state();
+        if !lines.is_empty() {
+            parts.push(("plane_waves".into(), to_bytes(&lines)));
+        }
         let dft = self.sim.dft_state();
         if !dft.is_empty() {
             parts.push(("dft".into(), to_bytes(&dft)));
@@ -166,6 +184,11 @@ impl<T: Scalar> Stepper for FdtdCpu<T> {
         if p_len > 0 {
             let p: Vec<f64> = get(parts, "dispersion", p_len)?;
             self.sim.restore_dispersion(&p)?;
+        }
+        let lines_len = self.sim.plane_wave_state().len();
+        if lines_len > 0 {
+            let lines: Vec<f64> = get(parts, "plane_waves", lines_len)?;
+            self.sim.restore_plane_waves(&lines)?;
         }
         let dft_len = self.sim.dft_state().len();
         if dft_len > 0 {

@@ -204,7 +204,8 @@ fn interior_e_row<T: Scalar>(row: RowE<'_, T>, e: [&mut [T]; 3]) {
 
 /// The same step written point by point in f64 from the textbook Yee equations, into fresh
 /// arrays: the check on [`update_h`] and [`update_e`]. A CPML's layer pass is shared with the
-/// fast step (it is already a plain per-point loop).
+/// fast step (it is already a plain per-point loop), and so is whatever `after_h` adds to H
+/// before E reads it (the plane waves' surface corrections).
 pub(crate) fn reference_step<T: Scalar>(
     g: &Grid,
     f: &mut Fields<T>,
@@ -212,6 +213,7 @@ pub(crate) fn reference_step<T: Scalar>(
     ca: &[T],
     cb: &[T],
     mut cpml: Option<&mut Layers<T>>,
+    after_h: impl FnOnce(&mut Fields<T>),
 ) {
     let n = g.n;
     let [dx, dy, dz] = g.spacing;
@@ -255,6 +257,7 @@ pub(crate) fn reference_step<T: Scalar>(
     if let Some(l) = cpml.as_deref_mut() {
         l.correct_h(g, f, dt);
     }
+    after_h(f);
 
     let (mut ex, mut ey, mut ez) = (f.ex.clone(), f.ey.clone(), f.ez.clone());
     let pec = g.boundary.map(|b| b.has_walls());
