@@ -31,7 +31,7 @@ impl<T: CudaScalar> HeatGpu<T> {
         let gpu = Gpu::open()?;
         let co = s.coefficients()?;
         let r = s.order / 2;
-        let launch = Launch::for_stencil(s.dim, r).within(s.n[s.dim - 1], r);
+        let launch = Launch::new(s.dim, r, s.n, std::mem::size_of::<T>());
         let field_kappa = co.dt_kappa.len() > 1;
         let kernel = gpu.kernel(&sources::<T>(s)?)?;
         let cells = s.n.iter().product::<usize>();
@@ -62,7 +62,7 @@ impl<T: CudaScalar> HeatGpu<T> {
 pub(super) fn sources<T: CudaScalar>(s: &HeatSetup) -> Result<CudaSource> {
     let co = s.coefficients()?;
     let r = s.order / 2;
-    let launch = Launch::for_stencil(s.dim, r).within(s.n[s.dim - 1], r);
+    let launch = Launch::new(s.dim, r, s.n, std::mem::size_of::<T>());
     let spec = StepSpec {
         ty: cuda_type::<T>(),
         r,

@@ -12,44 +12,54 @@
 
 use std::fmt::Write;
 
-/// Threads per block along x and along the middle axis, planes per block, and how many
-/// planes ahead of the one computed each thread loads (bytes in flight hide the latency).
+/// Threads per block along x and along the middle axis, planes per block, how many planes
+/// ahead of the one computed each thread loads (bytes in flight hide the latency), and the x
+/// points each thread owns (one vector load of up to 16 bytes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Launch {
     pub bx: u32,
     pub by: u32,
     pub chunk: u32,
     pub ahead: u32,
+    pub vec: u32,
 }
 
 impl Launch {
-    /// The shape for a stencil of radius `r` in `dim` dimensions: 32 × 8 threads in 3-D (a
-    /// warp spans a 128-byte row in f32) and 256 in a row in 2-D; longer marches for wider
-    /// stencils, whose march-axis halo is reloaded at each chunk's start.
-    pub(crate) fn for_stencil(dim: usize, r: usize) -> Launch {
-        if let Some(l) = Self::from_env() {
-            return l;
-        }
-        let chunk = if r > 2 { 128 } else { 64 };
-        let (bx, by) = if dim == 3 { (32, 8) } else { (256, 1) };
-        Launch {
-            bx,
-            by,
-            chunk,
-            ahead: 4,
-        }
+    /// The shape for a stencil of radius `r` on a grid of `n` points in `dim` dimensions,
+    /// elements of `bytes` bytes: 32 × 8 threads in 3-D and 128 in a row in 2-D, each with
+    /// 16 bytes of x points where `nx` allows; longer marches for wider stencils, whose
+    /// march-axis halo is reloaded at each chunk's start.
+    pub(crate) fn new(dim: usize, r: usize, n: [usize; 3], bytes: usize) -> Launch {
+        let (nx, nm) = (n[0], n[dim - 1]);
+        let wide = (16 / bytes) as u32;
+        // Measured on an H200 at 512³ f32 (fdlab bench --suite solvers, FDLAB_SOLVER_LAUNCH):
+        // the 7-point heat step is fastest loading no plane ahead (90% of the copy against 80%
+        // two planes ahead); the 8th-order wave step with two planes ahead, four rows per block
+        // and 32-plane marches (74% against 55% with none).
+        let wide_stencil = r > 2;
+        let base = Self::from_env().unwrap_or(Launch {
+            bx: if dim == 3 { 32 } else { 128 },
+            by: match (dim, wide_stencil) {
+                (3, true) => 4,
+                (3, false) => 8,
+                _ => 1,
+            },
+            chunk: if wide_stencil { 32 } else { 64 },
+            ahead: if wide_stencil { 2 } else { 0 },
+            vec: wide,
+        });
+        // Vectors must tile each row exactly: the widest that divides nx.
+        let vec = [4, 2, 1]
+            .into_iter()
+            .find(|&v| v <= base.vec.min(wide) && nx.is_multiple_of(v as usize))
+            .unwrap_or(1);
+        // A periodic plane index is wrapped once: the furthest plane read must be less than
+        // `2 nm` away.
+        let ahead = base.ahead.min(nm.saturating_sub(r + 1) as u32);
+        Launch { vec, ahead, ..base }
     }
 
-    /// Loads no further ahead than the march axis's `nm` points allow: a periodic plane
-    /// index is wrapped once, so the furthest plane read must be less than `2 nm` away.
-    pub(crate) fn within(self, nm: usize, r: usize) -> Launch {
-        Launch {
-            ahead: self.ahead.min(nm.saturating_sub(r + 1) as u32),
-            ..self
-        }
-    }
-
-    /// `FDLAB_SOLVER_LAUNCH=bx,by,chunk,ahead`: another shape, for measuring.
+    /// `FDLAB_SOLVER_LAUNCH=bx,by,chunk,ahead,vec`: another shape, for measuring.
     fn from_env() -> Option<Launch> {
         let v: Vec<u32> = std::env::var("FDLAB_SOLVER_LAUNCH")
             .ok()?
@@ -57,12 +67,17 @@ impl Launch {
             .map(|x| x.trim().parse().ok())
             .collect::<Option<_>>()?;
         match v[..] {
-            [bx, by, chunk, ahead] if bx * by <= 1024 && bx * by > 0 && chunk > 0 => Some(Launch {
-                bx,
-                by,
-                chunk,
-                ahead,
-            }),
+            [bx, by, chunk, ahead, vec]
+                if bx * by <= 1024 && bx * by > 0 && chunk > 0 && vec > 0 =>
+            {
+                Some(Launch {
+                    bx,
+                    by,
+                    chunk,
+                    ahead,
+                    vec,
+                })
+            }
             _ => None,
         }
     }
@@ -70,7 +85,7 @@ impl Launch {
     /// Blocks along x, the middle axis and the march for sizes `(nx, no, nm)`.
     pub(crate) fn grid(&self, nx: usize, no: usize, nm: usize) -> [u32; 3] {
         [
-            nx.div_ceil(self.bx as usize) as u32,
+            nx.div_ceil((self.bx * self.vec) as usize) as u32,
             no.div_ceil(self.by as usize) as u32,
             nm.div_ceil(self.chunk as usize) as u32,
         ]
@@ -114,52 +129,138 @@ impl StepSpec {
         }
     }
 
+    /// Points per thread along x (one vector load).
+    fn v(&self) -> usize {
+        self.launch.vec as usize
+    }
+
+    /// The CUDA vector type of [`StepSpec::v`] elements.
+    fn vt(&self) -> String {
+        format!("{}{}", self.ty, self.v())
+    }
+
+    /// Declares `name_0 … name_{v-1}`.
+    fn decl(&self, g: &mut String, indent: usize, name: &str) {
+        let names: Vec<String> = (0..self.v()).map(|l| format!("{name}_{l}")).collect();
+        let _ = writeln!(g, "{:indent$}{} {};", "", self.ty, names.join(", "));
+    }
+
+    /// Loads the `v` values of `src` at `idx` into `dst_0 …` (declared), or zeros where
+    /// `inside` is false.
+    fn vload(
+        &self,
+        g: &mut String,
+        indent: usize,
+        dst: &str,
+        src: &str,
+        idx: &str,
+        inside: Option<&str>,
+    ) {
+        let pad = " ".repeat(indent);
+        if self.v() == 1 {
+            let load = format!("__ldg({src} + {idx})");
+            let value = match inside {
+                Some(c) => format!("({c}) ? {load} : zero"),
+                None => load,
+            };
+            let _ = writeln!(g, "{pad}{dst}_0 = {value};");
+            return;
+        }
+        let vt = self.vt();
+        let load = format!("__ldg(reinterpret_cast<const {vt}*>({src} + {idx}))");
+        let value = match inside {
+            Some(c) => format!("({c}) ? {load} : {vt}{{}}"),
+            None => load,
+        };
+        let _ = writeln!(g, "{pad}{{");
+        let _ = writeln!(g, "{pad}  const {vt} t = {value};");
+        for (l, comp) in ["x", "y", "z", "w"].iter().enumerate().take(self.v()) {
+            let _ = writeln!(g, "{pad}  {dst}_{l} = t.{comp};");
+        }
+        let _ = writeln!(g, "{pad}}}");
+    }
+
+    /// Stores `val_0 …` to `dst` at `idx`.
+    fn vstore(&self, g: &mut String, dst: &str, idx: &str, val: &str) {
+        if self.v() == 1 {
+            let _ = writeln!(g, "    {dst}[{idx}] = {val}_0;");
+            return;
+        }
+        let vt = self.vt();
+        let parts: Vec<String> = (0..self.v()).map(|l| format!("{val}_{l}")).collect();
+        let _ = writeln!(
+            g,
+            "    *reinterpret_cast<{vt}*>({dst} + {idx}) = make_{vt}({});",
+            parts.join(", ")
+        );
+    }
+
+    /// Whole vectors each side along x that the stencil reaches.
+    fn x_vectors(&self) -> usize {
+        self.r.div_ceil(self.v())
+    }
+
     /// The kernel's opening: thread coordinates, its planes, neighbour offsets (wrapped when
     /// periodic, with inside-the-grid flags otherwise) and the march queue filled up to the
     /// plane before the first.
     fn head(&self, g: &mut String, params: &str) {
-        let (ty, r, l) = (self.ty, self.r, self.launch);
+        let (r, l, v) = (self.r, self.launch, self.v());
         let _ = writeln!(
             g,
             "extern \"C\" __global__ void __launch_bounds__({}) @NAME@({params}) {{",
             l.bx * l.by
         );
-        let _ = writeln!(g, "  const int x = blockIdx.x * {} + threadIdx.x;", l.bx);
+        let _ = writeln!(
+            g,
+            "  const int x0 = (blockIdx.x * {} + threadIdx.x) * {v};",
+            l.bx
+        );
         let _ = writeln!(g, "  const int o = blockIdx.y * {} + threadIdx.y;", l.by);
-        g.push_str("  if (x >= nx || o >= no) return;\n");
+        g.push_str("  if (x0 >= nx || o >= no) return;\n");
         let _ = writeln!(g, "  const int m0 = blockIdx.z * {};", l.chunk);
         let _ = writeln!(g, "  const int m1 = min(m0 + {}, nm);", l.chunk);
         g.push_str("  const long long so = nx, sm = (long long)nx * no;\n");
-        g.push_str("  const long long col = x + so * o;\n");
-        let _ = writeln!(g, "  const {ty} zero = ({ty})0;");
-        for k in 1..=r {
+        g.push_str("  const long long col = x0 + so * o;\n");
+        let _ = writeln!(g, "  const {} zero = ({})0;", self.ty, self.ty);
+        for w in 1..=self.x_vectors() {
+            let d = w * v;
             if self.periodic {
                 let _ = writeln!(
                     g,
-                    "  const int xm{k} = x >= {k} ? -{k} : nx - {k}, xp{k} = x + {k} < nx ? {k} : {k} - nx;"
+                    "  const int dxl{w} = x0 >= {d} ? -{d} : nx - {d}, dxr{w} = x0 + {d} < nx ? {d} : {d} - nx;"
                 );
-                if self.three {
+            } else {
+                let _ = writeln!(
+                    g,
+                    "  const bool vxl{w} = x0 >= {d}, vxr{w} = x0 + {d} < nx;"
+                );
+            }
+        }
+        if self.three {
+            for k in 1..=r {
+                if self.periodic {
                     let _ = writeln!(
                         g,
-                        "  const long long om{k} = (o >= {k} ? -{k} : no - {k}) * so, op{k} = (o + {k} < no ? {k} : {k} - no) * so;"
+                        "  const long long dom{k} = (o >= {k} ? -{k} : no - {k}) * so, dop{k} = (o + {k} < no ? {k} : {k} - no) * so;"
                     );
-                }
-            } else {
-                let _ = writeln!(g, "  const bool vxm{k} = x >= {k}, vxp{k} = x + {k} < nx;");
-                if self.three {
+                } else {
                     let _ = writeln!(g, "  const bool vom{k} = o >= {k}, vop{k} = o + {k} < no;");
                 }
             }
         }
         let last = self.last();
+        for t in 0..=last {
+            self.decl(g, 2, &format!("q{t}"));
+        }
         for t in 0..last {
-            let _ = writeln!(
+            self.march_load(
                 g,
-                "  {ty} q{t} = {};",
-                self.march_load("u", &format!("m0 + ({})", t as i64 - r as i64))
+                2,
+                &format!("q{t}"),
+                "u",
+                &format!("m0 + ({})", t as i64 - r as i64),
             );
         }
-        let _ = writeln!(g, "  {ty} q{last} = zero;");
     }
 
     /// The last queue slot: the plane `ahead` planes past the stencil's reach.
@@ -167,72 +268,148 @@ impl StepSpec {
         2 * self.r + self.launch.ahead as usize
     }
 
-    /// `src` at plane `mm` of this thread's column: wrapped or zero outside.
-    fn march_load(&self, src: &str, mm: &str) -> String {
+    /// Loads `src` at plane `mm` of this thread's column into `dst`: wrapped or zero outside.
+    fn march_load(&self, g: &mut String, indent: usize, dst: &str, src: &str, mm: &str) {
         if self.periodic {
-            format!("__ldg({src} + col + fd_wrap({mm}, nm) * sm)")
+            self.vload(
+                g,
+                indent,
+                dst,
+                src,
+                &format!("col + fd_wrap({mm}, nm) * sm"),
+                None,
+            );
         } else {
-            format!("fd_inside({mm}, nm) ? __ldg({src} + col + (long long)({mm}) * sm) : zero")
+            let inside = format!("fd_inside({mm}, nm)");
+            self.vload(
+                g,
+                indent,
+                dst,
+                src,
+                &format!("col + (long long)({mm}) * sm"),
+                Some(&inside),
+            );
         }
     }
 
-    /// The neighbour of `c` at offset `k` below (`up = false`) or above along x (axis 0) or
-    /// the middle axis (1), from `src`.
-    fn side_load(&self, src: &str, axis: usize, k: usize, up: bool) -> String {
-        let (ax, s) = if axis == 0 { ("x", "") } else { ("o", " * so") };
-        let dir = if up { "p" } else { "m" };
-        if self.periodic {
-            format!("__ldg({src} + c + {ax}{dir}{k})")
-        } else {
-            let sign = if up { "+" } else { "-" };
-            format!("(v{ax}{dir}{k} ? __ldg({src} + c {sign} {k}{s}) : zero)")
+    /// Loads this plane's x-side vectors (`xl{w}`, `xr{w}`) and middle-axis rows (`om{k}`,
+    /// `op{k}`) of `u` around `c`.
+    fn side_loads(&self, g: &mut String) {
+        for w in 1..=self.x_vectors() {
+            let d = w * self.v();
+            for (name, side, sign) in [("xl", "l", "-"), ("xr", "r", "+")] {
+                let var = format!("{name}{w}");
+                self.decl(g, 4, &var);
+                if self.periodic {
+                    self.vload(g, 4, &var, "u", &format!("c + dx{side}{w}"), None);
+                } else {
+                    let inside = format!("vx{side}{w}");
+                    self.vload(g, 4, &var, "u", &format!("c {sign} {d}"), Some(&inside));
+                }
+            }
+        }
+        if self.three {
+            for k in 1..=self.r {
+                for (name, dir, sign) in [("om", "m", "-"), ("op", "p", "+")] {
+                    let var = format!("{name}{k}");
+                    self.decl(g, 4, &var);
+                    if self.periodic {
+                        self.vload(g, 4, &var, "u", &format!("c + do{dir}{k}"), None);
+                    } else {
+                        let inside = format!("vo{dir}{k}");
+                        self.vload(
+                            g,
+                            4,
+                            &var,
+                            "u",
+                            &format!("c {sign} {k} * so"),
+                            Some(&inside),
+                        );
+                    }
+                }
+            }
         }
     }
 
-    /// The sum of axis `a`'s neighbour pairs, `Σ w[k] (u[c − k] + u[c + k])`, as an expression.
-    fn pair_sum(&self, a: usize) -> String {
+    /// The value at x offset `p` from the thread's first point, in this plane.
+    fn x_at(&self, p: i64) -> String {
+        let v = self.v() as i64;
+        if p < 0 {
+            let w = (-p + v - 1) / v;
+            format!("xl{w}_{}", p + w * v)
+        } else if p >= v {
+            let w = (p - v) / v + 1;
+            format!("xr{w}_{}", (p - v) % v)
+        } else {
+            format!("q{}_{p}", self.r)
+        }
+    }
+
+    /// Lane `l`'s neighbour pair at distance `k` along axis `a` (x, middle, march).
+    fn pair(&self, a: usize, l: usize, k: usize) -> String {
+        match a {
+            0 => format!(
+                "{} + {}",
+                self.x_at(l as i64 - k as i64),
+                self.x_at((l + k) as i64)
+            ),
+            1 => format!("om{k}_{l} + op{k}_{l}"),
+            _ => format!("q{}_{l} + q{}_{l}", self.r - k, self.r + k),
+        }
+    }
+
+    /// Lane `l`'s `Σ w[k] (u[c − k] + u[c + k])` along axis `a`, as an expression.
+    fn pair_sum(&self, a: usize, l: usize) -> String {
         let terms: Vec<String> = (1..=self.r)
             .map(|k| {
-                let w = literal(self.w2[a][k], self.ty);
-                let pair = if a == 2 {
-                    format!("q{} + q{}", self.r - k, self.r + k)
-                } else {
-                    format!(
-                        "{} + {}",
-                        self.side_load("u", a, k, false),
-                        self.side_load("u", a, k, true)
-                    )
-                };
-                format!("{w} * ({pair})")
+                format!(
+                    "{} * ({})",
+                    literal(self.w2[a][k], self.ty),
+                    self.pair(a, l, k)
+                )
             })
             .collect();
         terms.join(" + ")
     }
 
-    /// The march loop's opening (next plane into the queue, this point's index `c`).
+    /// The march loop's opening: the next plane into the queue, this thread's first index
+    /// `c`, and the plane's side values.
     fn loop_open(&self, g: &mut String) {
         g.push_str("  for (int m = m0; m < m1; ++m) {\n");
-        let _ = writeln!(
+        let ahead = self.r + self.launch.ahead as usize;
+        self.march_load(
             g,
-            "    q{} = {};",
-            self.last(),
-            self.march_load("u", &format!("m + {}", self.r + self.launch.ahead as usize))
+            4,
+            &format!("q{}", self.last()),
+            "u",
+            &format!("m + {ahead}"),
         );
         g.push_str("    const long long c = col + (long long)m * sm;\n");
+        self.side_loads(g);
     }
 
-    /// Record a non-finite `out`: the smallest step-tagged index wins.
-    fn check(g: &mut String) {
-        g.push_str("    if (!isfinite(out)) {\n");
-        g.push_str("      const unsigned long long key = tag | (unsigned long long)c;\n");
-        g.push_str("      if (atomicMin(bad, key) > key) *badval = (double)out;\n");
-        g.push_str("    }\n");
+    /// Records lane `l`'s non-finite `out_l`: the smallest step-tagged index wins.
+    fn check(&self, g: &mut String) {
+        for l in 0..self.v() {
+            let _ = writeln!(g, "    if (!isfinite(out_{l})) {{");
+            let _ = writeln!(
+                g,
+                "      const unsigned long long key = tag | (unsigned long long)(c + {l});"
+            );
+            let _ = writeln!(
+                g,
+                "      if (atomicMin(bad, key) > key) *badval = (double)out_{l};"
+            );
+            g.push_str("    }\n");
+        }
     }
 
-    /// Shift the queue by one plane and close the loop and the kernel.
+    /// Shifts the queue by one plane and closes the loop and the kernel.
     fn loop_close(&self, g: &mut String) {
         for t in 0..self.last() {
-            let _ = writeln!(g, "    q{t} = q{};", t + 1);
+            for l in 0..self.v() {
+                let _ = writeln!(g, "    q{t}_{l} = q{}_{l};", t + 1);
+            }
         }
         g.push_str("  }\n}\n");
     }
@@ -250,39 +427,41 @@ __device__ __forceinline__ bool fd_inside(int i, int n) { return i >= 0 && i < n
 /// The heat step `v = u + Δt κ L u`; κ from `kap` per point when `field_kappa`, else the
 /// literal `kc`.
 pub(crate) fn heat(spec: &StepSpec, field_kappa: bool, kc: f64) -> String {
-    let ty = spec.ty;
+    let (ty, r) = (spec.ty, spec.r);
     let mut g = String::from(PRELUDE);
     let params = format!(
         "const {ty}* __restrict__ u, {ty}* __restrict__ v, const {ty}* __restrict__ kap, const int nx, const int no, const int nm, unsigned long long* __restrict__ bad, double* __restrict__ badval, const unsigned long long tag"
     );
     spec.head(&mut g, &params);
     spec.loop_open(&mut g);
-    let _ = writeln!(g, "    {ty} lap = {} * q{};", literal(spec.w0, ty), spec.r);
-    let axes = spec.axes();
-    for k in 1..=spec.r {
-        let mut line = "    lap = lap".to_string();
-        for &a in &axes {
-            let pair = if a == 2 {
-                format!("q{} + q{}", spec.r - k, spec.r + k)
-            } else {
-                format!(
-                    "{} + {}",
-                    spec.side_load("u", a, k, false),
-                    spec.side_load("u", a, k, true)
-                )
-            };
-            let _ = write!(line, " + {} * ({pair})", literal(spec.w2[a][k], ty));
-        }
-        let _ = writeln!(g, "{line};");
+    if field_kappa {
+        spec.decl(&mut g, 4, "kk");
+        spec.vload(&mut g, 4, "kk", "kap", "c", None);
     }
-    let k = if field_kappa {
-        "__ldg(kap + c)".to_string()
-    } else {
-        literal(kc, ty)
-    };
-    let _ = writeln!(g, "    const {ty} out = q{} + {k} * lap;", spec.r);
-    g.push_str("    v[c] = out;\n");
-    StepSpec::check(&mut g);
+    let axes = spec.axes();
+    for l in 0..spec.v() {
+        let _ = writeln!(g, "    {ty} lap_{l} = {} * q{r}_{l};", literal(spec.w0, ty));
+        for k in 1..=r {
+            let mut line = format!("    lap_{l} = lap_{l}");
+            for &a in &axes {
+                let _ = write!(
+                    line,
+                    " + {} * ({})",
+                    literal(spec.w2[a][k], ty),
+                    spec.pair(a, l, k)
+                );
+            }
+            let _ = writeln!(g, "{line};");
+        }
+        let k = if field_kappa {
+            format!("kk_{l}")
+        } else {
+            literal(kc, ty)
+        };
+        let _ = writeln!(g, "    const {ty} out_{l} = q{r}_{l} + {k} * lap_{l};");
+    }
+    spec.vstore(&mut g, "v", "c", "out");
+    spec.check(&mut g);
     spec.loop_close(&mut g);
     g
 }
@@ -298,10 +477,9 @@ pub(crate) struct CpmlSpec {
 const AX: [&str; 3] = ["x", "o", "m"];
 
 /// The wave step `q = 2p − q + c²Δt² (L p + CPML terms)`, in place on `q` (p⁻ in, p⁺ out).
-/// With a CPML, cells flagged in `act_*` also read ψ around them and update their ζ.
+/// With a CPML, points flagged in `act_*` also read ψ around them and update their ζ.
 pub(crate) fn wave(spec: &StepSpec, cpml: Option<&CpmlSpec>) -> String {
-    let ty = spec.ty;
-    let r = spec.r;
+    let (ty, r, v) = (spec.ty, spec.r, spec.v());
     let mut g = String::from(PRELUDE);
     let mut params = format!(
         "const {ty}* __restrict__ u, {ty}* __restrict__ q, const {ty}* __restrict__ c2, const int nx, const int no, const int nm, unsigned long long* __restrict__ bad, double* __restrict__ badval, const unsigned long long tag"
@@ -317,67 +495,102 @@ pub(crate) fn wave(spec: &StepSpec, cpml: Option<&CpmlSpec>) -> String {
     spec.head(&mut g, &params);
     let axes = spec.axes();
     if cpml.is_some() {
-        g.push_str("  const bool act_x0 = act_x[x];\n");
+        let any: Vec<String> = (0..v).map(|l| format!("act_x[x0 + {l}]")).collect();
+        let _ = writeln!(g, "  const bool act_x0 = {};", any.join(" || "));
         if spec.three {
             g.push_str("  const bool act_o0 = act_o[o];\n");
         }
     }
     spec.loop_open(&mut g);
-    let _ = writeln!(g, "    const {ty} pc = q{r};");
-    let _ = writeln!(g, "    {ty} total = {} * pc;", literal(spec.w0, ty));
-    for &a in &axes {
-        let _ = writeln!(g, "    const {ty} acc_{} = {};", AX[a], spec.pair_sum(a));
-        let _ = writeln!(g, "    total += acc_{};", AX[a]);
+    spec.decl(&mut g, 4, "old");
+    // p⁻ is read and then overwritten by this thread only: a plain load.
+    if v == 1 {
+        g.push_str("    old_0 = q[c];\n");
+    } else {
+        let vt = spec.vt();
+        let _ = writeln!(
+            g,
+            "    {{ const {vt} t = *reinterpret_cast<const {vt}*>(q + c);"
+        );
+        for (l, comp) in ["x", "y", "z", "w"].iter().enumerate().take(v) {
+            let _ = writeln!(g, "      old_{l} = t.{comp};");
+        }
+        g.push_str("    }\n");
+    }
+    spec.decl(&mut g, 4, "cc");
+    spec.vload(&mut g, 4, "cc", "c2", "c", None);
+    for l in 0..v {
+        let _ = writeln!(
+            g,
+            "    {ty} total_{l} = {} * q{r}_{l};",
+            literal(spec.w0, ty)
+        );
+        for &a in &axes {
+            let _ = writeln!(
+                g,
+                "    const {ty} acc_{}_{l} = {};",
+                AX[a],
+                spec.pair_sum(a, l)
+            );
+            let _ = writeln!(g, "    total_{l} += acc_{}_{l};", AX[a]);
+        }
     }
     if let Some(cp) = cpml {
-        let act: Vec<String> = axes
+        let flags: Vec<&str> = axes
             .iter()
             .map(|&a| match a {
-                0 => "act_x0".to_string(),
-                1 => "act_o0".to_string(),
-                _ => "act_m[m]".to_string(),
+                0 => "act_x0",
+                1 => "act_o0",
+                _ => "act_m[m]",
             })
             .collect();
-        let _ = writeln!(g, "    if ({}) {{", act.join(" || "));
-        for (&a, flag) in axes.iter().zip(&act) {
-            let name = AX[a];
-            let pos = ["x", "o", "m"][a];
-            let (n, s) = match a {
-                0 => ("nx", ""),
-                1 => ("no", " * so"),
-                _ => ("nm", " * sm"),
-            };
-            let _ = writeln!(g, "      if ({flag}) {{");
-            let terms: Vec<String> = (1..=r)
-                .map(|k| {
-                    let w = literal(cp.w1[a][k], ty);
-                    format!(
-                        "{w} * (({pos} + {k} < {n} ? psi_{name}[c + {k}{s}] : zero) - ({pos} >= {k} ? psi_{name}[c - {k}{s}] : zero))"
-                    )
-                })
-                .collect();
-            let _ = writeln!(g, "        const {ty} dpsi = {};", terms.join(" + "));
-            let _ = writeln!(
-                g,
-                "        const {ty} d2 = {} * pc + acc_{name};",
-                literal(spec.w2[a][0], ty)
-            );
-            let _ = writeln!(
-                g,
-                "        const {ty} zn = pb_{name}[{pos}] * zeta_{name}[c] + pa_{name}[{pos}] * (d2 + dpsi);"
-            );
-            let _ = writeln!(g, "        zeta_{name}[c] = zn;");
-            g.push_str("        total += dpsi + zn;\n");
+        let _ = writeln!(g, "    if ({}) {{", flags.join(" || "));
+        for l in 0..v {
+            g.push_str("      {\n");
+            let _ = writeln!(g, "      const long long cl = c + {l};");
+            let _ = writeln!(g, "      const int xl = x0 + {l};");
+            for &a in &axes {
+                let name = AX[a];
+                let (pos, n, s, flag) = match a {
+                    0 => ("xl", "nx", "", "act_x[xl]".to_string()),
+                    1 => ("o", "no", " * so", "act_o0".to_string()),
+                    _ => ("m", "nm", " * sm", "act_m[m]".to_string()),
+                };
+                let _ = writeln!(g, "      if ({flag}) {{");
+                let terms: Vec<String> = (1..=r)
+                    .map(|k| {
+                        let w = literal(cp.w1[a][k], ty);
+                        format!(
+                            "{w} * (({pos} + {k} < {n} ? psi_{name}[cl + {k}{s}] : zero) - ({pos} >= {k} ? psi_{name}[cl - {k}{s}] : zero))"
+                        )
+                    })
+                    .collect();
+                let _ = writeln!(g, "        const {ty} dpsi = {};", terms.join(" + "));
+                let _ = writeln!(
+                    g,
+                    "        const {ty} d2 = {} * q{r}_{l} + acc_{name}_{l};",
+                    literal(spec.w2[a][0], ty)
+                );
+                let _ = writeln!(
+                    g,
+                    "        const {ty} zn = pb_{name}[{pos}] * zeta_{name}[cl] + pa_{name}[{pos}] * (d2 + dpsi);"
+                );
+                let _ = writeln!(g, "        zeta_{name}[cl] = zn;");
+                let _ = writeln!(g, "        total_{l} += dpsi + zn;");
+                g.push_str("      }\n");
+            }
             g.push_str("      }\n");
         }
         g.push_str("    }\n");
     }
-    let _ = writeln!(
-        g,
-        "    const {ty} out = pc + pc - q[c] + __ldg(c2 + c) * total;"
-    );
-    g.push_str("    q[c] = out;\n");
-    StepSpec::check(&mut g);
+    for l in 0..v {
+        let _ = writeln!(
+            g,
+            "    const {ty} out_{l} = q{r}_{l} + q{r}_{l} - old_{l} + cc_{l} * total_{l};"
+        );
+    }
+    spec.vstore(&mut g, "q", "c", "out");
+    spec.check(&mut g);
     spec.loop_close(&mut g);
     g
 }
@@ -479,23 +692,26 @@ mod tests {
             periodic,
             w2: std::array::from_fn(|_| vec![-2.0, 1.0, 0.5, 0.25, 0.125][..=r].to_vec()),
             w0: -6.0,
-            launch: Launch::for_stencil(if three { 3 } else { 2 }, r),
+            launch: Launch::new(if three { 3 } else { 2 }, r, [64, 64, 64], 4),
         }
     }
 
     #[test]
     fn kernels_have_one_queue_slot_per_plane_of_the_stencil() {
+        // Radius 2, no plane ahead, four x points per thread: slots q0..q4, the newest
+        // loaded 2 planes ahead.
         let k = heat(&spec(true, true, 2), false, 0.1);
-        // Radius 2, four planes ahead: slots q0..q8, the newest loaded 6 planes ahead.
-        assert!(k.contains("q8 = __ldg(u + col + fd_wrap(m + 6, nm) * sm)"));
-        assert!(k.contains("q7 = q8;") && !k.contains("q9"));
+        assert!(k.contains("col + fd_wrap(m + 2, nm) * sm"), "{k}");
+        assert!(k.contains("q3_3 = q4_3;") && !k.contains("q5"));
+        // x neighbours of the first and last lanes come from the side vectors.
+        assert!(k.contains("xl1_2 + xr1_1") || k.contains("xl1_2"), "{k}");
         let w = wave(
             &spec(false, false, 4),
             Some(&CpmlSpec {
                 w1: std::array::from_fn(|_| vec![0.0, 0.8, -0.2, 0.04, -0.004]),
             }),
         );
-        assert!(w.contains("zeta_m[c] = zn;") && !w.contains("zeta_o[c]"));
+        assert!(w.contains("zeta_m[cl] = zn;") && !w.contains("zeta_o[cl]"));
     }
 
     #[test]

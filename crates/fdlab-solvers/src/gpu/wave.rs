@@ -21,6 +21,7 @@ struct CpmlBuffers<T> {
     b: [CudaSlice<T>; 3],
     active: [CudaSlice<u8>; 3],
     psi_kernel: Arc<Kernel>,
+    psi_launch: Launch,
 }
 
 /// Sources and receivers on the device, and the kernel that applies and samples them.
@@ -66,7 +67,7 @@ impl<T: CudaScalar> WaveGpu<T> {
         let gpu = Gpu::open()?;
         let co = s.coefficients()?;
         let r = s.order / 2;
-        let launch = Launch::for_stencil(s.dim, r).within(s.n[s.dim - 1], r);
+        let launch = Launch::new(s.dim, r, s.n, std::mem::size_of::<T>());
         let src = sources::<T>(s)?;
         let kernel = gpu.kernel(&src.step)?;
         let to_t = |v: &[f64]| v.iter().map(|&x| T::from_f64(x)).collect::<Vec<T>>();
@@ -107,6 +108,7 @@ impl<T: CudaScalar> WaveGpu<T> {
                         gpu.upload(&flags(&prof[2]))?,
                     ],
                     psi_kernel,
+                    psi_launch: psi_launch(launch),
                 })
             }
             _ => None,
@@ -160,6 +162,8 @@ impl<T: CudaScalar> WaveGpu<T> {
         let (nx, no, nm) = march_sizes(self.n, self.dim);
         let stream = self.gpu.stream.clone();
         if let Some(c) = self.cpml.as_mut() {
+            let l = c.psi_launch;
+            let cfg = launch_config(l, l.grid(nx as usize, no as usize, nm as usize));
             let mut b = stream.launch_builder(c.psi_kernel.function());
             b.arg(&self.p).arg(&nx).arg(&no).arg(&nm);
             for ((psi, pa), pb) in c.psi.iter_mut().zip(&c.a).zip(&c.b) {
@@ -235,11 +239,22 @@ impl WaveSources {
     }
 }
 
+/// The ψ update's shape: one x point per thread, short marches (most of a march outside the
+/// layers has nothing to do, so many short ones spread the layer cells over the GPU).
+fn psi_launch(step: Launch) -> Launch {
+    Launch {
+        vec: 1,
+        chunk: 16,
+        ahead: 0,
+        ..step
+    }
+}
+
 /// The kernels of `s` in `T`.
 pub(super) fn sources<T: CudaScalar>(s: &WaveSetup) -> Result<WaveSources> {
     let co = s.coefficients()?;
     let r = s.order / 2;
-    let launch = Launch::for_stencil(s.dim, r).within(s.n[s.dim - 1], r);
+    let launch = Launch::new(s.dim, r, s.n, std::mem::size_of::<T>());
     let ty = cuda_type::<T>();
     let precision = precision_of::<T>();
     let spec = StepSpec {
@@ -259,6 +274,7 @@ pub(super) fn sources<T: CudaScalar>(s: &WaveSetup) -> Result<WaveSources> {
         by: 1,
         chunk: 1,
         ahead: 0,
+        vec: 1,
     };
     let has_points = !(s.sources.is_empty() && s.receivers.is_empty());
     Ok(WaveSources {
@@ -268,9 +284,14 @@ pub(super) fn sources<T: CudaScalar>(s: &WaveSetup) -> Result<WaveSources> {
             precision,
             launch,
         ),
-        psi: cpml
-            .as_ref()
-            .map(|c| super::source("wave_psi", &kernels::psi(&spec, c), precision, launch)),
+        psi: cpml.as_ref().map(|c| {
+            let l = psi_launch(launch);
+            let spec = StepSpec {
+                launch: l,
+                ..spec.clone()
+            };
+            super::source("wave_psi", &kernels::psi(&spec, c), precision, l)
+        }),
         after: has_points
             .then(|| super::source("wave_after", &kernels::after_step(ty), precision, one_block)),
     })
