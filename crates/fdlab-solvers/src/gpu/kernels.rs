@@ -5,7 +5,8 @@
 //! 3-D, y in 2-D), keeping the centre column's neighbours along the march in registers. x and
 //! middle-axis neighbours come through the read-only cache, which the adjacent threads of the
 //! block fill. Each grid point is read from and written to device memory once per step: the
-//! stencil, the update and the boundary terms happen in one kernel.
+//! stencil and the update happen in one kernel; a CPML's terms, on its layers' cells only,
+//! in two small ones around it.
 //!
 //! Coordinates in the kernels: `x`, `o` (middle axis) and `m` (marching axis); strides 1,
 //! `so = nx` and `sm = nx·no`, so the arrays are the grid's own (x fastest, no padding).
@@ -476,31 +477,17 @@ pub(crate) struct CpmlSpec {
 /// The names of the per-axis CPML arrays in march order.
 const AX: [&str; 3] = ["x", "o", "m"];
 
-/// The wave step `q = 2p − q + c²Δt² (L p + CPML terms)`, in place on `q` (p⁻ in, p⁺ out).
-/// With a CPML, points flagged in `act_*` also read ψ around them and update their ζ.
-pub(crate) fn wave(spec: &StepSpec, cpml: Option<&CpmlSpec>) -> String {
+/// The wave step `q = 2p − q + c²Δt² L p`, in place on `q` (p⁻ in, p⁺ out). A CPML adds its
+/// terms on its layers' cells afterwards ([`cpml_terms`]): kept out of this kernel, their
+/// code doubled its registers and halved its speed everywhere.
+pub(crate) fn wave(spec: &StepSpec) -> String {
     let (ty, r, v) = (spec.ty, spec.r, spec.v());
     let mut g = String::from(PRELUDE);
-    let mut params = format!(
+    let params = format!(
         "const {ty}* __restrict__ u, {ty}* __restrict__ q, const {ty}* __restrict__ c2, const int nx, const int no, const int nm, unsigned long long* __restrict__ bad, double* __restrict__ badval, const unsigned long long tag"
     );
-    if cpml.is_some() {
-        for a in AX {
-            let _ = write!(
-                params,
-                ", const {ty}* __restrict__ psi_{a}, {ty}* __restrict__ zeta_{a}, const {ty}* __restrict__ pa_{a}, const {ty}* __restrict__ pb_{a}, const unsigned char* __restrict__ act_{a}"
-            );
-        }
-    }
     spec.head(&mut g, &params);
     let axes = spec.axes();
-    if cpml.is_some() {
-        let any: Vec<String> = (0..v).map(|l| format!("act_x[x0 + {l}]")).collect();
-        let _ = writeln!(g, "  const bool act_x0 = {};", any.join(" || "));
-        if spec.three {
-            g.push_str("  const bool act_o0 = act_o[o];\n");
-        }
-    }
     spec.loop_open(&mut g);
     spec.decl(&mut g, 4, "old");
     // p⁻ is read and then overwritten by this thread only: a plain load.
@@ -534,54 +521,6 @@ pub(crate) fn wave(spec: &StepSpec, cpml: Option<&CpmlSpec>) -> String {
             );
             let _ = writeln!(g, "    total_{l} += acc_{}_{l};", AX[a]);
         }
-    }
-    if let Some(cp) = cpml {
-        let flags: Vec<&str> = axes
-            .iter()
-            .map(|&a| match a {
-                0 => "act_x0",
-                1 => "act_o0",
-                _ => "act_m[m]",
-            })
-            .collect();
-        let _ = writeln!(g, "    if ({}) {{", flags.join(" || "));
-        for l in 0..v {
-            g.push_str("      {\n");
-            let _ = writeln!(g, "      const long long cl = c + {l};");
-            let _ = writeln!(g, "      const int xl = x0 + {l};");
-            for &a in &axes {
-                let name = AX[a];
-                let (pos, n, s, flag) = match a {
-                    0 => ("xl", "nx", "", "act_x[xl]".to_string()),
-                    1 => ("o", "no", " * so", "act_o0".to_string()),
-                    _ => ("m", "nm", " * sm", "act_m[m]".to_string()),
-                };
-                let _ = writeln!(g, "      if ({flag}) {{");
-                let terms: Vec<String> = (1..=r)
-                    .map(|k| {
-                        let w = literal(cp.w1[a][k], ty);
-                        format!(
-                            "{w} * (({pos} + {k} < {n} ? psi_{name}[cl + {k}{s}] : zero) - ({pos} >= {k} ? psi_{name}[cl - {k}{s}] : zero))"
-                        )
-                    })
-                    .collect();
-                let _ = writeln!(g, "        const {ty} dpsi = {};", terms.join(" + "));
-                let _ = writeln!(
-                    g,
-                    "        const {ty} d2 = {} * q{r}_{l} + acc_{name}_{l};",
-                    literal(spec.w2[a][0], ty)
-                );
-                let _ = writeln!(
-                    g,
-                    "        const {ty} zn = pb_{name}[{pos}] * zeta_{name}[cl] + pa_{name}[{pos}] * (d2 + dpsi);"
-                );
-                let _ = writeln!(g, "        zeta_{name}[cl] = zn;");
-                let _ = writeln!(g, "        total_{l} += dpsi + zn;");
-                g.push_str("      }\n");
-            }
-            g.push_str("      }\n");
-        }
-        g.push_str("    }\n");
     }
     for l in 0..v {
         let _ = writeln!(
@@ -663,6 +602,109 @@ pub(crate) fn psi(spec: &StepSpec, cp: &CpmlSpec) -> String {
     g
 }
 
+/// The CPML's terms after the wave step, on the cells within its layers' reach (flagged in
+/// `act_*`): `q += c²Δt² Σ_a (∂_a ψ_a + ζ_a)` with `ζ_a = b ζ_a + a (∂²_a p + ∂_a ψ_a)`.
+pub(crate) fn cpml_terms(spec: &StepSpec, cp: &CpmlSpec) -> String {
+    let (ty, r, l) = (spec.ty, spec.r, spec.launch);
+    let mut g = String::from(PRELUDE);
+    let mut params = format!(
+        "const {ty}* __restrict__ u, {ty}* __restrict__ q, const {ty}* __restrict__ c2, const int nx, const int no, const int nm, unsigned long long* __restrict__ bad, double* __restrict__ badval, const unsigned long long tag"
+    );
+    for a in AX {
+        let _ = write!(
+            params,
+            ", const {ty}* __restrict__ psi_{a}, {ty}* __restrict__ zeta_{a}, const {ty}* __restrict__ pa_{a}, const {ty}* __restrict__ pb_{a}, const unsigned char* __restrict__ act_{a}"
+        );
+    }
+    let _ = writeln!(
+        g,
+        "extern \"C\" __global__ void __launch_bounds__({}) @NAME@({params}) {{",
+        l.bx * l.by
+    );
+    let _ = writeln!(g, "  const int x = blockIdx.x * {} + threadIdx.x;", l.bx);
+    let _ = writeln!(g, "  const int o = blockIdx.y * {} + threadIdx.y;", l.by);
+    g.push_str("  if (x >= nx || o >= no) return;\n");
+    let _ = writeln!(g, "  const int m0 = blockIdx.z * {};", l.chunk);
+    let _ = writeln!(g, "  const int m1 = min(m0 + {}, nm);", l.chunk);
+    g.push_str("  const long long so = nx, sm = (long long)nx * no;\n");
+    g.push_str("  const long long col = x + so * o;\n");
+    let _ = writeln!(g, "  const {ty} zero = ({ty})0;");
+    g.push_str("  const bool act_x0 = act_x[x];\n");
+    let axes = spec.axes();
+    if spec.three {
+        g.push_str("  const bool act_o0 = act_o[o];\n");
+        g.push_str("  const bool side = act_x0 || act_o0;\n");
+    } else {
+        g.push_str("  const bool side = act_x0;\n");
+    }
+    g.push_str("  for (int m = m0; m < m1; ++m) {\n");
+    g.push_str("    const bool act_m0 = act_m[m];\n");
+    g.push_str("    if (!side && !act_m0) continue;\n");
+    g.push_str("    const long long c = col + (long long)m * sm;\n");
+    let _ = writeln!(g, "    const {ty} pc = __ldg(u + c);");
+    let _ = writeln!(g, "    {ty} extra = zero;");
+    for &a in &axes {
+        let name = AX[a];
+        let pos = ["x", "o", "m"][a];
+        let (n, s) = match a {
+            0 => ("nx", ""),
+            1 => ("no", " * so"),
+            _ => ("nm", " * sm"),
+        };
+        let near = |arr: &str, k: usize, up: bool| {
+            if up {
+                format!("({pos} + {k} < {n} ? {arr}[c + {k}{s}] : zero)")
+            } else {
+                format!("({pos} >= {k} ? {arr}[c - {k}{s}] : zero)")
+            }
+        };
+        let _ = writeln!(g, "    if (act_{name}0) {{");
+        let d2: Vec<String> = (1..=r)
+            .map(|k| {
+                format!(
+                    "{} * ({} + {})",
+                    literal(spec.w2[a][k], ty),
+                    near("u", k, false),
+                    near("u", k, true)
+                )
+            })
+            .collect();
+        let _ = writeln!(
+            g,
+            "      const {ty} d2 = {} * pc + {};",
+            literal(spec.w2[a][0], ty),
+            d2.join(" + ")
+        );
+        let dpsi: Vec<String> = (1..=r)
+            .map(|k| {
+                let arr = format!("psi_{name}");
+                format!(
+                    "{} * ({} - {})",
+                    literal(cp.w1[a][k], ty),
+                    near(&arr, k, true),
+                    near(&arr, k, false)
+                )
+            })
+            .collect();
+        let _ = writeln!(g, "      const {ty} dpsi = {};", dpsi.join(" + "));
+        let _ = writeln!(
+            g,
+            "      const {ty} zn = pb_{name}[{pos}] * zeta_{name}[c] + pa_{name}[{pos}] * (d2 + dpsi);"
+        );
+        let _ = writeln!(g, "      zeta_{name}[c] = zn;");
+        g.push_str("      extra += dpsi + zn;\n");
+        g.push_str("    }\n");
+    }
+    let _ = writeln!(g, "    const {ty} out = q[c] + __ldg(c2 + c) * extra;");
+    g.push_str("    q[c] = out;\n");
+    g.push_str("    if (!isfinite(out)) {\n");
+    g.push_str("      const unsigned long long key = tag | (unsigned long long)c;\n");
+    g.push_str("      if (atomicMin(bad, key) > key) *badval = (double)out;\n");
+    g.push_str("    }\n");
+    g.push_str("  }\n}\n");
+    g
+}
+
 /// After a wave step: add each Ricker source's sample to `q` (the new pressure), then copy
 /// the receivers' values into row `row` of `traces`. One block; sources may share a cell.
 pub(crate) fn after_step(ty: &str) -> String {
@@ -705,13 +747,13 @@ mod tests {
         assert!(k.contains("q3_3 = q4_3;") && !k.contains("q5"));
         // x neighbours of the first and last lanes come from the side vectors.
         assert!(k.contains("xl1_2 + xr1_1") || k.contains("xl1_2"), "{k}");
-        let w = wave(
+        let w = cpml_terms(
             &spec(false, false, 4),
-            Some(&CpmlSpec {
+            &CpmlSpec {
                 w1: std::array::from_fn(|_| vec![0.0, 0.8, -0.2, 0.04, -0.004]),
-            }),
+            },
         );
-        assert!(w.contains("zeta_m[cl] = zn;") && !w.contains("zeta_o[cl]"));
+        assert!(w.contains("zeta_m[c] = zn;") && !w.contains("zeta_o[c]"));
     }
 
     #[test]

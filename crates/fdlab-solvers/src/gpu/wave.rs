@@ -1,6 +1,8 @@
-//! The wave step on the GPU: the CPML's ψ update on the layer cells (when there is a CPML),
-//! then one fused kernel for stencil, leapfrog update and CPML ζ terms, then (when the case
-//! has any) one small kernel that adds the sources and samples the receivers.
+//! The wave step on the GPU: one fused kernel for stencil and leapfrog update over the whole
+//! grid. With a CPML, a kernel before it updates ψ on the layers' cells and one after it adds
+//! the CPML terms (and updates ζ) on the cells within the layers' reach; those kernels touch
+//! only that shell. When the case has sources or receivers, one small kernel adds the one and
+//! samples the other.
 
 use super::kernels::{self, CpmlSpec, Launch, StepSpec};
 use super::{cuda_type, driver, launch_config, march_order, march_sizes, precision_of, tag, Gpu};
@@ -21,6 +23,8 @@ struct CpmlBuffers<T> {
     b: [CudaSlice<T>; 3],
     active: [CudaSlice<u8>; 3],
     psi_kernel: Arc<Kernel>,
+    terms_kernel: Arc<Kernel>,
+    /// Both CPML kernels' shape.
     psi_launch: Launch,
 }
 
@@ -76,8 +80,9 @@ impl<T: CudaScalar> WaveGpu<T> {
         let q = gpu.upload(&to_t(s.previous.as_ref().unwrap_or(&s.initial)))?;
         let c2dt2 = gpu.upload(&to_t(&co.c2dt2))?;
         let cpml = match (&co.cpml, &src.psi) {
-            (Some(prof), Some(psi)) => {
+            (Some(prof), Some((psi, terms))) => {
                 let psi_kernel = gpu.kernel(psi)?;
+                let terms_kernel = gpu.kernel(terms)?;
                 let unused = CpmlProfile {
                     a: vec![0.0],
                     b: vec![1.0],
@@ -108,6 +113,7 @@ impl<T: CudaScalar> WaveGpu<T> {
                         gpu.upload(&flags(&prof[2]))?,
                     ],
                     psi_kernel,
+                    terms_kernel,
                     psi_launch: psi_launch(launch),
                 })
             }
@@ -178,14 +184,22 @@ impl<T: CudaScalar> WaveGpu<T> {
         b.arg(&self.p).arg(&mut self.q).arg(&self.c2dt2);
         b.arg(&nx).arg(&no).arg(&nm);
         b.arg(&mut self.gpu.bad).arg(&mut self.gpu.badval).arg(&t);
+        // SAFETY: as above; q is read and written only at each thread's own points.
+        unsafe { b.launch(cfg) }.map_err(driver("cuLaunchKernel"))?;
         if let Some(c) = self.cpml.as_mut() {
+            let l = c.psi_launch;
+            let cfg = launch_config(l, l.grid(nx as usize, no as usize, nm as usize));
+            let mut b = stream.launch_builder(c.terms_kernel.function());
+            b.arg(&self.p).arg(&mut self.q).arg(&self.c2dt2);
+            b.arg(&nx).arg(&no).arg(&nm);
+            b.arg(&mut self.gpu.bad).arg(&mut self.gpu.badval).arg(&t);
             let axes = c.psi.iter().zip(c.zeta.iter_mut()).zip(&c.a).zip(&c.b);
             for ((((psi, zeta), pa), pb), active) in axes.zip(&c.active) {
                 b.arg(psi).arg(zeta).arg(pa).arg(pb).arg(active);
             }
+            // SAFETY: as above; each thread reads and writes q and ζ at its own points only.
+            unsafe { b.launch(cfg) }.map_err(driver("cuLaunchKernel"))?;
         }
-        // SAFETY: as above; q is read and written only at each thread's own points.
-        unsafe { b.launch(cfg) }.map_err(driver("cuLaunchKernel"))?;
         if let Some(pt) = self.points.as_mut() {
             let time = self.step as f64 * self.dt + i as f64 * self.dt;
             let row = i as i32;
@@ -224,8 +238,8 @@ impl<T: CudaScalar> WaveGpu<T> {
 pub(super) struct WaveSources {
     /// The fused step.
     pub step: CudaSource,
-    /// The CPML's ψ update, with a CPML.
-    pub psi: Option<CudaSource>,
+    /// The CPML's ψ update and its terms after the step, with a CPML.
+    pub psi: Option<(CudaSource, CudaSource)>,
     /// Sources and receivers, when the case has any.
     pub after: Option<CudaSource>,
 }
@@ -233,7 +247,7 @@ pub(super) struct WaveSources {
 impl WaveSources {
     pub(super) fn all(self) -> Vec<CudaSource> {
         std::iter::once(self.step)
-            .chain(self.psi)
+            .chain(self.psi.into_iter().flat_map(|(a, b)| [a, b]))
             .chain(self.after)
             .collect()
     }
@@ -278,19 +292,17 @@ pub(super) fn sources<T: CudaScalar>(s: &WaveSetup) -> Result<WaveSources> {
     };
     let has_points = !(s.sources.is_empty() && s.receivers.is_empty());
     Ok(WaveSources {
-        step: super::source(
-            "wave_step",
-            &kernels::wave(&spec, cpml.as_ref()),
-            precision,
-            launch,
-        ),
+        step: super::source("wave_step", &kernels::wave(&spec), precision, launch),
         psi: cpml.as_ref().map(|c| {
             let l = psi_launch(launch);
             let spec = StepSpec {
                 launch: l,
                 ..spec.clone()
             };
-            super::source("wave_psi", &kernels::psi(&spec, c), precision, l)
+            (
+                super::source("wave_psi", &kernels::psi(&spec, c), precision, l),
+                super::source("wave_cpml", &kernels::cpml_terms(&spec, c), precision, l),
+            )
         }),
         after: has_points
             .then(|| super::source("wave_after", &kernels::after_step(ty), precision, one_block)),
