@@ -83,6 +83,9 @@ pub enum Error {
         /// What failed.
         detail: String,
     },
+    /// Filling halos from elsewhere (a neighbouring subdomain) failed.
+    #[error("halo exchange failed: {0}")]
+    Halo(#[source] Box<dyn std::error::Error + Send + Sync>),
     /// An error from fdlab-core (grid or stencil construction).
     #[error(transparent)]
     Core(#[from] fdlab_core::Error),

@@ -37,6 +37,6 @@ mod wave_row;
 pub use case::Case;
 pub use error::{Error, Result};
 pub use heat::{HeatCoefficients, HeatCpu, HeatSetup};
-pub use run::{cpu_stepper, request_stop, run, validate, RunOptions, Summary};
+pub use run::{cpu_stepper, request_stop, run, run_stepper, validate, Role, RunOptions, Summary};
 pub use stepper::Stepper;
 pub use wave::{PointSource, WaveBoundary, WaveCoefficients, WaveCpu, WaveSetup};

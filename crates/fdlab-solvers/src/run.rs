@@ -158,8 +158,39 @@ pub fn request_stop() {
 /// Run a case to its end (or to Ctrl-C), writing its outputs; returns the summary.
 pub fn run(case: &Case, opts: &RunOptions) -> Result<Summary> {
     let prepared = validate(case, opts)?;
+    let stepper = cpu_stepper(&prepared, case.spec.precision)?;
+    run_stepper(case, opts, &prepared, stepper, Role::ALONE)
+}
+
+/// Where a run's process stands in a job of several (a decomposed grid, one part per process).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Role {
+    /// This process's number, 0 to `ranks − 1`; rank 0 writes the outputs and shows progress.
+    pub rank: usize,
+    /// Processes in the job.
+    pub ranks: usize,
+}
+
+impl Role {
+    /// A run on its own.
+    pub const ALONE: Role = Role { rank: 0, ranks: 1 };
+}
+
+/// Run a case with a stepper built by the caller (e.g. one part of a decomposed grid).
+///
+/// Every process of a job runs the same loop, so that a stepper whose [`Stepper::field`] is
+/// collective is asked for it at the same steps everywhere; only rank 0 writes outputs and shows
+/// progress. In a job of several, Ctrl-C is left to the launcher (it ends every process) rather
+/// than turned into a checkpoint, and checkpoints are the caller's to refuse.
+pub fn run_stepper(
+    case: &Case,
+    opts: &RunOptions,
+    prepared: &Prepared,
+    mut stepper: Box<dyn Stepper>,
+    role: Role,
+) -> Result<Summary> {
+    let root = role.rank == 0;
     let dir = out_dir(case, opts);
-    let mut stepper = cpu_stepper(&prepared, case.spec.precision)?;
     let header = Header {
         version: env!("CARGO_PKG_VERSION").to_string(),
         case_hash: case.hash(),
@@ -175,8 +206,15 @@ pub fn run(case: &Case, opts: &RunOptions) -> Result<Summary> {
         stepper.restore_state(h.step, &parts)?;
     }
     STOP.store(false, Ordering::SeqCst);
-    install_ctrlc();
-    let mut out = Outputs::new(case, &dir, prepared.plan.dt);
+    if role.ranks == 1 {
+        install_ctrlc();
+    }
+    let mut out = Outputs::new(case, &dir, prepared.plan.dt, root);
+    let quiet_opts = RunOptions {
+        quiet: opts.quiet || !root,
+        ..opts.clone()
+    };
+    let opts = &quiet_opts;
     let mut lp = Loop {
         stepper: stepper.as_mut(),
         header,
@@ -189,7 +227,9 @@ pub fn run(case: &Case, opts: &RunOptions) -> Result<Summary> {
     let start = lp.stepper.step();
     let interrupted = lp.go(&mut out)?;
     let wall = t0.elapsed().as_secs_f64().max(1e-9);
-    out.finish(lp.stepper)?;
+    if root {
+        out.finish(lp.stepper)?;
+    }
     let steps = lp.stepper.step() - start;
     let updates = steps as f64 * lp.stepper.cells() as f64;
     let s = Summary {
@@ -207,8 +247,10 @@ pub fn run(case: &Case, opts: &RunOptions) -> Result<Summary> {
         "{{\"steps\": {}, \"final_step\": {}, \"wall_s\": {}, \"cell_updates_per_s\": {}, \"gbps\": {}, \"interrupted\": {}, \"backend\": \"{}\"}}\n",
         s.steps, s.final_step, s.wall_s, s.cell_updates_per_s, s.gbps, s.interrupted, s.backend
     );
-    let sp = s.out_dir.join("summary.json");
-    std::fs::write(&sp, json).map_err(io_err(&sp))?;
+    if root {
+        let sp = s.out_dir.join("summary.json");
+        std::fs::write(&sp, json).map_err(io_err(&sp))?;
+    }
     Ok(s)
 }
 
@@ -299,16 +341,19 @@ struct Outputs {
     dt: f64,
     every: u64,
     frames: Vec<(u64, Vec<f64>)>,
+    /// Whether this process writes (rank 0 of a job); the others only take part in `field`.
+    root: bool,
 }
 
 impl Outputs {
-    fn new(case: &Case, dir: &Path, dt: f64) -> Outputs {
+    fn new(case: &Case, dir: &Path, dt: f64, root: bool) -> Outputs {
         Outputs {
             case: case.clone(),
             dir: dir.to_path_buf(),
             dt,
             every: case.spec.output.every as u64,
             frames: vec![],
+            root,
         }
     }
 
@@ -332,6 +377,9 @@ impl Outputs {
     fn write(&mut self, s: &dyn Stepper) -> Result<()> {
         let o = &self.case.spec.output;
         let field = s.field();
+        if !self.root {
+            return Ok(());
+        }
         let step = s.step();
         let n = self.n();
         if o.npy {

@@ -2,7 +2,7 @@
 //! variable velocity, Ricker point sources, receivers and convolutional PML.
 
 use crate::bands::sweep_with;
-use crate::layout::{to_bytes, Layout};
+use crate::layout::{to_bytes, HaloFill, Layout};
 use crate::physics::{first_weights, ricker, second_weights, CpmlProfile};
 use crate::stepper::{first_bad, first_non_finite, flush, StatePart, Stepper};
 use crate::wave_row::WaveRow;
@@ -91,6 +91,8 @@ pub struct WaveCpu<T: Scalar> {
     halos_filled: bool,
     /// The interior x range outside the CPML's x layers.
     x_inner: (usize, usize),
+    /// Fills `p`'s halos before each step instead of the setup's boundary.
+    halo_fill: Option<Box<dyn HaloFill<T>>>,
 }
 
 /// The x range `[lo, hi)` of interior cells outside the CPML's x layers: all of x without a
@@ -216,7 +218,25 @@ impl<T: Scalar> WaveCpu<T> {
             halos_filled: false,
             x_inner: x_inner(&cpml, s.n[0]),
             cpml,
+            halo_fill: None,
         })
+    }
+
+    /// Fill the pressure's halos with `fill` before every step instead of the setup's boundary
+    /// (periodic images or zeros): how a subdomain of a decomposed grid gets its neighbours'
+    /// values. Refused with a CPML, whose memory variables ψ would need their halos exchanged
+    /// too and whose profiles are those of the whole grid.
+    pub fn set_halo_fill(&mut self, fill: Box<dyn HaloFill<T>>) -> Result<()> {
+        if self.cpml.is_some() {
+            return Err(Error::Invalid(
+                "a CPML boundary cannot take its halos from elsewhere (its ψ halos and profiles \
+                 belong to the whole grid); use boundary = \"dirichlet\" or \"periodic\""
+                    .into(),
+            ));
+        }
+        self.periodic = false;
+        self.halo_fill = Some(fill);
+        Ok(())
     }
 
     /// ψ_a = b ψ_a + a ∂_a p on the layer cells.
@@ -319,7 +339,10 @@ impl<T: Scalar> WaveCpu<T> {
         bad
     }
 
-    fn step_once(&mut self) -> Option<(usize, f64)> {
+    fn step_once(&mut self) -> Result<Option<(usize, f64)>> {
+        if let Some(fill) = self.halo_fill.as_mut() {
+            fill.fill(&self.layout, &mut self.p)?;
+        }
         // The fused step leaves its output's halos filled; anything else (a new or restored
         // field, the reference step, a source added after the sweep) needs them filled here.
         if self.periodic && !self.halos_filled {
@@ -328,7 +351,7 @@ impl<T: Scalar> WaveCpu<T> {
         if self.reference {
             let bad = self.update_reference();
             self.halos_filled = false;
-            return self.finish_step(bad.into_iter().map(Some));
+            return Ok(self.finish_step(bad.into_iter().map(Some)));
         }
         self.update_psi();
         let kernel = WaveRow {
@@ -354,7 +377,7 @@ impl<T: Scalar> WaveCpu<T> {
             },
         );
         self.halos_filled = self.sources.is_empty();
-        self.finish_step(std::iter::once(bad))
+        Ok(self.finish_step(std::iter::once(bad)))
     }
 
     /// Sources, the time-level swap and the receivers, after the update.
@@ -384,7 +407,7 @@ impl<T: Scalar> WaveCpu<T> {
 impl<T: Scalar> Stepper for WaveCpu<T> {
     fn advance(&mut self, n: usize) -> Result<()> {
         for _ in 0..n {
-            let bad = self.step_once();
+            let bad = self.step_once()?;
             self.step += 1;
             if let Some((c, value)) = bad {
                 return Err(Error::NonFinite {
