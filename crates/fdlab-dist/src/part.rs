@@ -1,0 +1,71 @@
+//! One rank's part of a stepper setup: the global setup sliced to its subdomain.
+
+use crate::decomp::Subdomain;
+use crate::{Error, Result};
+use fdlab_solvers::{HeatSetup, WaveBoundary, WaveSetup};
+
+/// The values of a per-point array (x fastest, global shape `n`) inside `sub`; a one-value
+/// (constant) array stays as it is.
+pub fn slice(data: &[f64], n: [usize; 3], sub: &Subdomain) -> Vec<f64> {
+    if data.len() == 1 {
+        return data.to_vec();
+    }
+    let mut out = Vec::with_capacity(sub.cells());
+    for k in 0..sub.n[2] {
+        for j in 0..sub.n[1] {
+            let row = sub.offset[0] + n[0] * (sub.offset[1] + j + n[1] * (sub.offset[2] + k));
+            out.extend_from_slice(&data[row..row + sub.n[0]]);
+        }
+    }
+    out
+}
+
+fn local(cell: [usize; 3], sub: &Subdomain) -> [usize; 3] {
+    std::array::from_fn(|a| cell[a] - sub.offset[a])
+}
+
+/// The heat setup of `sub`. Its boundary flag no longer matters: the halo exchange fills
+/// every halo, the grid's edges included.
+pub fn heat(s: &HeatSetup, sub: &Subdomain) -> HeatSetup {
+    HeatSetup {
+        n: sub.n,
+        kappa: slice(&s.kappa, s.n, sub),
+        initial: slice(&s.initial, s.n, sub),
+        ..s.clone()
+    }
+}
+
+/// The wave setup of `sub`: its material, fields, and the sources and receivers inside it
+/// (receivers in their global order). A CPML is refused: its profiles and memory variables
+/// belong to the whole grid.
+pub fn wave(s: &WaveSetup, sub: &Subdomain) -> Result<WaveSetup> {
+    if let WaveBoundary::Cpml { .. } = s.boundary {
+        return Err(Error::Unsupported(
+            "a wave case with a CPML boundary (its absorbing layers are not split); use \
+             boundary = \"dirichlet\" or \"periodic\", or run it on one process"
+                .into(),
+        ));
+    }
+    Ok(WaveSetup {
+        n: sub.n,
+        velocity: slice(&s.velocity, s.n, sub),
+        initial: slice(&s.initial, s.n, sub),
+        previous: s.previous.as_ref().map(|p| slice(p, s.n, sub)),
+        sources: s
+            .sources
+            .iter()
+            .filter(|src| sub.contains(src.cell))
+            .map(|src| fdlab_solvers::PointSource {
+                cell: local(src.cell, sub),
+                ..*src
+            })
+            .collect(),
+        receivers: s
+            .receivers
+            .iter()
+            .filter(|c| sub.contains(**c))
+            .map(|c| local(*c, sub))
+            .collect(),
+        ..s.clone()
+    })
+}
