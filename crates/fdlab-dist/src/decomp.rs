@@ -207,7 +207,8 @@ impl Decomposition {
 }
 
 /// The process grid with the least halo surface whose blocks are at least `min` points wide;
-/// among equals the most even one, then the first found (which splits the later axes less).
+/// among equals the most even one, then the one that splits x least (x runs are contiguous, so
+/// slabs across the later axes pack in long copies).
 fn best_dims(
     shape: [usize; 3],
     dim: usize,
