@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Tests `mpirun -np N fdlab run` on the CPU: builds fdlab with the `mpi` feature, runs a small
-# heat and a small wave case on 1, 2 and 3 processes (oversubscribed) and compares every .npy
-# output with the 1-process run; then kills one rank of a long run (and stops another) and
-# checks that the job ends within 30 s. Needs an MPI (Debian: openmpi-bin libopenmpi-dev
+# Tests `mpirun -np N fdlab run` on the CPU: builds fdlab with the `mpi` feature, runs small
+# heat and wave cases (one with CPML layers) on 1, 2 and 3 processes (oversubscribed) and on
+# given process grids, and compares every .npy output with the 1-process run; then kills one
+# rank of a long run (and stops another) and checks that the job ends within 30 s. Needs an MPI (Debian: openmpi-bin libopenmpi-dev
 # libclang-dev).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -56,7 +56,7 @@ print("    %d files, largest relative difference %.3e%s" % (len(files), worst, "
 PY
 }
 
-for c in heat-2d:1e-12 wave-3d:1e-5; do
+for c in heat-2d:1e-12 wave-3d:1e-5 wave-2d-cpml:1e-12; do
     name="${c%%:*}" tol="${c#*:}"
     echo "==> $name: 1 process, then mpirun -np 2 and -np 3"
     "$FDLAB" run "$CASES/$name.toml" --quiet --out "$WORK/$name-1" >/dev/null
@@ -69,6 +69,10 @@ echo "==> wave-3d on a given process grid: mpirun -np 3 ... --process-grid 1x1x3
 "${MPIRUN[@]}" -np 3 "$FDLAB" run "$CASES/wave-3d.toml" --quiet --out "$WORK/wave-3d-z" \
     --process-grid 1x1x3
 compare "$WORK/wave-3d-1" "$WORK/wave-3d-z" 1e-5
+echo "==> wave-2d-cpml cut inside its layers: mpirun -np 8 ... --process-grid 8x1"
+"${MPIRUN[@]}" -np 8 "$FDLAB" run "$CASES/wave-2d-cpml.toml" --quiet --out "$WORK/cpml-8" \
+    --process-grid 8x1
+compare "$WORK/wave-2d-cpml-1" "$WORK/cpml-8" 1e-12
 
 # Start a long run on 3 processes, wait until it steps, do `$1` to one rank, and require the
 # job to end with an error within 30 s.

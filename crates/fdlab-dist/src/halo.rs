@@ -1,7 +1,8 @@
 //! Halo exchange as one more boundary kind: each axis in turn, a subdomain sends the slabs next
 //! to its faces to its neighbours and receives theirs into its halos. Slabs span the whole
 //! padded extent of the other axes, so edges and corners arrive by the second and third axis,
-//! exactly as the single-domain periodic fill makes them.
+//! exactly as the single-domain periodic fill makes them. The same exchange serves the fields
+//! (one value per point) and the CPML memory variables (three per point).
 
 use crate::decomp::{Neighbour, Subdomain};
 use crate::transport::{tag, Shared};
@@ -13,16 +14,25 @@ use fdlab_solvers::layout::{HaloFill, Layout};
 pub struct HaloExchange {
     sub: Subdomain,
     transport: Shared,
+    /// Tags of this exchange's messages: `tag + 2·axis + phase`.
+    tag: u32,
     send: Vec<f64>,
     recv: Vec<f64>,
 }
 
 impl HaloExchange {
-    /// The exchange of `sub`'s halos over `transport`.
+    /// The exchange of `sub`'s halos of a field over `transport`.
     pub fn new(sub: Subdomain, transport: Shared) -> HaloExchange {
+        HaloExchange::tagged(sub, transport, tag::HALO)
+    }
+
+    /// The same for another array of the subdomain (e.g. the CPML's ψ), with its own tags so
+    /// that its messages are never taken for the field's.
+    pub fn tagged(sub: Subdomain, transport: Shared, tag: u32) -> HaloExchange {
         HaloExchange {
             sub,
             transport,
+            tag,
             send: vec![],
             recv: vec![],
         }
@@ -43,25 +53,62 @@ fn slab_runs(l: &Layout, a: usize, from: usize, mut f: impl FnMut(usize, usize))
     }
 }
 
-fn pack<T: Scalar>(l: &Layout, a: usize, from: usize, u: &[T], out: &mut Vec<f64>) {
+/// What a halo point holds: one value or several, sent as f64 (exact for f32).
+pub trait Point: Copy + Send {
+    /// Values per point.
+    const VALUES: usize;
+    /// Append the point's values to `out`.
+    fn put(&self, out: &mut Vec<f64>);
+    /// The point from its values.
+    fn take(values: &[f64]) -> Self;
+}
+
+macro_rules! point {
+    ($t:ty) => {
+        impl Point for $t {
+            const VALUES: usize = 1;
+            fn put(&self, out: &mut Vec<f64>) {
+                out.push(self.as_f64());
+            }
+            fn take(values: &[f64]) -> Self {
+                <$t as Scalar>::from_f64(values[0])
+            }
+        }
+        impl Point for [$t; 3] {
+            const VALUES: usize = 3;
+            fn put(&self, out: &mut Vec<f64>) {
+                out.extend(self.iter().map(|v| v.as_f64()));
+            }
+            fn take(values: &[f64]) -> Self {
+                std::array::from_fn(|i| <$t as Scalar>::from_f64(values[i]))
+            }
+        }
+    };
+}
+point!(f32);
+point!(f64);
+
+fn pack<V: Point>(l: &Layout, a: usize, from: usize, u: &[V], out: &mut Vec<f64>) {
     out.clear();
     slab_runs(l, a, from, |s, n| {
-        out.extend(u[s..s + n].iter().map(|v| v.as_f64()))
+        for v in &u[s..s + n] {
+            v.put(out);
+        }
     });
 }
 
-fn unpack<T: Scalar>(l: &Layout, a: usize, to: usize, data: &[f64], u: &mut [T]) {
+fn unpack<V: Point>(l: &Layout, a: usize, to: usize, data: &[f64], u: &mut [V]) {
     let mut at = 0;
     slab_runs(l, a, to, |s, n| {
-        for (d, v) in u[s..s + n].iter_mut().zip(&data[at..at + n]) {
-            *d = T::from_f64(*v);
+        for d in &mut u[s..s + n] {
+            *d = V::take(&data[at..at + V::VALUES]);
+            at += V::VALUES;
         }
-        at += n;
     });
 }
 
-impl<T: Scalar> HaloFill<T> for HaloExchange {
-    fn fill(&mut self, l: &Layout, u: &mut [T]) -> fdlab_solvers::Result<()> {
+impl<V: Point> HaloFill<V> for HaloExchange {
+    fn fill(&mut self, l: &Layout, u: &mut [V]) -> fdlab_solvers::Result<()> {
         let me = self.sub.rank;
         let r = l.r;
         for a in 0..l.dim {
@@ -87,7 +134,7 @@ impl<T: Scalar> HaloFill<T> for HaloExchange {
                 let source = match source {
                     Neighbour::Rank(s) => {
                         let mut len = 0;
-                        slab_runs(l, a, into, |_, k| len += k);
+                        slab_runs(l, a, into, |_, k| len += k * V::VALUES);
                         self.recv.resize(len, 0.0);
                         Some(s)
                     }
@@ -100,7 +147,7 @@ impl<T: Scalar> HaloFill<T> for HaloExchange {
                     .send_recv(
                         to.map(|t| (t, &self.send[..])),
                         source.map(|s| (s, &mut self.recv[..])),
-                        tag::HALO + 2 * a as u32 + phase as u32,
+                        self.tag + 2 * a as u32 + phase as u32,
                     )
                     .map_err(|e| fdlab_solvers::Error::Halo(Box::new(e)))?;
                 drop(transport);

@@ -1,8 +1,9 @@
 //! One rank's part of a stepper setup: the global setup sliced to its subdomain.
 
 use crate::decomp::Subdomain;
-use crate::{Error, Result};
-use fdlab_solvers::{HeatSetup, WaveBoundary, WaveSetup};
+use crate::Result;
+use fdlab_solvers::physics::CpmlProfile;
+use fdlab_solvers::{HeatSetup, WaveSetup};
 
 /// The values of a per-point array (x fastest, global shape `n`) inside `sub`; a one-value
 /// (constant) array stays as it is.
@@ -36,16 +37,9 @@ pub fn heat(s: &HeatSetup, sub: &Subdomain) -> HeatSetup {
 }
 
 /// The wave setup of `sub`: its material, fields, and the sources and receivers inside it
-/// (receivers in their global order). A CPML is refused: its profiles and memory variables
-/// belong to the whole grid.
+/// (receivers in their global order). Its CPML profiles, if any, are not the right ones: a
+/// stepper of it takes [`cpml_profiles`] instead.
 pub fn wave(s: &WaveSetup, sub: &Subdomain) -> Result<WaveSetup> {
-    if let WaveBoundary::Cpml { .. } = s.boundary {
-        return Err(Error::Unsupported(
-            "a wave case with a CPML boundary (its absorbing layers are not split); use \
-             boundary = \"dirichlet\" or \"periodic\", or run it on one process"
-                .into(),
-        ));
-    }
     Ok(WaveSetup {
         n: sub.n,
         velocity: slice(&s.velocity, s.n, sub),
@@ -68,4 +62,24 @@ pub fn wave(s: &WaveSetup, sub: &Subdomain) -> Result<WaveSetup> {
             .collect(),
         ..s.clone()
     })
+}
+
+/// The whole grid's CPML profiles sliced to `sub` (the layers lie at the whole grid's edges,
+/// and their damping follows its largest velocity), or `None` without a CPML.
+pub fn cpml_profiles(s: &WaveSetup, sub: &Subdomain) -> Result<Option<[CpmlProfile; 3]>> {
+    let Some(global) = s.coefficients()?.cpml else {
+        return Ok(None);
+    };
+    Ok(Some(std::array::from_fn(|a| {
+        let p = &global[a];
+        if a >= s.dim {
+            return p.clone();
+        }
+        let r = sub.offset[a]..sub.offset[a] + sub.n[a];
+        CpmlProfile {
+            a: p.a[r.clone()].to_vec(),
+            b: p.b[r.clone()].to_vec(),
+            active: p.active[r].to_vec(),
+        }
+    })))
 }

@@ -2,7 +2,7 @@
 //! answers for the whole grid (its field and traces gathered on rank 0).
 
 use crate::decomp::Decomposition;
-use crate::halo::HaloExchange;
+use crate::halo::{HaloExchange, Point};
 use crate::part;
 use crate::transport::{tag, Shared, Transport};
 use crate::{Error, Result};
@@ -38,12 +38,16 @@ pub struct DistStepper {
 impl DistStepper {
     /// The part of `setup` (a heat or wave setup of the whole grid) that `transport`'s rank
     /// owns in `decomposition`, in precision `T`. Fails before any work when the setup cannot
-    /// be decomposed (a CPML, an FDTD case) or the job's size differs from the decomposition's.
-    pub fn new<T: Scalar>(
+    /// be decomposed (an FDTD case) or the job's size differs from the decomposition's.
+    pub fn new<T>(
         setup: &Setup,
         decomposition: Decomposition,
         transport: Box<dyn Transport>,
-    ) -> Result<DistStepper> {
+    ) -> Result<DistStepper>
+    where
+        T: Scalar + Point,
+        [T; 3]: Point,
+    {
         let (rank, size) = (transport.rank(), transport.size());
         if size != decomposition.ranks() {
             return Err(Error::ProcessCount {
@@ -63,7 +67,11 @@ impl DistStepper {
             }
             Setup::Wave(s) => {
                 let mut st = WaveCpu::<T>::new(&part::wave(s, &sub)?)?;
-                st.set_halo_fill(fill)?;
+                let psi = HaloExchange::tagged(sub.clone(), transport.clone(), tag::PSI);
+                st.set_halo_fill(fill, Some(Box::new(psi)))?;
+                if let Some(profiles) = part::cpml_profiles(s, &sub)? {
+                    st.set_cpml_profiles(profiles)?;
+                }
                 (Box::new(st), s.receivers.clone())
             }
             _ => {

@@ -55,9 +55,11 @@ pub trait Transport: Send {
 pub type Shared = Arc<Mutex<Box<dyn Transport>>>;
 
 /// Message tags, one per kind of traffic, so that a stray message is caught, not misread.
-pub(crate) mod tag {
+pub mod tag {
     /// Halo slabs: `HALO + 2·axis + phase`.
     pub const HALO: u32 = 10;
+    /// Halo slabs of the CPML's ψ, likewise.
+    pub const PSI: u32 = 20;
     /// The field gathered for an output.
     pub const FIELD: u32 = 30;
     /// New receiver samples.

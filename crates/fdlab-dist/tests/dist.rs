@@ -3,6 +3,7 @@
 //! refused with a typed error before any step.
 
 use fdlab_core::Scalar;
+use fdlab_dist::halo::Point;
 use fdlab_dist::{decompose, DistStepper, Error, LocalTransport};
 use fdlab_solvers::physics::{heat_dt_limit, wave_dt_limit};
 use fdlab_solvers::setup::Setup;
@@ -90,7 +91,10 @@ fn single<T: Scalar>(setup: &Setup) -> (Vec<f64>, Vec<Vec<f64>>) {
 
 /// The same run split over `dims`, one thread per rank, stepped in uneven chunks with a field
 /// gathered midway; rank 0's field and traces.
-fn split<T: Scalar>(setup: &Setup, dims: [usize; 3]) -> (Vec<f64>, Vec<Vec<f64>>) {
+fn split<T: Scalar + Point>(setup: &Setup, dims: [usize; 3]) -> (Vec<f64>, Vec<Vec<f64>>)
+where
+    [T; 3]: Point,
+{
     let ranks = dims.iter().product();
     let d = decompose(setup, ranks, Some(dims)).unwrap();
     let handles: Vec<_> = LocalTransport::group(ranks)
@@ -111,7 +115,10 @@ fn split<T: Scalar>(setup: &Setup, dims: [usize; 3]) -> (Vec<f64>, Vec<Vec<f64>>
     out.swap_remove(0)
 }
 
-fn check<T: Scalar>(what: &str, setup: &Setup, grids: &[[usize; 3]]) {
+fn check<T: Scalar + Point>(what: &str, setup: &Setup, grids: &[[usize; 3]])
+where
+    [T; 3]: Point,
+{
     let (want, want_traces) = single::<T>(setup);
     assert!(want.iter().all(|v| v.is_finite()));
     for &dims in grids {
@@ -173,6 +180,33 @@ fn wave_3d_split_equals_single_domain() {
     check::<f32>("wave 3-D f32 order 8", &s, &[[1, 3, 1]]);
 }
 
+/// The CPML's layers are the whole grid's: cuts inside a layer, inside the band where ψ is
+/// read, and at its edge all give the single-domain bits.
+#[test]
+fn wave_with_cpml_split_equals_single_domain() {
+    let cpml = |thickness| WaveBoundary::Cpml {
+        thickness,
+        f0: 0.01,
+    };
+    for order in [4, 8] {
+        let s = wave([41, 29, 1], 2, order, cpml(8));
+        let what = format!("wave 2-D CPML order {order}");
+        check::<f64>(
+            &what,
+            &s,
+            &[[5, 1, 1], [1, 3, 1], [2, 2, 1], [4, 1, 1], [1, 4, 1]],
+        );
+    }
+    let s = wave([41, 29, 1], 2, 4, cpml(6));
+    check::<f32>("wave 2-D CPML f32", &s, &[[5, 1, 1], [2, 3, 1]]);
+    let s = wave([21, 17, 13], 3, 4, cpml(4));
+    check::<f64>(
+        "wave 3-D CPML",
+        &s,
+        &[[3, 1, 1], [1, 2, 2], [1, 1, 3], [2, 2, 2]],
+    );
+}
+
 #[test]
 fn the_process_grid_is_chosen_for_the_least_halo_surface() {
     let s = heat([200, 20, 1], 2, 4, false);
@@ -225,21 +259,6 @@ fn grids_that_cannot_be_split_are_refused() {
     assert!(matches!(
         decompose(&s, 2, Some([1, 1, 2])),
         Err(Error::UnusedAxis { axis: 2, .. })
-    ));
-    let cpml = wave(
-        [30, 30, 1],
-        2,
-        4,
-        WaveBoundary::Cpml {
-            thickness: 5,
-            f0: 1.0,
-        },
-    );
-    let d = decompose(&cpml, 2, None).unwrap();
-    let t = LocalTransport::group(2).swap_remove(0);
-    assert!(matches!(
-        DistStepper::new::<f64>(&cpml, d, Box::new(t)),
-        Err(Error::Unsupported(_))
     ));
 }
 

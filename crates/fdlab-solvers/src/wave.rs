@@ -93,6 +93,8 @@ pub struct WaveCpu<T: Scalar> {
     x_inner: (usize, usize),
     /// Fills `p`'s halos before each step instead of the setup's boundary.
     halo_fill: Option<Box<dyn HaloFill<T>>>,
+    /// Fills ψ's halos after its update, when `halo_fill` is set and there is a CPML.
+    psi_fill: Option<Box<dyn HaloFill<[T; 3]>>>,
 }
 
 /// The x range `[lo, hi)` of interior cells outside the CPML's x layers: all of x without a
@@ -219,23 +221,54 @@ impl<T: Scalar> WaveCpu<T> {
             x_inner: x_inner(&cpml, s.n[0]),
             cpml,
             halo_fill: None,
+            psi_fill: None,
         })
     }
 
     /// Fill the pressure's halos with `fill` before every step instead of the setup's boundary
     /// (periodic images or zeros): how a subdomain of a decomposed grid gets its neighbours'
-    /// values. Refused with a CPML, whose memory variables ψ would need their halos exchanged
-    /// too and whose profiles are those of the whole grid.
-    pub fn set_halo_fill(&mut self, fill: Box<dyn HaloFill<T>>) -> Result<()> {
-        if self.cpml.is_some() {
+    /// values. With a CPML, `psi_fill` fills the halos of the memory variables ψ after they
+    /// are updated (their derivative is read across the subdomain's faces); without one it is
+    /// not used. A CPML without `psi_fill` is refused.
+    pub fn set_halo_fill(
+        &mut self,
+        fill: Box<dyn HaloFill<T>>,
+        psi_fill: Option<Box<dyn HaloFill<[T; 3]>>>,
+    ) -> Result<()> {
+        if self.cpml.is_some() && psi_fill.is_none() {
             return Err(Error::Invalid(
-                "a CPML boundary cannot take its halos from elsewhere (its ψ halos and profiles \
-                 belong to the whole grid); use boundary = \"dirichlet\" or \"periodic\""
+                "a CPML boundary whose halos come from elsewhere needs its ψ halos filled too"
                     .into(),
             ));
         }
         self.periodic = false;
         self.halo_fill = Some(fill);
+        self.psi_fill = psi_fill.filter(|_| self.cpml.is_some());
+        Ok(())
+    }
+
+    /// Use `profiles` (one per axis, as long as this grid's axis) instead of the CPML profiles
+    /// of the setup: a subdomain takes the slice of the whole grid's, whose layers lie at the
+    /// whole grid's edges. Refused without a CPML or with a length that does not match.
+    pub fn set_cpml_profiles(&mut self, profiles: [CpmlProfile; 3]) -> Result<()> {
+        let l = self.layout;
+        let fits = (0..3).all(|a| {
+            let p = &profiles[a];
+            a >= l.dim || (p.a.len() == l.n[a] && p.b.len() == l.n[a] && p.active.len() == l.n[a])
+        });
+        if self.cpml.is_none() || !fits {
+            return Err(Error::Invalid(format!(
+                "CPML profiles for a {:?} grid do not fit this {}stepper",
+                profiles.each_ref().map(|p| p.a.len()),
+                if self.cpml.is_none() {
+                    "CPML-less "
+                } else {
+                    ""
+                }
+            )));
+        }
+        self.x_inner = x_inner(&Some(profiles.clone()), l.n[0]);
+        self.cpml = Some(profiles);
         Ok(())
     }
 
@@ -354,6 +387,9 @@ impl<T: Scalar> WaveCpu<T> {
             return Ok(self.finish_step(bad.into_iter().map(Some)));
         }
         self.update_psi();
+        if let Some(fill) = self.psi_fill.as_mut() {
+            fill.fill(&self.layout, &mut self.psi)?;
+        }
         let kernel = WaveRow {
             l: self.layout,
             p: &self.p,
