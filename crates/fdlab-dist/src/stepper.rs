@@ -112,6 +112,21 @@ impl DistStepper {
         t.gather(local, counts, tag)
     }
 
+    /// A non-finite value's cell in the whole grid's indices rather than the block's.
+    fn global_cell(&self, e: fdlab_solvers::Error) -> fdlab_solvers::Error {
+        match e {
+            fdlab_solvers::Error::NonFinite { step, cell, value } => {
+                let o = self.decomposition.subdomain(self.rank).offset;
+                fdlab_solvers::Error::NonFinite {
+                    step,
+                    cell: std::array::from_fn(|a| cell[a] + o[a]),
+                    value,
+                }
+            }
+            e => e,
+        }
+    }
+
     /// Receiver samples taken since the last gather, moved to rank 0.
     fn gather_traces(&mut self) -> Result<()> {
         let step = self.inner.step() as usize;
@@ -171,7 +186,7 @@ impl Stepper for DistStepper {
         if let Some(e) = self.failure.lock().ok().and_then(|f| f.clone()) {
             return Err(fdlab_solvers::Error::Halo(e.into()));
         }
-        self.inner.advance(n)?;
+        self.inner.advance(n).map_err(|e| self.global_cell(e))?;
         self.gather_traces()
             .map_err(|e| fdlab_solvers::Error::Halo(Box::new(e)))
     }

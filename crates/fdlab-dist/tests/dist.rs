@@ -293,3 +293,31 @@ fn a_rank_that_ends_stops_the_others() {
     }
     assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
 }
+
+/// A rank whose block goes non-finite names the cell in the whole grid's indices.
+#[test]
+fn a_non_finite_value_names_its_global_cell() {
+    let mut s = heat([60, 40, 1], 2, 4, false);
+    if let Setup::Heat(h) = &mut s {
+        h.initial[30 + 60 * 5] = f64::NAN;
+    }
+    let d = decompose(&s, 3, Some([3, 1, 1])).unwrap();
+    let handles: Vec<_> = LocalTransport::group(3)
+        .into_iter()
+        .map(|t| {
+            let (s, d) = (s.clone(), d.clone());
+            std::thread::spawn(move || {
+                let mut st = DistStepper::new::<f64>(&s, d, Box::new(t)).unwrap();
+                st.advance(10)
+            })
+        })
+        .collect();
+    let owner = handles.into_iter().nth(1).unwrap().join().unwrap();
+    match owner {
+        Err(fdlab_solvers::Error::NonFinite { step, cell, .. }) => {
+            // The first bad point in index order: two rows below the NaN (the stencil's reach).
+            assert_eq!((step, cell), (1, [30, 3, 0]));
+        }
+        other => panic!("expected a non-finite value, got {other:?}"),
+    }
+}
