@@ -22,6 +22,12 @@ pub fn run_case(args: &[String]) -> ! {
     let code = match run(args, transport) {
         Ok(code) => code,
         Err(e) => {
+            // Most errors (a bad case, a refused option) come on every rank at once: let rank 0
+            // report and end the job, so that the message appears once. A rank alone in its
+            // failure still ends the job, a moment later.
+            if rank != 0 {
+                std::thread::sleep(std::time::Duration::from_secs(2));
+            }
             let who = if ranks > 1 {
                 format!(" (rank {rank} of {ranks})")
             } else {
