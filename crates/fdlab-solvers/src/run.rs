@@ -222,6 +222,8 @@ pub fn run_stepper(
         plan: prepared.plan.steps,
         opts,
         checkpoint: None,
+        // Under mpirun a rank's stderr is a pipe but its stdout a terminal: draw there.
+        bar_on_stdout: role.ranks > 1,
     };
     let t0 = Instant::now();
     let start = lp.stepper.step();
@@ -261,6 +263,8 @@ struct Loop<'a> {
     plan: u64,
     opts: &'a RunOptions,
     checkpoint: Option<PathBuf>,
+    /// Draw the progress bar on stdout rather than stderr.
+    bar_on_stdout: bool,
 }
 
 impl Loop<'_> {
@@ -283,7 +287,12 @@ impl Loop<'_> {
         let end = self.opts.stop_at.map_or(self.plan, |s| s.min(self.plan));
         let every = out.every;
         let ck = self.opts.checkpoint_every.filter(|&c| c > 0);
-        let bar = progress(self.opts.quiet, end, self.stepper.cells());
+        let bar = progress(
+            self.opts.quiet,
+            end,
+            self.stepper.cells(),
+            self.bar_on_stdout,
+        );
         bar.set_position(self.stepper.step());
         if self.stepper.step() == 0 {
             out.write(self.stepper)?;
@@ -314,11 +323,15 @@ impl Loop<'_> {
     }
 }
 
-fn progress(quiet: bool, len: u64, cells: usize) -> indicatif::ProgressBar {
+fn progress(quiet: bool, len: u64, cells: usize, on_stdout: bool) -> indicatif::ProgressBar {
     if quiet {
         return indicatif::ProgressBar::hidden();
     }
-    let bar = indicatif::ProgressBar::new(len);
+    let bar = if on_stdout {
+        indicatif::ProgressBar::with_draw_target(Some(len), indicatif::ProgressDrawTarget::stdout())
+    } else {
+        indicatif::ProgressBar::new(len)
+    };
     let cells = cells as f64;
     let style = indicatif::ProgressStyle::with_template(
         "{bar:40} {pos}/{len} steps, {per_sec}, {cups} cell updates/s, ETA {eta}",
