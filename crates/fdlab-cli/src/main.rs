@@ -7,6 +7,8 @@ mod bench;
 mod bench_solvers;
 mod check;
 mod common;
+#[cfg(feature = "mpi")]
+mod dist;
 mod info;
 mod plot;
 mod tune;
@@ -159,6 +161,10 @@ fn run_case(args: &[String]) -> anyhow::Result<()> {
     if args.is_empty() || args.iter().any(|a| a == "--help" || a == "-h") {
         println!("{}", fdlab_solvers::cli::USAGE);
         return Ok(());
+    }
+    #[cfg(feature = "mpi")]
+    if fdlab_dist::mpi::launched() {
+        dist::run_case(args);
     }
     let code = fdlab_solvers::cli::run_command(args)?;
     if code != 0 {

@@ -6,9 +6,54 @@ use std::path::PathBuf;
 /// Usage text of `fdlab run`.
 pub const USAGE: &str = "usage: fdlab run CASE.toml [--check] [--checkpoint-every N] [--resume DIR] [--out DIR] [--stop-at STEP] [--backend auto|cpu|cuda] [--quiet]";
 
+/// The arguments of `fdlab run`, parsed.
+#[derive(Debug, Clone)]
+pub struct RunArgs {
+    /// The case file.
+    pub case: PathBuf,
+    /// Only validate (`--check`).
+    pub check: bool,
+    /// Everything else.
+    pub opts: RunOptions,
+}
+
 /// Run `fdlab run` with its arguments (after `run`), printing what it does. Returns the process
 /// exit status on success paths (0; 130 when interrupted by Ctrl-C).
 pub fn run_command(args: &[String]) -> Result<i32> {
+    let RunArgs {
+        case: case_path,
+        check,
+        opts,
+    } = parse_args(args)?;
+    let case = Case::load(&case_path)?;
+    if check {
+        let p = validate(&case, &opts)?;
+        println!("{}", check_line(&case_path, &case, &p));
+        return Ok(0);
+    }
+    let s = run(&case, &opts)?;
+    println!("{s}");
+    if let Some(c) = &s.checkpoint {
+        println!("last checkpoint: {}", c.display());
+    }
+    Ok(if s.interrupted { 130 } else { 0 })
+}
+
+/// What `fdlab run --check` prints for a valid case.
+pub fn check_line(path: &std::path::Path, case: &Case, p: &crate::setup::Prepared) -> String {
+    format!(
+        "{}: ok ({:?}, {:?} grid, dt = {:e} (limit {:e}), {} steps)",
+        path.display(),
+        case.spec.physics,
+        case.spec.grid.shape,
+        p.plan.dt,
+        p.plan.limit,
+        p.plan.steps
+    )
+}
+
+/// Parse the arguments of `fdlab run` (after `run`).
+pub fn parse_args(args: &[String]) -> Result<RunArgs> {
     let mut case_path = None;
     let mut check = false;
     let mut opts = RunOptions::default();
@@ -47,25 +92,6 @@ pub fn run_command(args: &[String]) -> Result<i32> {
             }
         }
     }
-    let case_path = case_path.ok_or_else(|| bad("no case file given".into()))?;
-    let case = Case::load(&case_path)?;
-    if check {
-        let p = validate(&case, &opts)?;
-        println!(
-            "{}: ok ({:?}, {:?} grid, dt = {:e} (limit {:e}), {} steps)",
-            case_path.display(),
-            case.spec.physics,
-            case.spec.grid.shape,
-            p.plan.dt,
-            p.plan.limit,
-            p.plan.steps
-        );
-        return Ok(0);
-    }
-    let s = run(&case, &opts)?;
-    println!("{s}");
-    if let Some(c) = &s.checkpoint {
-        println!("last checkpoint: {}", c.display());
-    }
-    Ok(if s.interrupted { 130 } else { 0 })
+    let case = case_path.ok_or_else(|| bad("no case file given".into()))?;
+    Ok(RunArgs { case, check, opts })
 }

@@ -87,6 +87,9 @@ pub enum Error {
     /// driver error); the message says which.
     #[error("GPU: {0}")]
     Gpu(#[from] fdlab_cuda::Error),
+    /// Filling halos from elsewhere (a neighbouring subdomain) failed.
+    #[error("halo exchange failed: {0}")]
+    Halo(#[source] Box<dyn std::error::Error + Send + Sync>),
     /// An error from fdlab-core (grid or stencil construction).
     #[error(transparent)]
     Core(#[from] fdlab_core::Error),

@@ -2,7 +2,7 @@
 
 use crate::bands::sweep;
 use crate::heat_row::HeatRow;
-use crate::layout::{from_bytes, to_bytes, Layout};
+use crate::layout::{from_bytes, to_bytes, HaloFill, Layout};
 use crate::physics::second_weights;
 use crate::stepper::{first_non_finite, StatePart, Stepper};
 use crate::{Error, Result};
@@ -44,6 +44,8 @@ pub struct HeatCpu<T: Scalar> {
     reference: bool,
     /// Whether `u`'s periodic halos hold the images of its interior.
     halos_filled: bool,
+    /// Fills `u`'s halos before each step instead of the setup's boundary.
+    halo_fill: Option<Box<dyn HaloFill<T>>>,
 }
 
 /// The heat update's coefficients as plain f64 arrays: what any backend uploads.
@@ -98,7 +100,15 @@ impl<T: Scalar> HeatCpu<T> {
             step: 0,
             reference: false,
             halos_filled: false,
+            halo_fill: None,
         })
+    }
+
+    /// Fill the halos with `fill` before every step instead of the setup's boundary (periodic
+    /// images or zeros): how a subdomain of a decomposed grid gets its neighbours' values.
+    pub fn set_halo_fill(&mut self, fill: Box<dyn HaloFill<T>>) {
+        self.periodic = false;
+        self.halo_fill = Some(fill);
     }
 
     /// Use the simple per-point reference loop instead of the fused one (for tests).
@@ -166,7 +176,9 @@ impl<T: Scalar> Stepper for HeatCpu<T> {
         for _ in 0..n {
             // The fused step leaves its output's halos filled; anything else (a new or
             // restored field, the reference step) needs them filled here.
-            if self.periodic && !self.halos_filled {
+            if let Some(fill) = self.halo_fill.as_mut() {
+                fill.fill(&self.layout, &mut self.u)?;
+            } else if self.periodic && !self.halos_filled {
                 self.layout.fill_periodic(&mut self.u);
             }
             let bad = if self.reference {

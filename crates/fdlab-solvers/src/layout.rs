@@ -142,6 +142,16 @@ impl Layout {
     }
 }
 
+/// Fills the halos of a padded field before each step, in place of the stepper's own boundary:
+/// what a domain decomposition plugs in so that a subdomain's halos come from its neighbours.
+///
+/// A stepper with one calls it on the field its stencil reads, once before every step; the
+/// setup's own boundary (periodic images or zeros) is then not applied.
+pub trait HaloFill<T>: Send {
+    /// Fill every halo point of `u` (laid out as `layout`) that the stencil may read.
+    fn fill(&mut self, layout: &Layout, u: &mut [T]) -> crate::Result<()>;
+}
+
 /// Serialize a padded array as little-endian f64 (exact for f32 and f64).
 pub fn to_bytes<T: Scalar>(data: &[T]) -> Vec<u8> {
     data.iter().flat_map(|v| v.as_f64().to_le_bytes()).collect()

@@ -40,8 +40,8 @@ pub use case::Case;
 pub use error::{Error, Result};
 pub use heat::{HeatCoefficients, HeatCpu, HeatSetup};
 pub use run::{
-    cpu_stepper, gpu_stepper, request_stop, run, stepper, validate, BackendChoice, RunOptions,
-    Summary,
+    cpu_stepper, gpu_stepper, request_stop, run, run_stepper, stepper, validate, BackendChoice,
+    Role, RunOptions, Summary,
 };
 pub use stepper::Stepper;
 pub use wave::{PointSource, WaveBoundary, WaveCoefficients, WaveCpu, WaveSetup};

@@ -223,8 +223,39 @@ pub fn request_stop() {
 /// Run a case to its end (or to Ctrl-C), writing its outputs; returns the summary.
 pub fn run(case: &Case, opts: &RunOptions) -> Result<Summary> {
     let prepared = validate(case, opts)?;
+    let stepper = stepper(&prepared, case.spec.precision, opts.backend)?;
+    run_stepper(case, opts, &prepared, stepper, Role::ALONE)
+}
+
+/// Where a run's process stands in a job of several (a decomposed grid, one part per process).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Role {
+    /// This process's number, 0 to `ranks − 1`; rank 0 writes the outputs and shows progress.
+    pub rank: usize,
+    /// Processes in the job.
+    pub ranks: usize,
+}
+
+impl Role {
+    /// A run on its own.
+    pub const ALONE: Role = Role { rank: 0, ranks: 1 };
+}
+
+/// Run a case with a stepper built by the caller (e.g. one part of a decomposed grid).
+///
+/// Every process of a job runs the same loop, so that a stepper whose [`Stepper::field`] is
+/// collective is asked for it at the same steps everywhere; only rank 0 writes outputs and shows
+/// progress. In a job of several, Ctrl-C is left to the launcher (it ends every process) rather
+/// than turned into a checkpoint, and checkpoints are the caller's to refuse.
+pub fn run_stepper(
+    case: &Case,
+    opts: &RunOptions,
+    prepared: &Prepared,
+    mut stepper: Box<dyn Stepper>,
+    role: Role,
+) -> Result<Summary> {
+    let root = role.rank == 0;
     let dir = out_dir(case, opts);
-    let mut stepper = stepper(&prepared, case.spec.precision, opts.backend)?;
     let header = Header {
         version: env!("CARGO_PKG_VERSION").to_string(),
         case_hash: case.hash(),
@@ -240,8 +271,15 @@ pub fn run(case: &Case, opts: &RunOptions) -> Result<Summary> {
         stepper.restore_state(h.step, &parts)?;
     }
     STOP.store(false, Ordering::SeqCst);
-    install_ctrlc();
-    let mut out = Outputs::new(case, &dir, prepared.plan.dt);
+    if role.ranks == 1 {
+        install_ctrlc();
+    }
+    let mut out = Outputs::new(case, &dir, prepared.plan.dt, root);
+    let quiet_opts = RunOptions {
+        quiet: opts.quiet || !root,
+        ..opts.clone()
+    };
+    let opts = &quiet_opts;
     let mut lp = Loop {
         stepper: stepper.as_mut(),
         header,
@@ -249,12 +287,16 @@ pub fn run(case: &Case, opts: &RunOptions) -> Result<Summary> {
         plan: prepared.plan.steps,
         opts,
         checkpoint: None,
+        // Under mpirun a rank's stderr is a pipe but its stdout a terminal: draw there.
+        bar_on_stdout: role.ranks > 1,
     };
     let t0 = Instant::now();
     let start = lp.stepper.step();
     let interrupted = lp.go(&mut out)?;
     let wall = t0.elapsed().as_secs_f64().max(1e-9);
-    out.finish(lp.stepper)?;
+    if root {
+        out.finish(lp.stepper)?;
+    }
     let steps = lp.stepper.step() - start;
     let updates = steps as f64 * lp.stepper.cells() as f64;
     let s = Summary {
@@ -272,8 +314,10 @@ pub fn run(case: &Case, opts: &RunOptions) -> Result<Summary> {
         "{{\"steps\": {}, \"final_step\": {}, \"wall_s\": {}, \"cell_updates_per_s\": {}, \"gbps\": {}, \"interrupted\": {}, \"backend\": \"{}\"}}\n",
         s.steps, s.final_step, s.wall_s, s.cell_updates_per_s, s.gbps, s.interrupted, s.backend
     );
-    let sp = s.out_dir.join("summary.json");
-    std::fs::write(&sp, json).map_err(io_err(&sp))?;
+    if root {
+        let sp = s.out_dir.join("summary.json");
+        std::fs::write(&sp, json).map_err(io_err(&sp))?;
+    }
     Ok(s)
 }
 
@@ -284,6 +328,8 @@ struct Loop<'a> {
     plan: u64,
     opts: &'a RunOptions,
     checkpoint: Option<PathBuf>,
+    /// Draw the progress bar on stdout rather than stderr.
+    bar_on_stdout: bool,
 }
 
 impl Loop<'_> {
@@ -306,7 +352,12 @@ impl Loop<'_> {
         let end = self.opts.stop_at.map_or(self.plan, |s| s.min(self.plan));
         let every = out.every;
         let ck = self.opts.checkpoint_every.filter(|&c| c > 0);
-        let bar = progress(self.opts.quiet, end, self.stepper.cells());
+        let bar = progress(
+            self.opts.quiet,
+            end,
+            self.stepper.cells(),
+            self.bar_on_stdout,
+        );
         bar.set_position(self.stepper.step());
         if self.stepper.step() == 0 {
             out.write(self.stepper)?;
@@ -337,11 +388,15 @@ impl Loop<'_> {
     }
 }
 
-fn progress(quiet: bool, len: u64, cells: usize) -> indicatif::ProgressBar {
+fn progress(quiet: bool, len: u64, cells: usize, on_stdout: bool) -> indicatif::ProgressBar {
     if quiet {
         return indicatif::ProgressBar::hidden();
     }
-    let bar = indicatif::ProgressBar::new(len);
+    let bar = if on_stdout {
+        indicatif::ProgressBar::with_draw_target(Some(len), indicatif::ProgressDrawTarget::stdout())
+    } else {
+        indicatif::ProgressBar::new(len)
+    };
     let cells = cells as f64;
     let style = indicatif::ProgressStyle::with_template(
         "{bar:40} {pos}/{len} steps, {per_sec}, {cups} cell updates/s, ETA {eta}",
@@ -364,16 +419,19 @@ struct Outputs {
     dt: f64,
     every: u64,
     frames: Vec<(u64, Vec<f64>)>,
+    /// Whether this process writes (rank 0 of a job); the others only take part in `field`.
+    root: bool,
 }
 
 impl Outputs {
-    fn new(case: &Case, dir: &Path, dt: f64) -> Outputs {
+    fn new(case: &Case, dir: &Path, dt: f64, root: bool) -> Outputs {
         Outputs {
             case: case.clone(),
             dir: dir.to_path_buf(),
             dt,
             every: case.spec.output.every as u64,
             frames: vec![],
+            root,
         }
     }
 
@@ -397,6 +455,9 @@ impl Outputs {
     fn write(&mut self, s: &dyn Stepper) -> Result<()> {
         let o = &self.case.spec.output;
         let field = s.field()?;
+        if !self.root {
+            return Ok(());
+        }
         let step = s.step();
         let n = self.n();
         if o.npy {

@@ -2,7 +2,7 @@
 //! variable velocity, Ricker point sources, receivers and convolutional PML.
 
 use crate::bands::sweep_with;
-use crate::layout::{to_bytes, Layout};
+use crate::layout::{to_bytes, HaloFill, Layout};
 use crate::physics::{first_weights, ricker, second_weights, CpmlProfile};
 use crate::stepper::{first_bad, first_non_finite, flush, StatePart, Stepper};
 use crate::wave_row::WaveRow;
@@ -91,6 +91,10 @@ pub struct WaveCpu<T: Scalar> {
     halos_filled: bool,
     /// The interior x range outside the CPML's x layers.
     x_inner: (usize, usize),
+    /// Fills `p`'s halos before each step instead of the setup's boundary.
+    halo_fill: Option<Box<dyn HaloFill<T>>>,
+    /// Fills ψ's halos after its update, when `halo_fill` is set and there is a CPML.
+    psi_fill: Option<Box<dyn HaloFill<[T; 3]>>>,
 }
 
 /// The x range `[lo, hi)` of interior cells outside the CPML's x layers: all of x without a
@@ -216,7 +220,56 @@ impl<T: Scalar> WaveCpu<T> {
             halos_filled: false,
             x_inner: x_inner(&cpml, s.n[0]),
             cpml,
+            halo_fill: None,
+            psi_fill: None,
         })
+    }
+
+    /// Fill the pressure's halos with `fill` before every step instead of the setup's boundary
+    /// (periodic images or zeros): how a subdomain of a decomposed grid gets its neighbours'
+    /// values. With a CPML, `psi_fill` fills the halos of the memory variables ψ after they
+    /// are updated (their derivative is read across the subdomain's faces); without one it is
+    /// not used. A CPML without `psi_fill` is refused.
+    pub fn set_halo_fill(
+        &mut self,
+        fill: Box<dyn HaloFill<T>>,
+        psi_fill: Option<Box<dyn HaloFill<[T; 3]>>>,
+    ) -> Result<()> {
+        if self.cpml.is_some() && psi_fill.is_none() {
+            return Err(Error::Invalid(
+                "a CPML boundary whose halos come from elsewhere needs its ψ halos filled too"
+                    .into(),
+            ));
+        }
+        self.periodic = false;
+        self.halo_fill = Some(fill);
+        self.psi_fill = psi_fill.filter(|_| self.cpml.is_some());
+        Ok(())
+    }
+
+    /// Use `profiles` (one per axis, as long as this grid's axis) instead of the CPML profiles
+    /// of the setup: a subdomain takes the slice of the whole grid's, whose layers lie at the
+    /// whole grid's edges. Refused without a CPML or with a length that does not match.
+    pub fn set_cpml_profiles(&mut self, profiles: [CpmlProfile; 3]) -> Result<()> {
+        let l = self.layout;
+        let fits = (0..3).all(|a| {
+            let p = &profiles[a];
+            a >= l.dim || (p.a.len() == l.n[a] && p.b.len() == l.n[a] && p.active.len() == l.n[a])
+        });
+        if self.cpml.is_none() || !fits {
+            return Err(Error::Invalid(format!(
+                "CPML profiles for a {:?} grid do not fit this {}stepper",
+                profiles.each_ref().map(|p| p.a.len()),
+                if self.cpml.is_none() {
+                    "CPML-less "
+                } else {
+                    ""
+                }
+            )));
+        }
+        self.x_inner = x_inner(&Some(profiles.clone()), l.n[0]);
+        self.cpml = Some(profiles);
+        Ok(())
     }
 
     /// ψ_a = b ψ_a + a ∂_a p on the layer cells.
@@ -320,7 +373,10 @@ impl<T: Scalar> WaveCpu<T> {
         bad
     }
 
-    fn step_once(&mut self) -> Option<(usize, f64)> {
+    fn step_once(&mut self) -> Result<Option<(usize, f64)>> {
+        if let Some(fill) = self.halo_fill.as_mut() {
+            fill.fill(&self.layout, &mut self.p)?;
+        }
         // The fused step leaves its output's halos filled; anything else (a new or restored
         // field, the reference step, a source added after the sweep) needs them filled here.
         if self.periodic && !self.halos_filled {
@@ -329,9 +385,12 @@ impl<T: Scalar> WaveCpu<T> {
         if self.reference {
             let bad = self.update_reference();
             self.halos_filled = false;
-            return self.finish_step(bad.into_iter().map(Some));
+            return Ok(self.finish_step(bad.into_iter().map(Some)));
         }
         self.update_psi();
+        if let Some(fill) = self.psi_fill.as_mut() {
+            fill.fill(&self.layout, &mut self.psi)?;
+        }
         let kernel = WaveRow {
             l: self.layout,
             p: &self.p,
@@ -355,7 +414,7 @@ impl<T: Scalar> WaveCpu<T> {
             },
         );
         self.halos_filled = self.sources.is_empty();
-        self.finish_step(std::iter::once(bad))
+        Ok(self.finish_step(std::iter::once(bad)))
     }
 
     /// Sources, the time-level swap and the receivers, after the update.
@@ -385,7 +444,7 @@ impl<T: Scalar> WaveCpu<T> {
 impl<T: Scalar> Stepper for WaveCpu<T> {
     fn advance(&mut self, n: usize) -> Result<()> {
         for _ in 0..n {
-            let bad = self.step_once();
+            let bad = self.step_once()?;
             self.step += 1;
             if let Some((c, value)) = bad {
                 return Err(Error::NonFinite {

@@ -1,0 +1,129 @@
+//! MPI as a [`Transport`] (feature `mpi`, through rsmpi): host buffers, immediate sends and
+//! receives polled against a deadline, so that a peer that never answers ends the job instead
+//! of hanging it.
+
+use crate::transport::{default_timeout, Transport};
+use crate::Result;
+use mpi::environment::Universe;
+use mpi::topology::{Communicator, SimpleCommunicator};
+use mpi::traits::{Destination, Source};
+use std::time::{Duration, Instant};
+
+/// Whether this process was started by an MPI launcher (`mpirun`, `srun`): the variables that
+/// Open MPI, MPICH and PMIx set for each process.
+pub fn launched() -> bool {
+    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"]
+        .iter()
+        .any(|v| std::env::var_os(v).is_some())
+}
+
+/// Start MPI (funnelled threads: only the thread that starts it calls MPI). `None` when MPI
+/// was started already.
+pub fn initialize() -> Option<Universe> {
+    mpi::initialize_with_threading(mpi::Threading::Funneled).map(|(u, _)| u)
+}
+
+/// End the whole job now with `code`, after printing `message` (for a rank that failed: its
+/// peers would otherwise wait for it).
+pub fn abort(message: &str, code: i32) -> ! {
+    eprintln!("{message}");
+    SimpleCommunicator::world().abort(code)
+}
+
+/// Print panics as usual, then end the whole job: a panicking rank must not leave its peers
+/// waiting.
+pub fn abort_on_panic() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        default(info);
+        SimpleCommunicator::world().abort(101)
+    }));
+}
+
+/// The world communicator of a started MPI.
+pub struct MpiTransport {
+    world: SimpleCommunicator,
+    timeout: Duration,
+}
+
+// SAFETY: MPI is started funnelled; the transport is used by one thread at a time (behind the
+// stepper's mutex) and only by the thread that started MPI, where the run loop lives.
+unsafe impl Send for MpiTransport {}
+
+impl MpiTransport {
+    /// The world of `universe`; a peer that does not answer within [`default_timeout`]
+    /// (`FDLAB_DIST_TIMEOUT_S`) ends the job.
+    pub fn new(universe: &Universe) -> MpiTransport {
+        MpiTransport {
+            world: universe.world(),
+            timeout: default_timeout(),
+        }
+    }
+}
+
+impl Transport for MpiTransport {
+    fn rank(&self) -> usize {
+        self.world.rank() as usize
+    }
+
+    fn size(&self) -> usize {
+        self.world.size() as usize
+    }
+
+    fn send_recv(
+        &mut self,
+        send: Option<(usize, &[f64])>,
+        recv: Option<(usize, &mut [f64])>,
+        tag: u32,
+    ) -> Result<()> {
+        let (world, timeout) = (&self.world, self.timeout);
+        let peer = recv.as_ref().map(|r| r.0).or(send.map(|s| s.0));
+        mpi::request::scope(|scope| {
+            let mut sending = send.map(|(to, buf)| {
+                world
+                    .process_at_rank(to as i32)
+                    .immediate_send_with_tag(scope, buf, tag as i32)
+            });
+            let mut receiving = recv.map(|(from, buf)| {
+                world
+                    .process_at_rank(from as i32)
+                    .immediate_receive_into_with_tag(scope, buf, tag as i32)
+            });
+            let deadline = Instant::now() + timeout;
+            let mut polls = 0u32;
+            loop {
+                if let Some(r) = sending.take() {
+                    sending = r.test().err();
+                }
+                if let Some(r) = receiving.take() {
+                    receiving = r.test().err();
+                }
+                if sending.is_none() && receiving.is_none() {
+                    return;
+                }
+                if Instant::now() > deadline {
+                    // Pending requests cannot be abandoned safely: the job ends here.
+                    abort(
+                        &format!(
+                            "error: rank {}: rank {} did not answer within {:.0} s \
+                             (FDLAB_DIST_TIMEOUT_S); ending the job",
+                            world.rank(),
+                            peer.unwrap_or(0),
+                            timeout.as_secs_f64()
+                        ),
+                        3,
+                    );
+                }
+                // Spin briefly for a fast exchange, then give the core to others (ranks may
+                // outnumber cores).
+                polls += 1;
+                if polls < 200 {
+                    std::thread::yield_now();
+                } else {
+                    std::thread::sleep(Duration::from_micros(50));
+                }
+            }
+        });
+        Ok(())
+    }
+}

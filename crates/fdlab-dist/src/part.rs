@@ -1,0 +1,85 @@
+//! One rank's part of a stepper setup: the global setup sliced to its subdomain.
+
+use crate::decomp::Subdomain;
+use crate::Result;
+use fdlab_solvers::physics::CpmlProfile;
+use fdlab_solvers::{HeatSetup, WaveSetup};
+
+/// The values of a per-point array (x fastest, global shape `n`) inside `sub`; a one-value
+/// (constant) array stays as it is.
+pub fn slice(data: &[f64], n: [usize; 3], sub: &Subdomain) -> Vec<f64> {
+    if data.len() == 1 {
+        return data.to_vec();
+    }
+    let mut out = Vec::with_capacity(sub.cells());
+    for k in 0..sub.n[2] {
+        for j in 0..sub.n[1] {
+            let row = sub.offset[0] + n[0] * (sub.offset[1] + j + n[1] * (sub.offset[2] + k));
+            out.extend_from_slice(&data[row..row + sub.n[0]]);
+        }
+    }
+    out
+}
+
+fn local(cell: [usize; 3], sub: &Subdomain) -> [usize; 3] {
+    std::array::from_fn(|a| cell[a] - sub.offset[a])
+}
+
+/// The heat setup of `sub`. Its boundary flag no longer matters: the halo exchange fills
+/// every halo, the grid's edges included.
+pub fn heat(s: &HeatSetup, sub: &Subdomain) -> HeatSetup {
+    HeatSetup {
+        n: sub.n,
+        kappa: slice(&s.kappa, s.n, sub),
+        initial: slice(&s.initial, s.n, sub),
+        ..s.clone()
+    }
+}
+
+/// The wave setup of `sub`: its material, fields, and the sources and receivers inside it
+/// (receivers in their global order). Its CPML profiles, if any, are not the right ones: a
+/// stepper of it takes [`cpml_profiles`] instead.
+pub fn wave(s: &WaveSetup, sub: &Subdomain) -> Result<WaveSetup> {
+    Ok(WaveSetup {
+        n: sub.n,
+        velocity: slice(&s.velocity, s.n, sub),
+        initial: slice(&s.initial, s.n, sub),
+        previous: s.previous.as_ref().map(|p| slice(p, s.n, sub)),
+        sources: s
+            .sources
+            .iter()
+            .filter(|src| sub.contains(src.cell))
+            .map(|src| fdlab_solvers::PointSource {
+                cell: local(src.cell, sub),
+                ..*src
+            })
+            .collect(),
+        receivers: s
+            .receivers
+            .iter()
+            .filter(|c| sub.contains(**c))
+            .map(|c| local(*c, sub))
+            .collect(),
+        ..s.clone()
+    })
+}
+
+/// The whole grid's CPML profiles sliced to `sub` (the layers lie at the whole grid's edges,
+/// and their damping follows its largest velocity), or `None` without a CPML.
+pub fn cpml_profiles(s: &WaveSetup, sub: &Subdomain) -> Result<Option<[CpmlProfile; 3]>> {
+    let Some(global) = s.coefficients()?.cpml else {
+        return Ok(None);
+    };
+    Ok(Some(std::array::from_fn(|a| {
+        let p = &global[a];
+        if a >= s.dim {
+            return p.clone();
+        }
+        let r = sub.offset[a]..sub.offset[a] + sub.n[a];
+        CpmlProfile {
+            a: p.a[r.clone()].to_vec(),
+            b: p.b[r.clone()].to_vec(),
+            active: p.active[r].to_vec(),
+        }
+    })))
+}

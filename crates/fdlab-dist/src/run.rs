@@ -1,0 +1,72 @@
+//! `fdlab run` on several processes: every rank prepares the case, steps its part, and rank 0
+//! writes the outputs and shows the progress.
+
+use crate::decomp::Decomposition;
+use crate::stepper::DistStepper;
+use crate::transport::Transport;
+use crate::{Error, Result};
+use fdlab_solvers::case::PrecisionName;
+use fdlab_solvers::setup::{prepare, Setup};
+use fdlab_solvers::{run_stepper, validate, Case, Role, RunOptions, Summary};
+
+/// The decomposition of a prepared heat or wave setup over `ranks` processes (`dims` given, or
+/// chosen when `None`); halos are as wide as the stencil's radius.
+pub fn decompose(setup: &Setup, ranks: usize, dims: Option<[usize; 3]>) -> Result<Decomposition> {
+    let (n, dim, order, periodic) = match setup {
+        Setup::Heat(s) => (s.n, s.dim, s.order, s.periodic),
+        Setup::Wave(s) => (
+            s.n,
+            s.dim,
+            s.order,
+            s.boundary == fdlab_solvers::WaveBoundary::Periodic,
+        ),
+        _ => {
+            return Err(Error::Unsupported(
+                "FDTD cases (only heat and wave are decomposed)".into(),
+            ))
+        }
+    };
+    Decomposition::new(n, dim, ranks, dims, [periodic; 3], order / 2)
+}
+
+/// Run `case` as one rank of a job over `transport`: the grid split over the job's processes
+/// (`dims` gives the process grid, or `None` chooses it). Every rank must call it with the same
+/// case and options. Rank 0 writes the outputs (the field gathered) and shows the progress;
+/// checkpoints and resuming are refused on more than one process.
+pub fn run(
+    case: &Case,
+    opts: &RunOptions,
+    transport: Box<dyn Transport>,
+    dims: Option<[usize; 3]>,
+) -> Result<Summary> {
+    let (rank, ranks) = (transport.rank(), transport.size());
+    if ranks > 1 && (opts.checkpoint_every.is_some() || opts.resume.is_some()) {
+        return Err(Error::Unsupported(
+            "checkpoints and --resume (each rank holds only its part of the state)".into(),
+        ));
+    }
+    // Only rank 0 writes, so only it checks the output directory.
+    let prepared = if rank == 0 {
+        validate(case, opts)?
+    } else {
+        prepare(case)?
+    };
+    let d = decompose(&prepared.setup, ranks, dims)?;
+    let stepper = match case.spec.precision {
+        PrecisionName::F64 => DistStepper::new::<f64>(&prepared.setup, d, transport)?,
+        PrecisionName::F32 => DistStepper::new::<f32>(&prepared.setup, d, transport)?,
+    };
+    let failure = stepper.failure_slot();
+    let summary = run_stepper(
+        case,
+        opts,
+        &prepared,
+        Box::new(stepper),
+        Role { rank, ranks },
+    )?;
+    // A gather that failed in the last output leaves its error here.
+    if let Some(detail) = failure.lock().ok().and_then(|f| f.clone()) {
+        return Err(Error::Transport { rank, detail });
+    }
+    Ok(summary)
+}

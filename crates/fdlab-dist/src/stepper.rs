@@ -1,0 +1,232 @@
+//! A decomposed stepper: one rank's part of the grid, stepped with its halos exchanged, that
+//! answers for the whole grid (its field and traces gathered on rank 0).
+
+use crate::decomp::Decomposition;
+use crate::halo::{HaloExchange, Point};
+use crate::part;
+use crate::transport::{tag, Shared, Transport};
+use crate::{Error, Result};
+use fdlab_core::Scalar;
+use fdlab_solvers::setup::Setup;
+use fdlab_solvers::stepper::StatePart;
+use fdlab_solvers::{HeatCpu, Stepper, WaveCpu};
+use std::sync::{Arc, Mutex};
+
+/// Where a failure inside a call that cannot return one ([`Stepper::field`]) is kept until the
+/// next call that can.
+pub type FailureSlot = Arc<Mutex<Option<String>>>;
+
+/// One rank's part of a decomposed CPU stepper.
+///
+/// [`Stepper::advance`] steps the part, exchanging halos before every step, and gathers new
+/// receiver samples on rank 0. [`Stepper::field`] is collective: every rank must call it at the
+/// same step; rank 0 gets the global field, the others an empty vector.
+pub struct DistStepper {
+    inner: Box<dyn Stepper>,
+    transport: Shared,
+    decomposition: Decomposition,
+    rank: usize,
+    /// Per global receiver, the rank that holds it.
+    owners: Vec<usize>,
+    /// On rank 0, every receiver's trace; elsewhere empty.
+    traces: Vec<Vec<f64>>,
+    /// Samples gathered so far.
+    gathered: usize,
+    failure: FailureSlot,
+}
+
+impl DistStepper {
+    /// The part of `setup` (a heat or wave setup of the whole grid) that `transport`'s rank
+    /// owns in `decomposition`, in precision `T`. Fails before any work when the setup cannot
+    /// be decomposed (an FDTD case) or the job's size differs from the decomposition's.
+    pub fn new<T>(
+        setup: &Setup,
+        decomposition: Decomposition,
+        transport: Box<dyn Transport>,
+    ) -> Result<DistStepper>
+    where
+        T: Scalar + Point,
+        [T; 3]: Point,
+    {
+        let (rank, size) = (transport.rank(), transport.size());
+        if size != decomposition.ranks() {
+            return Err(Error::ProcessCount {
+                dims: decomposition.dims(),
+                product: decomposition.ranks(),
+                ranks: size,
+            });
+        }
+        let sub = decomposition.subdomain(rank);
+        let transport: Shared = Arc::new(Mutex::new(transport));
+        let fill = Box::new(HaloExchange::new(sub.clone(), transport.clone()));
+        let (inner, receivers): (Box<dyn Stepper>, Vec<[usize; 3]>) = match setup {
+            Setup::Heat(s) => {
+                let mut st = HeatCpu::<T>::new(&part::heat(s, &sub))?;
+                st.set_halo_fill(fill);
+                (Box::new(st), vec![])
+            }
+            Setup::Wave(s) => {
+                let mut st = WaveCpu::<T>::new(&part::wave(s, &sub)?)?;
+                let psi = HaloExchange::tagged(sub.clone(), transport.clone(), tag::PSI);
+                st.set_halo_fill(fill, Some(Box::new(psi)))?;
+                if let Some(profiles) = part::cpml_profiles(s, &sub)? {
+                    st.set_cpml_profiles(profiles)?;
+                }
+                (Box::new(st), s.receivers.clone())
+            }
+            _ => {
+                return Err(Error::Unsupported(
+                    "FDTD cases (only heat and wave are decomposed)".into(),
+                ))
+            }
+        };
+        let owners: Vec<usize> = receivers.iter().map(|c| decomposition.owner(*c)).collect();
+        let traces = if rank == 0 {
+            vec![vec![]; owners.len()]
+        } else {
+            vec![]
+        };
+        Ok(DistStepper {
+            inner,
+            transport,
+            decomposition,
+            rank,
+            owners,
+            traces,
+            gathered: 0,
+            failure: Arc::new(Mutex::new(None)),
+        })
+    }
+
+    /// Where a failure of a collective [`Stepper::field`] is recorded; the next
+    /// [`Stepper::advance`] returns it, and a caller that ends after the last output reads it.
+    pub fn failure_slot(&self) -> FailureSlot {
+        self.failure.clone()
+    }
+
+    fn gather(&self, local: &[f64], counts: &[usize], tag: u32) -> Result<Option<Vec<f64>>> {
+        let mut t = self.transport.lock().map_err(|_| Error::Transport {
+            rank: self.rank,
+            detail: "the transport's lock is poisoned".into(),
+        })?;
+        t.gather(local, counts, tag)
+    }
+
+    /// A non-finite value's cell in the whole grid's indices rather than the block's.
+    fn global_cell(&self, e: fdlab_solvers::Error) -> fdlab_solvers::Error {
+        match e {
+            fdlab_solvers::Error::NonFinite { step, cell, value } => {
+                let o = self.decomposition.subdomain(self.rank).offset;
+                fdlab_solvers::Error::NonFinite {
+                    step,
+                    cell: std::array::from_fn(|a| cell[a] + o[a]),
+                    value,
+                }
+            }
+            e => e,
+        }
+    }
+
+    /// Receiver samples taken since the last gather, moved to rank 0.
+    fn gather_traces(&mut self) -> Result<()> {
+        let step = self.inner.step() as usize;
+        let new = step - self.gathered;
+        if self.owners.is_empty() || new == 0 {
+            return Ok(());
+        }
+        let mine: Vec<f64> = self
+            .inner
+            .traces()
+            .iter()
+            .flat_map(|t| t[self.gathered..step].iter().copied())
+            .collect();
+        let ranks = self.decomposition.ranks();
+        let counts: Vec<usize> = (0..ranks)
+            .map(|r| new * self.owners.iter().filter(|&&o| o == r).count())
+            .collect();
+        if let Some(all) = self.gather(&mine, &counts, tag::TRACES)? {
+            // Rank by rank, each rank's receivers in global order, `new` samples each.
+            let mut at = 0;
+            for r in 0..ranks {
+                for (g, _) in self.owners.iter().enumerate().filter(|(_, &o)| o == r) {
+                    self.traces[g].extend_from_slice(&all[at..at + new]);
+                    at += new;
+                }
+            }
+        }
+        self.gathered = step;
+        Ok(())
+    }
+
+    /// The whole grid's field on rank 0 (empty elsewhere) from each rank's `local` part.
+    fn gather_field(&self, local: &[f64]) -> Result<Vec<f64>> {
+        let d = &self.decomposition;
+        let counts: Vec<usize> = (0..d.ranks()).map(|r| d.subdomain(r).cells()).collect();
+        let Some(all) = self.gather(local, &counts, tag::FIELD)? else {
+            return Ok(vec![]);
+        };
+        let n = d.shape();
+        let mut field = vec![0.0; n.iter().product()];
+        let mut at = 0;
+        for r in 0..d.ranks() {
+            let s = d.subdomain(r);
+            for k in 0..s.n[2] {
+                for j in 0..s.n[1] {
+                    let row = s.offset[0] + n[0] * (s.offset[1] + j + n[1] * (s.offset[2] + k));
+                    field[row..row + s.n[0]].copy_from_slice(&all[at..at + s.n[0]]);
+                    at += s.n[0];
+                }
+            }
+        }
+        Ok(field)
+    }
+}
+
+impl Stepper for DistStepper {
+    fn advance(&mut self, n: usize) -> fdlab_solvers::Result<()> {
+        if let Some(e) = self.failure.lock().ok().and_then(|f| f.clone()) {
+            return Err(fdlab_solvers::Error::Halo(e.into()));
+        }
+        self.inner.advance(n).map_err(|e| self.global_cell(e))?;
+        self.gather_traces()
+            .map_err(|e| fdlab_solvers::Error::Halo(Box::new(e)))
+    }
+
+    fn step(&self) -> u64 {
+        self.inner.step()
+    }
+
+    fn field(&self) -> fdlab_solvers::Result<Vec<f64>> {
+        let local = self.inner.field()?;
+        self.gather_field(&local)
+            .map_err(|e| fdlab_solvers::Error::Halo(Box::new(e)))
+    }
+
+    fn traces(&self) -> &[Vec<f64>] {
+        &self.traces
+    }
+
+    fn save_state(&self) -> fdlab_solvers::Result<Vec<StatePart>> {
+        // Checkpoints of a decomposed run are refused before it starts.
+        Ok(vec![])
+    }
+
+    fn restore_state(&mut self, _step: u64, _parts: &[StatePart]) -> fdlab_solvers::Result<()> {
+        Err(fdlab_solvers::Error::Invalid(
+            "a run on several processes cannot resume from a checkpoint".into(),
+        ))
+    }
+
+    fn cells(&self) -> usize {
+        self.decomposition.shape().iter().product()
+    }
+
+    fn bytes_per_step(&self) -> usize {
+        let per_cell = self.inner.bytes_per_step() as f64 / self.inner.cells() as f64;
+        (per_cell * self.cells() as f64) as usize
+    }
+
+    fn backend(&self) -> &'static str {
+        "cpu, decomposed"
+    }
+}
