@@ -1,10 +1,10 @@
 //! CUDA C for the fused GPU time steps, generated with the weights as literals.
 //!
-//! Every step kernel marches: a thread owns one x point of one row of the middle axis (y in
-//! 3-D; in 2-D there is none and `no = 1`) and walks `chunk` planes along the last axis (z in
-//! 3-D, y in 2-D), keeping the centre column's neighbours along the march in registers. x and
-//! middle-axis neighbours come through the read-only cache, which the adjacent threads of the
-//! block fill. Each grid point is read from and written to device memory once per step: the
+//! Every step kernel marches: a thread owns `vec` consecutive x points (one 16-byte vector
+//! where the row length allows) of one row of the middle axis (y in 3-D; in 2-D there is none
+//! and `no = 1`) and walks `chunk` planes along the last axis (z in 3-D, y in 2-D), keeping
+//! its columns' neighbours along the march in registers. x and middle-axis neighbours come as
+//! vectors through the read-only cache, which the adjacent threads of the block fill. Each grid point is read from and written to device memory once per step: the
 //! stencil and the update happen in one kernel; a CPML's terms, on its layers' cells only,
 //! in two small ones around it.
 //!
