@@ -33,20 +33,22 @@ impl Launch {
     pub(crate) fn new(dim: usize, r: usize, n: [usize; 3], bytes: usize) -> Launch {
         let (nx, nm) = (n[0], n[dim - 1]);
         let wide = (16 / bytes) as u32;
-        // Measured on an H200 at 512³ f32 (fdlab bench --suite solvers, FDLAB_SOLVER_LAUNCH):
-        // the 7-point heat step is fastest loading no plane ahead (90% of the copy against 80%
-        // two planes ahead); the 8th-order wave step with two planes ahead, four rows per block
-        // and 32-plane marches (74% against 55% with none).
+        // The fastest shapes measured at 512³ (fdlab bench --suite solvers with
+        // FDLAB_SOLVER_LAUNCH, docs/solvers.md): loading planes ahead pays only for the f32
+        // 8th-order wave (74% of the copy against 55% without, H200); four rows per block
+        // suit the f64 steps and the wide stencil (H100 f64: heat 94.4%, wave 81.4% against
+        // 93.1% and 73.7% with eight rows or planes ahead), 32-plane marches the f32 ones.
         let wide_stencil = r > 2;
+        let f32 = bytes == 4;
         let base = Self::from_env().unwrap_or(Launch {
             bx: if dim == 3 { 32 } else { 128 },
-            by: match (dim, wide_stencil) {
-                (3, true) => 4,
-                (3, false) => 8,
+            by: match dim {
+                3 if wide_stencil || !f32 => 4,
+                3 => 8,
                 _ => 1,
             },
-            chunk: if wide_stencil { 32 } else { 64 },
-            ahead: if wide_stencil { 2 } else { 0 },
+            chunk: if f32 { 32 } else { 64 },
+            ahead: if wide_stencil && f32 { 2 } else { 0 },
             vec: wide,
         });
         // Vectors must tile each row exactly: the widest that divides nx.
