@@ -195,12 +195,20 @@ fn solver_checks(
             Precision::F64 => PrecisionName::F64,
         })
         .collect();
-    let cases: Vec<_> = cases(!on_gpu)
+    let mut cases: Vec<_> = cases(!on_gpu)
         .into_iter()
         .filter(|c| wanted.contains(&c.precision))
         .collect();
+    // The repository's example cases too, at their own sizes, when run from its root (the
+    // CPU's reference loops would take minutes on them: GPU only).
+    let examples = std::path::Path::new("examples/cases");
+    if on_gpu && examples.is_dir() {
+        cases.extend(fdlab_solvers::conformance::example_cases(examples)?);
+    } else if on_gpu {
+        println!("solvers: no examples/cases here (run from the repository root to check them)");
+    }
     println!(
-        "solvers: {} random cases (heat and wave, 2-D and 3-D, odd shapes, every boundary); {} against the CPU's fused steppers: fields and receiver traces after 30 steps, resume from a checkpoint bit-identical, NaN reported at the same step and cell",
+        "solvers: {} cases (random heat and wave cases in 2-D and 3-D, odd shapes, every boundary; on a GPU also the example cases); {} against the CPU's fused steppers: fields and receiver traces after 30 steps, resume from a checkpoint bit-identical, NaN reported at the same step and cell",
         cases.len(),
         if on_gpu { "GPU steppers" } else { "CPU reference loops" }
     );

@@ -228,6 +228,36 @@ pub fn cases(quick: bool) -> Vec<CheckCase> {
     out
 }
 
+/// The heat and wave cases of a folder of case files (the repository's `examples/cases`), at
+/// their own sizes and precisions: FDTD cases are skipped (they have no GPU stepper).
+pub fn example_cases(dir: &std::path::Path) -> Result<Vec<CheckCase>> {
+    let mut paths: Vec<_> = std::fs::read_dir(dir)
+        .map_err(crate::error::io_err(dir))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    paths.sort();
+    let mut out = Vec::new();
+    for path in paths {
+        let case = crate::Case::load(&path)?;
+        let prepared = crate::setup::prepare(&case)?;
+        let setup = match prepared.setup {
+            crate::setup::Setup::Heat(h) => Setup::Heat(h),
+            crate::setup::Setup::Wave(w) => Setup::Wave(w),
+            crate::setup::Setup::Fdtd(_) => continue,
+        };
+        out.push(CheckCase {
+            name: format!(
+                "example {}",
+                path.file_name().unwrap_or_default().to_string_lossy()
+            ),
+            setup,
+            precision: case.spec.precision,
+        });
+    }
+    Ok(out)
+}
+
 /// Largest |a − b| over the largest |b| (or over 1 when b is all zeros).
 fn relative_error(a: &[f64], b: &[f64]) -> f64 {
     if a.len() != b.len() {
@@ -372,7 +402,8 @@ pub fn run_all(
         out.push(compare(c, make));
         out.push(resume(c, make));
         let kind = c.name.split(" order").next().unwrap_or("").to_string();
-        if seen.insert((kind, c.precision == PrecisionName::F32)) {
+        if !c.name.starts_with("example") && seen.insert((kind, c.precision == PrecisionName::F32))
+        {
             out.push(non_finite(c, make));
         }
         progress(i + 1, cases.len());
@@ -403,5 +434,13 @@ mod tests {
             cpu(&s, p)
         };
         assert!(!compare(&cases[0], &wrong).passed);
+    }
+
+    #[test]
+    fn example_cases_load_without_fdtd() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/cases");
+        let cases = example_cases(&dir).unwrap();
+        assert!(cases.len() >= 6, "{}", cases.len());
+        assert!(cases.iter().all(|c| c.name.ends_with(".toml")));
     }
 }
