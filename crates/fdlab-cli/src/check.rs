@@ -177,7 +177,7 @@ fn api_checks(dev: &fdlab_cuda::Device) -> Result<usize> {
     Ok(checks.iter().filter(|c| !c.passed).count())
 }
 
-/// The solvers' section: on a GPU, its heat and wave steppers against the CPU's fused ones
+/// The solvers' section: on a GPU, its heat, wave and FDTD steppers against the CPU's fused ones
 /// (every random case: fields and traces, resume, NaN report); on the CPU, the fused
 /// steppers against the per-point reference loops. Prints each failure; returns how many.
 fn solver_checks(
@@ -200,7 +200,7 @@ fn solver_checks(
         .filter(|c| wanted.contains(&c.precision))
         .collect();
     println!(
-        "solvers: {} random cases (heat and wave, 2-D and 3-D, odd shapes, every boundary); {} against the CPU's fused steppers: fields and receiver traces after 30 steps, resume from a checkpoint bit-identical, NaN reported at the same step and cell",
+        "solvers: {} random cases (heat and wave in 2-D and 3-D, FDTD; odd shapes, every boundary); {} against the CPU's fused steppers: fields and receiver or probe traces after 30 steps, resume from a checkpoint bit-identical, NaN reported at the same step and cell",
         cases.len(),
         if on_gpu { "GPU steppers" } else { "CPU reference loops" }
     );

@@ -244,7 +244,7 @@ pub fn cases(quick: bool) -> Vec<CheckCase> {
         }
         for (name, setup) in crate::fdtd_check_cases::cases(&mut rng) {
             out.push(CheckCase {
-                name: format!("{name} {precision:?}"),
+                name: format!("{name} {precision:?} {}", label(setup.grid.n, 3)),
                 setup: Setup::Fdtd(setup),
                 precision,
             });
@@ -441,5 +441,18 @@ mod tests {
         for c in fdtd {
             assert!(!compare(c, &wrong).passed, "{}", c.name);
         }
+    }
+
+    /// On a machine with a GPU, its steppers pass every check; elsewhere this says it skipped.
+    #[test]
+    fn gpu_steppers_conform_when_a_gpu_is_present() {
+        if let Err(why) = crate::gpu::available() {
+            eprintln!("SKIPPED: no usable GPU ({why})");
+            return;
+        }
+        let cases = cases(false);
+        let results = run_all(&cases, &gpu, &mut |_, _| {});
+        let failed: Vec<_> = results.iter().filter(|r| !r.passed).collect();
+        assert!(failed.is_empty(), "{failed:#?}");
     }
 }

@@ -97,7 +97,7 @@ fn setup(
     })
 }
 
-/// The cases with their names (without the precision).
+/// The cases with their names (without the precision and the shape).
 pub(crate) fn cases(rng: &mut SmallRng) -> Vec<(String, FdtdSetup)> {
     let spacing = [1.0, 0.8, 1.3];
     let mut out = Vec::new();
@@ -133,7 +133,7 @@ pub(crate) fn cases(rng: &mut SmallRng) -> Vec<(String, FdtdSetup)> {
         pec([12, 3, 3], [14, 5, 5]),
     ];
     push(
-        "PEC dielectric, lossy and PEC boxes Ex 19×13×11",
+        "PEC dielectric, lossy and PEC boxes Ex",
         grid([19, 13, 11], [Boundary::Pec; 3])
             .and_then(|g| setup(g, b1, [9, 6, 5], [3, 2, 8], Component::Ex)),
     );
@@ -146,7 +146,7 @@ pub(crate) fn cases(rng: &mut SmallRng) -> Vec<(String, FdtdSetup)> {
         true,
     )];
     push(
-        "periodic lossy sphere Hz 17×12×9",
+        "periodic lossy sphere Hz",
         grid([17, 12, 9], [Boundary::Periodic; 3])
             .and_then(|g| setup(g, b2, [8, 6, 4], [1, 10, 7], Component::Hz)),
     );
@@ -162,7 +162,7 @@ pub(crate) fn cases(rng: &mut SmallRng) -> Vec<(String, FdtdSetup)> {
         pec([10, 6, 6], [12, 8, 8]),
     ];
     push(
-        "periodic x, PEC y, CPML z, dielectric and PEC boxes Ey 15×11×16",
+        "periodic x, PEC y, CPML z, dielectric and PEC boxes Ey",
         grid(
             [15, 11, 16],
             [Boundary::Periodic, Boundary::Pec, Boundary::Cpml(cpml)],
@@ -178,7 +178,7 @@ pub(crate) fn cases(rng: &mut SmallRng) -> Vec<(String, FdtdSetup)> {
         true,
     )];
     push(
-        "CPML (stretched along x) lossy box Hx 23×17×19",
+        "CPML (stretched along x) lossy box Hx",
         grid(
             [23, 17, 19],
             [

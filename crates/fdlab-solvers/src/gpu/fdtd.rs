@@ -430,6 +430,9 @@ impl<T: CudaScalar> Stepper for FdtdGpu<T> {
         self.queue_scan(steps)?;
         let first = self.step;
         self.step += steps as u64;
+        // The scan's tag is the call's last step, the step the CPU reports; like the CPU,
+        // a call that ends with a non-finite value keeps no probe samples.
+        self.gpu.check_finite(first, self.n)?;
         if let Some(pt) = &self.points {
             if pt.np > 0 {
                 let rows = self.gpu.download(&pt.rows)?;
@@ -440,8 +443,7 @@ impl<T: CudaScalar> Stepper for FdtdGpu<T> {
                 }
             }
         }
-        // The scan's tag is the call's last step, the step the CPU reports.
-        self.gpu.check_finite(first, self.n)
+        Ok(())
     }
 
     fn step(&self) -> u64 {
