@@ -177,7 +177,7 @@ const GPU_BATCH: usize = 10;
 
 /// Runs `case` in `precision` on the GPU for `reps` timed batches of [`GPU_BATCH`] steps
 /// (wall clock, after one untimed batch), beside the device's copy bandwidth over
-/// `copy_bytes` measured just before. `None` for the FDTD case, which has no GPU stepper.
+/// `copy_bytes` measured just before. `None` when the GPU does not run the case.
 pub fn run_gpu(
     device: &fdlab_cuda::Device,
     copy_bytes: usize,
@@ -185,12 +185,25 @@ pub fn run_gpu(
     precision: PrecisionName,
     reps: usize,
 ) -> Result<Option<SolverResult>, fdlab_solvers::Error> {
-    let SolverSetup::Toml(text) = &case.setup else {
-        return Ok(None);
+    let (mut stepper, shape): (Box<dyn fdlab_solvers::Stepper>, Vec<usize>) = match &case.setup {
+        SolverSetup::Toml(text) => {
+            let parsed = Case::parse(text, PathBuf::from(format!("<{}>", case.name)))?;
+            let prepared = fdlab_solvers::setup::prepare(&parsed)?;
+            (
+                fdlab_solvers::gpu_stepper(&prepared, precision)?,
+                parsed.spec.grid.shape.clone(),
+            )
+        }
+        SolverSetup::Fdtd { n } => {
+            use fdlab_solvers::gpu::FdtdGpu;
+            let s = fdtd_box(*n)?;
+            let stepper: Box<dyn fdlab_solvers::Stepper> = match precision {
+                PrecisionName::F32 => Box::new(FdtdGpu::<f32>::new(&s)?),
+                PrecisionName::F64 => Box::new(FdtdGpu::<f64>::new(&s)?),
+            };
+            (stepper, vec![*n; 3])
+        }
     };
-    let parsed = Case::parse(text, PathBuf::from(format!("<{}>", case.name)))?;
-    let prepared = fdlab_solvers::setup::prepare(&parsed)?;
-    let mut stepper = fdlab_solvers::gpu_stepper(&prepared, precision)?;
     let copies = device.copy_times(copy_bytes, 2, 5)?;
     let copy_gbps = 2.0 * copy_bytes as f64 / (Timing::of(&copies).median * 1e-3) / 1e9;
     stepper.advance(GPU_BATCH)?;
@@ -203,7 +216,7 @@ pub fn run_gpu(
     Ok(Some(result(
         case,
         precision,
-        parsed.spec.grid.shape.clone(),
+        shape,
         stepper.as_ref(),
         &times,
         copy_gbps,
@@ -263,6 +276,32 @@ type Steps = (Vec<f64>, Vec<f64>, Vec<usize>, usize, usize);
 
 /// FDTD steps on an `n`³ PEC box: six field components read and written once and the two
 /// per-cell update coefficients read once make the minimum bytes of a step.
+/// The FDTD case as a setup for the GPU stepper: the same box, source and time step as
+/// [`fdtd_steps`] runs on the CPU.
+fn fdtd_box(n: usize) -> Result<fdlab_solvers::fdtd::FdtdSetup, fdlab_solvers::Error> {
+    use fdlab_solvers::fdtd::{Boundary, Component, FdtdSetup, Grid, PointSource, Waveform};
+    let grid = Grid::new([n; 3], [1.0; 3], [Boundary::Pec; 3])?;
+    let dt = 0.99 * grid.dt_limit();
+    Ok(FdtdSetup {
+        dt,
+        boxes: vec![],
+        sources: vec![PointSource {
+            component: Component::Ez,
+            cell: [n / 2; 3],
+            waveform: Waveform::Ricker { f0: 0.05, t0: 30.0 },
+            amplitude: 1.0,
+        }],
+        hard_sources: vec![],
+        plane_waves: vec![],
+        fluxes: vec![],
+        probes: vec![],
+        monitors: vec![],
+        duration: 0.0,
+        plot: Component::Ez,
+        grid,
+    })
+}
+
 fn fdtd_steps<T: fdlab_core::Scalar>(
     runner: &CpuRunner,
     n: usize,

@@ -177,7 +177,7 @@ fn api_checks(dev: &fdlab_cuda::Device) -> Result<usize> {
     Ok(checks.iter().filter(|c| !c.passed).count())
 }
 
-/// The solvers' section: on a GPU, its heat and wave steppers against the CPU's fused ones
+/// The solvers' section: on a GPU, its heat, wave and FDTD steppers against the CPU's fused ones
 /// (every random case: fields and traces, resume, NaN report); on the CPU, the fused
 /// steppers against the per-point reference loops. Prints each failure; returns how many.
 fn solver_checks(
@@ -208,7 +208,7 @@ fn solver_checks(
         println!("solvers: no examples/cases here (run from the repository root to check them)");
     }
     println!(
-        "solvers: {} cases (random heat and wave cases in 2-D and 3-D, odd shapes, every boundary; on a GPU also the example cases); {} against the CPU's fused steppers: fields and receiver traces after 30 steps, resume from a checkpoint bit-identical, NaN reported at the same step and cell",
+        "solvers: {} cases (random heat, wave and FDTD cases, odd shapes, every boundary; on a GPU also the example cases it runs); {} against the CPU's fused steppers: fields and receiver or probe traces after 30 steps, resume from a checkpoint bit-identical, NaN reported at the same step and cell",
         cases.len(),
         if on_gpu { "GPU steppers" } else { "CPU reference loops" }
     );

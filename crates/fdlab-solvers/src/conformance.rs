@@ -1,9 +1,10 @@
 //! Solver conformance: a candidate stepper (the GPU's, or the CPU's reference loop) against
 //! the CPU's fused stepper on random small cases: odd shapes, every boundary, orders 2 to 8,
-//! constant and varying coefficients, both precisions; then checkpoint round trips and the
-//! non-finite report. `fdlab check --backend cuda` runs it for the GPU steppers.
+//! constant and varying coefficients, FDTD media, sources and probes, both precisions; then
+//! checkpoint round trips and the non-finite report. `fdlab check --backend cuda` runs it for the GPU steppers.
 
 use crate::case::PrecisionName;
+use crate::fdtd::{FdtdCpu, FdtdSetup};
 use crate::physics::{heat_dt_limit, wave_dt_limit};
 use crate::{
     Error, HeatCpu, HeatSetup, PointSource, Result, Stepper, WaveBoundary, WaveCpu, WaveSetup,
@@ -18,6 +19,8 @@ pub enum Setup {
     Heat(HeatSetup),
     /// Acoustic wave.
     Wave(WaveSetup),
+    /// FDTD Maxwell on a Yee grid.
+    Fdtd(FdtdSetup),
 }
 
 /// One conformance case.
@@ -56,17 +59,21 @@ pub fn cpu(setup: &Setup, precision: PrecisionName) -> Result<Box<dyn Stepper>> 
         (Setup::Heat(s), PrecisionName::F32) => Box::new(HeatCpu::<f32>::new(s)?),
         (Setup::Wave(s), PrecisionName::F64) => Box::new(WaveCpu::<f64>::new(s)?),
         (Setup::Wave(s), PrecisionName::F32) => Box::new(WaveCpu::<f32>::new(s)?),
+        (Setup::Fdtd(s), PrecisionName::F64) => Box::new(FdtdCpu::<f64>::new(s)?),
+        (Setup::Fdtd(s), PrecisionName::F32) => Box::new(FdtdCpu::<f32>::new(s)?),
     })
 }
 
 /// The GPU steppers.
 pub fn gpu(setup: &Setup, precision: PrecisionName) -> Result<Box<dyn Stepper>> {
-    use crate::gpu::{HeatGpu, WaveGpu};
+    use crate::gpu::{FdtdGpu, HeatGpu, WaveGpu};
     Ok(match (setup, precision) {
         (Setup::Heat(s), PrecisionName::F64) => Box::new(HeatGpu::<f64>::new(s)?),
         (Setup::Heat(s), PrecisionName::F32) => Box::new(HeatGpu::<f32>::new(s)?),
         (Setup::Wave(s), PrecisionName::F64) => Box::new(WaveGpu::<f64>::new(s)?),
         (Setup::Wave(s), PrecisionName::F32) => Box::new(WaveGpu::<f32>::new(s)?),
+        (Setup::Fdtd(s), PrecisionName::F64) => Box::new(FdtdGpu::<f64>::new(s)?),
+        (Setup::Fdtd(s), PrecisionName::F32) => Box::new(FdtdGpu::<f32>::new(s)?),
     })
 }
 
@@ -91,6 +98,16 @@ pub fn reference(setup: &Setup, precision: PrecisionName) -> Result<Box<dyn Step
         }
         (Setup::Wave(s), PrecisionName::F32) => {
             let mut c = WaveCpu::<f32>::new(s)?;
+            c.use_reference(true);
+            Box::new(c)
+        }
+        (Setup::Fdtd(s), PrecisionName::F64) => {
+            let mut c = FdtdCpu::<f64>::new(s)?;
+            c.use_reference(true);
+            Box::new(c)
+        }
+        (Setup::Fdtd(s), PrecisionName::F32) => {
+            let mut c = FdtdCpu::<f32>::new(s)?;
             c.use_reference(true);
             Box::new(c)
         }
@@ -121,10 +138,11 @@ fn label(n: [usize; 3], dim: usize) -> String {
         .join("×")
 }
 
-/// The random cases: heat (orders 2, 4, 8; periodic and zero edges; constant and varying κ)
-/// and wave (orders 2, 4, 8; periodic, rigid and CPML edges; constant and varying c; two
-/// sources, one sharing a receiver's cell), in 2-D and 3-D, f32 and f64. `quick` keeps one
-/// order per physics and dimension (for tests without a GPU).
+/// The random cases: heat (orders 2, 4, 8; periodic and zero edges; constant and varying κ),
+/// wave (orders 2, 4, 8; periodic, rigid and CPML edges; constant and varying c; two
+/// sources, one sharing a receiver's cell), in 2-D and 3-D, and FDTD (PEC,
+/// periodic, mixed and CPML boxes with media, soft and hard sources and probes), f32 and f64. `quick` keeps one order per physics and
+/// dimension (for tests without a GPU).
 pub fn cases(quick: bool) -> Vec<CheckCase> {
     let mut rng = SmallRng::seed_from_u64(7);
     let mut out = Vec::new();
@@ -224,12 +242,20 @@ pub fn cases(quick: bool) -> Vec<CheckCase> {
                 }
             }
         }
+        for (name, setup) in crate::fdtd_check_cases::cases(&mut rng) {
+            out.push(CheckCase {
+                name: format!("{name} {precision:?} {}", label(setup.grid.n, 3)),
+                setup: Setup::Fdtd(setup),
+                precision,
+            });
+        }
     }
     out
 }
 
-/// The heat and wave cases of a folder of case files (the repository's `examples/cases`), at
-/// their own sizes and precisions: FDTD cases are skipped (they have no GPU stepper).
+/// The cases of a folder of case files (the repository's `examples/cases`) that the GPU
+/// steppers run, at their own sizes and precisions (FDTD cases with dispersive media, plane
+/// waves, DFT monitors or flux planes run on the CPU only and are left out).
 pub fn example_cases(dir: &std::path::Path) -> Result<Vec<CheckCase>> {
     let mut paths: Vec<_> = std::fs::read_dir(dir)
         .map_err(crate::error::io_err(dir))?
@@ -244,6 +270,9 @@ pub fn example_cases(dir: &std::path::Path) -> Result<Vec<CheckCase>> {
         let setup = match prepared.setup {
             crate::setup::Setup::Heat(h) => Setup::Heat(h),
             crate::setup::Setup::Wave(w) => Setup::Wave(w),
+            crate::setup::Setup::Fdtd(f) if crate::gpu::fdtd_supported(&f).is_ok() => {
+                Setup::Fdtd(f)
+            }
             crate::setup::Setup::Fdtd(_) => continue,
         };
         out.push(CheckCase {
@@ -338,12 +367,19 @@ pub fn resume(case: &CheckCase, make: MakeStepper<'_>) -> CheckResult {
 /// (NaN spreads the same in every order of operations, unlike an overflow).
 pub fn non_finite(case: &CheckCase, make: MakeStepper<'_>) -> CheckResult {
     let mut setup = case.setup.clone();
-    let (initial, n) = match &mut setup {
-        Setup::Heat(s) => (&mut s.initial, s.n),
-        Setup::Wave(s) => (&mut s.initial, s.n),
+    let initial = match &mut setup {
+        Setup::Heat(s) => Some((&mut s.initial, s.n)),
+        Setup::Wave(s) => Some((&mut s.initial, s.n)),
+        // Fields start at zero: a source of NaN current puts the NaN in at step 1.
+        Setup::Fdtd(s) => {
+            crate::fdtd_check_cases::poison(s);
+            None
+        }
     };
-    let spot = [n[0] / 3, n[1] / 2, n[2] / 2];
-    initial[spot[0] + n[0] * (spot[1] + n[1] * spot[2])] = f64::NAN;
+    if let Some((initial, n)) = initial {
+        let spot = [n[0] / 3, n[1] / 2, n[2] / 2];
+        initial[spot[0] + n[0] * (spot[1] + n[1] * spot[2])] = f64::NAN;
+    }
     let report = |m: MakeStepper<'_>| -> Result<Option<(u64, [usize; 3])>> {
         let mut s = m(&setup, case.precision)?;
         match s.advance(3) {
@@ -430,14 +466,33 @@ mod tests {
             match &mut s {
                 Setup::Heat(h) => h.dt *= 1.01,
                 Setup::Wave(w) => w.dt *= 1.01,
+                Setup::Fdtd(f) => f.dt *= 0.99,
             }
             cpu(&s, p)
         };
         assert!(!compare(&cases[0], &wrong).passed);
+        let fdtd = cases.iter().filter(|c| matches!(c.setup, Setup::Fdtd(_)));
+        assert!(fdtd.clone().count() >= 8);
+        for c in fdtd {
+            assert!(!compare(c, &wrong).passed, "{}", c.name);
+        }
+    }
+
+    /// On a machine with a GPU, its steppers pass every check; elsewhere this says it skipped.
+    #[test]
+    fn gpu_steppers_conform_when_a_gpu_is_present() {
+        if let Err(why) = crate::gpu::available() {
+            eprintln!("SKIPPED: no usable GPU ({why})");
+            return;
+        }
+        let cases = cases(false);
+        let results = run_all(&cases, &gpu, &mut |_, _| {});
+        let failed: Vec<_> = results.iter().filter(|r| !r.passed).collect();
+        assert!(failed.is_empty(), "{failed:#?}");
     }
 
     #[test]
-    fn example_cases_load_without_fdtd() {
+    fn example_cases_load() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/cases");
         let cases = example_cases(&dir).unwrap();
         assert!(cases.len() >= 6, "{}", cases.len());

@@ -23,6 +23,7 @@ pub mod cli;
 pub mod conformance;
 mod error;
 pub mod fdtd;
+mod fdtd_check_cases;
 pub mod gpu;
 pub mod heat;
 mod heat_row;

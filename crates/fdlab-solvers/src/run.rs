@@ -157,24 +157,23 @@ fn check_out_dir(case: &Case, p: &Prepared, opts: &RunOptions) -> Result<()> {
     Ok(())
 }
 
-/// The GPU stepper for a prepared case: heat and wave; FDTD runs on the CPU only.
+/// The GPU stepper for a prepared case; an FDTD case with a feature the GPU does not run
+/// is an error naming it (see [`crate::gpu::fdtd_supported`]).
 pub fn gpu_stepper(p: &Prepared, precision: PrecisionName) -> Result<Box<dyn Stepper>> {
-    use crate::gpu::{HeatGpu, WaveGpu};
+    use crate::gpu::{FdtdGpu, HeatGpu, WaveGpu};
     Ok(match (&p.setup, precision) {
         (Setup::Heat(s), PrecisionName::F64) => Box::new(HeatGpu::<f64>::new(s)?),
         (Setup::Heat(s), PrecisionName::F32) => Box::new(HeatGpu::<f32>::new(s)?),
         (Setup::Wave(s), PrecisionName::F64) => Box::new(WaveGpu::<f64>::new(s)?),
         (Setup::Wave(s), PrecisionName::F32) => Box::new(WaveGpu::<f32>::new(s)?),
-        (Setup::Fdtd(_), _) => {
-            return Err(Error::Invalid(
-                "the FDTD solver runs on the CPU only: use --backend cpu (or auto)".into(),
-            ))
-        }
+        (Setup::Fdtd(s), PrecisionName::F64) => Box::new(FdtdGpu::<f64>::new(s)?),
+        (Setup::Fdtd(s), PrecisionName::F32) => Box::new(FdtdGpu::<f32>::new(s)?),
     })
 }
 
-/// The stepper `choice` asks for. `Auto` takes the GPU for heat and wave when one is usable,
-/// and says on stderr why it falls back to the CPU when a GPU is present but fails.
+/// The stepper `choice` asks for. `Auto` takes the GPU when one is usable and runs the case
+/// (FDTD cases with features the GPU does not run go to the CPU silently), and says on stderr
+/// why it falls back to the CPU when a GPU is present but fails.
 pub fn stepper(
     p: &Prepared,
     precision: PrecisionName,
@@ -184,7 +183,11 @@ pub fn stepper(
         BackendChoice::Cpu => cpu_stepper(p, precision),
         BackendChoice::Cuda => gpu_stepper(p, precision),
         BackendChoice::Auto => {
-            if matches!(p.setup, Setup::Fdtd(_)) || crate::gpu::available().is_err() {
+            let cpu_only = match &p.setup {
+                Setup::Fdtd(s) => crate::gpu::fdtd_supported(s).is_err(),
+                _ => false,
+            };
+            if cpu_only || crate::gpu::available().is_err() {
                 return cpu_stepper(p, precision);
             }
             gpu_stepper(p, precision).or_else(|e| {

@@ -1,6 +1,6 @@
 //! The GPU steppers' kernels compile with NVRTC for sm_90 without a GPU: every boundary,
-//! dimension, precision and coefficient kind of the conformance cases, the example cases and
-//! the benchmark's. NVRTC comes from PyPI (see `scripts/test.sh`); without it the test fails
+//! dimension, precision and coefficient kind of the conformance cases (FDTD included), the
+//! example cases (FDTD ones where the GPU runs them) and the benchmark's. NVRTC comes from PyPI (see `scripts/test.sh`); without it the test fails
 //! when `FDLAB_REQUIRE_NVRTC=1` (CI) and says that it skipped otherwise.
 
 use fdlab_cuda::nvrtc;
@@ -28,6 +28,7 @@ fn every_solver_kernel_compiles_for_sm_90() {
             let s = match c.setup {
                 CheckSetup::Heat(h) => Setup::Heat(h),
                 CheckSetup::Wave(w) => Setup::Wave(w),
+                CheckSetup::Fdtd(f) => Setup::Fdtd(f),
             };
             (s, c.precision)
         })
@@ -38,9 +39,20 @@ fn every_solver_kernel_compiles_for_sm_90() {
         if path.extension().is_some_and(|e| e == "toml") {
             let case = fdlab_solvers::Case::load(&path).unwrap_or_else(|e| panic!("{e}"));
             let p = fdlab_solvers::setup::prepare(&case).unwrap_or_else(|e| panic!("{e}"));
+            // FDTD cases with CPU-only features fall back to the CPU: no kernels to compile.
+            if let Setup::Fdtd(f) = &p.setup {
+                if fdlab_solvers::gpu::fdtd_supported(f).is_err() {
+                    continue;
+                }
+            }
             setups.push((p.setup, case.spec.precision));
         }
     }
+    let fdtd = setups
+        .iter()
+        .filter(|(s, _)| matches!(s, Setup::Fdtd(_)))
+        .count();
+    assert!(fdtd >= 10, "only {fdtd} FDTD setups");
     let mut kernels = BTreeMap::new();
     for (s, p) in &setups {
         for k in kernel_sources(s, *p).unwrap_or_else(|e| panic!("{e}")) {
@@ -57,5 +69,10 @@ fn every_solver_kernel_compiles_for_sm_90() {
         })
         .collect();
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    eprintln!("{} solver kernels compiled", kernels.len());
+    let fdtd_kernels = kernels.keys().filter(|k| k.contains("fdtd")).count();
+    assert!(fdtd_kernels >= 20, "only {fdtd_kernels} FDTD kernels");
+    eprintln!(
+        "{} solver kernels compiled, {fdtd_kernels} of them FDTD",
+        kernels.len()
+    );
 }

@@ -134,6 +134,17 @@ struct AxisLayers<T> {
     psi_h: [Vec<T>; 2],
 }
 
+/// One axis's CPML coefficients `(1/κ − 1, b, c)` per slab position (low layer first, then
+/// high), at E's and at H's derivative points; the ψ arrays of that axis are slabs of the grid
+/// with `2·thickness` cells along `axis` (x fastest), two for E then two for H.
+#[derive(Debug, Clone)]
+pub(crate) struct AxisProfile<T> {
+    pub axis: usize,
+    pub thickness: usize,
+    pub coef_e: Vec<[T; 3]>,
+    pub coef_h: Vec<[T; 3]>,
+}
+
 /// All CPML layers of a grid with their ψ memory variables (axes without a CPML have none).
 #[derive(Debug, Clone)]
 pub(crate) struct Layers<T> {
@@ -197,6 +208,20 @@ impl<T: Scalar> Layers<T> {
         for layer in &mut self.axes {
             layer.pass(g, f, Some(cb), 0.0);
         }
+    }
+
+    /// Each CPML axis's profiles, in the order of [`Layers::state`]: what the GPU stepper
+    /// uploads to apply the same terms inside its fused kernels.
+    pub(crate) fn profiles(&self) -> Vec<AxisProfile<T>> {
+        self.axes
+            .iter()
+            .map(|l| AxisProfile {
+                axis: l.axis,
+                thickness: l.thickness,
+                coef_e: l.coef_e.clone(),
+                coef_h: l.coef_h.clone(),
+            })
+            .collect()
     }
 
     /// All ψ values, axis by axis (E then H), for checkpoints.

@@ -504,6 +504,16 @@ impl<T: Scalar> Fdtd<T> {
         Ok(())
     }
 
+    /// The E update's coefficients `ca` and `cb` per cell (zero in PEC cells).
+    pub(crate) fn e_coefficients(&self) -> (&[T], &[T]) {
+        (&self.ca, &self.cb)
+    }
+
+    /// The CPML axes' profiles (empty without a CPML).
+    pub(crate) fn cpml_profiles(&self) -> Vec<cpml::AxisProfile<T>> {
+        self.cpml.as_ref().map_or_else(Vec::new, |l| l.profiles())
+    }
+
     /// Relative permittivity per cell.
     pub fn eps_r(&self) -> &[f64] {
         &self.eps_r

@@ -14,6 +14,8 @@ pub struct FdtdCpu<T: Scalar> {
     sim: Fdtd<T>,
     plot: super::Component,
     traces: Vec<Vec<f64>>,
+    /// Step with [`Fdtd::step_reference`] instead of the fused loops (for tests).
+    reference: bool,
 }
 
 const NAMES: [&str; 6] = ["ex", "ey", "ez", "hx", "hy", "hz"];
@@ -61,7 +63,14 @@ impl<T: Scalar> FdtdCpu<T> {
             sim,
             plot: s.plot,
             traces: vec![Vec::new(); s.probes.len()],
+            reference: false,
         })
+    }
+
+    /// Use the simple point-by-point reference step instead of the fused one (for tests: the
+    /// candidate that proves the conformance checks without a GPU).
+    pub fn use_reference(&mut self, on: bool) {
+        self.reference = on;
     }
 
     /// The simulation.
@@ -87,7 +96,11 @@ impl<T: Scalar> FdtdCpu<T> {
 impl<T: Scalar> Stepper for FdtdCpu<T> {
     fn advance(&mut self, n: usize) -> Result<()> {
         for _ in 0..n {
-            self.sim.step();
+            if self.reference {
+                self.sim.step_reference();
+            } else {
+                self.sim.step();
+            }
         }
         // Checked once per call (the run loop calls with at most 64 steps): a full scan per
         // step would cost about as much as the step itself.

@@ -1,12 +1,15 @@
-//! GPU steppers: the heat and wave steps as fused CUDA kernels (generated in [`kernels`],
-//! compiled with NVRTC through `fdlab-cuda`), over the same backend-neutral setups as the CPU
-//! steppers. Fields live on the device for the whole run; only outputs, checkpoints and
+//! GPU steppers: the heat, wave and FDTD steps as fused CUDA kernels (generated in
+//! [`kernels`] and [`fdtd_kernels`], compiled with NVRTC through `fdlab-cuda`), over the same
+//! backend-neutral setups as the CPU steppers. Fields live on the device for the whole run; only outputs, checkpoints and
 //! receiver traces come back.
 
+mod fdtd;
+mod fdtd_kernels;
 mod heat;
 mod kernels;
 mod wave;
 
+pub use fdtd::{check_supported as fdtd_supported, FdtdGpu};
 pub use heat::HeatGpu;
 pub use wave::WaveGpu;
 
@@ -125,7 +128,8 @@ fn source(stem: &str, body: &str, precision: Precision, l: Launch) -> CudaSource
 }
 
 /// Every kernel the GPU stepper of `setup` compiles, generated without a GPU (so that they
-/// can be compiled with NVRTC anywhere). FDTD has none.
+/// can be compiled with NVRTC anywhere). An FDTD case with a feature the GPU does not run
+/// (see [`fdtd_supported`]) is an error.
 pub fn kernel_sources(
     setup: &crate::setup::Setup,
     precision: crate::case::PrecisionName,
@@ -137,7 +141,8 @@ pub fn kernel_sources(
         (Setup::Heat(s), F64) => vec![heat::sources::<f64>(s)?],
         (Setup::Wave(s), F32) => wave::sources::<f32>(s)?.all(),
         (Setup::Wave(s), F64) => wave::sources::<f64>(s)?.all(),
-        (Setup::Fdtd(_), _) => vec![],
+        (Setup::Fdtd(s), F32) => fdtd::sources::<f32>(s)?.all(),
+        (Setup::Fdtd(s), F64) => fdtd::sources::<f64>(s)?.all(),
     })
 }
 

@@ -1,0 +1,200 @@
+//! The FDTD cases of the solver conformance suite ([`crate::conformance`]): small odd grids
+//! with every boundary kind, dielectric, lossy and PEC regions, soft and hard sources and
+//! probes of E and H, each plotting another component.
+
+use crate::fdtd::case::CellBox;
+use crate::fdtd::{Boundary, Component, Cpml, FdtdSetup, Grid, PointSource, Shape, Waveform};
+use crate::Result;
+use rand::rngs::SmallRng;
+use rand::Rng;
+
+/// A dielectric (and, when `lossy`, conducting) region with random properties.
+fn medium(rng: &mut SmallRng, shape: Shape, lossy: bool) -> CellBox {
+    CellBox {
+        shape,
+        pec: false,
+        eps_r: rng.gen_range(1.5..4.0),
+        sigma: if lossy { rng.gen_range(0.05..0.3) } else { 0.0 },
+        drude: None,
+        lorentz: None,
+        debye: None,
+    }
+}
+
+/// A perfect conductor filling `lo ..= hi`.
+fn pec(lo: [usize; 3], hi: [usize; 3]) -> CellBox {
+    CellBox {
+        shape: Shape::Box { lo, hi },
+        pec: true,
+        eps_r: 1.0,
+        sigma: 0.0,
+        drude: None,
+        lorentz: None,
+        debye: None,
+    }
+}
+
+/// A setup on `grid` with sources at `mid` and `other` (outside any CPML, off the walls),
+/// probes of E and H there, and `boxes`.
+fn setup(
+    grid: Grid,
+    boxes: Vec<CellBox>,
+    mid: [usize; 3],
+    other: [usize; 3],
+    plot: Component,
+) -> Result<FdtdSetup> {
+    let dt = 0.9 * grid.dt_limit();
+    let soft = |component, cell, waveform| PointSource {
+        component,
+        cell,
+        waveform,
+        amplitude: 1.0,
+    };
+    Ok(FdtdSetup {
+        dt,
+        boxes,
+        sources: vec![
+            soft(Component::Ez, mid, Waveform::Sine { f0: 0.1 }),
+            // A second source on the same cell and component: applied after the first.
+            soft(
+                Component::Ez,
+                mid,
+                Waveform::Gaussian {
+                    t0: 4.0 * dt,
+                    tau: 3.0 * dt,
+                },
+            ),
+            soft(
+                Component::Ex,
+                other,
+                Waveform::ModulatedGaussian {
+                    f0: 0.12,
+                    t0: 5.0 * dt,
+                    tau: 4.0 * dt,
+                },
+            ),
+        ],
+        hard_sources: vec![soft(
+            Component::Ey,
+            other,
+            Waveform::Ricker {
+                f0: 0.15,
+                t0: 6.0 * dt,
+            },
+        )],
+        plane_waves: vec![],
+        fluxes: vec![],
+        probes: vec![
+            (Component::Ez, mid),
+            (Component::Hy, other),
+            (Component::Ey, other),
+            (Component::Hz, [mid[0] + 1, mid[1], mid[2]]),
+        ],
+        monitors: vec![],
+        duration: 30.0 * dt,
+        plot,
+        grid,
+    })
+}
+
+/// The cases with their names (without the precision and the shape).
+pub(crate) fn cases(rng: &mut SmallRng) -> Vec<(String, FdtdSetup)> {
+    let spacing = [1.0, 0.8, 1.3];
+    let mut out = Vec::new();
+    let mut push = |name: &str, s: Result<FdtdSetup>| {
+        if let Ok(s) = s {
+            out.push((format!("fdtd {name}"), s));
+        }
+    };
+    let cpml = Cpml::new(5);
+    let stretched = Cpml {
+        kappa_max: 2.0,
+        alpha_max: 0.1,
+        ..Cpml::new(6)
+    };
+    let grid = |n, b| Grid::new(n, spacing, b);
+    let b1 = vec![
+        medium(
+            rng,
+            Shape::Box {
+                lo: [10, 1, 1],
+                hi: [16, 11, 9],
+            },
+            false,
+        ),
+        medium(
+            rng,
+            Shape::Box {
+                lo: [1, 7, 2],
+                hi: [6, 11, 9],
+            },
+            true,
+        ),
+        pec([12, 3, 3], [14, 5, 5]),
+    ];
+    push(
+        "PEC dielectric, lossy and PEC boxes Ex",
+        grid([19, 13, 11], [Boundary::Pec; 3])
+            .and_then(|g| setup(g, b1, [9, 6, 5], [3, 2, 8], Component::Ex)),
+    );
+    let b2 = vec![medium(
+        rng,
+        Shape::Sphere {
+            center: [8.0, 5.0, 5.0],
+            radius: 3.5,
+        },
+        true,
+    )];
+    push(
+        "periodic lossy sphere Hz",
+        grid([17, 12, 9], [Boundary::Periodic; 3])
+            .and_then(|g| setup(g, b2, [8, 6, 4], [1, 10, 7], Component::Hz)),
+    );
+    let b3 = vec![
+        medium(
+            rng,
+            Shape::Box {
+                lo: [0, 0, 6],
+                hi: [14, 4, 9],
+            },
+            false,
+        ),
+        pec([10, 6, 6], [12, 8, 8]),
+    ];
+    push(
+        "periodic x, PEC y, CPML z, dielectric and PEC boxes Ey",
+        grid(
+            [15, 11, 16],
+            [Boundary::Periodic, Boundary::Pec, Boundary::Cpml(cpml)],
+        )
+        .and_then(|g| setup(g, b3, [7, 5, 8], [2, 3, 6], Component::Ey)),
+    );
+    let b4 = vec![medium(
+        rng,
+        Shape::Box {
+            lo: [7, 7, 6],
+            hi: [10, 9, 12],
+        },
+        true,
+    )];
+    push(
+        "CPML (stretched along x) lossy box Hx",
+        grid(
+            [23, 17, 19],
+            [
+                Boundary::Cpml(stretched),
+                Boundary::Cpml(cpml),
+                Boundary::Cpml(cpml),
+            ],
+        )
+        .and_then(|g| setup(g, b4, [11, 8, 9], [7, 6, 12], Component::Hx)),
+    );
+    out
+}
+
+/// Makes the first soft source's current NaN (the non-finite check's input).
+pub(crate) fn poison(s: &mut FdtdSetup) {
+    if let Some(src) = s.sources.first_mut() {
+        src.amplitude = f64::NAN;
+    }
+}

@@ -1,0 +1,529 @@
+//! The FDTD step on the GPU: E and H on the device (structure of arrays, the CPU's layout),
+//! one fused kernel per half step with the CPML terms inside it (see [`super::fdtd_kernels`]),
+//! then, when the case has sources or probes, one single-thread kernel that applies the one
+//! and samples the other. At the end of each call one scan looks for non-finite values, as
+//! the CPU stepper does.
+//!
+//! Media come in as the CPU simulation's per-cell coefficients `ca`, `cb` (dielectric, lossy
+//! and PEC cells alike) and its CPML profiles, so both steppers apply the same numbers.
+//! Dispersive media, plane waves, DFT and flux monitors run on the CPU only:
+//! [`check_supported`] names the first one a case uses.
+
+use super::fdtd_kernels::{self, FdtdSpec};
+use super::kernels::Launch;
+use super::{cuda_type, driver, launch_config, precision_of, tag, Gpu};
+use crate::fdtd::{Component, FdtdCpu, FdtdSetup, Waveform};
+use crate::layout::to_bytes;
+use crate::stepper::{StatePart, Stepper};
+use crate::{Error, Result};
+use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use fdlab_cuda::codegen::CudaSource;
+use fdlab_cuda::{CudaScalar, Kernel};
+use std::sync::Arc;
+
+/// `Ok` when the GPU stepper runs every feature of `s`, else an [`Error::Invalid`] naming the
+/// first one it does not (the CPU stepper runs them all). Needs no GPU.
+pub fn check_supported(s: &FdtdSetup) -> Result<()> {
+    let dispersive = s.boxes.iter().find_map(|b| {
+        if b.pec {
+            None
+        } else if b.drude.is_some() {
+            Some("Drude media")
+        } else if b.lorentz.is_some() {
+            Some("Lorentz media")
+        } else if b.debye.is_some() {
+            Some("Debye media")
+        } else {
+            None
+        }
+    });
+    let feature = dispersive
+        .or((!s.plane_waves.is_empty()).then_some("plane waves (TFSF)"))
+        .or((!s.monitors.is_empty()).then_some("DFT monitors"))
+        .or((!s.fluxes.is_empty()).then_some("flux monitors"));
+    match feature {
+        Some(f) => Err(Error::Invalid(format!(
+            "the GPU FDTD stepper does not run {f} yet: use --backend cpu, which runs them"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// The six components on the device.
+struct DeviceFields<T> {
+    ex: CudaSlice<T>,
+    ey: CudaSlice<T>,
+    ez: CudaSlice<T>,
+    hx: CudaSlice<T>,
+    hy: CudaSlice<T>,
+    hz: CudaSlice<T>,
+}
+
+impl<T> DeviceFields<T> {
+    fn all(&self) -> [&CudaSlice<T>; 6] {
+        [&self.ex, &self.ey, &self.ez, &self.hx, &self.hy, &self.hz]
+    }
+
+    fn all_mut(&mut self) -> [&mut CudaSlice<T>; 6] {
+        [
+            &mut self.ex,
+            &mut self.ey,
+            &mut self.ez,
+            &mut self.hx,
+            &mut self.hy,
+            &mut self.hz,
+        ]
+    }
+}
+
+/// One CPML axis on the device: ψ slabs (two terms for E, two for H) and the profiles.
+struct CpmlAxis<T> {
+    psi_e: [CudaSlice<T>; 2],
+    psi_h: [CudaSlice<T>; 2],
+    coef_e: CudaSlice<T>,
+    coef_h: CudaSlice<T>,
+}
+
+/// Point sources and probes on the device, the kernel that applies and samples them, and
+/// the per-step source values of the current call.
+struct Points {
+    kernel: Arc<Kernel>,
+    soft: Vec<(f64, Waveform)>,
+    soft_cell: CudaSlice<i64>,
+    soft_comp: CudaSlice<i32>,
+    soft_vals: CudaSlice<f64>,
+    hard: Vec<(f64, Waveform)>,
+    hard_cell: CudaSlice<i64>,
+    hard_comp: CudaSlice<i32>,
+    hard_vals: CudaSlice<f64>,
+    probe_cell: CudaSlice<i64>,
+    probe_comp: CudaSlice<i32>,
+    np: i32,
+    /// One row of probe values per step of the current call.
+    rows: CudaSlice<f64>,
+}
+
+/// GPU FDTD stepper with the semantics of [`FdtdCpu`] for the cases [`check_supported`]
+/// accepts.
+pub struct FdtdGpu<T: CudaScalar> {
+    gpu: Gpu,
+    n: [usize; 3],
+    plot: Component,
+    f: DeviceFields<T>,
+    ca: CudaSlice<T>,
+    cb: CudaSlice<T>,
+    h_kernel: Arc<Kernel>,
+    e_kernel: Arc<Kernel>,
+    scan_kernel: Arc<Kernel>,
+    launch: Launch,
+    cpml: Vec<CpmlAxis<T>>,
+    points: Option<Points>,
+    traces: Vec<Vec<f64>>,
+    dt: f64,
+    step: u64,
+}
+
+/// The component's number in the kernels: ex, ey, ez, hx, hy, hz.
+fn comp(c: Component) -> i32 {
+    match c {
+        Component::Ex => 0,
+        Component::Ey => 1,
+        Component::Ez => 2,
+        Component::Hx => 3,
+        Component::Hy => 4,
+        Component::Hz => 5,
+    }
+}
+
+/// The half-step kernels' shape: 32 × 8 columns per block, 32 planes each.
+fn launch() -> Launch {
+    Launch {
+        bx: 32,
+        by: 8,
+        chunk: 32,
+        ahead: 0,
+        vec: 1,
+    }
+}
+
+impl<T: CudaScalar> FdtdGpu<T> {
+    /// Checks the case (features, then the CPU simulation's own checks), opens the first
+    /// GPU, compiles the kernels and uploads the coefficients.
+    pub fn new(s: &FdtdSetup) -> Result<Self> {
+        check_supported(s)?;
+        // The CPU simulation validates sources, probes and boxes and computes the per-cell
+        // coefficients and CPML profiles; the GPU takes them as they are.
+        let cpu = FdtdCpu::<T>::new(s)?;
+        let sim = cpu.sim();
+        let src = sources::<T>(s)?;
+        let gpu = Gpu::open()?;
+        let h_kernel = gpu.kernel(&src.h)?;
+        let e_kernel = gpu.kernel(&src.e)?;
+        let scan_kernel = gpu.kernel(&src.scan)?;
+        let g = sim.grid();
+        let cells = g.cells();
+        let (ca, cb) = sim.e_coefficients();
+        let (ca, cb) = (gpu.upload(ca)?, gpu.upload(cb)?);
+        let f = DeviceFields {
+            ex: gpu.zeros(cells)?,
+            ey: gpu.zeros(cells)?,
+            ez: gpu.zeros(cells)?,
+            hx: gpu.zeros(cells)?,
+            hy: gpu.zeros(cells)?,
+            hz: gpu.zeros(cells)?,
+        };
+        let mut cpml = Vec::new();
+        for p in sim.cpml_profiles() {
+            let slab = cells / g.n[p.axis] * 2 * p.thickness;
+            let flat = |c: &[[T; 3]]| c.iter().flatten().copied().collect::<Vec<T>>();
+            cpml.push(CpmlAxis {
+                psi_e: [gpu.zeros(slab)?, gpu.zeros(slab)?],
+                psi_h: [gpu.zeros(slab)?, gpu.zeros(slab)?],
+                coef_e: gpu.upload(&flat(&p.coef_e))?,
+                coef_h: gpu.upload(&flat(&p.coef_h))?,
+            });
+        }
+        let points = match &src.after {
+            Some(after) => Some(Points::new(&gpu, after, s, g)?),
+            None => None,
+        };
+        Ok(FdtdGpu {
+            gpu,
+            n: g.n,
+            plot: s.plot,
+            f,
+            ca,
+            cb,
+            h_kernel,
+            e_kernel,
+            scan_kernel,
+            launch: launch(),
+            cpml,
+            points,
+            traces: vec![Vec::new(); s.probes.len()],
+            dt: s.dt,
+            step: 0,
+        })
+    }
+
+    /// Queue one step (`i` within the current call): H, E, then sources and probes.
+    fn queue_step(&mut self, i: usize, cfg: LaunchConfig) -> Result<()> {
+        let [nx, ny, nz] = self.n.map(|v| v as i32);
+        let stream = self.gpu.stream.clone();
+        let f = &mut self.f;
+        let mut b = stream.launch_builder(self.h_kernel.function());
+        b.arg(&mut f.hx).arg(&mut f.hy).arg(&mut f.hz);
+        b.arg(&f.ex).arg(&f.ey).arg(&f.ez);
+        b.arg(&nx).arg(&ny).arg(&nz);
+        for c in self.cpml.iter_mut() {
+            let [p0, p1] = &mut c.psi_h;
+            b.arg(p0).arg(p1).arg(&c.coef_h);
+        }
+        // SAFETY: the arguments match the generated signature (CPML axes in the order the
+        // kernel was generated with); every array holds the grid's cells or an axis's slab
+        // and profile, and each thread writes only its own cells.
+        unsafe { b.launch(cfg) }.map_err(driver("cuLaunchKernel"))?;
+        let mut b = stream.launch_builder(self.e_kernel.function());
+        b.arg(&mut f.ex).arg(&mut f.ey).arg(&mut f.ez);
+        b.arg(&f.hx).arg(&f.hy).arg(&f.hz);
+        b.arg(&self.ca).arg(&self.cb);
+        b.arg(&nx).arg(&ny).arg(&nz);
+        for c in self.cpml.iter_mut() {
+            let [p0, p1] = &mut c.psi_e;
+            b.arg(p0).arg(p1).arg(&c.coef_e);
+        }
+        // SAFETY: as above.
+        unsafe { b.launch(cfg) }.map_err(driver("cuLaunchKernel"))?;
+        if let Some(pt) = self.points.as_mut() {
+            let row = i as i32;
+            let (ns, nh) = (pt.soft.len() as i32, pt.hard.len() as i32);
+            let mut b = stream.launch_builder(pt.kernel.function());
+            b.arg(&mut f.ex).arg(&mut f.ey).arg(&mut f.ez);
+            b.arg(&mut f.hx).arg(&mut f.hy).arg(&mut f.hz);
+            b.arg(&self.cb);
+            b.arg(&pt.soft_cell)
+                .arg(&pt.soft_comp)
+                .arg(&pt.soft_vals)
+                .arg(&ns);
+            b.arg(&pt.hard_cell)
+                .arg(&pt.hard_comp)
+                .arg(&pt.hard_vals)
+                .arg(&nh);
+            b.arg(&pt.probe_cell).arg(&pt.probe_comp).arg(&pt.np);
+            b.arg(&mut pt.rows).arg(&row);
+            let one = LaunchConfig {
+                grid_dim: (1, 1, 1),
+                block_dim: (32, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            // SAFETY: the arguments match the generated signature; the cells are inside the
+            // grid (checked by the CPU simulation) and the value and row buffers hold a row
+            // per step of this call.
+            unsafe { b.launch(one) }.map_err(driver("cuLaunchKernel"))?;
+        }
+        Ok(())
+    }
+
+    /// Flags the first non-finite cell of the fields after a call of `steps` steps.
+    fn queue_scan(&mut self, steps: usize) -> Result<()> {
+        let cells = self.cells() as i64;
+        let t = tag(steps - 1);
+        let blocks = (cells as u64).div_ceil(256).clamp(1, 4096) as u32;
+        let stream = self.gpu.stream.clone();
+        let mut b = stream.launch_builder(self.scan_kernel.function());
+        for a in self.f.all() {
+            b.arg(a);
+        }
+        b.arg(&cells)
+            .arg(&mut self.gpu.bad)
+            .arg(&mut self.gpu.badval)
+            .arg(&t);
+        let cfg = LaunchConfig {
+            grid_dim: (blocks, 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: the arguments match the generated signature; the loop stays below `cells`.
+        unsafe { b.launch(cfg) }.map_err(driver("cuLaunchKernel"))?;
+        Ok(())
+    }
+}
+
+impl Points {
+    fn new(gpu: &Gpu, after: &CudaSource, s: &FdtdSetup, g: &crate::fdtd::Grid) -> Result<Self> {
+        // Empty lists still need a valid pointer: one unused element.
+        let cells = |v: Vec<i64>| if v.is_empty() { vec![0] } else { v };
+        let comps = |v: Vec<i32>| if v.is_empty() { vec![0] } else { v };
+        let idx = |c: [usize; 3]| g.index(c) as i64;
+        let waves = |v: &[crate::fdtd::PointSource]| {
+            v.iter()
+                .map(|p| (p.amplitude, p.waveform))
+                .collect::<Vec<_>>()
+        };
+        Ok(Points {
+            kernel: gpu.kernel(after)?,
+            soft: waves(&s.sources),
+            soft_cell: gpu.upload(&cells(s.sources.iter().map(|p| idx(p.cell)).collect()))?,
+            soft_comp: gpu.upload(&comps(
+                s.sources.iter().map(|p| comp(p.component)).collect(),
+            ))?,
+            soft_vals: gpu.zeros(1)?,
+            hard: waves(&s.hard_sources),
+            hard_cell: gpu.upload(&cells(s.hard_sources.iter().map(|p| idx(p.cell)).collect()))?,
+            hard_comp: gpu.upload(&comps(
+                s.hard_sources.iter().map(|p| comp(p.component)).collect(),
+            ))?,
+            hard_vals: gpu.zeros(1)?,
+            probe_cell: gpu.upload(&cells(s.probes.iter().map(|p| idx(p.1)).collect()))?,
+            probe_comp: gpu.upload(&comps(s.probes.iter().map(|p| comp(p.0)).collect()))?,
+            np: s.probes.len() as i32,
+            rows: gpu.zeros(1)?,
+        })
+    }
+
+    /// Sizes the buffers for `steps` steps from step `first` on and uploads the source values
+    /// the CPU would compute: soft ones at `(n + ½)·Δt`, hard ones at `(n + 1)·Δt`.
+    fn prepare(&mut self, gpu: &Gpu, first: u64, steps: usize, dt: f64) -> Result<()> {
+        let values = |list: &[(f64, Waveform)], half: f64| -> Vec<f64> {
+            (0..steps)
+                .flat_map(|i| {
+                    let t = ((first + i as u64) as f64 + half) * dt;
+                    list.iter().map(move |(amp, w)| amp * w.value(t))
+                })
+                .collect()
+        };
+        for (list, buf, half) in [
+            (&self.soft, &mut self.soft_vals, 0.5),
+            (&self.hard, &mut self.hard_vals, 1.0),
+        ] {
+            let v = values(list, half);
+            if buf.len() < v.len() {
+                *buf = gpu.zeros(v.len())?;
+            }
+            if !v.is_empty() {
+                gpu.stream
+                    .memcpy_htod(&v, buf)
+                    .map_err(driver("cuMemcpyHtoD"))?;
+            }
+        }
+        let need = steps * self.np.max(1) as usize;
+        if self.rows.len() < need {
+            self.rows = gpu.zeros(need)?;
+        }
+        Ok(())
+    }
+}
+
+/// The kernels of an FDTD stepper.
+pub(super) struct FdtdSources {
+    /// The H half step.
+    pub h: CudaSource,
+    /// The E half step.
+    pub e: CudaSource,
+    /// The end-of-call non-finite scan.
+    pub scan: CudaSource,
+    /// Sources and probes, when the case has any.
+    pub after: Option<CudaSource>,
+}
+
+impl FdtdSources {
+    pub(super) fn all(self) -> Vec<CudaSource> {
+        [self.h, self.e, self.scan]
+            .into_iter()
+            .chain(self.after)
+            .collect()
+    }
+}
+
+/// The kernels of `s` in `T`, or why the GPU does not run it.
+pub(super) fn sources<T: CudaScalar>(s: &FdtdSetup) -> Result<FdtdSources> {
+    check_supported(s)?;
+    let ty = cuda_type::<T>();
+    let precision = precision_of::<T>();
+    let l = launch();
+    let spec = FdtdSpec {
+        ty,
+        periodic: s.grid.boundary.map(|b| !b.has_walls()),
+        spacing: s.grid.spacing,
+        dt: s.dt,
+        cpml: s.grid.boundary.map(|b| b.cpml().map(|p| p.thickness)),
+        launch: l,
+    };
+    let flat = Launch {
+        bx: 256,
+        by: 1,
+        chunk: 1,
+        ahead: 0,
+        vec: 1,
+    };
+    let has_points = !(s.sources.is_empty() && s.hard_sources.is_empty() && s.probes.is_empty());
+    Ok(FdtdSources {
+        h: super::source("fdtd_h", &fdtd_kernels::h_step(&spec), precision, l),
+        e: super::source("fdtd_e", &fdtd_kernels::e_step(&spec), precision, l),
+        scan: super::source("fdtd_scan", &fdtd_kernels::scan(ty), precision, flat),
+        after: has_points.then(|| {
+            super::source(
+                "fdtd_after",
+                &fdtd_kernels::after_step(ty),
+                precision,
+                Launch { bx: 32, ..flat },
+            )
+        }),
+    })
+}
+
+const NAMES: [&str; 6] = ["ex", "ey", "ez", "hx", "hy", "hz"];
+
+impl<T: CudaScalar> Stepper for FdtdGpu<T> {
+    fn advance(&mut self, steps: usize) -> Result<()> {
+        if steps == 0 {
+            return Ok(());
+        }
+        let [nx, ny, nz] = self.n;
+        let cfg = launch_config(self.launch, self.launch.grid(nx, ny, nz));
+        if let Some(pt) = self.points.as_mut() {
+            pt.prepare(&self.gpu, self.step, steps, self.dt)?;
+        }
+        for i in 0..steps {
+            self.queue_step(i, cfg)?;
+        }
+        self.queue_scan(steps)?;
+        let first = self.step;
+        self.step += steps as u64;
+        // The scan's tag is the call's last step, the step the CPU reports; like the CPU,
+        // a call that ends with a non-finite value keeps no probe samples.
+        self.gpu.check_finite(first, self.n)?;
+        if let Some(pt) = &self.points {
+            if pt.np > 0 {
+                let rows = self.gpu.download(&pt.rows)?;
+                for row in rows.chunks_exact(pt.np as usize).take(steps) {
+                    for (tr, v) in self.traces.iter_mut().zip(row) {
+                        tr.push(*v);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn step(&self) -> u64 {
+        self.step
+    }
+
+    fn field(&self) -> Result<Vec<f64>> {
+        self.gpu
+            .download_f64(self.f.all()[comp(self.plot) as usize])
+    }
+
+    fn traces(&self) -> &[Vec<f64>] {
+        &self.traces
+    }
+
+    /// The CPU stepper's parts, so that either stepper resumes the other's checkpoints.
+    fn save_state(&self) -> Result<Vec<StatePart>> {
+        let mut parts = Vec::new();
+        for (name, a) in NAMES.iter().zip(self.f.all()) {
+            parts.push((name.to_string(), to_bytes(&self.gpu.download(a)?)));
+        }
+        let tr: Vec<f64> = self.traces.iter().flatten().copied().collect();
+        parts.push(("probes".into(), to_bytes(&tr)));
+        if !self.cpml.is_empty() {
+            let mut psi: Vec<T> = Vec::new();
+            for c in &self.cpml {
+                for p in c.psi_e.iter().chain(&c.psi_h) {
+                    psi.extend(self.gpu.download(p)?);
+                }
+            }
+            parts.push(("cpml".into(), to_bytes(&psi)));
+        }
+        Ok(parts)
+    }
+
+    fn restore_state(&mut self, step: u64, parts: &[StatePart]) -> Result<()> {
+        use crate::stepper::state_part as get;
+        let cells = self.cells();
+        let stream = self.gpu.stream.clone();
+        let mut fields = Vec::new();
+        for name in NAMES {
+            fields.push(get::<T>(parts, name, cells)?);
+        }
+        let (np, ns) = (self.traces.len(), step as usize);
+        let tr: Vec<f64> = get(parts, "probes", np * ns)?;
+        let total: usize = self.cpml.iter().map(|c| 4 * c.psi_e[0].len()).sum();
+        let psi: Vec<T> = if total > 0 {
+            get(parts, "cpml", total)?
+        } else {
+            Vec::new()
+        };
+        // Everything read and checked: now overwrite the device state.
+        for (dst, v) in self.f.all_mut().into_iter().zip(&fields) {
+            stream.memcpy_htod(v, dst).map_err(driver("cuMemcpyHtoD"))?;
+        }
+        let mut at = 0;
+        for c in self.cpml.iter_mut() {
+            for p in c.psi_e.iter_mut().chain(c.psi_h.iter_mut()) {
+                let len = p.len();
+                stream
+                    .memcpy_htod(&psi[at..at + len], p)
+                    .map_err(driver("cuMemcpyHtoD"))?;
+                at += len;
+            }
+        }
+        self.traces = (0..np).map(|i| tr[i * ns..(i + 1) * ns].to_vec()).collect();
+        self.step = step;
+        Ok(())
+    }
+
+    fn cells(&self) -> usize {
+        self.n.iter().product()
+    }
+
+    fn bytes_per_step(&self) -> usize {
+        // Six components read and written, the two E coefficients read.
+        14 * self.cells() * std::mem::size_of::<T>()
+    }
+
+    fn backend(&self) -> &'static str {
+        "cuda"
+    }
+}

@@ -1,0 +1,438 @@
+//! CUDA C for the GPU FDTD step: one fused kernel per half step, a small one for sources
+//! and probes, and the end-of-call scan for non-finite values.
+//!
+//! Each half-step kernel gives a thread one (x, y) column of cells and `chunk` planes along
+//! z. It marches up the column and keeps what the next plane needs in registers: the H step
+//! reads E at `k + 1` and hands it on as the next cell's own E; the E step reads H at `k` and
+//! hands it on as the next cell's H at `k − 1`. x and y neighbours come through the
+//! read-only cache, which the adjacent threads of the block fill. The curl, the update and
+//! the CPML terms (ψ update and correction, on the layer cells only) happen in the same
+//! kernel, so each component is read and written once per half step.
+//!
+//! The arithmetic is the CPU step's ([`crate::fdtd`]'s `update.rs` and `cpml.rs`) term by
+//! term and in the same order: the main update first, then each CPML axis's correction in
+//! axis order. Only NVRTC's fused multiply-adds round differently.
+
+use super::kernels::{literal, Launch};
+use std::fmt::Write;
+
+/// What the FDTD kernels are generated from.
+#[derive(Debug, Clone)]
+pub(crate) struct FdtdSpec {
+    /// `"float"` or `"double"`.
+    pub ty: &'static str,
+    /// Per axis: wraps around (else PEC walls, a CPML's included).
+    pub periodic: [bool; 3],
+    /// Cell sizes.
+    pub spacing: [f64; 3],
+    /// Time step.
+    pub dt: f64,
+    /// Per axis: the CPML's thickness in cells, if the axis has one.
+    pub cpml: [Option<usize>; 3],
+    /// Launch shape (`vec` 1, `ahead` 0).
+    pub launch: Launch,
+}
+
+const E: [&str; 3] = ["ex", "ey", "ez"];
+const H: [&str; 3] = ["hx", "hy", "hz"];
+const AXN: [&str; 3] = ["x", "y", "z"];
+const N: [&str; 3] = ["nx", "ny", "nz"];
+const IDX: [&str; 3] = ["i", "j", "k"];
+
+/// The curl terms with a derivative along `a`: `(target, source, sign)` (as in `cpml.rs`).
+fn terms(a: usize) -> [(usize, usize, f64); 2] {
+    let (b, c) = ((a + 1) % 3, (a + 2) % 3);
+    [(b, c, -1.0), (c, b, 1.0)]
+}
+
+impl FdtdSpec {
+    fn lit(&self, v: f64) -> String {
+        literal(v, self.ty)
+    }
+
+    /// The CPML parameters of the kernel signature: two ψ slabs and the profile per axis.
+    fn cpml_params(&self) -> String {
+        let ty = self.ty;
+        let mut p = String::new();
+        for a in (0..3).filter(|&a| self.cpml[a].is_some()) {
+            let x = AXN[a];
+            let _ = write!(
+                p,
+                ", {ty}* __restrict__ psi_{x}0, {ty}* __restrict__ psi_{x}1, const {ty}* __restrict__ coef_{x}"
+            );
+        }
+        p
+    }
+
+    /// Thread coordinates and the column's planes.
+    fn head(&self, g: &mut String, params: &str) {
+        let l = self.launch;
+        let _ = writeln!(
+            g,
+            "extern \"C\" __global__ void __launch_bounds__({}) @NAME@({params}{}) {{",
+            l.bx * l.by,
+            self.cpml_params()
+        );
+        let _ = writeln!(g, "  const int i = blockIdx.x * {} + threadIdx.x;", l.bx);
+        let _ = writeln!(g, "  const int j = blockIdx.y * {} + threadIdx.y;", l.by);
+        g.push_str("  if (i >= nx || j >= ny) return;\n");
+        let _ = writeln!(g, "  const int k0 = blockIdx.z * {};", l.chunk);
+        let _ = writeln!(g, "  const int k1 = min(k0 + {}, nz);", l.chunk);
+        g.push_str("  const long long sy = nx, sz = (long long)nx * ny;\n");
+        g.push_str("  const long long col = i + sy * j;\n");
+        let _ = writeln!(g, "  const {} zero = ({})0;", self.ty, self.ty);
+        // A thread's place in the x and y layers does not change along its column.
+        for a in 0..2 {
+            if let Some(t) = self.cpml[a] {
+                let (ia, n) = (IDX[a], N[a]);
+                let _ = writeln!(
+                    g,
+                    "  const bool in_{} = {ia} < {t} || {ia} >= {n} - {t};",
+                    AXN[a]
+                );
+            }
+        }
+    }
+
+    /// Offset and validity of the neighbour one cell along axis `a` (x or y) in direction
+    /// `up`: wrapped on a periodic axis; past a wall the value read is zero (the CPU's
+    /// weight 0).
+    fn side(&self, g: &mut String, a: usize, up: bool) {
+        let (i, n, s) = (IDX[a], N[a], ["1", "sy"][a]);
+        let name = format!("{}{}", AXN[a], if up { "p" } else { "m" });
+        if self.periodic[a] {
+            let expr = if up {
+                format!("({i} + 1 < {n} ? {s} : (1 - (long long){n}) * {s})")
+            } else {
+                format!("({i} > 0 ? -{s} : ((long long){n} - 1) * {s})")
+            };
+            let _ = writeln!(g, "  const long long d{name} = {expr};");
+            let _ = writeln!(g, "  const bool v{name} = true;");
+        } else {
+            let cond = if up {
+                format!("{i} + 1 < {n}")
+            } else {
+                format!("{i} > 0")
+            };
+            let off = if up { s.to_string() } else { format!("-{s}") };
+            let _ = writeln!(g, "  const bool v{name} = {cond};");
+            let _ = writeln!(g, "  const long long d{name} = v{name} ? {off} : 0;");
+        }
+    }
+
+    /// `const T var = v ? __ldg(arr + c + d) : zero;` for a neighbour from [`FdtdSpec::side`].
+    fn near(&self, g: &mut String, var: &str, arr: &str, nb: &str) {
+        let ty = self.ty;
+        if self.periodic[if nb.starts_with('x') { 0 } else { 1 }] {
+            let _ = writeln!(g, "    const {ty} {var} = __ldg({arr} + c + d{nb});");
+        } else {
+            let _ = writeln!(
+                g,
+                "    const {ty} {var} = v{nb} ? __ldg({arr} + c + d{nb}) : zero;"
+            );
+        }
+    }
+
+    /// Inside the march loop: whether cell `k` lies in the z layers.
+    fn z_layer(&self, g: &mut String) {
+        if let Some(t) = self.cpml[2] {
+            let _ = writeln!(g, "    const bool in_z = k < {t} || k >= nz - {t};");
+        }
+    }
+
+    /// The CPML correction of axis `a` for the field being updated: for each term, ψ = b·ψ +
+    /// c·D and `new += w·((1/κ − 1)·D + ψ)`. `here`/`there` name the source values at the cell
+    /// and at its neighbour (`there − here` for H, `here − there` for E), `weight` the signed
+    /// weight of a term, `skip` a target's wall condition (E only).
+    fn correction(
+        &self,
+        g: &mut String,
+        a: usize,
+        electric: bool,
+        weight: &dyn Fn(f64) -> String,
+        skip: &dyn Fn(usize) -> Option<String>,
+    ) {
+        let Some(t) = self.cpml[a] else { return };
+        let (x, ia, n) = (AXN[a], IDX[a], N[a]);
+        let _ = writeln!(g, "    if (in_{x}) {{");
+        let _ = writeln!(
+            g,
+            "      const int l = {ia} < {t} ? {ia} : {ia} - ({n} - {});",
+            2 * t
+        );
+        let slab = match a {
+            0 => format!("l + {}LL * (j + (long long)ny * k)", 2 * t),
+            1 => format!("i + (long long)nx * (l + {}LL * k)", 2 * t),
+            _ => "i + (long long)nx * (j + (long long)ny * l)".to_string(),
+        };
+        let _ = writeln!(g, "      const long long s = {slab};");
+        let ty = self.ty;
+        let _ = writeln!(
+            g,
+            "      const {ty} kinv = __ldg(coef_{x} + 3 * l), b = __ldg(coef_{x} + 3 * l + 1), cc = __ldg(coef_{x} + 3 * l + 2);"
+        );
+        let inv = self.lit(1.0 / self.spacing[a]);
+        for (term, (ti, si, sign)) in terms(a).into_iter().enumerate() {
+            let (target, src) = if electric {
+                (E[ti], H[si])
+            } else {
+                (H[ti], E[si])
+            };
+            let diff = if electric {
+                format!("({src}_c - {src}_{x})")
+            } else {
+                format!("({src}_{x} - {src}_c)")
+            };
+            let open = match skip(ti) {
+                Some(wall) => format!("if (!({wall})) "),
+                None => String::new(),
+            };
+            let _ = writeln!(g, "      {open}{{");
+            let _ = writeln!(g, "        const {ty} d = {diff} * {inv};");
+            let _ = writeln!(g, "        const {ty} p = b * psi_{x}{term}[s] + cc * d;");
+            let _ = writeln!(g, "        psi_{x}{term}[s] = p;");
+            let _ = writeln!(
+                g,
+                "        n{target} = n{target} + {} * (kinv * d + p);",
+                weight(sign)
+            );
+            g.push_str("      }\n");
+        }
+        g.push_str("    }\n");
+    }
+}
+
+/// The H half step: `H −= Δt ∇×E`, then the CPML terms.
+pub(crate) fn h_step(spec: &FdtdSpec) -> String {
+    let ty = spec.ty;
+    let mut g = String::new();
+    let params = format!(
+        "{ty}* __restrict__ hx, {ty}* __restrict__ hy, {ty}* __restrict__ hz, const {ty}* __restrict__ ex, const {ty}* __restrict__ ey, const {ty}* __restrict__ ez, const int nx, const int ny, const int nz"
+    );
+    spec.head(&mut g, &params);
+    spec.side(&mut g, 0, true);
+    spec.side(&mut g, 1, true);
+    // E at this column's first plane; each step loads plane k + 1 and hands it on.
+    let _ = writeln!(
+        g,
+        "  {ty} ex_c = __ldg(ex + col + (long long)k0 * sz), ey_c = __ldg(ey + col + (long long)k0 * sz);"
+    );
+    g.push_str("  for (int k = k0; k < k1; ++k) {\n");
+    g.push_str("    const long long c = col + (long long)k * sz;\n");
+    if spec.periodic[2] {
+        g.push_str("    const long long cz = col + (long long)(k + 1 < nz ? k + 1 : 0) * sz;\n");
+        let _ = writeln!(
+            g,
+            "    const {ty} ex_z = __ldg(ex + cz), ey_z = __ldg(ey + cz);"
+        );
+    } else {
+        g.push_str("    const bool vzp = k + 1 < nz;\n");
+        let _ = writeln!(
+            g,
+            "    const {ty} ex_z = vzp ? __ldg(ex + c + sz) : zero, ey_z = vzp ? __ldg(ey + c + sz) : zero;"
+        );
+    }
+    let _ = writeln!(g, "    const {ty} ez_c = __ldg(ez + c);");
+    spec.near(&mut g, "ey_x", "ey", "xp");
+    spec.near(&mut g, "ez_x", "ez", "xp");
+    spec.near(&mut g, "ex_y", "ex", "yp");
+    spec.near(&mut g, "ez_y", "ez", "yp");
+    spec.z_layer(&mut g);
+    let [rx, ry, rz] = spec.spacing.map(|d| spec.lit(spec.dt / d));
+    let _ = writeln!(
+        g,
+        "    {ty} nhx = hx[c] - ({ry} * (ez_y - ez_c) - {rz} * (ey_z - ey_c));"
+    );
+    let _ = writeln!(
+        g,
+        "    {ty} nhy = hy[c] - ({rz} * (ex_z - ex_c) - {rx} * (ez_x - ez_c));"
+    );
+    let _ = writeln!(
+        g,
+        "    {ty} nhz = hz[c] - ({rx} * (ey_x - ey_c) - {ry} * (ex_y - ex_c));"
+    );
+    let dt = spec.dt;
+    for a in 0..3 {
+        spec.correction(&mut g, a, false, &|sign| spec.lit(-sign * dt), &|_| None);
+    }
+    g.push_str("    hx[c] = nhx;\n    hy[c] = nhy;\n    hz[c] = nhz;\n");
+    g.push_str("    ex_c = ex_z;\n    ey_c = ey_z;\n");
+    g.push_str("  }\n}\n");
+    g
+}
+
+/// The E half step: `E = ca·E + cb·∇×H`, tangential E on the walls at index 0 held at zero,
+/// then the CPML terms off those walls.
+pub(crate) fn e_step(spec: &FdtdSpec) -> String {
+    let ty = spec.ty;
+    let mut g = String::new();
+    let params = format!(
+        "{ty}* __restrict__ ex, {ty}* __restrict__ ey, {ty}* __restrict__ ez, const {ty}* __restrict__ hx, const {ty}* __restrict__ hy, const {ty}* __restrict__ hz, const {ty}* __restrict__ ca, const {ty}* __restrict__ cb, const int nx, const int ny, const int nz"
+    );
+    spec.head(&mut g, &params);
+    spec.side(&mut g, 0, false);
+    spec.side(&mut g, 1, false);
+    for a in 0..2 {
+        let wall = if spec.periodic[a] {
+            "false".to_string()
+        } else {
+            format!("{} == 0", IDX[a])
+        };
+        let _ = writeln!(g, "  const bool wall_{} = {wall};", AXN[a]);
+    }
+    // H one plane below this column's first; each step hands its own H on.
+    if spec.periodic[2] {
+        g.push_str("  const long long cz0 = col + (long long)(k0 > 0 ? k0 - 1 : nz - 1) * sz;\n");
+        let _ = writeln!(g, "  {ty} hx_z = __ldg(hx + cz0), hy_z = __ldg(hy + cz0);");
+    } else {
+        g.push_str("  const long long cz0 = col + (long long)(k0 - 1) * sz;\n");
+        let _ = writeln!(
+            g,
+            "  {ty} hx_z = k0 > 0 ? __ldg(hx + cz0) : zero, hy_z = k0 > 0 ? __ldg(hy + cz0) : zero;"
+        );
+    }
+    g.push_str("  for (int k = k0; k < k1; ++k) {\n");
+    g.push_str("    const long long c = col + (long long)k * sz;\n");
+    let _ = writeln!(
+        g,
+        "    const {ty} hx_c = __ldg(hx + c), hy_c = __ldg(hy + c), hz_c = __ldg(hz + c);"
+    );
+    spec.near(&mut g, "hy_x", "hy", "xm");
+    spec.near(&mut g, "hz_x", "hz", "xm");
+    spec.near(&mut g, "hx_y", "hx", "ym");
+    spec.near(&mut g, "hz_y", "hz", "ym");
+    let wall_z = if spec.periodic[2] { "false" } else { "k == 0" };
+    let _ = writeln!(g, "    const bool wall_z = {wall_z};");
+    spec.z_layer(&mut g);
+    let [ix, iy, iz] = spec.spacing.map(|d| spec.lit(1.0 / d));
+    let _ = writeln!(
+        g,
+        "    const {ty} curl_x = {iy} * (hz_c - hz_y) - {iz} * (hy_c - hy_z);"
+    );
+    let _ = writeln!(
+        g,
+        "    const {ty} curl_y = {iz} * (hx_c - hx_z) - {ix} * (hz_c - hz_x);"
+    );
+    let _ = writeln!(
+        g,
+        "    const {ty} curl_z = {ix} * (hy_c - hy_x) - {iy} * (hx_c - hx_y);"
+    );
+    let _ = writeln!(g, "    const {ty} a = __ldg(ca + c), cbc = __ldg(cb + c);");
+    // Tangential E on a wall at index 0: Ex on y and z walls, Ey on x and z, Ez on x and y.
+    let walls = ["wall_y || wall_z", "wall_x || wall_z", "wall_x || wall_y"];
+    for (e, (w, curl)) in E
+        .iter()
+        .zip(walls.iter().zip(["curl_x", "curl_y", "curl_z"]))
+    {
+        let _ = writeln!(
+            g,
+            "    {ty} n{e} = ({w}) ? zero : a * {e}[c] + cbc * {curl};"
+        );
+    }
+    for a in 0..3 {
+        spec.correction(
+            &mut g,
+            a,
+            true,
+            &|sign| {
+                if sign < 0.0 {
+                    "(-cbc)".to_string()
+                } else {
+                    "cbc".to_string()
+                }
+            },
+            &|ti| Some(walls[ti].to_string()),
+        );
+    }
+    g.push_str("    ex[c] = nex;\n    ey[c] = ney;\n    ez[c] = nez;\n");
+    g.push_str("    hx_z = hx_c;\n    hy_z = hy_c;\n");
+    g.push_str("  }\n}\n");
+    g
+}
+
+/// After a step, in one thread and in the CPU's order: each soft source subtracts
+/// `cb·J` from its component (in f64, as the CPU does), each hard source sets its component,
+/// then each probe's value goes to row `row` of `traces`. `soft` and `hard` hold a row of
+/// source values (amplitude times waveform, computed on the host) per step of the call.
+/// Components are numbered ex, ey, ez, hx, hy, hz.
+pub(crate) fn after_step(ty: &str) -> String {
+    format!(
+        "extern \"C\" __global__ void __launch_bounds__(32) @NAME@({ty}* __restrict__ ex, {ty}* __restrict__ ey, {ty}* __restrict__ ez, {ty}* __restrict__ hx, {ty}* __restrict__ hy, {ty}* __restrict__ hz, const {ty}* __restrict__ cb, const long long* __restrict__ soft_cell, const int* __restrict__ soft_comp, const double* __restrict__ soft, const int ns, const long long* __restrict__ hard_cell, const int* __restrict__ hard_comp, const double* __restrict__ hard, const int nh, const long long* __restrict__ probe_cell, const int* __restrict__ probe_comp, const int np, double* __restrict__ traces, const int row) {{
+  if (threadIdx.x != 0 || blockIdx.x != 0) return;
+  {ty}* f[6] = {{ex, ey, ez, hx, hy, hz}};
+  for (int s = 0; s < ns; ++s) {{
+    const long long c = soft_cell[s];
+    {ty}* e = f[soft_comp[s]];
+    e[c] = ({ty})__dsub_rn((double)e[c], __dmul_rn((double)cb[c], soft[(long long)row * ns + s]));
+  }}
+  for (int s = 0; s < nh; ++s) f[hard_comp[s]][hard_cell[s]] = ({ty})hard[(long long)row * nh + s];
+  for (int p = 0; p < np; ++p) traces[(long long)row * np + p] = (double)f[probe_comp[p]][probe_cell[p]];
+}}
+"
+    )
+}
+
+/// At the end of a call, as the CPU reports it: the smallest cell index holding a non-finite
+/// value in any component (the first such component's value), tagged with the call's last
+/// step, into the stepper's non-finite flag.
+pub(crate) fn scan(ty: &str) -> String {
+    format!(
+        "extern \"C\" __global__ void __launch_bounds__(256) @NAME@(const {ty}* __restrict__ ex, const {ty}* __restrict__ ey, const {ty}* __restrict__ ez, const {ty}* __restrict__ hx, const {ty}* __restrict__ hy, const {ty}* __restrict__ hz, const long long cells, unsigned long long* bad, double* badval, const unsigned long long tag) {{
+  const {ty}* f[6] = {{ex, ey, ez, hx, hy, hz}};
+  for (long long c = blockIdx.x * 256LL + threadIdx.x; c < cells; c += 256LL * gridDim.x) {{
+    for (int a = 0; a < 6; ++a) {{
+      const {ty} v = f[a][c];
+      if (!isfinite(v)) {{
+        const unsigned long long key = tag | (unsigned long long)c;
+        if (atomicMin(bad, key) > key) *badval = (double)v;
+        break;
+      }}
+    }}
+  }}
+}}
+"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(periodic: [bool; 3], cpml: [Option<usize>; 3]) -> FdtdSpec {
+        FdtdSpec {
+            ty: "double",
+            periodic,
+            spacing: [1.0, 0.5, 0.25],
+            dt: 0.1,
+            cpml,
+            launch: Launch {
+                bx: 32,
+                by: 8,
+                chunk: 16,
+                ahead: 0,
+                vec: 1,
+            },
+        }
+    }
+
+    #[test]
+    fn cpml_terms_are_generated_only_for_cpml_axes() {
+        let s = spec([true, false, false], [None, None, Some(5)]);
+        let h = h_step(&s);
+        assert!(h.contains("psi_z0") && !h.contains("psi_x0") && !h.contains("psi_y0"));
+        // z layer: ψ of Hx from Ey, weight −sign·Δt (term 0 has sign −1).
+        assert!(h.contains("nhx = nhx + 0.1 * (kinv * d + p);"), "{h}");
+        let e = e_step(&s);
+        assert!(e.contains("if (!(wall_y || wall_z)) {"), "{e}");
+        assert!(e.contains("const bool wall_x = false;"), "{e}");
+    }
+
+    #[test]
+    fn the_march_hands_planes_on_in_registers() {
+        let s = spec([false; 3], [None; 3]);
+        let h = h_step(&s);
+        assert!(h.contains("ex_c = ex_z;") && h.contains("vzp ? __ldg(ex + c + sz)"));
+        let e = e_step(&s);
+        assert!(e.contains("hx_z = hx_c;") && e.contains("k0 > 0 ? __ldg(hx + cz0)"));
+    }
+}
