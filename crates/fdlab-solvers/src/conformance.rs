@@ -277,8 +277,9 @@ pub fn example_cases(dir: &std::path::Path) -> Result<Vec<CheckCase>> {
         };
         out.push(CheckCase {
             name: format!(
-                "example {}",
-                path.file_name().unwrap_or_default().to_string_lossy()
+                "example {} {:?}",
+                path.file_name().unwrap_or_default().to_string_lossy(),
+                case.spec.precision
             ),
             setup,
             precision: case.spec.precision,
@@ -513,6 +514,6 @@ mod tests {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/cases");
         let cases = example_cases(&dir).unwrap();
         assert!(cases.len() >= 6, "{}", cases.len());
-        assert!(cases.iter().all(|c| c.name.ends_with(".toml")));
+        assert!(cases.iter().all(|c| c.name.contains(".toml")));
     }
 }
