@@ -229,7 +229,7 @@ fn solver_checks(
     let worst = |f32: bool| {
         results
             .iter()
-            .filter(|r| r.name.contains("fields") && r.name.contains(" F32 ") == f32)
+            .filter(|r| r.name.contains("fields") && r.name.contains(" F32") == f32)
             .map(|r| r.error)
             .fold(0.0f64, f64::max)
     };
