@@ -14,4 +14,6 @@ pub mod tune;
 
 pub use report::{BenchResult, Meta, Report, Timing};
 pub use runner::{BenchError, CpuRunner, CudaRunner, RunOptions};
-pub use suites::{cases, check_suite, select, Case, SuiteOptions, Target, SOLVER_SUITE, SUITES};
+pub use suites::{
+    cases, check_suite, select, Case, SuiteOptions, Target, FDTD_SUITE, SOLVER_SUITE, SUITES,
+};

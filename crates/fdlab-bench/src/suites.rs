@@ -70,6 +70,9 @@ pub const SUITES: [&str; 5] = [
 /// The suite of whole solver steps ([`crate::solvers`]), which runs on its own.
 pub const SOLVER_SUITE: &str = "solvers";
 
+/// The suite that times the FDTD step on all CPU cores and on the GPU, side by side.
+pub const FDTD_SUITE: &str = "fdtd";
+
 /// Options that shape the case lists.
 #[derive(Debug, Clone, Default)]
 pub struct SuiteOptions {
@@ -124,7 +127,7 @@ fn unknown_suite(name: &str) -> Error {
         name: name.into(),
         valid: SUITES
             .iter()
-            .chain(&[SOLVER_SUITE])
+            .chain(&[SOLVER_SUITE, FDTD_SUITE])
             .map(|s| s.to_string())
             .collect(),
     }
@@ -132,7 +135,7 @@ fn unknown_suite(name: &str) -> Error {
 
 /// Checks a suite name.
 pub fn check_suite(name: &str) -> Result<(), Error> {
-    if SUITES.contains(&name) || name == SOLVER_SUITE {
+    if SUITES.contains(&name) || name == SOLVER_SUITE || name == FDTD_SUITE {
         Ok(())
     } else {
         Err(unknown_suite(name))
@@ -161,7 +164,7 @@ pub fn cases(suite: &str, target: Target, opts: &SuiteOptions) -> Result<Vec<Cas
         "amd-laplacian" => amd_laplacian(target, opts),
         "roofline" => roofline(target, opts),
         "probes" => probes(opts),
-        SOLVER_SUITE => Err(Error::Unknown {
+        SOLVER_SUITE | FDTD_SUITE => Err(Error::Unknown {
             kind: "stencil suite",
             name: suite.into(),
             valid: SUITES.iter().map(|s| s.to_string()).collect(),

@@ -54,10 +54,11 @@ pub fn bench(a: BenchArgs) -> Result<()> {
     for s in &a.suites {
         check_suite(s)?;
     }
-    if a.suites.iter().any(|s| s == fdlab_bench::SOLVER_SUITE) {
+    let whole_steps = [fdlab_bench::SOLVER_SUITE, fdlab_bench::FDTD_SUITE];
+    if let Some(w) = a.suites.iter().find(|s| whole_steps.contains(&s.as_str())) {
         if a.suites.len() > 1 {
             bail!(
-                "--suite solvers times whole solver steps and runs on its own: run it in a \
+                "--suite {w} times whole solver steps and runs on its own: run it in a \
                  separate fdlab bench call"
             );
         }

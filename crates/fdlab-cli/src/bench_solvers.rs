@@ -17,8 +17,10 @@ const DEFAULT_SIZE: usize = 256;
 /// The same on the GPU: 512³, the size of the published experiments and the targets.
 const DEFAULT_SIZE_GPU: usize = 512;
 
-/// Runs the solvers suite; `a.suites` is `["solvers"]`.
+/// Runs the solvers suite (`a.suites` is `["solvers"]`) or the FDTD suite (`["fdtd"]`: the
+/// FDTD case on all CPU cores and, when one is usable, on the GPU, side by side).
 pub fn bench_solvers(a: &BenchArgs) -> Result<()> {
+    let fdtd_only = a.suites.iter().any(|s| s == fdlab_bench::FDTD_SUITE);
     let refused = [
         ("--strategy", !a.strategies.is_empty()),
         ("--coefficients", a.coefficients.is_some()),
@@ -27,7 +29,9 @@ pub fn bench_solvers(a: &BenchArgs) -> Result<()> {
         ("--plot", a.plot.is_some()),
     ];
     if let Some((flag, _)) = refused.iter().find(|(_, given)| *given) {
-        bail!("{flag} does not apply to --suite solvers (whole solver steps, no stencil cases)");
+        bail!(
+            "{flag} does not apply to --suite solvers or fdtd (whole solver steps, no stencil cases)"
+        );
     }
     let gpu = match a.backend {
         BackendArg::Cpu => false,
@@ -38,9 +42,12 @@ pub fn bench_solvers(a: &BenchArgs) -> Result<()> {
         }
         BackendArg::Auto => fdlab_solvers::gpu::available().is_ok(),
     };
-    let n = a
-        .size
-        .unwrap_or(if gpu { DEFAULT_SIZE_GPU } else { DEFAULT_SIZE });
+    // The FDTD suite runs the same case on the CPU too: the CPU's size.
+    let n = a.size.unwrap_or(if gpu && !fdtd_only {
+        DEFAULT_SIZE_GPU
+    } else {
+        DEFAULT_SIZE
+    });
     if !(32..=2048).contains(&n) {
         bail!("--size {n}: the solvers suite needs 32 to 2048 points per axis");
     }
@@ -57,7 +64,7 @@ pub fn bench_solvers(a: &BenchArgs) -> Result<()> {
     // The largest case in f64: the FDTD step's six components, two coefficient arrays and the
     // medium's two (the wave step with its setup's copies needs less), with room. The GPU
     // runs no FDTD; its wave step's setup holds about six fields on the host.
-    let need = if gpu { 8 } else { 12 } * (n as u64).pow(3) * 8;
+    let need = if gpu && !fdtd_only { 8 } else { 12 } * (n as u64).pow(3) * 8;
     if let Some(free) = fdlab_bench::runner::host_available() {
         if need > free {
             bail!(
@@ -78,27 +85,43 @@ pub fn bench_solvers(a: &BenchArgs) -> Result<()> {
         "fdlab bench: measuring copy bandwidth over {} MiB ...",
         copy_bytes >> 20
     );
-    let target = if gpu {
+    let mut targets = vec![];
+    if gpu {
         let device = fdlab_cuda::Device::open(0)?;
-        Target::Gpu(CudaRunner::new(device, copy_bytes)?, copy_bytes)
-    } else {
-        Target::Cpu(CpuRunner::new(copy_bytes))
-    };
-    let mut meta = target.meta();
+        targets.push(Target::Gpu(
+            CudaRunner::new(device, copy_bytes)?,
+            copy_bytes,
+        ));
+    }
+    if !gpu || fdtd_only {
+        targets.push(Target::Cpu(CpuRunner::new(copy_bytes)));
+    }
+    let mut meta = targets[0].meta();
     fill_meta(&mut meta);
     let name = if gpu { "cuda" } else { "cpu" };
-    println!(
-        "{} ({name}), copy bandwidth {:.1} GB/s: {}",
-        meta.device, meta.copy_gbps, meta.copy_method
-    );
-    let json = json_path(a.json.clone(), "bench-solvers", name);
-    let cases = solver_cases(n);
-    let pb = progress_bar((cases.len() * precisions.len()) as u64);
+    for t in &targets {
+        let m = t.meta();
+        println!(
+            "{} ({}), copy bandwidth {:.1} GB/s: {}",
+            m.device, m.backend, m.copy_gbps, m.copy_method
+        );
+    }
+    let what = if fdtd_only {
+        "bench-fdtd"
+    } else {
+        "bench-solvers"
+    };
+    let json = json_path(a.json.clone(), what, name);
+    let mut cases = solver_cases(n);
+    if fdtd_only {
+        cases.retain(|c| matches!(c.setup, fdlab_bench::solvers::SolverSetup::Fdtd { .. }));
+    }
+    let pb = progress_bar((cases.len() * precisions.len() * targets.len()) as u64);
     say(
         &pb,
         format!(
-            "{:<19} {:<5} {:>15} {:>10} {:>14} {:>9} {:>9} {:>7}",
-            "case", "prec", "shape", "step ms", "cells/s", "GB/s", "copy", "%copy"
+            "{:<19} {:<5} {:<7} {:>15} {:>10} {:>14} {:>9} {:>9} {:>7}",
+            "case", "prec", "backend", "shape", "step ms", "cells/s", "GB/s", "copy", "%copy"
         ),
     );
     say(
@@ -114,36 +137,59 @@ pub fn bench_solvers(a: &BenchArgs) -> Result<()> {
     };
     for case in &cases {
         for &p in &precisions {
-            pb.set_message(format!("{} {p:?}", case.name));
-            let Some(r) = target.run(case, p, reps)? else {
+            for target in &targets {
+                pb.set_message(format!("{} {p:?}", case.name));
+                let Some(r) = target.run(case, p, reps)? else {
+                    say(
+                        &pb,
+                        format!(
+                            "{:<19} {:<5} runs on the CPU only",
+                            case.name,
+                            format!("{p:?}").to_lowercase()
+                        ),
+                    );
+                    pb.inc(1);
+                    continue;
+                };
                 say(
                     &pb,
                     format!(
-                        "{:<19} {:<5} runs on the CPU only",
-                        case.name,
-                        format!("{p:?}").to_lowercase()
+                        "{:<19} {:<5} {:<7} {:>15} {:>10.2} {:>14.3e} {:>9.1} {:>9.1} {:>6.1}%",
+                        r.case,
+                        r.precision,
+                        r.backend,
+                        format!("{n}x{n}x{n}"),
+                        r.time_ms.median,
+                        r.cell_updates_per_s,
+                        r.gbps,
+                        r.copy_gbps,
+                        r.pct_of_copy
                     ),
                 );
+                report.solvers.push(r);
+                write_json(&json, &report)?;
                 pb.inc(1);
-                continue;
+            }
+        }
+    }
+    if targets.len() > 1 {
+        for p in ["f32", "f64"] {
+            let rate = |b: &str| {
+                report
+                    .solvers
+                    .iter()
+                    .find(|r| r.precision == p && r.backend == b)
+                    .map(|r| r.cell_updates_per_s)
             };
-            say(
-                &pb,
-                format!(
-                    "{:<19} {:<5} {:>15} {:>10.2} {:>14.3e} {:>9.1} {:>9.1} {:>6.1}%",
-                    r.case,
-                    r.precision,
-                    format!("{n}x{n}x{n}"),
-                    r.time_ms.median,
-                    r.cell_updates_per_s,
-                    r.gbps,
-                    r.copy_gbps,
-                    r.pct_of_copy
-                ),
-            );
-            report.solvers.push(r);
-            write_json(&json, &report)?;
-            pb.inc(1);
+            if let (Some(g), Some(c)) = (rate("cuda"), rate("cpu")) {
+                say(
+                    &pb,
+                    format!(
+                        "{p}: the GPU updates {:.0}x as many cells per second as the CPU",
+                        g / c
+                    ),
+                );
+            }
         }
     }
     pb.finish_and_clear();

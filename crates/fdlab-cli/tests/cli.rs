@@ -449,3 +449,20 @@ fn solvers_suite_refuses_what_does_not_apply() {
         "32 to 2048",
     );
 }
+
+#[test]
+fn fdtd_suite_times_the_fdtd_step_alone() {
+    let (v, stdout) = cpu_bench(&["--suite", "fdtd", "--size", "32"]);
+    let rows = v["solvers"].as_array().expect("rows");
+    // On the CPU only (the tests run with the CPU backend): f32 and f64.
+    assert_eq!(rows.len(), 2, "{stdout}");
+    for r in rows {
+        assert_eq!(r["case"], "fdtd3d-yee", "{r}");
+        assert_eq!(r["backend"], "cpu", "{r}");
+        assert!(r["cell_updates_per_s"].as_f64().unwrap() > 0.0, "{r}");
+    }
+    fails_with(
+        &["bench", "--suite", "fdtd", "--suite", "solvers"],
+        "runs on its own",
+    );
+}
