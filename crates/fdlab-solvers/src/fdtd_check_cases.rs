@@ -189,6 +189,25 @@ pub(crate) fn cases(rng: &mut SmallRng) -> Vec<(String, FdtdSetup)> {
         )
         .and_then(|g| setup(g, b4, [11, 8, 9], [7, 6, 12], Component::Hx)),
     );
+    let b5 = vec![CellBox {
+        drude: Some(crate::fdtd::Drude {
+            plasma_frequency: 1.0,
+            collision_frequency: 0.1,
+        }),
+        ..medium(
+            rng,
+            Shape::Sphere {
+                center: [8.0, 6.0, 4.0],
+                radius: 3.0,
+            },
+            false,
+        )
+    }];
+    push(
+        "periodic Drude sphere Ex",
+        grid([17, 13, 9], [Boundary::Periodic; 3])
+            .and_then(|g| setup(g, b5, [3, 6, 4], [13, 2, 6], Component::Ex)),
+    );
     out
 }
 

@@ -63,6 +63,9 @@ struct Branch {
     j: Vec<f64>,
 }
 
+/// One E component's Drude cells as slices: storage cells, `kJ`, `βJ`, `J`.
+pub(crate) type BranchView<'a> = (&'a [usize], &'a [f64], &'a [f64], &'a [f64]);
+
 /// Every dispersive cell, one [`Branch`] per E component (`J` kept in f64).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Cells {
@@ -134,6 +137,15 @@ impl Cells {
                 e[c] = T::from_f64(e[c].as_f64() - cb[c].as_f64() * j);
             }
         }
+    }
+
+    /// Per E component (x, y, z): the dispersive storage cells and their `kJ`, `βJ` and `J`
+    /// (what a GPU stepper uploads).
+    pub(crate) fn branches(&self) -> [BranchView<'_>; 3] {
+        std::array::from_fn(|a| {
+            let b = &self.branches[a];
+            (&b.cells[..], &b.k[..], &b.b[..], &b.j[..])
+        })
     }
 
     /// `½ Σ |J|²/ωp² · ΔV`: the carriers' kinetic energy (cells with `ωp = 0` carry none).

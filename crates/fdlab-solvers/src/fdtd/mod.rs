@@ -264,6 +264,11 @@ impl<T: Scalar> Fdtd<T> {
         self.drude.state()
     }
 
+    /// The Drude cells (for a GPU stepper to upload).
+    pub(crate) fn drude_cells(&self) -> &drude::Cells {
+        &self.drude
+    }
+
     /// Put back what [`Fdtd::drude_state`] returned (after [`Fdtd::restore`], which zeroes J).
     pub fn restore_drude(&mut self, j: &[f64]) -> Result<()> {
         if !self.drude.set_state(j) {

@@ -6,8 +6,9 @@
 //!
 //! Media come in as the CPU simulation's per-cell coefficients `ca`, `cb` (dielectric, lossy
 //! and PEC cells alike) and its CPML profiles, so both steppers apply the same numbers.
-//! Dispersive media, plane waves, DFT and flux monitors run on the CPU only:
-//! [`check_supported`] names the first one a case uses.
+//! Drude media add two small kernels over their cells (the currents before the step, their
+//! term after the E update). Lorentz and Debye media, plane waves, DFT and flux monitors run
+//! on the CPU only: [`check_supported`] names the first one a case uses.
 
 use super::fdtd_kernels::{self, FdtdSpec};
 use super::kernels::Launch;
@@ -27,8 +28,6 @@ pub fn check_supported(s: &FdtdSetup) -> Result<()> {
     let dispersive = s.boxes.iter().find_map(|b| {
         if b.pec {
             None
-        } else if b.drude.is_some() {
-            Some("Drude media")
         } else if b.lorentz.is_some() {
             Some("Lorentz media")
         } else if b.debye.is_some() {
@@ -117,10 +116,29 @@ pub struct FdtdGpu<T: CudaScalar> {
     scan_kernel: Arc<Kernel>,
     launch: Launch,
     cpml: Vec<CpmlAxis<T>>,
+    drude: Option<DrudeCells>,
     points: Option<Points>,
     traces: Vec<Vec<f64>>,
     dt: f64,
     step: u64,
+}
+
+/// The Drude cells of each E component on the device, and their two kernels.
+struct DrudeCells {
+    advance: Arc<Kernel>,
+    apply: Arc<Kernel>,
+    /// Per E component.
+    branches: Vec<DrudeBranch>,
+}
+
+/// One E component's Drude cells on the device: storage cells, `kJ`, `βJ`, `J` (f64) and how
+/// many (the buffers hold one unused element when there are none).
+struct DrudeBranch {
+    cells: CudaSlice<i64>,
+    k: CudaSlice<f64>,
+    b: CudaSlice<f64>,
+    j: CudaSlice<f64>,
+    n: i32,
 }
 
 /// The component's number in the kernels: ex, ey, ez, hx, hy, hz.
@@ -183,6 +201,29 @@ impl<T: CudaScalar> FdtdGpu<T> {
                 coef_h: gpu.upload(&flat(&p.coef_h))?,
             });
         }
+        let drude = match &src.drude {
+            Some((advance, apply)) => {
+                let mut branches = Vec::new();
+                for (cells, k, b, j) in sim.drude_cells().branches() {
+                    // Empty lists still need a valid pointer: one unused element.
+                    let or_one = |v: &[f64]| if v.is_empty() { vec![0.0] } else { v.to_vec() };
+                    let idx: Vec<i64> = cells.iter().map(|&c| c as i64).collect();
+                    branches.push(DrudeBranch {
+                        cells: gpu.upload(if idx.is_empty() { &[0] } else { &idx[..] })?,
+                        k: gpu.upload(&or_one(k))?,
+                        b: gpu.upload(&or_one(b))?,
+                        j: gpu.upload(&or_one(j))?,
+                        n: cells.len() as i32,
+                    });
+                }
+                Some(DrudeCells {
+                    advance: gpu.kernel(advance)?,
+                    apply: gpu.kernel(apply)?,
+                    branches,
+                })
+            }
+            None => None,
+        };
         let points = match &src.after {
             Some(after) => Some(Points::new(&gpu, after, s, g)?),
             None => None,
@@ -199,6 +240,7 @@ impl<T: CudaScalar> FdtdGpu<T> {
             scan_kernel,
             launch: launch(),
             cpml,
+            drude,
             points,
             traces: vec![Vec::new(); s.probes.len()],
             dt: s.dt,
@@ -211,6 +253,20 @@ impl<T: CudaScalar> FdtdGpu<T> {
         let [nx, ny, nz] = self.n.map(|v| v as i32);
         let stream = self.gpu.stream.clone();
         let f = &mut self.f;
+        if let Some(d) = &mut self.drude {
+            let es = [&f.ex, &f.ey, &f.ez];
+            for (e, br) in es.into_iter().zip(d.branches.iter_mut()) {
+                if br.n == 0 {
+                    continue;
+                }
+                let mut b = stream.launch_builder(d.advance.function());
+                b.arg(e).arg(&br.cells).arg(&br.k).arg(&br.b);
+                b.arg(&mut br.j).arg(&br.n);
+                // SAFETY: the arguments match the generated signature; `cells` holds `n`
+                // indices inside the grid and k, βJ and J `n` values each.
+                unsafe { b.launch(drude_config(br.n)) }.map_err(driver("cuLaunchKernel"))?;
+            }
+        }
         let mut b = stream.launch_builder(self.h_kernel.function());
         b.arg(&mut f.hx).arg(&mut f.hy).arg(&mut f.hz);
         b.arg(&f.ex).arg(&f.ey).arg(&f.ez);
@@ -234,6 +290,18 @@ impl<T: CudaScalar> FdtdGpu<T> {
         }
         // SAFETY: as above.
         unsafe { b.launch(cfg) }.map_err(driver("cuLaunchKernel"))?;
+        if let Some(d) = &self.drude {
+            let es = [&mut f.ex, &mut f.ey, &mut f.ez];
+            for (e, br) in es.into_iter().zip(d.branches.iter()) {
+                if br.n == 0 {
+                    continue;
+                }
+                let mut b = stream.launch_builder(d.apply.function());
+                b.arg(e).arg(&self.cb).arg(&br.cells).arg(&br.j).arg(&br.n);
+                // SAFETY: as for the currents' update.
+                unsafe { b.launch(drude_config(br.n)) }.map_err(driver("cuLaunchKernel"))?;
+            }
+        }
         if let Some(pt) = self.points.as_mut() {
             let row = i as i32;
             let (ns, nh) = (pt.soft.len() as i32, pt.hard.len() as i32);
@@ -286,6 +354,15 @@ impl<T: CudaScalar> FdtdGpu<T> {
         // SAFETY: the arguments match the generated signature; the loop stays below `cells`.
         unsafe { b.launch(cfg) }.map_err(driver("cuLaunchKernel"))?;
         Ok(())
+    }
+}
+
+/// One thread per dispersive cell, up to 1024 blocks (the kernels loop over the rest).
+fn drude_config(n: i32) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: ((n as u32).div_ceil(256).clamp(1, 1024), 1, 1),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: 0,
     }
 }
 
@@ -362,6 +439,8 @@ pub(super) struct FdtdSources {
     pub e: CudaSource,
     /// The end-of-call non-finite scan.
     pub scan: CudaSource,
+    /// The Drude currents' update and their term in E, when the case has Drude media.
+    pub drude: Option<(CudaSource, CudaSource)>,
     /// Sources and probes, when the case has any.
     pub after: Option<CudaSource>,
 }
@@ -371,6 +450,7 @@ impl FdtdSources {
         [self.h, self.e, self.scan]
             .into_iter()
             .chain(self.after)
+            .chain(self.drude.into_iter().flat_map(|(a, b)| [a, b]))
             .collect()
     }
 }
@@ -401,6 +481,26 @@ pub(super) fn sources<T: CudaScalar>(s: &FdtdSetup) -> Result<FdtdSources> {
         h: super::source("fdtd_h", &fdtd_kernels::h_step(&spec), precision, l),
         e: super::source("fdtd_e", &fdtd_kernels::e_step(&spec), precision, l),
         scan: super::source("fdtd_scan", &fdtd_kernels::scan(ty), precision, flat),
+        drude: s
+            .boxes
+            .iter()
+            .any(|b| b.drude.is_some() && !b.pec)
+            .then(|| {
+                (
+                    super::source(
+                        "fdtd_drude_j",
+                        &fdtd_kernels::drude_advance(ty),
+                        precision,
+                        flat,
+                    ),
+                    super::source(
+                        "fdtd_drude_e",
+                        &fdtd_kernels::drude_apply(ty),
+                        precision,
+                        flat,
+                    ),
+                )
+            }),
         after: has_points.then(|| {
             super::source(
                 "fdtd_after",
@@ -476,6 +576,13 @@ impl<T: CudaScalar> Stepper for FdtdGpu<T> {
             }
             parts.push(("cpml".into(), to_bytes(&psi)));
         }
+        if let Some(d) = &self.drude {
+            let mut j: Vec<f64> = Vec::new();
+            for br in &d.branches {
+                j.extend(self.gpu.download(&br.j)?.into_iter().take(br.n as usize));
+            }
+            parts.push(("drude".into(), to_bytes(&j)));
+        }
         Ok(parts)
     }
 
@@ -495,6 +602,16 @@ impl<T: CudaScalar> Stepper for FdtdGpu<T> {
         } else {
             Vec::new()
         };
+        let drude_len: usize = self
+            .drude
+            .iter()
+            .flat_map(|d| d.branches.iter().map(|b| b.n as usize))
+            .sum();
+        let drude_j: Vec<f64> = if self.drude.is_some() {
+            get(parts, "drude", drude_len)?
+        } else {
+            Vec::new()
+        };
         // Everything read and checked: now overwrite the device state.
         for (dst, v) in self.f.all_mut().into_iter().zip(&fields) {
             stream.memcpy_htod(v, dst).map_err(driver("cuMemcpyHtoD"))?;
@@ -507,6 +624,18 @@ impl<T: CudaScalar> Stepper for FdtdGpu<T> {
                     .memcpy_htod(&psi[at..at + len], p)
                     .map_err(driver("cuMemcpyHtoD"))?;
                 at += len;
+            }
+        }
+        if let Some(d) = self.drude.as_mut() {
+            let mut at = 0;
+            for br in d.branches.iter_mut() {
+                let n = br.n as usize;
+                if n > 0 {
+                    stream
+                        .memcpy_htod(&drude_j[at..at + n], &mut br.j)
+                        .map_err(driver("cuMemcpyHtoD"))?;
+                }
+                at += n;
             }
         }
         self.traces = (0..np).map(|i| tr[i * ns..(i + 1) * ns].to_vec()).collect();

@@ -372,6 +372,33 @@ pub(crate) fn after_step(ty: &str) -> String {
     )
 }
 
+/// Drude currents before the step, `J = kJ·J + βJ·E` (E still at step n), one thread per
+/// dispersive cell of one E component; `J`, `kJ` and `βJ` in f64 as on the CPU, with the same
+/// roundings (no fused multiply-add).
+pub(crate) fn drude_advance(ty: &str) -> String {
+    format!(
+        "extern \"C\" __global__ void __launch_bounds__(256) @NAME@(const {ty}* __restrict__ e, const long long* __restrict__ cells, const double* __restrict__ k, const double* __restrict__ b, double* __restrict__ j, const int n) {{
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+    j[i] = __dadd_rn(__dmul_rn(k[i], j[i]), __dmul_rn(b[i], (double)e[cells[i]]));
+}}
+"
+    )
+}
+
+/// Drude currents into E after its update, `E −= cb·J`, one thread per dispersive cell of one
+/// E component, rounded as on the CPU.
+pub(crate) fn drude_apply(ty: &str) -> String {
+    format!(
+        "extern \"C\" __global__ void __launch_bounds__(256) @NAME@({ty}* __restrict__ e, const {ty}* __restrict__ cb, const long long* __restrict__ cells, const double* __restrict__ j, const int n) {{
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {{
+    const long long c = cells[i];
+    e[c] = ({ty})__dsub_rn((double)e[c], __dmul_rn((double)cb[c], j[i]));
+  }}
+}}
+"
+    )
+}
+
 /// At the end of a call, as the CPU reports it: the smallest cell index holding a non-finite
 /// value in any component (the first such component's value), tagged with the call's last
 /// step, into the stepper's non-finite flag.
