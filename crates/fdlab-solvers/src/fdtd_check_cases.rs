@@ -203,6 +203,42 @@ pub(crate) fn cases(rng: &mut SmallRng) -> Vec<(String, FdtdSetup)> {
             false,
         )
     }];
+    let b6 = vec![
+        CellBox {
+            lorentz: Some(crate::fdtd::Lorentz {
+                delta_eps: 1.5,
+                resonance_frequency: 0.8,
+                damping: 0.05,
+            }),
+            ..medium(
+                rng,
+                Shape::Box {
+                    lo: [2, 2, 2],
+                    hi: [7, 9, 6],
+                },
+                false,
+            )
+        },
+        CellBox {
+            debye: Some(crate::fdtd::Debye {
+                delta_eps: 2.0,
+                relaxation_time: 3.0,
+            }),
+            ..medium(
+                rng,
+                Shape::Box {
+                    lo: [10, 3, 1],
+                    hi: [15, 10, 7],
+                },
+                true,
+            )
+        },
+    ];
+    push(
+        "PEC Lorentz and Debye boxes Ez",
+        grid([18, 13, 9], [Boundary::Pec; 3])
+            .and_then(|g| setup(g, b6, [8, 6, 4], [12, 2, 5], Component::Ez)),
+    );
     push(
         "periodic Drude sphere Ex",
         grid([17, 13, 9], [Boundary::Periodic; 3])

@@ -113,6 +113,21 @@ struct Branch {
     q: Vec<f64>,
 }
 
+/// One branch of [`Cells`] as slices (see [`Cells::views`]).
+pub(crate) struct PoleView<'a> {
+    /// A Lorentz branch (else Debye).
+    pub lorentz: bool,
+    /// Storage cells.
+    pub cells: &'a [usize],
+    /// Per cell: Lorentz `(c0, c1, c2)` of `P^{n+1} = c0 P^n + c1 P^{n−1} + c2 E^n`; Debye
+    /// `(kP, bP, 0)`.
+    pub c: &'a [[f64; 3]],
+    /// `P`.
+    pub p: &'a [f64],
+    /// Lorentz `P^{n−1}` (then `P^n` after the advance); Debye `E^n`.
+    pub q: &'a [f64],
+}
+
 /// Every Lorentz and Debye cell, one [`Branch`] per E component each (`P` kept in f64).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Cells {
@@ -232,6 +247,23 @@ impl Cells {
                 *p = k[0] * *p + k[1] * (e[c].as_f64() + q);
             }
         }
+    }
+
+    /// The six branches in [`Cells::state`]'s order (Lorentz x, y, z, then Debye x, y, z),
+    /// each as (Lorentz?, storage cells, coefficients, `P`, auxiliary): what a GPU uploads.
+    pub(crate) fn views(&self) -> Vec<PoleView<'_>> {
+        self.lorentz
+            .iter()
+            .map(|b| (true, b))
+            .chain(self.debye.iter().map(|b| (false, b)))
+            .map(|(lorentz, b)| PoleView {
+                lorentz,
+                cells: &b.cells,
+                c: &b.c,
+                p: &b.p,
+                q: &b.q,
+            })
+            .collect()
     }
 
     /// Every `P` and auxiliary value, model by model and component by component.

@@ -264,6 +264,11 @@ impl<T: Scalar> Fdtd<T> {
         self.drude.state()
     }
 
+    /// The Lorentz and Debye cells (for a GPU stepper to upload).
+    pub(crate) fn pole_cells(&self) -> &dispersion::Cells {
+        &self.poles
+    }
+
     /// The Drude cells (for a GPU stepper to upload).
     pub(crate) fn drude_cells(&self) -> &drude::Cells {
         &self.drude

@@ -6,9 +6,9 @@
 //!
 //! Media come in as the CPU simulation's per-cell coefficients `ca`, `cb` (dielectric, lossy
 //! and PEC cells alike) and its CPML profiles, so both steppers apply the same numbers.
-//! Drude media add two small kernels over their cells (the currents before the step, their
-//! term after the E update). Lorentz and Debye media, plane waves, DFT and flux monitors run
-//! on the CPU only: [`check_supported`] names the first one a case uses.
+//! Drude, Lorentz and Debye media add small kernels over their cells (their currents or
+//! polarizations before the step, their terms after the E update). Plane waves, DFT and flux
+//! monitors run on the CPU only: [`check_supported`] names the first one a case uses.
 
 use super::fdtd_kernels::{self, FdtdSpec};
 use super::kernels::Launch;
@@ -25,19 +25,8 @@ use std::sync::Arc;
 /// `Ok` when the GPU stepper runs every feature of `s`, else an [`Error::Invalid`] naming the
 /// first one it does not (the CPU stepper runs them all). Needs no GPU.
 pub fn check_supported(s: &FdtdSetup) -> Result<()> {
-    let dispersive = s.boxes.iter().find_map(|b| {
-        if b.pec {
-            None
-        } else if b.lorentz.is_some() {
-            Some("Lorentz media")
-        } else if b.debye.is_some() {
-            Some("Debye media")
-        } else {
-            None
-        }
-    });
-    let feature = dispersive
-        .or((!s.plane_waves.is_empty()).then_some("plane waves (TFSF)"))
+    let feature = (!s.plane_waves.is_empty())
+        .then_some("plane waves (TFSF)")
         .or((!s.monitors.is_empty()).then_some("DFT monitors"))
         .or((!s.fluxes.is_empty()).then_some("flux monitors"));
     match feature {
@@ -117,6 +106,7 @@ pub struct FdtdGpu<T: CudaScalar> {
     launch: Launch,
     cpml: Vec<CpmlAxis<T>>,
     drude: Option<DrudeCells>,
+    poles: Option<PoleCells>,
     points: Option<Points>,
     traces: Vec<Vec<f64>>,
     dt: f64,
@@ -138,6 +128,26 @@ struct DrudeBranch {
     k: CudaSlice<f64>,
     b: CudaSlice<f64>,
     j: CudaSlice<f64>,
+    n: i32,
+}
+
+/// The Lorentz and Debye cells on the device, and their two kernels.
+struct PoleCells {
+    advance: Arc<Kernel>,
+    apply: Arc<Kernel>,
+    /// Lorentz x, y, z, then Debye x, y, z (the CPU's state order).
+    branches: Vec<PoleBranch>,
+}
+
+/// One branch of Lorentz or Debye cells of one E component: storage cells, their three
+/// coefficients, `P` and the auxiliary value (f64), how many (buffers hold one unused element
+/// when there are none).
+struct PoleBranch {
+    lorentz: i32,
+    cells: CudaSlice<i64>,
+    c: CudaSlice<f64>,
+    p: CudaSlice<f64>,
+    q: CudaSlice<f64>,
     n: i32,
 }
 
@@ -224,6 +234,29 @@ impl<T: CudaScalar> FdtdGpu<T> {
             }
             None => None,
         };
+        let poles = match &src.poles {
+            Some((advance, apply)) => {
+                let mut branches = Vec::new();
+                for v in sim.pole_cells().views() {
+                    let or_one = |v: Vec<f64>| if v.is_empty() { vec![0.0] } else { v };
+                    let idx: Vec<i64> = v.cells.iter().map(|&c| c as i64).collect();
+                    branches.push(PoleBranch {
+                        lorentz: v.lorentz as i32,
+                        cells: gpu.upload(if idx.is_empty() { &[0] } else { &idx[..] })?,
+                        c: gpu.upload(&or_one(v.c.iter().flatten().copied().collect()))?,
+                        p: gpu.upload(&or_one(v.p.to_vec()))?,
+                        q: gpu.upload(&or_one(v.q.to_vec()))?,
+                        n: v.cells.len() as i32,
+                    });
+                }
+                Some(PoleCells {
+                    advance: gpu.kernel(advance)?,
+                    apply: gpu.kernel(apply)?,
+                    branches,
+                })
+            }
+            None => None,
+        };
         let points = match &src.after {
             Some(after) => Some(Points::new(&gpu, after, s, g)?),
             None => None,
@@ -241,6 +274,7 @@ impl<T: CudaScalar> FdtdGpu<T> {
             launch: launch(),
             cpml,
             drude,
+            poles,
             points,
             traces: vec![Vec::new(); s.probes.len()],
             dt: s.dt,
@@ -264,6 +298,20 @@ impl<T: CudaScalar> FdtdGpu<T> {
                 b.arg(&mut br.j).arg(&br.n);
                 // SAFETY: the arguments match the generated signature; `cells` holds `n`
                 // indices inside the grid and k, βJ and J `n` values each.
+                unsafe { b.launch(drude_config(br.n)) }.map_err(driver("cuLaunchKernel"))?;
+            }
+        }
+        if let Some(d) = &mut self.poles {
+            let es = [&f.ex, &f.ey, &f.ez];
+            for (i, br) in d.branches.iter_mut().enumerate() {
+                if br.n == 0 {
+                    continue;
+                }
+                let mut b = stream.launch_builder(d.advance.function());
+                b.arg(es[i % 3]).arg(&br.cells).arg(&br.c);
+                b.arg(&mut br.p).arg(&mut br.q).arg(&br.n).arg(&br.lorentz);
+                // SAFETY: the arguments match the generated signature; `cells` holds `n`
+                // indices inside the grid, `c` three values per cell, P and q `n` each.
                 unsafe { b.launch(drude_config(br.n)) }.map_err(driver("cuLaunchKernel"))?;
             }
         }
@@ -299,6 +347,27 @@ impl<T: CudaScalar> FdtdGpu<T> {
                 let mut b = stream.launch_builder(d.apply.function());
                 b.arg(e).arg(&self.cb).arg(&br.cells).arg(&br.j).arg(&br.n);
                 // SAFETY: as for the currents' update.
+                unsafe { b.launch(drude_config(br.n)) }.map_err(driver("cuLaunchKernel"))?;
+            }
+        }
+        if let Some(d) = self.poles.as_mut() {
+            let dt = self.dt;
+            let es = [&mut f.ex, &mut f.ey, &mut f.ez];
+            for (i, br) in d.branches.iter_mut().enumerate() {
+                if br.n == 0 {
+                    continue;
+                }
+                let mut b = stream.launch_builder(d.apply.function());
+                b.arg(&mut *es[i % 3])
+                    .arg(&self.cb)
+                    .arg(&br.cells)
+                    .arg(&br.c);
+                b.arg(&mut br.p)
+                    .arg(&br.q)
+                    .arg(&br.n)
+                    .arg(&br.lorentz)
+                    .arg(&dt);
+                // SAFETY: as for their advance.
                 unsafe { b.launch(drude_config(br.n)) }.map_err(driver("cuLaunchKernel"))?;
             }
         }
@@ -441,6 +510,8 @@ pub(super) struct FdtdSources {
     pub scan: CudaSource,
     /// The Drude currents' update and their term in E, when the case has Drude media.
     pub drude: Option<(CudaSource, CudaSource)>,
+    /// The same for Lorentz and Debye media.
+    pub poles: Option<(CudaSource, CudaSource)>,
     /// Sources and probes, when the case has any.
     pub after: Option<CudaSource>,
 }
@@ -451,6 +522,7 @@ impl FdtdSources {
             .into_iter()
             .chain(self.after)
             .chain(self.drude.into_iter().flat_map(|(a, b)| [a, b]))
+            .chain(self.poles.into_iter().flat_map(|(a, b)| [a, b]))
             .collect()
     }
 }
@@ -496,6 +568,26 @@ pub(super) fn sources<T: CudaScalar>(s: &FdtdSetup) -> Result<FdtdSources> {
                     super::source(
                         "fdtd_drude_e",
                         &fdtd_kernels::drude_apply(ty),
+                        precision,
+                        flat,
+                    ),
+                )
+            }),
+        poles: s
+            .boxes
+            .iter()
+            .any(|b| (b.lorentz.is_some() || b.debye.is_some()) && !b.pec)
+            .then(|| {
+                (
+                    super::source(
+                        "fdtd_poles_p",
+                        &fdtd_kernels::poles_advance(ty),
+                        precision,
+                        flat,
+                    ),
+                    super::source(
+                        "fdtd_poles_e",
+                        &fdtd_kernels::poles_apply(ty),
                         precision,
                         flat,
                     ),
@@ -583,6 +675,15 @@ impl<T: CudaScalar> Stepper for FdtdGpu<T> {
             }
             parts.push(("drude".into(), to_bytes(&j)));
         }
+        if let Some(d) = &self.poles {
+            let mut pq: Vec<f64> = Vec::new();
+            for br in &d.branches {
+                let n = br.n as usize;
+                pq.extend(self.gpu.download(&br.p)?.into_iter().take(n));
+                pq.extend(self.gpu.download(&br.q)?.into_iter().take(n));
+            }
+            parts.push(("dispersion".into(), to_bytes(&pq)));
+        }
         Ok(parts)
     }
 
@@ -612,6 +713,16 @@ impl<T: CudaScalar> Stepper for FdtdGpu<T> {
         } else {
             Vec::new()
         };
+        let poles_len: usize = self
+            .poles
+            .iter()
+            .flat_map(|d| d.branches.iter().map(|b| 2 * b.n as usize))
+            .sum();
+        let poles_pq: Vec<f64> = if self.poles.is_some() {
+            get(parts, "dispersion", poles_len)?
+        } else {
+            Vec::new()
+        };
         // Everything read and checked: now overwrite the device state.
         for (dst, v) in self.f.all_mut().into_iter().zip(&fields) {
             stream.memcpy_htod(v, dst).map_err(driver("cuMemcpyHtoD"))?;
@@ -636,6 +747,21 @@ impl<T: CudaScalar> Stepper for FdtdGpu<T> {
                         .map_err(driver("cuMemcpyHtoD"))?;
                 }
                 at += n;
+            }
+        }
+        if let Some(d) = self.poles.as_mut() {
+            let mut at = 0;
+            for br in d.branches.iter_mut() {
+                let n = br.n as usize;
+                if n > 0 {
+                    stream
+                        .memcpy_htod(&poles_pq[at..at + n], &mut br.p)
+                        .map_err(driver("cuMemcpyHtoD"))?;
+                    stream
+                        .memcpy_htod(&poles_pq[at + n..at + 2 * n], &mut br.q)
+                        .map_err(driver("cuMemcpyHtoD"))?;
+                }
+                at += 2 * n;
             }
         }
         self.traces = (0..np).map(|i| tr[i * ns..(i + 1) * ns].to_vec()).collect();

@@ -399,6 +399,50 @@ pub(crate) fn drude_apply(ty: &str) -> String {
     )
 }
 
+/// Lorentz and Debye cells before the step (E still at step n), one thread per cell of one
+/// branch, with the CPU's roundings: Lorentz `P⁺ = c0 P + c1 P⁻ + c2 E` and then `q = P`,
+/// `p = P⁺`; Debye keeps `q = Eⁿ` for the solve after the E update.
+pub(crate) fn poles_advance(ty: &str) -> String {
+    format!(
+        "extern \"C\" __global__ void __launch_bounds__(256) @NAME@(const {ty}* __restrict__ e, const long long* __restrict__ cells, const double* __restrict__ c, double* __restrict__ p, double* __restrict__ q, const int n, const int lorentz) {{
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {{
+    const double en = (double)e[cells[i]];
+    if (lorentz) {{
+      const double next = __dadd_rn(__dadd_rn(__dmul_rn(c[3 * i], p[i]), __dmul_rn(c[3 * i + 1], q[i])), __dmul_rn(c[3 * i + 2], en));
+      q[i] = p[i];
+      p[i] = next;
+    }} else {{
+      q[i] = en;
+    }}
+  }}
+}}
+"
+    )
+}
+
+/// Lorentz and Debye cells after the E update, with the CPU's roundings: Lorentz
+/// `E −= cb (P⁺ − Pⁿ)/Δt`; Debye solves the trapezoidal rule for `Eⁿ⁺¹` and advances `P`.
+pub(crate) fn poles_apply(ty: &str) -> String {
+    format!(
+        "extern \"C\" __global__ void __launch_bounds__(256) @NAME@({ty}* __restrict__ e, const {ty}* __restrict__ cb, const long long* __restrict__ cells, const double* __restrict__ c, double* __restrict__ p, const double* __restrict__ q, const int n, const int lorentz, const double dt) {{
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {{
+    const long long x = cells[i];
+    const double cbx = (double)cb[x];
+    if (lorentz) {{
+      e[x] = ({ty})__dsub_rn((double)e[x], __ddiv_rn(__dmul_rn(cbx, __dsub_rn(p[i], q[i])), dt));
+    }} else {{
+      const double r = __ddiv_rn(cbx, dt);
+      const double k0 = c[3 * i], k1 = c[3 * i + 1];
+      const double num = __dsub_rn((double)e[x], __dmul_rn(r, __dadd_rn(__dmul_rn(__dsub_rn(k0, 1.0), p[i]), __dmul_rn(k1, q[i]))));
+      e[x] = ({ty})__ddiv_rn(num, __dadd_rn(1.0, __dmul_rn(r, k1)));
+      p[i] = __dadd_rn(__dmul_rn(k0, p[i]), __dmul_rn(k1, __dadd_rn((double)e[x], q[i])));
+    }}
+  }}
+}}
+"
+    )
+}
+
 /// At the end of a call, as the CPU reports it: the smallest cell index holding a non-finite
 /// value in any component (the first such component's value), tagged with the call's last
 /// step, into the stepper's non-finite flag.
