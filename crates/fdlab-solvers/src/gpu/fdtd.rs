@@ -163,14 +163,20 @@ fn comp(c: Component) -> i32 {
     }
 }
 
-/// The half-step kernels' shape: 32 × 8 columns per block, 32 planes each.
+/// The half-step kernels' shape: 32 × 8 columns per block, 32 planes each, one point per
+/// thread (`FDLAB_SOLVER_LAUNCH` overrides the threads and planes, for measuring).
 fn launch() -> Launch {
-    Launch {
+    let base = Launch::from_env().unwrap_or(Launch {
         bx: 32,
         by: 8,
         chunk: 32,
         ahead: 0,
         vec: 1,
+    });
+    Launch {
+        ahead: 0,
+        vec: 1,
+        ..base
     }
 }
 

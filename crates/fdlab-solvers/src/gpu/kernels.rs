@@ -63,7 +63,7 @@ impl Launch {
     }
 
     /// `FDLAB_SOLVER_LAUNCH=bx,by,chunk,ahead,vec`: another shape, for measuring.
-    fn from_env() -> Option<Launch> {
+    pub(crate) fn from_env() -> Option<Launch> {
         let v: Vec<u32> = std::env::var("FDLAB_SOLVER_LAUNCH")
             .ok()?
             .split(',')
