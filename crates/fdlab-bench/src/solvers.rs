@@ -149,26 +149,15 @@ pub fn run_cpu(
             PrecisionName::F64 => fdtd_steps::<f64>(runner, *n, reps)?,
         },
     };
-    let time_ms = Timing::of(&times);
     let copy_gbps = Timing::of(&copies).median;
-    let gbps = bytes as f64 / (time_ms.median * 1e-3) / 1e9;
-    Ok(SolverResult {
-        suite: "solvers".into(),
-        case: case.name.into(),
-        description: case.description.into(),
-        precision: match precision {
-            PrecisionName::F32 => "f32".into(),
-            PrecisionName::F64 => "f64".into(),
-        },
+    Ok(result(
+        case,
+        precision,
         shape,
-        backend: "cpu".into(),
-        cell_updates_per_s: cells as f64 / (time_ms.median * 1e-3),
-        time_ms,
-        bytes_per_step: bytes,
-        gbps,
+        ("cpu", cells, bytes),
+        &times,
         copy_gbps,
-        pct_of_copy: 100.0 * gbps / copy_gbps,
-    })
+    ))
 }
 
 /// Steps timed together on the GPU: the stepper synchronises once per call (its NaN check),
@@ -213,27 +202,25 @@ pub fn run_gpu(
         stepper.advance(GPU_BATCH)?;
         times.push(t.elapsed().as_secs_f64() * 1e3 / GPU_BATCH as f64);
     }
+    let what = (stepper.backend(), stepper.cells(), stepper.bytes_per_step());
     Ok(Some(result(
-        case,
-        precision,
-        shape,
-        stepper.as_ref(),
-        &times,
-        copy_gbps,
+        case, precision, shape, what, &times, copy_gbps,
     )))
 }
 
-/// The row of a case from its step times (ms) and copy bandwidth.
+/// The row of a case from its step times (ms) and copy bandwidth; `what` is the backend's
+/// name, the cells a step updates and the minimum bytes it moves.
 fn result(
     case: &SolverCase,
     precision: PrecisionName,
     shape: Vec<usize>,
-    stepper: &dyn fdlab_solvers::Stepper,
+    what: (&str, usize, usize),
     times: &[f64],
     copy_gbps: f64,
 ) -> SolverResult {
+    let (backend, cells, bytes) = what;
     let time_ms = Timing::of(times);
-    let gbps = stepper.bytes_per_step() as f64 / (time_ms.median * 1e-3) / 1e9;
+    let gbps = bytes as f64 / (time_ms.median * 1e-3) / 1e9;
     SolverResult {
         suite: "solvers".into(),
         case: case.name.into(),
@@ -243,10 +230,10 @@ fn result(
             PrecisionName::F64 => "f64".into(),
         },
         shape,
-        backend: stepper.backend().into(),
-        cell_updates_per_s: stepper.cells() as f64 / (time_ms.median * 1e-3),
+        backend: backend.into(),
+        cell_updates_per_s: cells as f64 / (time_ms.median * 1e-3),
         time_ms,
-        bytes_per_step: stepper.bytes_per_step(),
+        bytes_per_step: bytes,
         gbps,
         copy_gbps,
         pct_of_copy: 100.0 * gbps / copy_gbps,

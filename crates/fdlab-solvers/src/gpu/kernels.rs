@@ -536,6 +536,24 @@ pub(crate) fn wave(spec: &StepSpec) -> String {
     g
 }
 
+/// The opening of the one-point-per-thread shell kernels: signature, the thread's x, row and
+/// run of planes, strides and its column's first index.
+fn shell_head(g: &mut String, params: &str, ty: &str, l: Launch) {
+    let _ = writeln!(
+        g,
+        "extern \"C\" __global__ void __launch_bounds__({}) @NAME@({params}) {{",
+        l.bx * l.by
+    );
+    let _ = writeln!(g, "  const int x = blockIdx.x * {} + threadIdx.x;", l.bx);
+    let _ = writeln!(g, "  const int o = blockIdx.y * {} + threadIdx.y;", l.by);
+    g.push_str("  if (x >= nx || o >= no) return;\n");
+    let _ = writeln!(g, "  const int m0 = blockIdx.z * {};", l.chunk);
+    let _ = writeln!(g, "  const int m1 = min(m0 + {}, nm);", l.chunk);
+    g.push_str("  const long long so = nx, sm = (long long)nx * no;\n");
+    g.push_str("  const long long col = x + so * o;\n");
+    let _ = writeln!(g, "  const {ty} zero = ({ty})0;");
+}
+
 /// The CPML memory update `ψ_a = b ψ_a + a ∂_a p` on the layer cells (where an axis's `a` is
 /// not zero), before the step: the step reads ψ around each point.
 pub(crate) fn psi(spec: &StepSpec, cp: &CpmlSpec) -> String {
@@ -551,19 +569,7 @@ pub(crate) fn psi(spec: &StepSpec, cp: &CpmlSpec) -> String {
             ", {ty}* __restrict__ psi_{a}, const {ty}* __restrict__ pa_{a}, const {ty}* __restrict__ pb_{a}"
         );
     }
-    let _ = writeln!(
-        g,
-        "extern \"C\" __global__ void __launch_bounds__({}) @NAME@({params}) {{",
-        l.bx * l.by
-    );
-    let _ = writeln!(g, "  const int x = blockIdx.x * {} + threadIdx.x;", l.bx);
-    let _ = writeln!(g, "  const int o = blockIdx.y * {} + threadIdx.y;", l.by);
-    g.push_str("  if (x >= nx || o >= no) return;\n");
-    let _ = writeln!(g, "  const int m0 = blockIdx.z * {};", l.chunk);
-    let _ = writeln!(g, "  const int m1 = min(m0 + {}, nm);", l.chunk);
-    g.push_str("  const long long so = nx, sm = (long long)nx * no;\n");
-    g.push_str("  const long long col = x + so * o;\n");
-    let _ = writeln!(g, "  const {ty} zero = ({ty})0;");
+    shell_head(&mut g, &params, ty, l);
     let axes = spec.axes();
     let _ = writeln!(g, "  const {ty} a_x = pa_x[x], b_x = pb_x[x];");
     if spec.three {
@@ -618,19 +624,7 @@ pub(crate) fn cpml_terms(spec: &StepSpec, cp: &CpmlSpec) -> String {
             ", const {ty}* __restrict__ psi_{a}, {ty}* __restrict__ zeta_{a}, const {ty}* __restrict__ pa_{a}, const {ty}* __restrict__ pb_{a}, const unsigned char* __restrict__ act_{a}"
         );
     }
-    let _ = writeln!(
-        g,
-        "extern \"C\" __global__ void __launch_bounds__({}) @NAME@({params}) {{",
-        l.bx * l.by
-    );
-    let _ = writeln!(g, "  const int x = blockIdx.x * {} + threadIdx.x;", l.bx);
-    let _ = writeln!(g, "  const int o = blockIdx.y * {} + threadIdx.y;", l.by);
-    g.push_str("  if (x >= nx || o >= no) return;\n");
-    let _ = writeln!(g, "  const int m0 = blockIdx.z * {};", l.chunk);
-    let _ = writeln!(g, "  const int m1 = min(m0 + {}, nm);", l.chunk);
-    g.push_str("  const long long so = nx, sm = (long long)nx * no;\n");
-    g.push_str("  const long long col = x + so * o;\n");
-    let _ = writeln!(g, "  const {ty} zero = ({ty})0;");
+    shell_head(&mut g, &params, ty, l);
     g.push_str("  const bool act_x0 = act_x[x];\n");
     let axes = spec.axes();
     if spec.three {
