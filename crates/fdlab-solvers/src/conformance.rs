@@ -4,7 +4,7 @@
 //! checkpoint round trips and the non-finite report. `fdlab check --backend cuda` runs it for the GPU steppers.
 
 use crate::case::PrecisionName;
-use crate::fdtd::{FdtdCpu, FdtdSetup};
+use crate::fdtd::FdtdCpu;
 use crate::physics::{heat_dt_limit, wave_dt_limit};
 use crate::{
     Error, HeatCpu, HeatSetup, PointSource, Result, Stepper, WaveBoundary, WaveCpu, WaveSetup,
@@ -12,16 +12,7 @@ use crate::{
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-/// A setup the conformance cases run.
-#[derive(Debug, Clone)]
-pub enum Setup {
-    /// Heat.
-    Heat(HeatSetup),
-    /// Acoustic wave.
-    Wave(WaveSetup),
-    /// FDTD Maxwell on a Yee grid.
-    Fdtd(FdtdSetup),
-}
+pub use crate::setup::Setup;
 
 /// One conformance case.
 #[derive(Debug, Clone)]
@@ -54,27 +45,12 @@ pub type MakeStepper<'a> = &'a dyn Fn(&Setup, PrecisionName) -> Result<Box<dyn S
 
 /// The CPU's fused stepper, the reference of the comparisons.
 pub fn cpu(setup: &Setup, precision: PrecisionName) -> Result<Box<dyn Stepper>> {
-    Ok(match (setup, precision) {
-        (Setup::Heat(s), PrecisionName::F64) => Box::new(HeatCpu::<f64>::new(s)?),
-        (Setup::Heat(s), PrecisionName::F32) => Box::new(HeatCpu::<f32>::new(s)?),
-        (Setup::Wave(s), PrecisionName::F64) => Box::new(WaveCpu::<f64>::new(s)?),
-        (Setup::Wave(s), PrecisionName::F32) => Box::new(WaveCpu::<f32>::new(s)?),
-        (Setup::Fdtd(s), PrecisionName::F64) => Box::new(FdtdCpu::<f64>::new(s)?),
-        (Setup::Fdtd(s), PrecisionName::F32) => Box::new(FdtdCpu::<f32>::new(s)?),
-    })
+    crate::run::cpu_stepper_for(setup, precision)
 }
 
 /// The GPU steppers.
 pub fn gpu(setup: &Setup, precision: PrecisionName) -> Result<Box<dyn Stepper>> {
-    use crate::gpu::{FdtdGpu, HeatGpu, WaveGpu};
-    Ok(match (setup, precision) {
-        (Setup::Heat(s), PrecisionName::F64) => Box::new(HeatGpu::<f64>::new(s)?),
-        (Setup::Heat(s), PrecisionName::F32) => Box::new(HeatGpu::<f32>::new(s)?),
-        (Setup::Wave(s), PrecisionName::F64) => Box::new(WaveGpu::<f64>::new(s)?),
-        (Setup::Wave(s), PrecisionName::F32) => Box::new(WaveGpu::<f32>::new(s)?),
-        (Setup::Fdtd(s), PrecisionName::F64) => Box::new(FdtdGpu::<f64>::new(s)?),
-        (Setup::Fdtd(s), PrecisionName::F32) => Box::new(FdtdGpu::<f32>::new(s)?),
-    })
+    crate::run::gpu_stepper_for(setup, precision)
 }
 
 /// The CPU steppers' per-point reference loops (in f64, point by point): the candidate
@@ -267,14 +243,12 @@ pub fn example_cases(dir: &std::path::Path) -> Result<Vec<CheckCase>> {
     for path in paths {
         let case = crate::Case::load(&path)?;
         let prepared = crate::setup::prepare(&case)?;
-        let setup = match prepared.setup {
-            crate::setup::Setup::Heat(h) => Setup::Heat(h),
-            crate::setup::Setup::Wave(w) => Setup::Wave(w),
-            crate::setup::Setup::Fdtd(f) if crate::gpu::fdtd_supported(&f).is_ok() => {
-                Setup::Fdtd(f)
+        let setup = prepared.setup;
+        if let Setup::Fdtd(f) = &setup {
+            if crate::gpu::fdtd_supported(f).is_err() {
+                continue;
             }
-            crate::setup::Setup::Fdtd(_) => continue,
-        };
+        }
         out.push(CheckCase {
             name: format!(
                 "example {} {:?}",

@@ -41,8 +41,8 @@ pub use case::Case;
 pub use error::{Error, Result};
 pub use heat::{HeatCoefficients, HeatCpu, HeatSetup};
 pub use run::{
-    cpu_stepper, gpu_stepper, request_stop, run, run_stepper, stepper, validate, BackendChoice,
-    Role, RunOptions, Summary,
+    cpu_stepper, cpu_stepper_for, gpu_stepper, gpu_stepper_for, request_stop, run, run_stepper,
+    stepper, validate, BackendChoice, Role, RunOptions, Summary,
 };
 pub use stepper::Stepper;
 pub use wave::{PointSource, WaveBoundary, WaveCoefficients, WaveCpu, WaveSetup};

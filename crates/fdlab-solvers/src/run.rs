@@ -160,8 +160,13 @@ fn check_out_dir(case: &Case, p: &Prepared, opts: &RunOptions) -> Result<()> {
 /// The GPU stepper for a prepared case; an FDTD case with a feature the GPU does not run
 /// is an error naming it (see [`crate::gpu::fdtd_supported`]).
 pub fn gpu_stepper(p: &Prepared, precision: PrecisionName) -> Result<Box<dyn Stepper>> {
+    gpu_stepper_for(&p.setup, precision)
+}
+
+/// [`gpu_stepper`] for a setup.
+pub fn gpu_stepper_for(setup: &Setup, precision: PrecisionName) -> Result<Box<dyn Stepper>> {
     use crate::gpu::{FdtdGpu, HeatGpu, WaveGpu};
-    Ok(match (&p.setup, precision) {
+    Ok(match (setup, precision) {
         (Setup::Heat(s), PrecisionName::F64) => Box::new(HeatGpu::<f64>::new(s)?),
         (Setup::Heat(s), PrecisionName::F32) => Box::new(HeatGpu::<f32>::new(s)?),
         (Setup::Wave(s), PrecisionName::F64) => Box::new(WaveGpu::<f64>::new(s)?),
@@ -200,7 +205,12 @@ pub fn stepper(
 
 /// The CPU stepper for a prepared case.
 pub fn cpu_stepper(p: &Prepared, precision: PrecisionName) -> Result<Box<dyn Stepper>> {
-    Ok(match (&p.setup, precision) {
+    cpu_stepper_for(&p.setup, precision)
+}
+
+/// [`cpu_stepper`] for a setup.
+pub fn cpu_stepper_for(setup: &Setup, precision: PrecisionName) -> Result<Box<dyn Stepper>> {
+    Ok(match (setup, precision) {
         (Setup::Heat(s), PrecisionName::F64) => Box::new(HeatCpu::<f64>::new(s)?),
         (Setup::Heat(s), PrecisionName::F32) => Box::new(HeatCpu::<f32>::new(s)?),
         (Setup::Wave(s), PrecisionName::F64) => Box::new(WaveCpu::<f64>::new(s)?),

@@ -5,7 +5,7 @@
 
 use fdlab_cuda::nvrtc;
 use fdlab_solvers::case::PrecisionName;
-use fdlab_solvers::conformance::{cases, Setup as CheckSetup};
+use fdlab_solvers::conformance::cases;
 use fdlab_solvers::gpu::kernel_sources;
 use fdlab_solvers::setup::Setup;
 use rayon::prelude::*;
@@ -24,14 +24,7 @@ fn every_solver_kernel_compiles_for_sm_90() {
     }
     let mut setups: Vec<(Setup, PrecisionName)> = cases(true)
         .into_iter()
-        .map(|c| {
-            let s = match c.setup {
-                CheckSetup::Heat(h) => Setup::Heat(h),
-                CheckSetup::Wave(w) => Setup::Wave(w),
-                CheckSetup::Fdtd(f) => Setup::Fdtd(f),
-            };
-            (s, c.precision)
-        })
+        .map(|c| (c.setup, c.precision))
         .collect();
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/cases");
     for entry in std::fs::read_dir(dir).expect("examples/cases") {
