@@ -8,7 +8,7 @@ use fdlab_solvers::output::read_npy;
 use fdlab_solvers::{run, validate, Case};
 
 mod common;
-use common::quiet;
+use common::{case_error, quiet};
 
 /// Ricker pulse on Ez at the centre of a cubic grid of `n` cells (spacing 1), probe `offset`
 /// cells from the source along +x; returns the probe's Ez series over `steps` steps.
@@ -302,16 +302,6 @@ position = [0.85, 0.6, 0.6]
 dir = "out"
 every = 1000000
 "#;
-
-fn case_error(text: &str) -> String {
-    match Case::parse(text, "c.toml".into()) {
-        Err(e) => e.to_string(),
-        Ok(case) => validate(&case, &quiet(&std::env::temp_dir()))
-            .map(|_| ())
-            .expect_err("expected an error")
-            .to_string(),
-    }
-}
 
 #[test]
 fn cpml_case_validates_placements_and_parameters() {

@@ -4,11 +4,11 @@
 
 use fdlab_solvers::fdtd::{Boundary, Component, Fdtd, Grid, MonitorSpec, PointSource, Waveform};
 use fdlab_solvers::output::read_npy;
-use fdlab_solvers::{run, validate, Case};
+use fdlab_solvers::{run, Case};
 use std::f64::consts::PI;
 
 mod common;
-use common::quiet;
+use common::{case_error, quiet};
 
 /// Complex product and quotient on (re, im) pairs.
 fn mul(a: (f64, f64), b: (f64, f64)) -> (f64, f64) {
@@ -210,14 +210,6 @@ frequencies = [0.7]
 dir = "out"
 every = 1000000
 "#;
-
-fn case_error(text: &str) -> String {
-    let case = Case::parse(text, "c.toml".into()).unwrap();
-    validate(&case, &quiet(&std::env::temp_dir()))
-        .map(|_| ())
-        .expect_err("expected an error")
-        .to_string()
-}
 
 #[test]
 fn monitor_case_keys_are_checked() {

@@ -175,8 +175,7 @@ every = 1000000
 
 #[test]
 fn drude_case_checks_its_time_step_and_resumes_bit_identically() {
-    use fdlab_solvers::output::read_npy;
-    use fdlab_solvers::{run, validate, Case};
+    use fdlab_solvers::{validate, Case};
     let bad = CASE.replace("plasma_frequency = 6.0", "plasma_frequency = 60.0");
     let case = Case::parse(&bad, "c.toml".into()).unwrap();
     let e = validate(&case, &quiet(&std::env::temp_dir()))
@@ -191,19 +190,5 @@ fn drude_case_checks_its_time_step_and_resumes_bit_identically() {
     let case = Case::parse(&neg, "c.toml".into()).unwrap();
     assert!(validate(&case, &quiet(&std::env::temp_dir())).is_err());
 
-    let case = Case::parse(CASE, "c.toml".into()).unwrap();
-    let d1 = tempfile::tempdir().unwrap();
-    let steps = run(&case, &quiet(d1.path())).unwrap().final_step;
-    let (_, full) = read_npy(&d1.path().join("monitor_0.npy")).unwrap();
-    assert!(full.iter().any(|v| v.abs() > 0.0));
-    let d2 = tempfile::tempdir().unwrap();
-    let mut o = quiet(d2.path());
-    o.checkpoint_every = Some(25);
-    o.stop_at = Some(50);
-    assert_eq!(run(&case, &o).unwrap().final_step, 50);
-    let mut o = quiet(d2.path());
-    o.resume = Some(d2.path().join("checkpoints"));
-    assert_eq!(run(&case, &o).unwrap().final_step, steps);
-    let (_, resumed) = read_npy(&d2.path().join("monitor_0.npy")).unwrap();
-    assert!(resumed == full, "resumed spectra differ");
+    common::resumed_monitor_matches(CASE);
 }

@@ -270,21 +270,5 @@ fn lorentz_and_debye_case_keys_are_checked_before_step_one() {
 
 #[test]
 fn lorentz_case_resumes_bit_identically() {
-    use fdlab_solvers::output::read_npy;
-    use fdlab_solvers::{run, Case};
-    let case = Case::parse(CASE, "c.toml".into()).unwrap();
-    let d1 = tempfile::tempdir().unwrap();
-    let steps = run(&case, &quiet(d1.path())).unwrap().final_step;
-    let (_, full) = read_npy(&d1.path().join("monitor_0.npy")).unwrap();
-    assert!(full.iter().any(|v| v.abs() > 0.0));
-    let d2 = tempfile::tempdir().unwrap();
-    let mut o = quiet(d2.path());
-    o.checkpoint_every = Some(25);
-    o.stop_at = Some(50);
-    assert_eq!(run(&case, &o).unwrap().final_step, 50);
-    let mut o = quiet(d2.path());
-    o.resume = Some(d2.path().join("checkpoints"));
-    assert_eq!(run(&case, &o).unwrap().final_step, steps);
-    let (_, resumed) = read_npy(&d2.path().join("monitor_0.npy")).unwrap();
-    assert!(resumed == full, "resumed spectra differ");
+    common::resumed_monitor_matches(CASE);
 }

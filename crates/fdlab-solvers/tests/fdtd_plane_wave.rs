@@ -5,11 +5,11 @@
 
 use fdlab_solvers::fdtd::{Boundary, Component, Cpml, Fdtd, FluxSpec, Grid, PlaneWave, Waveform};
 use fdlab_solvers::output::read_npy;
-use fdlab_solvers::{run, validate, Case};
+use fdlab_solvers::{run, Case};
 use std::f64::consts::PI;
 
 mod common;
-use common::quiet;
+use common::{case_error, quiet};
 
 /// The largest |E| over the whole grid, and over the cells outside the box `lo ..= hi` (nodes).
 fn peaks(sim: &Fdtd<f64>, lo: [usize; 3], hi: [usize; 3]) -> (f64, f64) {
@@ -231,14 +231,6 @@ dir = "out"
 every = 1000000
 png = false
 "#;
-
-fn case_error(text: &str) -> String {
-    let case = Case::parse(text, "c.toml".into()).unwrap();
-    validate(&case, &quiet(&std::env::temp_dir()))
-        .map(|_| ())
-        .expect_err("expected an error")
-        .to_string()
-}
 
 #[test]
 fn plane_wave_and_flux_case_keys_are_checked() {

@@ -9,7 +9,7 @@ use fdlab_solvers::{validate, Case};
 use std::f64::consts::PI;
 
 mod common;
-use common::quiet;
+use common::{case_error, quiet};
 
 /// A sphere of radius r fills about 4/3·π·r³ of cells, and refuses to reach outside the grid.
 #[test]
@@ -162,14 +162,6 @@ dir = "out"
 every = 1000000
 png = false
 "#;
-
-fn case_error(text: &str) -> String {
-    let case = Case::parse(text, "c.toml".into()).unwrap();
-    validate(&case, &quiet(&std::env::temp_dir()))
-        .map(|_| ())
-        .expect_err("expected an error")
-        .to_string()
-}
 
 #[test]
 fn shape_case_keys_are_checked() {

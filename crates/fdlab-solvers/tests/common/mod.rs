@@ -5,7 +5,8 @@
 // Each test binary compiles this module and uses only part of it.
 #![allow(dead_code)]
 
-use fdlab_solvers::RunOptions;
+use fdlab_solvers::output::read_npy;
+use fdlab_solvers::{run, validate, Case, RunOptions};
 use std::path::Path;
 
 /// Options for a run that writes into `out` and prints nothing.
@@ -15,6 +16,37 @@ pub fn quiet(out: &Path) -> RunOptions {
         quiet: true,
         ..Default::default()
     }
+}
+
+/// The message a case file's text is refused with: its parse error, or else `validate`'s.
+pub fn case_error(text: &str) -> String {
+    match Case::parse(text, "c.toml".into()) {
+        Err(e) => e.to_string(),
+        Ok(case) => validate(&case, &quiet(&std::env::temp_dir()))
+            .map(|_| ())
+            .expect_err("expected an error")
+            .to_string(),
+    }
+}
+
+/// Runs the case `text` through, then again stopped at step 50 with checkpoints every 25 and
+/// resumed to the end: its first DFT monitor's spectra must be the same bits.
+pub fn resumed_monitor_matches(text: &str) {
+    let case = Case::parse(text, "c.toml".into()).unwrap();
+    let d1 = tempfile::tempdir().unwrap();
+    let steps = run(&case, &quiet(d1.path())).unwrap().final_step;
+    let (_, full) = read_npy(&d1.path().join("monitor_0.npy")).unwrap();
+    assert!(full.iter().any(|v| v.abs() > 0.0));
+    let d2 = tempfile::tempdir().unwrap();
+    let mut o = quiet(d2.path());
+    o.checkpoint_every = Some(25);
+    o.stop_at = Some(50);
+    assert_eq!(run(&case, &o).unwrap().final_step, 50);
+    let mut o = quiet(d2.path());
+    o.resume = Some(d2.path().join("checkpoints"));
+    assert_eq!(run(&case, &o).unwrap().final_step, steps);
+    let (_, resumed) = read_npy(&d2.path().join("monitor_0.npy")).unwrap();
+    assert!(resumed == full, "resumed spectra differ");
 }
 
 use fdlab_solvers::fdtd::{
