@@ -24,7 +24,6 @@ pub fn bench_solvers(a: &BenchArgs) -> Result<()> {
     let refused = [
         ("--strategy", !a.strategies.is_empty()),
         ("--coefficients", a.coefficients.is_some()),
-        ("--case", !a.only.is_empty()),
         ("--depth", a.depth.is_some()),
         ("--plot", a.plot.is_some()),
     ];
@@ -78,6 +77,17 @@ pub fn bench_solvers(a: &BenchArgs) -> Result<()> {
     if let Some(p) = &a.json {
         check_out_path("--json", p, OutKind::Json)?;
     }
+    let mut cases = solver_cases(n);
+    if fdtd_only {
+        cases.retain(|c| matches!(c.setup, fdlab_bench::solvers::SolverSetup::Fdtd { .. }));
+    }
+    if !a.only.is_empty() {
+        let names: Vec<&str> = cases.iter().map(|c| c.name).collect();
+        if let Some(bad) = a.only.iter().find(|o| !names.contains(&o.as_str())) {
+            bail!("--case {bad}: this suite's cases are {}", names.join(", "));
+        }
+        cases.retain(|c| a.only.iter().any(|o| o == c.name));
+    }
     // As for the stencil suites: 4 times a field (at least 256 MiB, far beyond the caches),
     // at most 1 GiB.
     let copy_bytes = (4 * 8 * n.pow(3)).clamp(256 << 20, 1 << 30);
@@ -112,10 +122,6 @@ pub fn bench_solvers(a: &BenchArgs) -> Result<()> {
         "bench-solvers"
     };
     let json = json_path(a.json.clone(), what, name);
-    let mut cases = solver_cases(n);
-    if fdtd_only {
-        cases.retain(|c| matches!(c.setup, fdlab_bench::solvers::SolverSetup::Fdtd { .. }));
-    }
     let pb = progress_bar((cases.len() * precisions.len() * targets.len()) as u64);
     say(
         &pb,

@@ -172,6 +172,7 @@ fn launch() -> Launch {
         chunk: 32,
         ahead: 0,
         vec: 1,
+        tile: false,
     });
     Launch {
         ahead: 0,
@@ -553,6 +554,7 @@ pub(super) fn sources<T: CudaScalar>(s: &FdtdSetup) -> Result<FdtdSources> {
         chunk: 1,
         ahead: 0,
         vec: 1,
+        tile: false,
     };
     let has_points = !(s.sources.is_empty() && s.hard_sources.is_empty() && s.probes.is_empty());
     Ok(FdtdSources {

@@ -482,6 +482,7 @@ mod tests {
                 chunk: 16,
                 ahead: 0,
                 vec: 1,
+                tile: false,
             },
         }
     }

@@ -72,7 +72,12 @@ pub(super) fn sources<T: CudaScalar>(s: &HeatSetup) -> Result<CudaSource> {
         w0: co.w0,
         launch,
     };
-    let body = kernels::heat(&spec, co.dt_kappa.len() > 1, co.dt_kappa[0]);
+    let (field_kappa, kc) = (co.dt_kappa.len() > 1, co.dt_kappa[0]);
+    let body = if super::tiled::usable(&spec) {
+        super::tiled::tiled(&spec, super::tiled::Update::Heat { field_kappa, kc })
+    } else {
+        kernels::heat(&spec, field_kappa, kc)
+    };
     Ok(super::source(
         "heat_step",
         &body,

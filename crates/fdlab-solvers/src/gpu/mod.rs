@@ -7,6 +7,7 @@ mod fdtd;
 mod fdtd_kernels;
 mod heat;
 mod kernels;
+mod tiled;
 mod wave;
 
 pub use fdtd::{check_supported as fdtd_supported, FdtdGpu};

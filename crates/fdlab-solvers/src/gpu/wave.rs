@@ -71,7 +71,7 @@ impl<T: CudaScalar> WaveGpu<T> {
         let gpu = Gpu::open()?;
         let co = s.coefficients()?;
         let r = s.order / 2;
-        let launch = Launch::new(s.dim, r, s.n, std::mem::size_of::<T>());
+        let launch = Launch::for_wave(s.dim, r, s.n, std::mem::size_of::<T>());
         let src = sources::<T>(s)?;
         let kernel = gpu.kernel(&src.step)?;
         let to_t = |v: &[f64]| v.iter().map(|&x| T::from_f64(x)).collect::<Vec<T>>();
@@ -257,9 +257,11 @@ impl WaveSources {
 /// layers has nothing to do, so many short ones spread the layer cells over the GPU).
 fn psi_launch(step: Launch) -> Launch {
     Launch {
+        by: step.by.min(4),
         vec: 1,
         chunk: 16,
         ahead: 0,
+        tile: false,
         ..step
     }
 }
@@ -268,7 +270,7 @@ fn psi_launch(step: Launch) -> Launch {
 pub(super) fn sources<T: CudaScalar>(s: &WaveSetup) -> Result<WaveSources> {
     let co = s.coefficients()?;
     let r = s.order / 2;
-    let launch = Launch::new(s.dim, r, s.n, std::mem::size_of::<T>());
+    let launch = Launch::for_wave(s.dim, r, s.n, std::mem::size_of::<T>());
     let ty = cuda_type::<T>();
     let precision = precision_of::<T>();
     let spec = StepSpec {
@@ -289,10 +291,20 @@ pub(super) fn sources<T: CudaScalar>(s: &WaveSetup) -> Result<WaveSources> {
         chunk: 1,
         ahead: 0,
         vec: 1,
+        tile: false,
     };
     let has_points = !(s.sources.is_empty() && s.receivers.is_empty());
     Ok(WaveSources {
-        step: super::source("wave_step", &kernels::wave(&spec), precision, launch),
+        step: super::source(
+            "wave_step",
+            &if super::tiled::usable(&spec) {
+                super::tiled::tiled(&spec, super::tiled::Update::Wave)
+            } else {
+                kernels::wave(&spec)
+            },
+            precision,
+            launch,
+        ),
         psi: cpml.as_ref().map(|c| {
             let l = psi_launch(launch);
             let spec = StepSpec {
