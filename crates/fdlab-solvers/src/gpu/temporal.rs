@@ -222,7 +222,7 @@ fn tiles(dim: usize) -> Vec<(u32, u32, u32)> {
             }
         }
     } else {
-        for sx in [128, 256, 512, 1024, 2048] {
+        for sx in [128, 256, 512, 1024] {
             for p in ps {
                 out.push((sx, 1, p));
             }
@@ -239,7 +239,7 @@ fn chunk_for(nm: usize, k: u32) -> u32 {
 }
 
 /// The model's best shape with `k` steps per pass for a grid of `n` points in `dim` dimensions
-/// and `bytes`-byte values, keeping at least 16 warps per SM; `None` when none fits.
+/// and `bytes`-byte values, keeping at least two blocks and 16 warps per SM; `None` when none fits.
 pub fn best_for_k(dim: usize, n: [usize; 3], bytes: usize, k: u32) -> Option<Temporal> {
     let nm = n[dim - 1];
     let mut best: Option<(f64, Temporal)> = None;
@@ -254,7 +254,10 @@ pub fn best_for_k(dim: usize, n: [usize; 3], bytes: usize, k: u32) -> Option<Tem
         if t.invalid(dim, bytes).is_some() {
             continue;
         }
-        if t.blocks_per_sm(dim, bytes) * t.threads() < 16 * 32 {
+        // Two blocks per SM at least, so that one computes while the other waits at its
+        // barrier, and 16 warps to hide the latency of loads.
+        let blocks = t.blocks_per_sm(dim, bytes);
+        if blocks < 2 || blocks * t.threads() < 16 * 32 {
             continue;
         }
         let e = t.estimate(dim, bytes, nm);
@@ -373,3 +376,87 @@ pub(crate) struct PassSpec {
 }
 
 pub(crate) use super::temporal_kernel::heat_pass;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Sizes the model is asked about: the benchmark's, odd small ones and a tall 2-D grid.
+    const GRIDS: [(usize, [usize; 3]); 6] = [
+        (3, [512, 512, 512]),
+        (3, [37, 29, 23]),
+        (3, [6, 5, 4]),
+        (2, [8192, 8192, 1]),
+        (2, [67, 45, 1]),
+        (2, [100, 100_000, 1]),
+    ];
+
+    #[test]
+    fn the_models_choices_fit_the_device_limits() {
+        for (dim, n) in GRIDS {
+            for bytes in [4, 8] {
+                let best = best(dim, n, bytes).expect("some shape fits");
+                for k in 2..=K_MAX {
+                    let Some(t) = best_for_k(dim, n, bytes, k) else {
+                        continue;
+                    };
+                    assert_eq!(t.invalid(dim, bytes), None, "{t}");
+                    assert!(t.shared_bytes(dim, bytes) <= MAX_SHARED_PER_BLOCK, "{t}");
+                    assert!(t.blocks_per_sm(dim, bytes) >= 2, "{t}");
+                    assert!(t.blocks_per_sm(dim, bytes) * t.threads() >= 512, "{t}");
+                    let g = t.grid(dim, n[0], if dim == 3 { n[1] } else { 1 }, n[dim - 1]);
+                    assert!(g[1] <= 65535 && g[2] <= 65535, "{t}: {g:?}");
+                }
+                assert!(best.k >= 2, "{best}");
+            }
+        }
+        // The targets' grids get a k worth having.
+        assert!(best(3, [512; 3], 4).unwrap().k >= 3);
+        assert!(best(2, [8192, 8192, 1], 4).unwrap().k >= 4);
+    }
+
+    #[test]
+    fn the_override_parses_what_display_prints() {
+        assert_eq!(parse("1"), Ok(Request::Off));
+        assert_eq!(parse(" 4 "), Ok(Request::K(4)));
+        let t = Temporal {
+            k: 3,
+            sx: 64,
+            sy: 32,
+            p: 4,
+            chunk: 128,
+        };
+        assert_eq!(parse(&t.to_string()), Ok(Request::Shape(t)));
+        assert_eq!(parse("3,64,32,4,128"), Ok(Request::Shape(t)));
+        assert_eq!(parse("1,64,32,4,128"), Ok(Request::Off));
+        for bad in ["0", "9", "4,64", "x", ""] {
+            assert!(parse(bad).is_err(), "{bad}");
+        }
+        // A shape that cannot run is refused by the plan, not run.
+        let huge = Temporal { sx: 128, sy: 64, ..t };
+        assert!(plan(3, [64; 3], 8, Some(Request::Shape(huge))).is_err());
+        assert_eq!(plan(3, [64; 3], 8, Some(Request::Off)), Ok(None));
+        assert_eq!(plan(3, [64; 3], 4, Some(Request::Shape(t))), Ok(Some(t)));
+    }
+
+    #[test]
+    #[ignore = "prints the model's choices"]
+    fn print_choices() {
+        for (dim, n) in GRIDS {
+            for bytes in [4, 8] {
+                for k in 2..=K_MAX {
+                    if let Some(t) = best_for_k(dim, n, bytes, k) {
+                        eprintln!(
+                            "{dim}-D {n:?} {bytes}B k={k}: {t} est {:.3} blocks/SM {} regs {} shared {}",
+                            t.estimate(dim, bytes, n[dim - 1]),
+                            t.blocks_per_sm(dim, bytes),
+                            t.registers(bytes),
+                            t.shared_bytes(dim, bytes)
+                        );
+                    }
+                }
+                eprintln!("  best: {:?}", best(dim, n, bytes));
+            }
+        }
+    }
+}
