@@ -433,7 +433,11 @@ mod tests {
             assert!(parse(bad).is_err(), "{bad}");
         }
         // A shape that cannot run is refused by the plan, not run.
-        let huge = Temporal { sx: 128, sy: 64, ..t };
+        let huge = Temporal {
+            sx: 128,
+            sy: 64,
+            ..t
+        };
         assert!(plan(3, [64; 3], 8, Some(Request::Shape(huge))).is_err());
         assert_eq!(plan(3, [64; 3], 8, Some(Request::Off)), Ok(None));
         assert_eq!(plan(3, [64; 3], 4, Some(Request::Shape(t))), Ok(Some(t)));

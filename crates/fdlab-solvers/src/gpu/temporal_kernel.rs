@@ -232,4 +232,62 @@ mod tests {
         assert!(z.contains("0.25 * (lo[j - 1][q] + nw[q]);") && !z.contains("RX]"));
         assert!(z.contains("o = (pin && in[q]) ? o : zero;"));
     }
+
+    /// Writes pass kernels for a CPU emulation (`FDLAB_TB_DUMP=dir`): each as `NAME.cu` with
+    /// its shape and weights as macros, for a harness that runs one thread per CUDA thread.
+    #[test]
+    #[ignore = "development tool: dumps kernels for the CPU emulation"]
+    fn dump_for_emulation() {
+        let Ok(dir) = std::env::var("FDLAB_TB_DUMP") else {
+            return;
+        };
+        let shapes: [(usize, u32, u32, u32, u32, u32); 6] = [
+            (3, 3, 32, 16, 2, 8),
+            (3, 2, 32, 8, 1, 5),
+            (3, 4, 32, 32, 4, 16),
+            (2, 4, 64, 1, 2, 8),
+            (2, 3, 32, 1, 1, 7),
+            (2, 8, 128, 1, 4, 16),
+        ];
+        for (i, &(dim, k, sx, sy, p, chunk)) in shapes.iter().enumerate() {
+            for periodic in [true, false] {
+                for ty in ["float", "double"] {
+                    let spec = PassSpec {
+                        ty,
+                        dim,
+                        periodic,
+                        w: [1.0 / 0.64, 1.0 / 1.69, 1.0 / 1.21],
+                        w0: -2.0 * (1.0 / 0.64 + 1.0 / 1.69 + 1.0 / 1.21),
+                        kc: 0.05,
+                        t: Temporal {
+                            k,
+                            sx,
+                            sy,
+                            p,
+                            chunk,
+                        },
+                    };
+                    let body = heat_pass(&spec).replace("@NAME@", "pass_kernel").replace(
+                        "extern __shared__ __align__(16) unsigned char fd_tb_smem[];",
+                        "unsigned char* fd_tb_smem = g_smem;",
+                    );
+                    let l = |w: f64| literal(w, ty);
+                    let head = format!(
+                        "#define TY {ty}\n#define DIM {dim}\n#define PERIODIC {}\n#define W0 {}\n#define WX {}\n#define WO {}\n#define WM {}\n#define KC {}\n#define K_ {k}\n#define SX_ {sx}\n#define SY_ {sy}\n#define P_ {p}\n#define CH_ {chunk}\n",
+                        periodic as u8,
+                        l(spec.w0),
+                        l(spec.w[0]),
+                        l(spec.w[1]),
+                        l(spec.w[2]),
+                        l(spec.kc)
+                    );
+                    let name = format!(
+                        "{dir}/s{i}_{dim}d_{}_{ty}.cu",
+                        if periodic { "per" } else { "zero" }
+                    );
+                    std::fs::write(name, head + &body).unwrap();
+                }
+            }
+        }
+    }
 }
