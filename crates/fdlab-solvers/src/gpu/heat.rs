@@ -83,11 +83,6 @@ impl<T: CudaScalar> HeatGpu<T> {
         })
     }
 
-    /// Time steps fused in one pass over the grid (1: temporal blocking off).
-    pub fn steps_per_pass(&self) -> usize {
-        self.pass.as_ref().map_or(1, |p| p.shape.k as usize)
-    }
-
     /// The temporal-blocking shape in use, if any.
     pub fn temporal(&self) -> Option<Temporal> {
         self.pass.as_ref().map(|p| p.shape)
@@ -152,6 +147,14 @@ impl<T: CudaScalar> HeatGpu<T> {
         }
         self.gpu.flagged_call(passes)
     }
+}
+
+/// After `passes` passes (each swapping u and v) of which pass `bad` met a non-finite value:
+/// whether the state before pass `bad` is now in v (else u). Pass p read the buffer that was
+/// u after p swaps, and the passes after `bad` wrote nothing, so it is in u when an even
+/// number of swaps separates it from now.
+fn replay_from_v(passes: usize, bad: usize) -> bool {
+    (passes - bad) % 2 == 1
 }
 
 /// The k-step pass kernel of `s` in `T` and its shape, where temporal blocking applies and
@@ -256,15 +259,12 @@ impl<T: CudaScalar> Stepper for HeatGpu<T> {
     /// one of the two buffers, and the steps from there are replayed singly, so that the
     /// report names the exact step and cell.
     fn advance(&mut self, steps: usize) -> Result<()> {
-        let k = self.steps_per_pass();
+        let k = self.pass.as_ref().map_or(1, |p| p.shape.k as usize);
         let passes = if k > 1 { steps / k } else { 0 };
         if passes > 0 {
             let first = self.step;
             if let Some(bad) = self.passes(passes)? {
-                // Pass p read buffer p % 2 (counting from the call's u) and every later pass
-                // wrote nothing: the state before pass `bad` is in u when an even number of
-                // swaps separates it from now, else in v.
-                if (passes - bad) % 2 == 1 {
+                if replay_from_v(passes, bad) {
                     std::mem::swap(&mut self.u, &mut self.v);
                 }
                 self.step = first + (bad * k) as u64;
@@ -315,5 +315,24 @@ impl<T: CudaScalar> Stepper for HeatGpu<T> {
 
     fn backend(&self) -> &'static str {
         "cuda"
+    }
+
+    fn steps_per_pass(&self) -> usize {
+        self.pass.as_ref().map_or(1, |p| p.shape.k as usize)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::replay_from_v;
+
+    #[test]
+    fn the_state_before_the_bad_pass_is_found_in_the_right_buffer() {
+        // One pass, bad: its input was u, now swapped into v.
+        assert!(replay_from_v(1, 0));
+        // Two passes, the first bad: swapped twice, back in u.
+        assert!(!replay_from_v(2, 0));
+        assert!(replay_from_v(2, 1));
+        assert!(replay_from_v(3, 0) && !replay_from_v(3, 1) && replay_from_v(3, 2));
     }
 }
