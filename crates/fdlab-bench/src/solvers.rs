@@ -94,7 +94,7 @@ pub fn solver_cases(n: usize) -> Vec<SolverCase> {
 /// One timed solver step.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SolverResult {
-    /// Always `"solvers"`.
+    /// `"solvers"`, or `"temporal"` for the temporal-blocking suite.
     pub suite: String,
     /// Case name.
     pub case: String,
@@ -119,6 +119,9 @@ pub struct SolverResult {
     pub copy_gbps: f64,
     /// `gbps` as % of `copy_gbps`.
     pub pct_of_copy: f64,
+    /// Time steps per pass over the grid (the `temporal` suite's rows; absent elsewhere).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steps_per_pass: Option<usize>,
 }
 
 /// Runs `case` in `precision` for `reps` timed steps (after one untimed step) on the CPU,
@@ -210,7 +213,7 @@ pub fn run_gpu(
 
 /// The row of a case from its step times (ms) and copy bandwidth; `what` is the backend's
 /// name, the cells a step updates and the minimum bytes it moves.
-fn result(
+pub(crate) fn result(
     case: &SolverCase,
     precision: PrecisionName,
     shape: Vec<usize>,
@@ -237,6 +240,7 @@ fn result(
         gbps,
         copy_gbps,
         pct_of_copy: 100.0 * gbps / copy_gbps,
+        steps_per_pass: None,
     }
 }
 
