@@ -164,7 +164,8 @@ pub fn run_cpu(
 }
 
 /// Steps timed together on the GPU: the stepper synchronises once per call (its NaN check),
-/// so a batch keeps that out of the step time.
+/// so a batch keeps that out of the step time (rounded up to whole passes where a stepper
+/// fuses several steps per pass).
 const GPU_BATCH: usize = 10;
 
 /// Runs `case` in `precision` on the GPU for `reps` timed batches of [`GPU_BATCH`] steps
@@ -198,17 +199,20 @@ pub fn run_gpu(
     };
     let copies = device.copy_times(copy_bytes, 2, 5)?;
     let copy_gbps = 2.0 * copy_bytes as f64 / (Timing::of(&copies).median * 1e-3) / 1e9;
-    stepper.advance(GPU_BATCH)?;
+    // Whole passes where the stepper fuses steps (the heat step's temporal blocking).
+    let k = stepper.steps_per_pass();
+    let batch = GPU_BATCH.div_ceil(k) * k;
+    stepper.advance(batch)?;
     let mut times = vec![];
     for _ in 0..reps.max(1) {
         let t = Instant::now();
-        stepper.advance(GPU_BATCH)?;
-        times.push(t.elapsed().as_secs_f64() * 1e3 / GPU_BATCH as f64);
+        stepper.advance(batch)?;
+        times.push(t.elapsed().as_secs_f64() * 1e3 / batch as f64);
     }
     let what = (stepper.backend(), stepper.cells(), stepper.bytes_per_step());
-    Ok(Some(result(
-        case, precision, shape, what, &times, copy_gbps,
-    )))
+    let mut r = result(case, precision, shape, what, &times, copy_gbps);
+    r.steps_per_pass = (k > 1).then_some(k);
+    Ok(Some(r))
 }
 
 /// The row of a case from its step times (ms) and copy bandwidth; `what` is the backend's
