@@ -172,6 +172,13 @@ pub(super) fn pass_source<T: CudaScalar>(
     let Some(shape) = shape else {
         return Ok(None);
     };
+    // CUDA's limit on blocks along y and z: a grid beyond it (over 65535 tiles or chunks along
+    // an axis) runs single steps.
+    let (nx, no, nm) = march_sizes(s.n, s.dim);
+    let g = shape.grid(s.dim, nx as usize, no as usize, nm as usize);
+    if g[1] > 65535 || g[2] > 65535 {
+        return Ok(None);
+    }
     let w = march_order(&co.w, s.dim, vec![0.0; 2]);
     let spec = PassSpec {
         ty: cuda_type::<T>(),

@@ -365,7 +365,7 @@ pub(crate) struct PassSpec {
     pub dim: usize,
     /// Periodic (wrap) or zero outside the grid.
     pub periodic: bool,
-    /// Offset-1 weights per kernel axis (x, middle, march) and the centre weight sum.
+    /// Offset-1 weights per kernel axis (x, middle, march).
     pub w: [f64; 3],
     /// The sum of the centre weights.
     pub w0: f64,
