@@ -241,13 +241,16 @@ mod tests {
         let Ok(dir) = std::env::var("FDLAB_TB_DUMP") else {
             return;
         };
-        let shapes: [(usize, u32, u32, u32, u32, u32); 6] = [
+        // Small tiles (several per axis on the emulated grids) and two of the model's.
+        let shapes: [(usize, u32, u32, u32, u32, u32); 8] = [
             (3, 3, 32, 16, 2, 8),
             (3, 2, 32, 8, 1, 5),
             (3, 4, 32, 32, 4, 16),
+            (3, 3, 32, 64, 8, 128),
             (2, 4, 64, 1, 2, 8),
             (2, 3, 32, 1, 1, 7),
             (2, 8, 128, 1, 4, 16),
+            (2, 8, 1024, 1, 4, 256),
         ];
         for (i, &(dim, k, sx, sy, p, chunk)) in shapes.iter().enumerate() {
             for periodic in [true, false] {
