@@ -180,19 +180,24 @@ impl Temporal {
         ]
     }
 
-    /// The model's estimate of a step's time relative to one memory-bound single step (lower
-    /// is better): device memory traffic shared by `k` steps (halo points read again, half of
-    /// them from L2) against the in-SM work of every level on the whole tile, which overlap
-    /// only in part.
-    fn estimate(&self, dim: usize, bytes: usize, nm: usize) -> f64 {
+    /// The model's estimate of a step's time relative to one memory-bound single step on a
+    /// grid of `n` points (lower is better): device memory traffic shared by `k` steps (halo
+    /// points read again, half of them from L2) against the in-SM work of every level on the
+    /// whole tile, which overlap only in part; both stretched by the last, partial wave of
+    /// blocks.
+    fn estimate(&self, dim: usize, bytes: usize, n: [usize; 3]) -> f64 {
         let (ox, oy) = self.out(dim);
         let redundancy = (self.sx * self.sy) as f64 / (ox * oy) as f64;
-        let planes = self.chunk.min(nm as u32).max(1) as f64;
+        let planes = self.chunk.min(n[dim - 1] as u32).max(1) as f64;
         let warm = (planes + 2.0 * self.k as f64) / planes;
         let reads = warm * (1.0 + 0.5 * (redundancy - 1.0));
         let memory = (reads + 1.0) / 2.0 / self.k as f64;
         let compute = work_per_update(dim, bytes) * redundancy * warm;
-        memory.max(compute) + 0.25 * memory.min(compute)
+        let g = self.grid(dim, n[0], if dim == 3 { n[1] } else { 1 }, n[dim - 1]);
+        let blocks = g.iter().map(|&b| b as f64).product::<f64>();
+        let waves = blocks / (self.blocks_per_sm(dim, bytes).max(1) * SMS) as f64;
+        let tail = waves.ceil() / waves;
+        (memory.max(compute) + 0.25 * memory.min(compute)) * tail
     }
 }
 
@@ -231,26 +236,30 @@ fn tiles(dim: usize) -> Vec<(u32, u32, u32)> {
     out
 }
 
-/// The march chunk: long enough that the `2k` warm-up planes cost little, short enough that a
-/// large grid still gives many blocks.
-fn chunk_for(nm: usize, k: u32) -> u32 {
-    let base = if nm >= 2048 { 256 } else { 128 };
-    base.max(8 * k)
-}
+/// March chunks the model tries: long ones make the `2k` warm-up planes cheap, short ones
+/// give more blocks (a fuller last wave).
+const CHUNKS: [u32; 5] = [32, 64, 128, 256, 512];
+
+/// SMs of the devices the model is for (H100 SXM and H200: 132).
+const SMS: u32 = 132;
 
 /// The model's best shape with `k` steps per pass for a grid of `n` points in `dim` dimensions
 /// and `bytes`-byte values, keeping at least two blocks and 16 warps per SM; `None` when none fits.
 pub fn best_for_k(dim: usize, n: [usize; 3], bytes: usize, k: u32) -> Option<Temporal> {
-    let nm = n[dim - 1];
     let mut best: Option<(f64, Temporal)> = None;
-    for (sx, sy, p) in tiles(dim) {
-        let t = Temporal {
-            k,
-            sx,
-            sy,
-            p,
-            chunk: chunk_for(nm, k),
-        };
+    let shapes = tiles(dim).into_iter().flat_map(|(sx, sy, p)| {
+        CHUNKS
+            .into_iter()
+            .filter(move |&c| c >= 4 * k)
+            .map(move |chunk| Temporal {
+                k,
+                sx,
+                sy,
+                p,
+                chunk,
+            })
+    });
+    for t in shapes {
         if t.invalid(dim, bytes).is_some() {
             continue;
         }
@@ -260,7 +269,7 @@ pub fn best_for_k(dim: usize, n: [usize; 3], bytes: usize, k: u32) -> Option<Tem
         if blocks < 2 || blocks * t.threads() < 16 * 32 {
             continue;
         }
-        let e = t.estimate(dim, bytes, nm);
+        let e = t.estimate(dim, bytes, n);
         if best.is_none_or(|(b, _)| e < b) {
             best = Some((e, t));
         }
@@ -271,11 +280,10 @@ pub fn best_for_k(dim: usize, n: [usize; 3], bytes: usize, k: u32) -> Option<Tem
 /// The model's choice over every `k` (the lowest estimate; a higher `k` must beat a lower one
 /// by 2% to be taken, since the estimate is rough and a lower `k` risks less).
 pub fn best(dim: usize, n: [usize; 3], bytes: usize) -> Option<Temporal> {
-    let nm = n[dim - 1];
     let mut best: Option<(f64, Temporal)> = None;
     for k in 2..=K_MAX {
         if let Some(t) = best_for_k(dim, n, bytes, k) {
-            let e = t.estimate(dim, bytes, nm);
+            let e = t.estimate(dim, bytes, n);
             if best.is_none_or(|(b, _)| e < 0.98 * b) {
                 best = Some((e, t));
             }
@@ -452,7 +460,7 @@ mod tests {
                     if let Some(t) = best_for_k(dim, n, bytes, k) {
                         eprintln!(
                             "{dim}-D {n:?} {bytes}B k={k}: {t} est {:.3} blocks/SM {} regs {} shared {}",
-                            t.estimate(dim, bytes, n[dim - 1]),
+                            t.estimate(dim, bytes, n),
                             t.blocks_per_sm(dim, bytes),
                             t.registers(bytes),
                             t.shared_bytes(dim, bytes)

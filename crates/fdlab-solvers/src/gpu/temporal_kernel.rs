@@ -24,7 +24,10 @@ pub(crate) fn heat_pass(spec: &PassSpec) -> String {
     let (ty, t, three, periodic) = (spec.ty, spec.t, spec.dim == 3, spec.periodic);
     let mut g = String::from(HELPERS);
     let threads = t.threads();
-    let blocks = t.blocks_per_sm(spec.dim, if ty == "float" { 4 } else { 8 });
+    // Blocks the compiler must fit on an SM: the model's minimum (two, and 16 warps), not its
+    // estimate, which for small blocks would cap the registers below what the levels need.
+    let model = t.blocks_per_sm(spec.dim, if ty == "float" { 4 } else { 8 });
+    let blocks = model.min(2.max(512u32.div_ceil(threads)));
     let _ = writeln!(
         g,
         "extern \"C\" __global__ void __launch_bounds__({threads}, {}) @NAME@(const {ty}* __restrict__ u, {ty}* __restrict__ v, const int nx, const int no, const int nm, unsigned long long* __restrict__ bad, double* __restrict__ badval, const unsigned long long tag) {{",
