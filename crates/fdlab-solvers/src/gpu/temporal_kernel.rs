@@ -73,36 +73,69 @@ pub(crate) fn heat_pass(spec: &PassSpec) -> String {
         "  // Per level below K and point: planes t-j-1 (lo) and t-j (ce) of level j before advance t.\n  {ty} lo[K][P], ce[K][P];"
     );
     g.push_str("#pragma unroll\n  for (int j = 0; j < K; ++j)\n#pragma unroll\n    for (int q = 0; q < P; ++q) { lo[j][q] = zero; ce[j][q] = zero; }\n");
+    // Plane t + 1 is loaded while plane t is computed (into `pre`): the load's latency hides
+    // behind the levels' work and the barrier instead of stalling every advance.
+    let _ = writeln!(
+        g,
+        "  {ty} pre[P];  // the next plane of level 0 (the input), loaded one advance ahead"
+    );
     if periodic {
-        g.push_str("  int mw = fd_tb_mod(m0 - K, nm);  // plane t, wrapped\n");
+        g.push_str("  int mw = fd_tb_mod(m0 - K, nm);  // the plane `pre` loads, wrapped\n");
     }
-    g.push_str("  // Advance t: level 0 loads plane t, level j computes plane t - j; the output (level K)\n");
+    load_plane(&mut g, periodic, "m0 - K", "  ");
+    if periodic {
+        g.push_str("  mw = mw + 1 == nm ? 0 : mw + 1;\n");
+    }
+    g.push_str("  // Advance t: level 0 takes plane t, level j computes plane t - j; the output (level K)\n");
     g.push_str("  // is plane t - K, so t runs K planes before and after the chunk.\n");
     g.push_str("  for (int t = m0 - K; t < m1 + K; ++t) {\n");
     let _ = writeln!(
         g,
         "    {ty} nw[P];  // the newest plane of the level below the one being computed"
     );
-    if !periodic {
-        g.push_str("    const bool tin = t >= 0 && t < nm;\n");
-    }
     g.push_str("#pragma unroll\n    for (int q = 0; q < P; ++q) {\n");
-    if periodic {
-        g.push_str("      nw[q] = __ldg(u + off[q] + (long long)mw * sm);\n");
-    } else {
-        g.push_str(
-            "      nw[q] = (tin && in[q]) ? __ldg(u + off[q] + (long long)t * sm) : zero;\n",
-        );
-    }
+    g.push_str("      nw[q] = pre[q];\n");
     g.push_str("      sh[(t & 1) * PLANE + si[q]] = nw[q];\n    }\n");
-    level_loop(&mut g, spec);
-    g.push_str("    // Every level's plane of this advance is in shared memory before the next reads it.\n");
-    g.push_str("    __syncthreads();\n");
+    g.push_str(
+        "    // Plane t + 1 (past the chunk's last advance: a load in bounds, never used).\n",
+    );
+    load_plane(&mut g, periodic, "t + 1", "    ");
     if periodic {
         g.push_str("    mw = mw + 1 == nm ? 0 : mw + 1;\n");
     }
+    level_loop(&mut g, spec);
+    g.push_str("    // Every level's plane of this advance is in shared memory before the next reads it.\n");
+    g.push_str("    __syncthreads();\n");
     g.push_str("  }\n}\n");
     g
+}
+
+/// Loads plane `plane` of the input at each point into `pre`: plane `mw` (already wrapped)
+/// when periodic, zero outside the grid otherwise.
+fn load_plane(g: &mut String, periodic: bool, plane: &str, pad: &str) {
+    if !periodic {
+        let _ = writeln!(
+            g,
+            "{pad}{{\n{pad}  const int tl = {plane};\n{pad}  const bool tin = tl >= 0 && tl < nm;"
+        );
+    }
+    let inner = if periodic {
+        pad.to_string()
+    } else {
+        format!("{pad}  ")
+    };
+    let _ = writeln!(g, "#pragma unroll\n{inner}for (int q = 0; q < P; ++q)");
+    if periodic {
+        let _ = writeln!(
+            g,
+            "{inner}  pre[q] = __ldg(u + off[q] + (long long)mw * sm);"
+        );
+    } else {
+        let _ = writeln!(
+            g,
+            "{inner}  pre[q] = (tin && in[q]) ? __ldg(u + off[q] + (long long)tl * sm) : zero;\n{pad}}}"
+        );
+    }
 }
 
 /// Each point's in-plane offset (wrapped when periodic), shared index, inside flag (zero
