@@ -14,7 +14,8 @@
 //! level, the third just computed); only the in-plane neighbours need other threads' values,
 //! through shared memory, which holds each level's last two planes (`(plane & 1)` picks the
 //! buffer: one level reads plane `t − j` while the level below writes `t − j + 1`, so one
-//! `__syncthreads()` per plane of advance is enough).
+//! `__syncthreads()` per plane of advance is enough). The next input plane is loaded one
+//! advance ahead, so that its latency hides behind the levels' work and the barrier.
 //!
 //! Each level loses one point of validity per side in the plane: a tile's output is
 //! `(sx − 2k) × (sy − 2k)` and neighbouring tiles overlap by `2k` points (redundant compute,
