@@ -85,29 +85,36 @@ pub fn batch(k: usize) -> usize {
     k * 24usize.div_ceil(k)
 }
 
-/// Runs `case` (set up as `s`) in `precision` with `k` steps per pass (1: single steps) for
+/// The requests of the suite: k = 1 (single steps) … 8 with the model's tile for each, or
+/// only what `FDLAB_TEMPORAL` asks for when it is set (to measure other shapes).
+pub fn requests() -> Vec<Request> {
+    use fdlab_solvers::gpu::temporal::{from_env, K_MAX};
+    match from_env() {
+        Some(r) => vec![r],
+        None => std::iter::once(Request::Off)
+            .chain((2..=K_MAX).map(Request::K))
+            .collect(),
+    }
+}
+
+/// Runs `case` (set up as `s`) in `precision` with temporal blocking as `request` says for
 /// `reps` timed batches of [`batch`] steps (wall clock, after one untimed batch), beside the
 /// device's copy bandwidth over `copy_bytes` measured just before. `None` when no tile fits
-/// `k` (shared memory or registers).
+/// (shared memory or registers) or the shape does not suit the case's dimension.
 pub fn run(
     device: &fdlab_cuda::Device,
     copy_bytes: usize,
     case: &TemporalCase,
     s: &HeatSetup,
     precision: PrecisionName,
-    k: usize,
+    request: Request,
     reps: usize,
 ) -> Result<Option<SolverResult>, fdlab_solvers::Error> {
-    let request = if k <= 1 {
-        Request::Off
-    } else {
-        Request::K(k as u32)
-    };
     let bytes = match precision {
         PrecisionName::F32 => 4,
         PrecisionName::F64 => 8,
     };
-    if k > 1 && fdlab_solvers::gpu::temporal::best_for_k(s.dim, s.n, bytes, k as u32).is_none() {
+    if fdlab_solvers::gpu::temporal::plan(s.dim, s.n, bytes, Some(request)).is_err() {
         return Ok(None);
     }
     let (mut stepper, shape): (Box<dyn Stepper>, Option<String>) = match precision {

@@ -1,15 +1,16 @@
 //! `fdlab bench --suite temporal`: the GPU heat step with k = 1 … 8 steps per pass (temporal
 //! blocking) on the 3-D 7-point and 2-D 5-point Laplacians, beside the copy bandwidth measured
-//! in the same run.
+//! in the same run; with `FDLAB_TEMPORAL` set, only the shape it gives.
 
 use crate::bench::BenchArgs;
 use crate::common::{
     check_out_path, fill_meta, json_path, progress_bar, say, write_json, BackendArg, OutKind,
 };
 use anyhow::{bail, Result};
-use fdlab_bench::temporal::{run, setup, temporal_cases};
+use fdlab_bench::temporal::{requests, run, setup, temporal_cases};
 use fdlab_bench::{CudaRunner, Report};
 use fdlab_solvers::case::PrecisionName;
+use fdlab_solvers::gpu::temporal::Request;
 use fdlab_solvers::gpu::temporal::K_MAX;
 
 /// Points per axis of the 3-D grid without `--size` (the 2-D grid has 16 times as many per
@@ -78,7 +79,8 @@ pub fn bench_temporal(a: &BenchArgs) -> Result<()> {
     );
     let json = json_path(a.json.clone(), "bench-temporal", "cuda");
     let cases = temporal_cases(n, 16 * n);
-    let rows = cases.len() * precisions.len() * K_MAX as usize;
+    let requests = requests();
+    let rows = cases.len() * precisions.len() * requests.len();
     let pb = progress_bar(rows as u64);
     say(
         &pb,
@@ -102,10 +104,15 @@ pub fn bench_temporal(a: &BenchArgs) -> Result<()> {
         pb.set_message(format!("{} setup", case.name));
         let s = setup(case)?;
         for &p in &precisions {
-            for k in 1..=K_MAX as usize {
+            for &request in &requests {
+                let k = match request {
+                    Request::Off => 1,
+                    Request::K(k) => k,
+                    Request::Shape(t) => t.k,
+                };
                 pb.set_message(format!("{} {p:?} k={k}", case.name));
                 let prec = format!("{p:?}").to_lowercase();
-                let Some(r) = run(&runner.device, copy_bytes, case, &s, p, k, reps)? else {
+                let Some(r) = run(&runner.device, copy_bytes, case, &s, p, request, reps)? else {
                     say(
                         &pb,
                         format!("{:<11} {prec:<5} {k:>2} no tile fits", case.name),
