@@ -10,10 +10,12 @@ pub mod report;
 pub mod runner;
 pub mod solvers;
 pub mod suites;
+pub mod temporal;
 pub mod tune;
 
 pub use report::{BenchResult, Meta, Report, Timing};
 pub use runner::{BenchError, CpuRunner, CudaRunner, RunOptions};
 pub use suites::{
     cases, check_suite, select, Case, SuiteOptions, Target, FDTD_SUITE, SOLVER_SUITE, SUITES,
+    TEMPORAL_SUITE,
 };

@@ -94,7 +94,7 @@ pub fn solver_cases(n: usize) -> Vec<SolverCase> {
 /// One timed solver step.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SolverResult {
-    /// Always `"solvers"`.
+    /// `"solvers"`, or `"temporal"` for the temporal-blocking suite.
     pub suite: String,
     /// Case name.
     pub case: String,
@@ -119,6 +119,9 @@ pub struct SolverResult {
     pub copy_gbps: f64,
     /// `gbps` as % of `copy_gbps`.
     pub pct_of_copy: f64,
+    /// Time steps per pass over the grid (the `temporal` suite's rows; absent elsewhere).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steps_per_pass: Option<usize>,
 }
 
 /// Runs `case` in `precision` for `reps` timed steps (after one untimed step) on the CPU,
@@ -161,7 +164,8 @@ pub fn run_cpu(
 }
 
 /// Steps timed together on the GPU: the stepper synchronises once per call (its NaN check),
-/// so a batch keeps that out of the step time.
+/// so a batch keeps that out of the step time (rounded up to whole passes where a stepper
+/// fuses several steps per pass).
 const GPU_BATCH: usize = 10;
 
 /// Runs `case` in `precision` on the GPU for `reps` timed batches of [`GPU_BATCH`] steps
@@ -195,22 +199,25 @@ pub fn run_gpu(
     };
     let copies = device.copy_times(copy_bytes, 2, 5)?;
     let copy_gbps = 2.0 * copy_bytes as f64 / (Timing::of(&copies).median * 1e-3) / 1e9;
-    stepper.advance(GPU_BATCH)?;
+    // Whole passes where the stepper fuses steps (the heat step's temporal blocking).
+    let k = stepper.steps_per_pass();
+    let batch = GPU_BATCH.div_ceil(k) * k;
+    stepper.advance(batch)?;
     let mut times = vec![];
     for _ in 0..reps.max(1) {
         let t = Instant::now();
-        stepper.advance(GPU_BATCH)?;
-        times.push(t.elapsed().as_secs_f64() * 1e3 / GPU_BATCH as f64);
+        stepper.advance(batch)?;
+        times.push(t.elapsed().as_secs_f64() * 1e3 / batch as f64);
     }
     let what = (stepper.backend(), stepper.cells(), stepper.bytes_per_step());
-    Ok(Some(result(
-        case, precision, shape, what, &times, copy_gbps,
-    )))
+    let mut r = result(case, precision, shape, what, &times, copy_gbps);
+    r.steps_per_pass = (k > 1).then_some(k);
+    Ok(Some(r))
 }
 
 /// The row of a case from its step times (ms) and copy bandwidth; `what` is the backend's
 /// name, the cells a step updates and the minimum bytes it moves.
-fn result(
+pub(crate) fn result(
     case: &SolverCase,
     precision: PrecisionName,
     shape: Vec<usize>,
@@ -237,6 +244,7 @@ fn result(
         gbps,
         copy_gbps,
         pct_of_copy: 100.0 * gbps / copy_gbps,
+        steps_per_pass: None,
     }
 }
 

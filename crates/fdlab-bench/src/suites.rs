@@ -73,6 +73,10 @@ pub const SOLVER_SUITE: &str = "solvers";
 /// The suite that times the FDTD step on all CPU cores and on the GPU, side by side.
 pub const FDTD_SUITE: &str = "fdtd";
 
+/// The suite that times the GPU heat step with k = 1 … 8 steps per pass (temporal blocking,
+/// [`crate::temporal`]), which runs on its own.
+pub const TEMPORAL_SUITE: &str = "temporal";
+
 /// Options that shape the case lists.
 #[derive(Debug, Clone, Default)]
 pub struct SuiteOptions {
@@ -127,7 +131,7 @@ fn unknown_suite(name: &str) -> Error {
         name: name.into(),
         valid: SUITES
             .iter()
-            .chain(&[SOLVER_SUITE, FDTD_SUITE])
+            .chain(&[SOLVER_SUITE, FDTD_SUITE, TEMPORAL_SUITE])
             .map(|s| s.to_string())
             .collect(),
     }
@@ -135,7 +139,7 @@ fn unknown_suite(name: &str) -> Error {
 
 /// Checks a suite name.
 pub fn check_suite(name: &str) -> Result<(), Error> {
-    if SUITES.contains(&name) || name == SOLVER_SUITE || name == FDTD_SUITE {
+    if SUITES.contains(&name) || [SOLVER_SUITE, FDTD_SUITE, TEMPORAL_SUITE].contains(&name) {
         Ok(())
     } else {
         Err(unknown_suite(name))
@@ -164,7 +168,7 @@ pub fn cases(suite: &str, target: Target, opts: &SuiteOptions) -> Result<Vec<Cas
         "amd-laplacian" => amd_laplacian(target, opts),
         "roofline" => roofline(target, opts),
         "probes" => probes(opts),
-        SOLVER_SUITE | FDTD_SUITE => Err(Error::Unknown {
+        SOLVER_SUITE | FDTD_SUITE | TEMPORAL_SUITE => Err(Error::Unknown {
             kind: "stencil suite",
             name: suite.into(),
             valid: SUITES.iter().map(|s| s.to_string()).collect(),

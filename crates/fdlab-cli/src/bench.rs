@@ -54,13 +54,20 @@ pub fn bench(a: BenchArgs) -> Result<()> {
     for s in &a.suites {
         check_suite(s)?;
     }
-    let whole_steps = [fdlab_bench::SOLVER_SUITE, fdlab_bench::FDTD_SUITE];
+    let whole_steps = [
+        fdlab_bench::SOLVER_SUITE,
+        fdlab_bench::FDTD_SUITE,
+        fdlab_bench::TEMPORAL_SUITE,
+    ];
     if let Some(w) = a.suites.iter().find(|s| whole_steps.contains(&s.as_str())) {
         if a.suites.len() > 1 {
             bail!(
                 "--suite {w} times whole solver steps and runs on its own: run it in a \
                  separate fdlab bench call"
             );
+        }
+        if w == fdlab_bench::TEMPORAL_SUITE {
+            return crate::bench_temporal::bench_temporal(&a);
         }
         return crate::bench_solvers::bench_solvers(&a);
     }

@@ -186,7 +186,9 @@ fn solver_checks(
     json: Option<&std::path::Path>,
 ) -> Result<usize> {
     use fdlab_solvers::case::PrecisionName;
-    use fdlab_solvers::conformance::{cases, gpu, reference, run_all};
+    use fdlab_solvers::conformance::{
+        cases, gpu, reference, run_all, run_temporal, temporal_cases,
+    };
     let on_gpu = backend.device().is_some();
     let wanted: Vec<PrecisionName> = precisions
         .iter()
@@ -214,7 +216,7 @@ fn solver_checks(
     );
     let pb = progress_bar(cases.len() as u64);
     pb.set_message("solver steps");
-    let results = if on_gpu {
+    let mut results = if on_gpu {
         run_all(&cases, &gpu, &mut |done, _| pb.set_position(done as u64))
     } else {
         run_all(&cases, &reference, &mut |done, _| {
@@ -222,6 +224,24 @@ fn solver_checks(
         })
     };
     pb.finish_and_clear();
+    if on_gpu {
+        // The heat step with temporal blocking: k-step passes against the CPU and against
+        // the GPU's own single steps.
+        let temporal: Vec<_> = temporal_cases()
+            .into_iter()
+            .filter(|c| wanted.contains(&c.case.precision))
+            .collect();
+        println!(
+            "solvers: {} temporal-blocking cases (heat order 2, odd shapes, both boundaries, k = 2 … 8 and small tiles): fields after 100 steps against the CPU and the GPU's single steps, resume, NaN after passes",
+            temporal.len()
+        );
+        let pb = progress_bar(temporal.len() as u64);
+        pb.set_message("temporal blocking");
+        results.extend(run_temporal(&temporal, &mut |done, _| {
+            pb.set_position(done as u64)
+        }));
+        pb.finish_and_clear();
+    }
     let failed: Vec<_> = results.iter().filter(|r| !r.passed).collect();
     for f in &failed {
         println!("  FAIL {}: {}", f.name, f.detail);

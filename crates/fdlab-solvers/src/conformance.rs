@@ -13,6 +13,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 pub use crate::setup::Setup;
+pub use crate::temporal_checks::{run_temporal, temporal_cases, TemporalCase};
 
 /// One conformance case.
 #[derive(Debug, Clone)]
@@ -91,7 +92,7 @@ pub fn reference(setup: &Setup, precision: PrecisionName) -> Result<Box<dyn Step
 }
 
 /// Random values in `[lo, hi)`, one per cell.
-fn random_field(rng: &mut SmallRng, cells: usize, lo: f64, hi: f64) -> Vec<f64> {
+pub(crate) fn random_field(rng: &mut SmallRng, cells: usize, lo: f64, hi: f64) -> Vec<f64> {
     (0..cells).map(|_| rng.gen_range(lo..hi)).collect()
 }
 
@@ -106,7 +107,7 @@ fn shape(dim: usize, vectors: bool) -> [usize; 3] {
     }
 }
 
-fn label(n: [usize; 3], dim: usize) -> String {
+pub(crate) fn label(n: [usize; 3], dim: usize) -> String {
     n[..dim]
         .iter()
         .map(|v| v.to_string())
@@ -263,7 +264,7 @@ pub fn example_cases(dir: &std::path::Path) -> Result<Vec<CheckCase>> {
 }
 
 /// Largest |a − b| over the largest |b| (any difference fails where b is all zeros).
-fn relative_error(a: &[f64], b: &[f64]) -> f64 {
+pub(crate) fn relative_error(a: &[f64], b: &[f64]) -> f64 {
     error_on_scale(a, b, b.iter().fold(0.0f64, |m, v| m.max(v.abs())))
 }
 
@@ -287,7 +288,7 @@ const STEPS: [usize; 2] = [7, 23];
 
 /// Relative tolerance after [`STEPS`]: rounding differences (fused multiply-adds, sum order)
 /// grow with the steps; f32 keeps ~7 digits.
-fn tolerance(p: PrecisionName) -> f64 {
+pub(crate) fn tolerance(p: PrecisionName) -> f64 {
     match p {
         PrecisionName::F64 => 1e-10,
         PrecisionName::F32 => 1e-4,
@@ -358,6 +359,15 @@ pub fn resume(case: &CheckCase, make: MakeStepper<'_>) -> CheckResult {
 /// A NaN in the initial field is reported at the same step and cell as the CPU reports it
 /// (NaN spreads the same in every order of operations, unlike an overflow).
 pub fn non_finite(case: &CheckCase, make: MakeStepper<'_>) -> CheckResult {
+    non_finite_after(case, make, 3)
+}
+
+/// [`non_finite`] over one call of `steps` steps.
+pub(crate) fn non_finite_after(
+    case: &CheckCase,
+    make: MakeStepper<'_>,
+    steps: usize,
+) -> CheckResult {
     let mut setup = case.setup.clone();
     let initial = match &mut setup {
         Setup::Heat(s) => Some((&mut s.initial, s.n)),
@@ -374,13 +384,20 @@ pub fn non_finite(case: &CheckCase, make: MakeStepper<'_>) -> CheckResult {
     }
     let report = |m: MakeStepper<'_>| -> Result<Option<(u64, [usize; 3])>> {
         let mut s = m(&setup, case.precision)?;
-        match s.advance(3) {
+        match s.advance(steps) {
             Err(Error::NonFinite { step, cell, .. }) => Ok(Some((step, cell))),
             Err(e) => Err(e),
             Ok(()) => Ok(None),
         }
     };
-    let name = format!("{}: non-finite value reported", case.name);
+    let name = if steps == 3 {
+        format!("{}: non-finite value reported", case.name)
+    } else {
+        format!(
+            "{}: non-finite value reported ({steps} steps in one call)",
+            case.name
+        )
+    };
     match (report(&cpu), report(make)) {
         (Ok(Some(w)), Ok(Some(g))) if w == g => finish(name, Ok(0.0), 0.0),
         (Ok(w), Ok(g)) => CheckResult {
@@ -394,7 +411,7 @@ pub fn non_finite(case: &CheckCase, make: MakeStepper<'_>) -> CheckResult {
     }
 }
 
-fn finish(name: String, r: Result<f64>, tolerance: f64) -> CheckResult {
+pub(crate) fn finish(name: String, r: Result<f64>, tolerance: f64) -> CheckResult {
     match r {
         Ok(error) => CheckResult {
             passed: error <= tolerance,
@@ -478,7 +495,8 @@ mod tests {
             return;
         }
         let cases = cases(false);
-        let results = run_all(&cases, &gpu, &mut |_, _| {});
+        let mut results = run_all(&cases, &gpu, &mut |_, _| {});
+        results.extend(run_temporal(&temporal_cases(), &mut |_, _| {}));
         let failed: Vec<_> = results.iter().filter(|r| !r.passed).collect();
         assert!(failed.is_empty(), "{failed:#?}");
     }

@@ -50,6 +50,11 @@ pub trait Stepper: Send {
     fn bytes_per_step(&self) -> usize;
     /// Backend name, e.g. `"cpu"`.
     fn backend(&self) -> &'static str;
+    /// Time steps fused in one pass over the grid (temporal blocking; 1 for one step per
+    /// pass, which every stepper but the GPU heat step does).
+    fn steps_per_pass(&self) -> usize {
+        1
+    }
 }
 
 /// Find the first non-finite value of a padded row result; used by the fused loops.

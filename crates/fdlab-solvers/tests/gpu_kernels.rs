@@ -69,3 +69,64 @@ fn every_solver_kernel_compiles_for_sm_90() {
         kernels.len()
     );
 }
+
+/// Every temporal-blocking pass the stepper may run compiles for sm_90: for each dimension,
+/// precision and boundary, the model's shape for every k (what `FDLAB_TEMPORAL=k` and
+/// `fdlab bench --suite temporal` run) and its overall choice. `FDLAB_PTXAS_INFO=1` prints
+/// each one's registers and spills.
+#[test]
+fn every_temporal_pass_compiles_for_sm_90() {
+    use fdlab_solvers::gpu::heat_pass_source;
+    use fdlab_solvers::gpu::temporal::{Request, K_MAX};
+    use fdlab_solvers::HeatSetup;
+    if !nvrtc::available() {
+        assert_ne!(
+            std::env::var("FDLAB_REQUIRE_NVRTC").as_deref(),
+            Ok("1"),
+            "FDLAB_REQUIRE_NVRTC=1 but libnvrtc cannot be loaded"
+        );
+        eprintln!("SKIPPED: libnvrtc not found (set LD_LIBRARY_PATH; see scripts/test.sh)");
+        return;
+    }
+    let mut kernels = BTreeMap::new();
+    for (dim, n) in [(2, [8192, 8192, 1]), (3, [512, 512, 512])] {
+        for periodic in [true, false] {
+            let setup = HeatSetup {
+                n,
+                dim,
+                spacing: [1.0, 0.8, 1.3],
+                order: 2,
+                dt: 0.05,
+                kappa: vec![0.7],
+                periodic,
+                initial: vec![],
+            };
+            for p in [PrecisionName::F32, PrecisionName::F64] {
+                for k in 2..=K_MAX {
+                    // Shapes that do not fit are refused, not compiled.
+                    if let Ok(Some((src, _))) = heat_pass_source(&setup, p, Request::K(k)) {
+                        kernels.insert(src.name.clone(), src);
+                    }
+                }
+            }
+        }
+    }
+    assert!(kernels.len() >= 40, "only {} pass kernels", kernels.len());
+    // Two translation units (their helpers are guarded): one NVRTC call each, instead of one
+    // per kernel, keeps the test short on few cores.
+    let all: Vec<_> = kernels.values().collect();
+    let failures: Vec<String> = all
+        .par_chunks(all.len().div_ceil(2))
+        .filter_map(|group| {
+            let mut unit = group[0].source();
+            for k in &group[1..] {
+                unit.push_str(&k.body);
+            }
+            nvrtc::compile_cubin(&group[0].name, &unit, "sm_90")
+                .err()
+                .map(|e| format!("{}: {e}", group[0].name))
+        })
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    eprintln!("{} temporal pass kernels compiled", kernels.len());
+}

@@ -1,11 +1,14 @@
-//! The heat step on the GPU: one fused kernel per step, `v = u + Δt κ L u`.
+//! The heat step on the GPU: one fused kernel per step, `v = u + Δt κ L u`; for order 2 and a
+//! constant κ, `k` steps per pass over the grid ([`super::temporal`]) and single steps for the
+//! rest.
 
 use super::kernels::{self, Launch, StepSpec};
+use super::temporal::{self, PassSpec, Request, Temporal};
 use super::{cuda_type, driver, launch_config, march_order, march_sizes, precision_of, tag, Gpu};
 use crate::layout::Layout;
 use crate::stepper::{StatePart, Stepper};
-use crate::{HeatSetup, Result};
-use cudarc::driver::{CudaSlice, PushKernelArg};
+use crate::{Error, HeatSetup, Result};
+use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use fdlab_cuda::codegen::CudaSource;
 use fdlab_cuda::{CudaScalar, Kernel};
 use std::sync::Arc;
@@ -22,12 +25,30 @@ pub struct HeatGpu<T: CudaScalar> {
     kappa: Option<CudaSlice<T>>,
     kernel: Arc<Kernel>,
     launch: Launch,
+    /// The k-step pass, when temporal blocking is on.
+    pass: Option<Pass>,
     step: u64,
 }
 
+/// A compiled k-step pass and its shape.
+struct Pass {
+    kernel: Arc<Kernel>,
+    shape: Temporal,
+    /// Dynamic shared memory per block, bytes.
+    shared: u32,
+}
+
 impl<T: CudaScalar> HeatGpu<T> {
-    /// Opens the first GPU, compiles the step and uploads the initial field.
+    /// Opens the first GPU, compiles the step (and the k-step pass that `FDLAB_TEMPORAL` or the
+    /// model picks, where it applies) and uploads the initial field.
     pub fn new(s: &HeatSetup) -> Result<Self> {
+        Self::with_temporal(s, None)
+    }
+
+    /// As [`HeatGpu::new`], with temporal blocking as `request` says instead of the
+    /// environment or the model (`Some(Request::Off)`: single steps only). A setup that
+    /// blocking does not apply to (order above 2, κ varying in space) runs single steps.
+    pub fn with_temporal(s: &HeatSetup, request: Option<Request>) -> Result<Self> {
         let gpu = Gpu::open()?;
         let co = s.coefficients()?;
         let r = s.order / 2;
@@ -43,6 +64,10 @@ impl<T: CudaScalar> HeatGpu<T> {
         };
         let u = gpu.upload(&to_t(&s.initial))?;
         let v = gpu.zeros(cells)?;
+        let pass = match pass_source::<T>(s, request)? {
+            Some((src, shape)) => open_pass(&gpu, &src, shape)?,
+            None => None,
+        };
         Ok(HeatGpu {
             gpu,
             n: s.n,
@@ -53,9 +78,163 @@ impl<T: CudaScalar> HeatGpu<T> {
             kappa,
             kernel,
             launch,
+            pass,
             step: 0,
         })
     }
+
+    /// The temporal-blocking shape in use, if any.
+    pub fn temporal(&self) -> Option<Temporal> {
+        self.pass.as_ref().map(|p| p.shape)
+    }
+
+    /// `steps` single steps with the one-step kernel, then the non-finite check.
+    fn single_steps(&mut self, steps: usize) -> Result<()> {
+        if steps == 0 {
+            return Ok(());
+        }
+        let (nx, no, nm) = march_sizes(self.n, self.dim);
+        let cfg = launch_config(
+            self.launch,
+            self.launch.grid(nx as usize, no as usize, nm as usize),
+        );
+        for i in 0..steps {
+            let t = tag(i);
+            let stream = self.gpu.stream.clone();
+            let mut b = stream.launch_builder(self.kernel.function());
+            b.arg(&self.u).arg(&mut self.v);
+            // A constant κ is a literal; the pointer is then never read.
+            b.arg(self.kappa.as_ref().unwrap_or(&self.u));
+            b.arg(&nx).arg(&no).arg(&nm);
+            b.arg(&mut self.gpu.bad).arg(&mut self.gpu.badval).arg(&t);
+            // SAFETY: the arguments match the generated signature; u, v and κ hold nx·no·nm
+            // values and the kernel indexes only inside the grid.
+            unsafe { b.launch(cfg) }.map_err(driver("cuLaunchKernel"))?;
+            std::mem::swap(&mut self.u, &mut self.v);
+        }
+        let first = self.step;
+        self.step += steps as u64;
+        self.gpu.check_finite(first, self.n)
+    }
+
+    /// `passes` k-step passes, each tagged with its index in the non-finite flag. Returns the
+    /// index of the pass that met a non-finite value, after which no pass wrote anything.
+    fn passes(&mut self, passes: usize) -> Result<Option<usize>> {
+        let Some(pass) = &self.pass else {
+            return Ok(None);
+        };
+        let (nx, no, nm) = march_sizes(self.n, self.dim);
+        let g = pass
+            .shape
+            .grid(self.dim, nx as usize, no as usize, nm as usize);
+        let cfg = LaunchConfig {
+            grid_dim: (g[0], g[1], g[2]),
+            block_dim: (pass.shape.threads(), 1, 1),
+            shared_mem_bytes: pass.shared,
+        };
+        for i in 0..passes {
+            let t = tag(i);
+            let stream = self.gpu.stream.clone();
+            let mut b = stream.launch_builder(pass.kernel.function());
+            b.arg(&self.u).arg(&mut self.v);
+            b.arg(&nx).arg(&no).arg(&nm);
+            b.arg(&mut self.gpu.bad).arg(&mut self.gpu.badval).arg(&t);
+            // SAFETY: the arguments match the generated signature; u and v hold nx·no·nm
+            // values, the kernel indexes only inside the grid (wrapped or guarded) and its
+            // shared memory is the size it was generated for (attribute set when opened).
+            unsafe { b.launch(cfg) }.map_err(driver("cuLaunchKernel"))?;
+            std::mem::swap(&mut self.u, &mut self.v);
+        }
+        self.gpu.flagged_call(passes)
+    }
+}
+
+/// After `passes` passes (each swapping u and v) of which pass `bad` met a non-finite value:
+/// whether the state before pass `bad` is now in v (else u). Pass p read the buffer that was
+/// u after p swaps, and the passes after `bad` wrote nothing, so it is in u when an even
+/// number of swaps separates it from now.
+fn replay_from_v(passes: usize, bad: usize) -> bool {
+    (passes - bad) % 2 == 1
+}
+
+/// The k-step pass kernel of `s` in `T` and its shape, where temporal blocking applies and
+/// `request` (else the environment, else the model) asks for it.
+pub(super) fn pass_source<T: CudaScalar>(
+    s: &HeatSetup,
+    request: Option<Request>,
+) -> Result<Option<(CudaSource, Temporal)>> {
+    let co = s.coefficients()?;
+    if s.order != 2 || co.dt_kappa.len() > 1 {
+        return Ok(None);
+    }
+    let bytes = std::mem::size_of::<T>();
+    let shape = temporal::plan(s.dim, s.n, bytes, request).map_err(Error::Invalid)?;
+    let Some(shape) = shape else {
+        return Ok(None);
+    };
+    // CUDA's limit on blocks along y and z: a grid beyond it (over 65535 tiles or chunks along
+    // an axis) runs single steps.
+    let (nx, no, nm) = march_sizes(s.n, s.dim);
+    let g = shape.grid(s.dim, nx as usize, no as usize, nm as usize);
+    if g[1] > 65535 || g[2] > 65535 {
+        return Ok(None);
+    }
+    let w = march_order(&co.w, s.dim, vec![0.0; 2]);
+    let spec = PassSpec {
+        ty: cuda_type::<T>(),
+        dim: s.dim,
+        periodic: s.periodic,
+        w: [w[0][1], w[1][1], w[2][1]],
+        w0: co.w0,
+        kc: co.dt_kappa[0],
+        t: shape,
+    };
+    let body = temporal::heat_pass(&spec);
+    let mut src = super::source(
+        "heat_pass",
+        &body,
+        precision_of::<T>(),
+        Launch::new(s.dim, 1, s.n, bytes),
+    );
+    src.block = [shape.threads(), 1, 1];
+    src.shared_bytes = shape.shared_bytes(s.dim, bytes);
+    Ok(Some((src, shape)))
+}
+
+/// Compiles the pass, allows its shared memory and checks that a block fits an SM; `None`
+/// (single steps, with a note on stderr) on a device where it does not.
+fn open_pass(gpu: &Gpu, src: &CudaSource, shape: Temporal) -> Result<Option<Pass>> {
+    let kernel = gpu.kernel(src)?;
+    let shared = src.shared_bytes;
+    let f = kernel.function();
+    if shared > 48 * 1024 {
+        let attr = cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+        if let Err(e) = f.set_attribute(attr, shared as i32) {
+            eprintln!("note: temporal blocking {shape} off: {shared} bytes of shared memory refused ({e:?})");
+            return Ok(None);
+        }
+    }
+    match f.occupancy_max_active_blocks_per_multiprocessor(shape.threads(), shared as usize, None) {
+        Ok(b) if b > 0 => Ok(Some(Pass {
+            kernel,
+            shape,
+            shared,
+        })),
+        r => {
+            eprintln!("note: temporal blocking {shape} off: no block fits an SM ({r:?})");
+            Ok(None)
+        }
+    }
+}
+
+/// The one-step kernel of `s` in `T` and, where it applies, the k-step pass that the
+/// environment or the model picks.
+pub(super) fn all_sources<T: CudaScalar>(s: &HeatSetup) -> Result<Vec<CudaSource>> {
+    let mut out = vec![sources::<T>(s)?];
+    if let Some((src, _)) = pass_source::<T>(s, None)? {
+        out.push(src);
+    }
+    Ok(out)
 }
 
 /// The step kernel of `s` in `T`.
@@ -87,29 +266,25 @@ pub(super) fn sources<T: CudaScalar>(s: &HeatSetup) -> Result<CudaSource> {
 }
 
 impl<T: CudaScalar> Stepper for HeatGpu<T> {
+    /// ⌊steps / k⌋ k-step passes, then single steps for the rest. When a pass meets a
+    /// non-finite value, the passes after it wrote nothing: the state before it is still in
+    /// one of the two buffers, and the steps from there are replayed singly, so that the
+    /// report names the exact step and cell.
     fn advance(&mut self, steps: usize) -> Result<()> {
-        let (nx, no, nm) = march_sizes(self.n, self.dim);
-        let cfg = launch_config(
-            self.launch,
-            self.launch.grid(nx as usize, no as usize, nm as usize),
-        );
-        for i in 0..steps {
-            let t = tag(i);
-            let stream = self.gpu.stream.clone();
-            let mut b = stream.launch_builder(self.kernel.function());
-            b.arg(&self.u).arg(&mut self.v);
-            // A constant κ is a literal; the pointer is then never read.
-            b.arg(self.kappa.as_ref().unwrap_or(&self.u));
-            b.arg(&nx).arg(&no).arg(&nm);
-            b.arg(&mut self.gpu.bad).arg(&mut self.gpu.badval).arg(&t);
-            // SAFETY: the arguments match the generated signature; u, v and κ hold nx·no·nm
-            // values and the kernel indexes only inside the grid.
-            unsafe { b.launch(cfg) }.map_err(driver("cuLaunchKernel"))?;
-            std::mem::swap(&mut self.u, &mut self.v);
+        let k = self.pass.as_ref().map_or(1, |p| p.shape.k as usize);
+        let passes = if k > 1 { steps / k } else { 0 };
+        if passes > 0 {
+            let first = self.step;
+            if let Some(bad) = self.passes(passes)? {
+                if replay_from_v(passes, bad) {
+                    std::mem::swap(&mut self.u, &mut self.v);
+                }
+                self.step = first + (bad * k) as u64;
+                return self.single_steps(steps - bad * k);
+            }
+            self.step = first + (passes * k) as u64;
         }
-        let first = self.step;
-        self.step += steps as u64;
-        self.gpu.check_finite(first, self.n)
+        self.single_steps(steps - passes * k)
     }
 
     fn step(&self) -> u64 {
@@ -152,5 +327,24 @@ impl<T: CudaScalar> Stepper for HeatGpu<T> {
 
     fn backend(&self) -> &'static str {
         "cuda"
+    }
+
+    fn steps_per_pass(&self) -> usize {
+        self.pass.as_ref().map_or(1, |p| p.shape.k as usize)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::replay_from_v;
+
+    #[test]
+    fn the_state_before_the_bad_pass_is_found_in_the_right_buffer() {
+        // One pass, bad: its input was u, now swapped into v.
+        assert!(replay_from_v(1, 0));
+        // Two passes, the first bad: swapped twice, back in u.
+        assert!(!replay_from_v(2, 0));
+        assert!(replay_from_v(2, 1));
+        assert!(replay_from_v(3, 0) && !replay_from_v(3, 1) && replay_from_v(3, 2));
     }
 }

@@ -7,6 +7,8 @@ mod fdtd;
 mod fdtd_kernels;
 mod heat;
 mod kernels;
+pub mod temporal;
+mod temporal_kernel;
 mod tiled;
 mod wave;
 
@@ -89,6 +91,21 @@ impl Gpu {
         Ok(self.download(buf)?.iter().map(|v| v.as_f64()).collect())
     }
 
+    /// After `passes` k-step passes tagged with their index: the index of the pass whose
+    /// output held a non-finite value (the flag is cleared), or `None`.
+    fn flagged_call(&mut self, passes: usize) -> Result<Option<usize>> {
+        let key = self.download(&self.bad)?[0];
+        if key == u64::MAX {
+            return Ok(None);
+        }
+        self.stream
+            .memcpy_htod(&[u64::MAX], &mut self.bad)
+            .map_err(driver("cuMemcpyHtoD"))?;
+        Ok(Some(
+            ((key >> CELL_BITS) as usize).min(passes.saturating_sub(1)),
+        ))
+    }
+
     /// The first non-finite result of the last `advance` call, as an error naming the step
     /// (`first` is the step before the call) and the cell of a grid of `n` points.
     fn check_finite(&mut self, first: u64, n: [usize; 3]) -> Result<()> {
@@ -138,13 +155,27 @@ pub fn kernel_sources(
     use crate::case::PrecisionName::{F32, F64};
     use crate::setup::Setup;
     Ok(match (setup, precision) {
-        (Setup::Heat(s), F32) => vec![heat::sources::<f32>(s)?],
-        (Setup::Heat(s), F64) => vec![heat::sources::<f64>(s)?],
+        (Setup::Heat(s), F32) => heat::all_sources::<f32>(s)?,
+        (Setup::Heat(s), F64) => heat::all_sources::<f64>(s)?,
         (Setup::Wave(s), F32) => wave::sources::<f32>(s)?.all(),
         (Setup::Wave(s), F64) => wave::sources::<f64>(s)?.all(),
         (Setup::Fdtd(s), F32) => fdtd::sources::<f32>(s)?.all(),
         (Setup::Fdtd(s), F64) => fdtd::sources::<f64>(s)?.all(),
     })
+}
+
+/// The k-step heat pass of `setup` in `precision` for `request` and its shape (generated
+/// without a GPU, to compile every variant with NVRTC anywhere); `None` where temporal
+/// blocking does not apply (order above 2, κ varying) or the request turns it off.
+pub fn heat_pass_source(
+    setup: &crate::HeatSetup,
+    precision: crate::case::PrecisionName,
+    request: temporal::Request,
+) -> Result<Option<(CudaSource, temporal::Temporal)>> {
+    match precision {
+        crate::case::PrecisionName::F32 => heat::pass_source::<f32>(setup, Some(request)),
+        crate::case::PrecisionName::F64 => heat::pass_source::<f64>(setup, Some(request)),
+    }
 }
 
 /// The step-within-call tag of the non-finite flag.

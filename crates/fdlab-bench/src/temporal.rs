@@ -1,0 +1,173 @@
+//! The `temporal` suite: the GPU heat step (order 2, periodic, constant κ: the 3-D 7-point
+//! and 2-D 5-point Laplacians) with k = 1 … 8 time steps fused per pass over the grid
+//! ([`fdlab_solvers::gpu::temporal`]), beside the copy bandwidth measured in the same run.
+//!
+//! A row's effective bandwidth is that of a single step (the field read once and written
+//! once, [`fdlab_solvers::Stepper::bytes_per_step`]) over the time per step, so k passes
+//! that move the grid once per k steps can exceed the copy bandwidth: that ratio is the
+//! speed-up of the blocking over a memory-bound single step.
+
+use crate::report::Timing;
+use crate::solvers::{result, SolverCase, SolverResult, SolverSetup};
+use fdlab_solvers::case::PrecisionName;
+use fdlab_solvers::gpu::temporal::Request;
+use fdlab_solvers::gpu::HeatGpu;
+use fdlab_solvers::{HeatSetup, Stepper};
+use std::time::Instant;
+
+/// One grid of the suite.
+#[derive(Debug, Clone)]
+pub struct TemporalCase {
+    /// Short name, e.g. `heat3d-2nd`.
+    pub name: &'static str,
+    /// What it runs.
+    pub description: &'static str,
+    /// 2 or 3.
+    pub dim: usize,
+    /// Grid points (nz = 1 in 2-D).
+    pub n: [usize; 3],
+}
+
+/// The suite's grids: the 3-D heat step on `n3`³ points (default 512) and the 2-D one on
+/// `n2`² points (default 8192).
+pub fn temporal_cases(n3: usize, n2: usize) -> Vec<TemporalCase> {
+    vec![
+        TemporalCase {
+            name: "heat3d-2nd",
+            description: "heat step, 7-point Laplacian, periodic, constant diffusivity",
+            dim: 3,
+            n: [n3; 3],
+        },
+        TemporalCase {
+            name: "heat2d-2nd",
+            description: "heat step, 5-point Laplacian, periodic, constant diffusivity",
+            dim: 2,
+            n: [n2, n2, 1],
+        },
+    ]
+}
+
+/// The case's setup: unit spacing and diffusivity, half the stable time step, a wide
+/// Gaussian pulse (every value stays a normal number, as in a real run).
+pub fn setup(case: &TemporalCase) -> Result<HeatSetup, fdlab_solvers::Error> {
+    let (dim, n) = (case.dim, case.n);
+    let spacing = [1.0; 3];
+    let dt = 0.5 * fdlab_solvers::physics::heat_dt_limit(2, &spacing[..dim], 1.0)?;
+    let width = n[0] as f64 / 4.0;
+    let centre = |i: usize, a: usize| i as f64 - n[a] as f64 / 2.0;
+    let mut initial = Vec::with_capacity(n.iter().product());
+    for z in 0..n[2] {
+        for y in 0..n[1] {
+            for x in 0..n[0] {
+                let mut r2 = centre(x, 0).powi(2) + centre(y, 1).powi(2);
+                if dim == 3 {
+                    r2 += centre(z, 2).powi(2);
+                }
+                initial.push((-r2 / (2.0 * width * width)).exp());
+            }
+        }
+    }
+    Ok(HeatSetup {
+        n,
+        dim,
+        spacing,
+        order: 2,
+        dt,
+        kappa: vec![1.0],
+        periodic: true,
+        initial,
+    })
+}
+
+/// Steps timed together: a multiple of `k` (whole passes, one synchronisation per batch for
+/// the non-finite check) near 24.
+pub fn batch(k: usize) -> usize {
+    k * 24usize.div_ceil(k)
+}
+
+/// The requests of the suite: k = 1 (single steps) … 8 with the model's tile for each, or
+/// only what `FDLAB_TEMPORAL` asks for when it is set (to measure other shapes).
+pub fn requests() -> Vec<Request> {
+    use fdlab_solvers::gpu::temporal::{from_env, K_MAX};
+    match from_env() {
+        Some(r) => vec![r],
+        None => std::iter::once(Request::Off)
+            .chain((2..=K_MAX).map(Request::K))
+            .collect(),
+    }
+}
+
+/// Runs `case` (set up as `s`) in `precision` with temporal blocking as `request` says for
+/// `reps` timed batches of [`batch`] steps (wall clock, after one untimed batch), beside the
+/// device's copy bandwidth over `copy_bytes` measured just before. `None` when no tile fits
+/// (shared memory or registers) or the shape does not suit the case's dimension.
+pub fn run(
+    device: &fdlab_cuda::Device,
+    copy_bytes: usize,
+    case: &TemporalCase,
+    s: &HeatSetup,
+    precision: PrecisionName,
+    request: Request,
+    reps: usize,
+) -> Result<Option<SolverResult>, fdlab_solvers::Error> {
+    let bytes = match precision {
+        PrecisionName::F32 => 4,
+        PrecisionName::F64 => 8,
+    };
+    if fdlab_solvers::gpu::temporal::plan(s.dim, s.n, bytes, Some(request)).is_err() {
+        return Ok(None);
+    }
+    let (mut stepper, shape): (Box<dyn Stepper>, Option<String>) = match precision {
+        PrecisionName::F32 => {
+            let g = HeatGpu::<f32>::with_temporal(s, Some(request))?;
+            let shape = g.temporal().map(|t| t.to_string());
+            (Box::new(g), shape)
+        }
+        PrecisionName::F64 => {
+            let g = HeatGpu::<f64>::with_temporal(s, Some(request))?;
+            let shape = g.temporal().map(|t| t.to_string());
+            (Box::new(g), shape)
+        }
+    };
+    let copies = device.copy_times(copy_bytes, 2, 5)?;
+    let copy_gbps = 2.0 * copy_bytes as f64 / (Timing::of(&copies).median * 1e-3) / 1e9;
+    let steps = batch(stepper.steps_per_pass());
+    stepper.advance(steps)?;
+    let mut times = vec![];
+    for _ in 0..reps.max(1) {
+        let t = Instant::now();
+        stepper.advance(steps)?;
+        times.push(t.elapsed().as_secs_f64() * 1e3 / steps as f64);
+    }
+    let solver_case = SolverCase {
+        name: case.name,
+        description: case.description,
+        setup: SolverSetup::Toml(String::new()),
+    };
+    let shape_axes = case.n[..case.dim].to_vec();
+    let what = (stepper.backend(), stepper.cells(), stepper.bytes_per_step());
+    let mut r = result(&solver_case, precision, shape_axes, what, &times, copy_gbps);
+    r.suite = "temporal".into();
+    r.steps_per_pass = Some(stepper.steps_per_pass());
+    if let Some(t) = shape {
+        r.description = format!("{}; FDLAB_TEMPORAL={t}", r.description);
+    }
+    Ok(Some(r))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batches_are_whole_passes_and_setups_are_stable() {
+        for k in 1..=8 {
+            assert_eq!(batch(k) % k, 0);
+            assert!((24..32).contains(&batch(k)), "{k}");
+        }
+        let c = &temporal_cases(16, 32)[1];
+        let s = setup(c).unwrap();
+        assert_eq!(s.initial.len(), 32 * 32);
+        assert!(s.initial.iter().all(|v| v.is_normal()));
+    }
+}

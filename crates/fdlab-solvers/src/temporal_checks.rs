@@ -1,0 +1,239 @@
+//! Conformance of the GPU heat step with temporal blocking ([`crate::gpu::temporal`]): k-step
+//! passes on odd shapes (none a multiple of a tile, some smaller than one), both boundaries and
+//! both precisions, against the CPU's fused stepper and against the GPU's own single steps,
+//! over 100 steps in calls that mix passes and single steps; resume from a checkpoint; the
+//! non-finite report after a pass met it (replayed with single steps).
+
+use crate::case::PrecisionName;
+use crate::conformance::{
+    cpu, finish, label, non_finite_after, random_field, relative_error, resume, tolerance,
+    CheckCase, CheckResult, MakeStepper, Setup,
+};
+use crate::gpu::temporal::{best_for_k, Request, Temporal};
+use crate::physics::heat_dt_limit;
+use crate::{Error, HeatSetup, Result, Stepper};
+use rand::rngs::SmallRng;
+use rand::SeedableRng;
+
+/// A heat case and the temporal blocking its GPU stepper is asked to run.
+#[derive(Debug, Clone)]
+pub struct TemporalCase {
+    /// The case (order 2, constant κ).
+    pub case: CheckCase,
+    /// Steps per pass and tile.
+    pub request: Request,
+}
+
+/// Steps of the comparison, in calls of these lengths (each mixes passes and single steps).
+const CALLS: [usize; 2] = [37, 63];
+
+/// Largest relative difference from the GPU's own single steps: the pass sums every update in
+/// the one-step kernel's order, so only the compiler's contractions may differ.
+fn single_step_tolerance(p: PrecisionName) -> f64 {
+    match p {
+        PrecisionName::F64 => 1e-14,
+        PrecisionName::F32 => 1e-6,
+    }
+}
+
+/// The cases: 2-D 67×45, 1031×29 and 9×6, 3-D 37×29×23, 70×41×19 and 6×5×4, periodic and
+/// zero outside, f64 and f32, each with the model's tile for k = 2, 4 and 8 where it fits
+/// and with a small tile that makes several tiles and chunks per axis.
+pub fn temporal_cases() -> Vec<TemporalCase> {
+    let mut rng = SmallRng::seed_from_u64(11);
+    let mut out = vec![];
+    let small = |dim: usize| {
+        Request::Shape(if dim == 3 {
+            Temporal {
+                k: 3,
+                sx: 32,
+                sy: 16,
+                p: 2,
+                chunk: 8,
+            }
+        } else {
+            Temporal {
+                k: 4,
+                sx: 64,
+                sy: 1,
+                p: 2,
+                chunk: 8,
+            }
+        })
+    };
+    for precision in [PrecisionName::F64, PrecisionName::F32] {
+        for dim in [2, 3] {
+            let shapes: [[usize; 3]; 3] = if dim == 3 {
+                [[37, 29, 23], [70, 41, 19], [6, 5, 4]]
+            } else {
+                [[67, 45, 1], [1031, 29, 1], [9, 6, 1]]
+            };
+            for periodic in [true, false] {
+                for (i, n) in shapes.into_iter().enumerate() {
+                    // The first shape with every k; the others with one each.
+                    let requests: Vec<Request> = match i {
+                        0 => vec![Request::K(2), Request::K(4), Request::K(8), small(dim)],
+                        1 => vec![small(dim)],
+                        _ => vec![Request::K(3)],
+                    };
+                    let bytes = if precision == PrecisionName::F32 {
+                        4
+                    } else {
+                        8
+                    };
+                    // k = 8 has no tile in 3-D f64 (shared memory): left out where none fits.
+                    let fits = |r: &Request| match *r {
+                        Request::K(k) => best_for_k(dim, n, bytes, k).is_some(),
+                        _ => true,
+                    };
+                    for request in requests.into_iter().filter(fits) {
+                        let spacing = [1.0, 0.8, 1.3];
+                        let cells = n.iter().product();
+                        let dt = 0.4 * heat_dt_limit(2, &spacing[..dim], 0.7).unwrap_or(0.0);
+                        let what = match request {
+                            Request::Shape(t) => format!("FDLAB_TEMPORAL={t}"),
+                            Request::K(k) => format!("k={k}"),
+                            Request::Off => "off".into(),
+                        };
+                        out.push(TemporalCase {
+                            case: CheckCase {
+                                name: format!(
+                                    "heat {dim}-D order 2 {} κ {precision:?} {} temporal {what}",
+                                    if periodic { "periodic" } else { "zero-edge" },
+                                    label(n, dim)
+                                ),
+                                setup: Setup::Heat(HeatSetup {
+                                    n,
+                                    dim,
+                                    spacing,
+                                    order: 2,
+                                    dt,
+                                    kappa: vec![0.7],
+                                    periodic,
+                                    initial: random_field(&mut rng, cells, -1.0, 1.0),
+                                }),
+                                precision,
+                            },
+                            request,
+                        });
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The GPU heat stepper with temporal blocking as `request` says.
+fn gpu_with(request: Request) -> impl Fn(&Setup, PrecisionName) -> Result<Box<dyn Stepper>> + Copy {
+    use crate::gpu::HeatGpu;
+    move |setup, precision| match (setup, precision) {
+        (Setup::Heat(s), PrecisionName::F64) => {
+            Ok(Box::new(HeatGpu::<f64>::with_temporal(s, Some(request))?))
+        }
+        (Setup::Heat(s), PrecisionName::F32) => {
+            Ok(Box::new(HeatGpu::<f32>::with_temporal(s, Some(request))?))
+        }
+        _ => Err(Error::Invalid(
+            "temporal blocking runs the heat step only".into(),
+        )),
+    }
+}
+
+/// The steps per pass `request` must give.
+fn wanted_k(request: Request) -> usize {
+    match request {
+        Request::Off => 1,
+        Request::K(k) => k as usize,
+        Request::Shape(t) => t.k as usize,
+    }
+}
+
+/// 100 steps with passes against the CPU's fused stepper and against the GPU's single steps;
+/// fails when the stepper does not run the requested steps per pass.
+fn compare(case: &CheckCase, make: MakeStepper<'_>, request: Request) -> CheckResult {
+    let tol = tolerance(case.precision);
+    let tight = single_step_tolerance(case.precision);
+    let single = gpu_with(Request::Off);
+    let run = || -> Result<(f64, f64)> {
+        let mut want = cpu(&case.setup, case.precision)?;
+        let mut got = make(&case.setup, case.precision)?;
+        let mut plain = single(&case.setup, case.precision)?;
+        let k = got.steps_per_pass();
+        if k != wanted_k(request) || plain.steps_per_pass() != 1 {
+            return Err(Error::Invalid(format!(
+                "runs {k} steps per pass, not {}",
+                wanted_k(request)
+            )));
+        }
+        for n in CALLS {
+            want.advance(n)?;
+            got.advance(n)?;
+            plain.advance(n)?;
+        }
+        let field = got.field()?;
+        Ok((
+            relative_error(&field, &want.field()?),
+            relative_error(&field, &plain.field()?),
+        ))
+    };
+    let name = format!("{}: fields after 100 steps", case.name);
+    match run() {
+        // The error reported is the CPU's (as the other cases'); the detail gives both, so
+        // that a run shows whether the passes were bit-equal to single steps.
+        Ok((cpu_err, gpu_err)) => CheckResult {
+            passed: cpu_err <= tol && gpu_err <= tight,
+            detail: format!(
+                "against the CPU {cpu_err:.3e} (tolerance {tol:.1e}), against single GPU steps {gpu_err:.3e} (tolerance {tight:.1e})"
+            ),
+            name,
+            error: cpu_err,
+            tolerance: tol,
+        },
+        Err(e) => finish(name, Err(e), tol),
+    }
+}
+
+/// Every temporal check on every case: fields after 100 steps, resume bit-identical, and the
+/// non-finite report after calls of `2k + 1` and `3k + 1` steps (an even and an odd number of
+/// passes before the replay). `progress(done, total)` after each case.
+pub fn run_temporal(
+    cases: &[TemporalCase],
+    progress: &mut dyn FnMut(usize, usize),
+) -> Vec<CheckResult> {
+    let mut out = vec![];
+    for (i, c) in cases.iter().enumerate() {
+        let make = gpu_with(c.request);
+        out.push(compare(&c.case, &make, c.request));
+        out.push(resume(&c.case, &make));
+        let k = wanted_k(c.request);
+        for passes in [2, 3] {
+            out.push(non_finite_after(&c.case, &make, passes * k + 1));
+        }
+        progress(i + 1, cases.len());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cases_cover_both_boundaries_precisions_and_dimensions() {
+        let cases = temporal_cases();
+        assert!(cases.len() >= 32, "{}", cases.len());
+        for want in [
+            "periodic",
+            "zero-edge",
+            "F32",
+            "F64",
+            "2-D",
+            "3-D",
+            "k=8",
+            "FDLAB",
+        ] {
+            assert!(cases.iter().any(|c| c.case.name.contains(want)), "{want}");
+        }
+    }
+}
