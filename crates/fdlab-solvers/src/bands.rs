@@ -1,15 +1,17 @@
-//! The CPU steppers' sweep: bands of interior rows computed into a per-thread scratch buffer,
-//! then written to the output field with streaming stores.
+//! The CPU steppers' sweeps over bands of interior rows, in parallel, writing the output
+//! field with streaming stores (non-temporal: whole cache lines written without first being
+//! read, so a step moves one read and one write per point rather than the read for
+//! ownership's extra read). The y and z halos are filled after the sweep, so that the next step
+//! finds every halo filled.
 //!
-//! Why a scratch buffer: computing a row as a few passes over slices (the centre, then each
-//! neighbour pair) lets the compiler vectorise every pass; the finished band leaves through
-//! [`fdlab_cpu::copy::stream_copy`], whose non-temporal stores write whole cache lines without
-//! first reading them, so a step moves one read and one write per point rather than the
-//! read-for-ownership's extra read. The x halos of each row are set in the scratch (periodic
-//! images or zeros), and the y and z halos after the sweep, so that the next step finds every
-//! halo filled.
+//! - [`sweep`]: each row writes itself straight into the output, streaming whole lines as it
+//!   computes them, x halos included (the heat step).
+//! - [`sweep_with`]: each band is computed into a per-thread scratch buffer (x halos set there),
+//!   then streamed out with [`fdlab_cpu::copy::stream_copy`]: computing a row as a few passes
+//!   over slices lets the compiler vectorise every pass (the wave step).
 
 use crate::layout::Layout;
+use crate::rows::store_fence;
 use fdlab_core::Scalar;
 use fdlab_cpu::{copy::stream_copy, Par};
 use rayon::prelude::*;
@@ -20,18 +22,80 @@ fn band_rows<T>(l: &Layout) -> usize {
     (16 * 1024 / (l.p[0] * std::mem::size_of::<T>())).clamp(1, l.n[1])
 }
 
-/// Computes every interior row of `out` with `row(c, dst)`, where `c` is the padded index of
-/// the row's first interior point and `dst` its `n[0]` interior values; the row returns its
-/// first non-finite value (index within the row, value), if any. Halos of `out` are then
-/// filled: periodic images when `periodic`, zeros otherwise. Returns the padded index and value
-/// of the first non-finite point, if any.
+/// Computes every interior row of `out` with `row(c, prow)`, where `c` is the padded index of
+/// the row's first interior point and `prow` the whole padded row (`p[0]` values): the row
+/// writes its interior and its x halos, possibly with streaming stores, and returns its first
+/// non-finite value (index within the interior, value), if any. Rows go in bands over rayon's
+/// threads; each band ends with a store fence. The y and z halos of `out` are then filled:
+/// periodic images when `periodic`, else left alone. Returns the padded index and value of the
+/// first non-finite point, if any.
 pub(crate) fn sweep<T, F>(l: &Layout, periodic: bool, out: &mut [T], row: F) -> Option<(usize, f64)>
 where
     T: Scalar,
     F: Fn(usize, &mut [T]) -> Option<(usize, f64)> + Sync,
 {
+    let px = l.p[0];
     let mut none: [(); 0] = [];
-    sweep_with(l, periodic, false, out, &mut none, |c, dst, _| row(c, dst))
+    let bad = bands(l, out, &mut none)
+        .into_par_iter()
+        .map(|(k, j0, dst, _)| {
+            let mut bad = None;
+            for (jr, prow) in dst.chunks_exact_mut(px).enumerate() {
+                let c = l.idx(0, j0 + jr, k);
+                let found = row(c, prow);
+                if bad.is_none() {
+                    bad = found.map(|(i, v)| (c + i, v));
+                }
+            }
+            store_fence();
+            bad
+        })
+        .collect::<Vec<_>>();
+    if periodic {
+        fill_periodic_yz(l, out);
+    }
+    bad.into_iter().flatten().min_by_key(|(i, _)| *i)
+}
+
+/// Bands of about 16 KiB of interior rows, in order: (z index, first y index, the band's
+/// padded rows in `out`, the same part of `comp`, or an empty slice when `comp` is empty).
+/// Each band's padded rows are contiguous, so both arrays split into disjoint pieces.
+#[allow(clippy::type_complexity)]
+fn bands<'a, T, C>(
+    l: &Layout,
+    out: &'a mut [T],
+    comp: &'a mut [C],
+) -> Vec<(usize, usize, &'a mut [T], &'a mut [C])> {
+    let (px, py) = (l.p[0], l.p[1]);
+    let rows = band_rows::<T>(l);
+    let bands_per_plane = l.n[1].div_ceil(rows);
+    let hz = l.halo(2);
+    let has_comp = !comp.is_empty();
+    let mut pieces = Vec::new();
+    let (mut rest, mut rest_c) = (out, comp);
+    let mut offset = 0;
+    for k in 0..l.n[2] {
+        for b in 0..bands_per_plane {
+            let j0 = b * rows;
+            let j1 = (j0 + rows).min(l.n[1]);
+            let start = px * ((j0 + l.halo(1)) + py * (k + hz));
+            let len = px * (j1 - j0);
+            let (_, tail) = std::mem::take(&mut rest).split_at_mut(start - offset);
+            let (piece, tail) = tail.split_at_mut(len);
+            rest = tail;
+            let piece_c: &mut [C] = if has_comp {
+                let (_, tail) = std::mem::take(&mut rest_c).split_at_mut(start - offset);
+                let (piece_c, tail) = tail.split_at_mut(len);
+                rest_c = tail;
+                piece_c
+            } else {
+                &mut []
+            };
+            pieces.push((k, j0, piece, piece_c));
+            offset = start + len;
+        }
+    }
+    pieces
 }
 
 /// [`sweep`] with two more things: with `keep`, `dst` holds the row's values in `out` on
@@ -50,36 +114,9 @@ where
     C: Send,
     F: Fn(usize, &mut [T], &mut [C]) -> Option<(usize, f64)> + Sync,
 {
-    let (r, px, py) = (l.r, l.p[0], l.p[1]);
-    let rows = band_rows::<T>(l);
-    let bands_per_plane = l.n[1].div_ceil(rows);
-    let hz = l.halo(2);
+    let (r, px) = (l.r, l.p[0]);
     let has_comp = !comp.is_empty();
-    // Each band's padded rows are contiguous in `out` (and `comp`): split both into pieces.
-    let mut pieces: Vec<(usize, usize, &mut [T], &mut [C])> = Vec::new();
-    let (mut rest, mut rest_c) = (&mut out[..], &mut comp[..]);
-    let mut offset = 0;
-    for k in 0..l.n[2] {
-        for b in 0..bands_per_plane {
-            let j0 = b * rows;
-            let j1 = (j0 + rows).min(l.n[1]);
-            let start = px * ((j0 + l.halo(1)) + py * (k + hz));
-            let len = px * (j1 - j0);
-            let (_, tail) = rest.split_at_mut(start - offset);
-            let (piece, tail) = tail.split_at_mut(len);
-            rest = tail;
-            let piece_c = if has_comp {
-                let (_, tail) = std::mem::take(&mut rest_c).split_at_mut(start - offset);
-                let (piece_c, tail) = tail.split_at_mut(len);
-                rest_c = tail;
-                piece_c
-            } else {
-                &mut []
-            };
-            pieces.push((k, j0, piece, piece_c));
-            offset = start + len;
-        }
-    }
+    let pieces = bands(l, out, comp);
     let bad = pieces
         .into_par_iter()
         .map_init(Vec::new, |scratch: &mut Vec<T>, (k, j0, dst, dst_c)| {
@@ -164,10 +201,16 @@ mod tests {
             let l = Layout::new(n, dim, r);
             for periodic in [true, false] {
                 let mut out = vec![f64::NAN; l.len()];
-                // Each interior point's value is its padded index.
-                let bad = sweep(&l, periodic, &mut out, |c, dst: &mut [f64]| {
-                    for (i, d) in dst.iter_mut().enumerate() {
+                // Each interior point's value is its padded index; the row sets its x halos.
+                let bad = sweep(&l, periodic, &mut out, |c, prow: &mut [f64]| {
+                    let n0 = n[0];
+                    for (i, d) in prow[r..r + n0].iter_mut().enumerate() {
                         *d = (c + i) as f64;
+                    }
+                    for h in 0..r {
+                        let image = |i: usize| if periodic { (c + i) as f64 } else { 0.0 };
+                        prow[h] = image(n0 - r + h);
+                        prow[r + n0 + h] = image(h);
                     }
                     None
                 });
@@ -187,7 +230,7 @@ mod tests {
                     // except through the plane copies: every element must now match.
                     assert_eq!(out, want, "{n:?} r {r} periodic");
                 } else {
-                    // Zero halos on x (set in the scratch); other halo rows are never written.
+                    // Zero halos on x (set by the row); other halo rows are never written.
                     for (idx, (&o, &w)) in out.iter().zip(&want).enumerate() {
                         if !o.is_nan() {
                             assert_eq!(o, w, "{n:?} r {r} at {idx}");
@@ -202,9 +245,9 @@ mod tests {
     fn the_first_bad_point_is_reported() {
         let l = Layout::new([6, 5, 4], 3, 1);
         let mut out = vec![0.0f32; l.len()];
-        let bad = sweep(&l, false, &mut out, |c, dst: &mut [f32]| {
+        let bad = sweep(&l, false, &mut out, |c, prow: &mut [f32]| {
             if c >= l.idx(0, 2, 1) {
-                dst[3] = f32::INFINITY;
+                prow[1 + 3] = f32::INFINITY;
                 return Some((3, f64::INFINITY));
             }
             None

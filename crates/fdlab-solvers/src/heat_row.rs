@@ -1,11 +1,18 @@
-//! One row of the fused heat step, `u⁺ = u + Δt κ L u`, in a single pass: the radius and the
-//! number of axes are compile-time constants, so the neighbour rows are fixed sets of slices
-//! and the loop over the row vectorises; on x86 the same code is also compiled for AVX2 and
-//! picked at run time. Sums run in the reference's order (centre, then per offset the x, y and
-//! z pairs) and without fused multiply-adds, so every path gives the same bits.
+//! One row of the fused heat step, `u⁺ = u + Δt κ L u`, in a single pass written straight
+//! into the output field: the radius and the number of axes are compile-time constants, so
+//! the neighbour rows are fixed sets of slices and the loop over the row vectorises; on x86
+//! the same code is also compiled for AVX2 and AVX-512F and picked at run time. Sums run in
+//! the reference's order (centre, then per offset the x, y and z pairs) and without fused
+//! multiply-adds, so every path gives the same bits.
+//!
+//! Why straight into the output with streaming stores: computing a band into a scratch
+//! buffer and then streaming it out made the computation and the stores take turns (the
+//! core waited on the stores of one band before computing the next); storing each block of
+//! 16 values as it is computed lets the stores drain while the next blocks are computed.
+//! See docs/performance.md, "CPU heat step".
 
 use crate::layout::Layout;
-use crate::rows::{axis_weights, prefetch_leading, Neighbours};
+use crate::rows::{axis_weights, prefetch_leading, stream_block, Isa, Neighbours, BLOCK};
 use crate::stepper::flush;
 use fdlab_core::Scalar;
 
@@ -24,49 +31,99 @@ pub(crate) struct HeatRow<'a, T> {
 }
 
 impl<T: Scalar> HeatRow<'_, T> {
-    /// Writes the row whose first interior point is `c` into `out` (`n[0]` values).
-    pub(crate) fn run(&self, u: &[T], c: usize, out: &mut [T]) {
+    /// The stores this CPU runs the rows with.
+    pub(crate) fn isa() -> Isa {
         #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: AVX2 was detected on this CPU.
-            return unsafe { self.run_avx2(u, c, out) };
+        {
+            if std::arch::is_x86_feature_detected!("avx512f") {
+                return Isa::Avx512;
+            }
+            if std::arch::is_x86_feature_detected!("avx2") {
+                return Isa::Avx2;
+            }
         }
-        self.dispatch(u, c, out)
+        Isa::Plain
     }
 
+    /// Writes the padded row `prow` whose first interior point is `c`: its `n[0]` interior
+    /// values (whole 64-byte lines with streaming stores unless `isa` is [`Isa::Plain`]), and
+    /// its x halos (periodic images when `periodic`, else zeros). Returns the row's first
+    /// non-finite value (index within the interior, value), if any. The caller fences the
+    /// streaming stores before the field is read by another thread.
+    pub(crate) fn run(
+        &self,
+        isa: Isa,
+        u: &[T],
+        c: usize,
+        prow: &mut [T],
+        periodic: bool,
+    ) -> Option<(usize, f64)> {
+        let (r, n0) = (self.l.r, self.l.n[0]);
+        assert_eq!(prow.len(), n0 + 2 * r, "a padded row");
+        assert!(c >= r && c + n0 + r <= u.len(), "a padded row of u");
+        let bad = match isa {
+            Isa::Plain => self.dispatch::<{ Isa::PLAIN }>(u, c, prow, periodic),
+            // SAFETY: `isa` names an instruction set detected on this CPU (see `isa`).
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2 => unsafe { self.run_avx2(u, c, prow, periodic) },
+            // SAFETY: as above.
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx512 => unsafe { self.run_avx512(u, c, prow, periodic) },
+        };
+        if !bad {
+            return None;
+        }
+        // Rare: read the row back (this thread sees its own streaming stores).
+        let out = &prow[r..r + n0];
+        out.iter()
+            .position(|v| !v.is_finite())
+            .map(|i| (i, out[i].as_f64()))
+    }
+
+    /// # Safety
+    /// The CPU has AVX2.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
-    unsafe fn run_avx2(&self, u: &[T], c: usize, out: &mut [T]) {
-        self.dispatch(u, c, out)
+    unsafe fn run_avx2(&self, u: &[T], c: usize, prow: &mut [T], periodic: bool) -> bool {
+        self.dispatch::<{ Isa::AVX2 }>(u, c, prow, periodic)
+    }
+
+    /// # Safety
+    /// The CPU has AVX-512F.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn run_avx512(&self, u: &[T], c: usize, prow: &mut [T], periodic: bool) -> bool {
+        self.dispatch::<{ Isa::AVX512 }>(u, c, prow, periodic)
     }
 
     #[inline(always)]
-    fn dispatch(&self, u: &[T], c: usize, out: &mut [T]) {
+    fn dispatch<const ISA: u8>(&self, u: &[T], c: usize, prow: &mut [T], periodic: bool) -> bool {
         match (self.l.r, self.l.dim == 3) {
-            (1, true) => self.row::<1, true>(u, c, out),
-            (2, true) => self.row::<2, true>(u, c, out),
-            (3, true) => self.row::<3, true>(u, c, out),
-            (4, true) => self.row::<4, true>(u, c, out),
-            (1, false) => self.row::<1, false>(u, c, out),
-            (2, false) => self.row::<2, false>(u, c, out),
-            (3, false) => self.row::<3, false>(u, c, out),
-            (4, false) => self.row::<4, false>(u, c, out),
-            _ => self.row_any(u, c, out),
+            (1, true) => self.row::<1, true, ISA>(u, c, prow, periodic),
+            (2, true) => self.row::<2, true, ISA>(u, c, prow, periodic),
+            (3, true) => self.row::<3, true, ISA>(u, c, prow, periodic),
+            (4, true) => self.row::<4, true, ISA>(u, c, prow, periodic),
+            (1, false) => self.row::<1, false, ISA>(u, c, prow, periodic),
+            (2, false) => self.row::<2, false, ISA>(u, c, prow, periodic),
+            (3, false) => self.row::<3, false, ISA>(u, c, prow, periodic),
+            (4, false) => self.row::<4, false, ISA>(u, c, prow, periodic),
+            _ => self.row_any(u, c, prow, periodic),
         }
     }
 
     #[inline(always)]
-    fn row<const R: usize, const THREE: bool>(&self, u: &[T], c: usize, out: &mut [T]) {
-        let n0 = out.len();
+    fn row<const R: usize, const THREE: bool, const ISA: u8>(
+        &self,
+        u: &[T],
+        c: usize,
+        prow: &mut [T],
+        periodic: bool,
+    ) -> bool {
+        let n0 = self.l.n[0];
         let Neighbours { x, y, z } = Neighbours::<T, R>::of::<THREE>(u, c, n0, &self.l);
         let [wx, wy, wz] = axis_weights::<T, R>(self.w);
         let centre = &u[c..c + n0];
-        let coef = if self.coef.is_empty() {
-            None
-        } else {
-            Some(&self.coef[c..c + n0])
-        };
-        // SAFETY (both loops): every slice above has exactly n0 elements and i < n0.
+        // SAFETY: every slice above has exactly n0 elements, and the callers pass i < n0.
         let lap = |i: usize| unsafe {
             let mut lap = self.w0 * *centre.get_unchecked(i);
             for m in 0..R {
@@ -80,31 +137,27 @@ impl<T: Scalar> HeatRow<'_, T> {
             lap
         };
         prefetch_leading::<T, R, THREE>(u, c, n0, &self.l);
-        // Two loops rather than a choice per point, which compiled to scalar loads of κ.
-        match coef {
-            Some(k) => {
-                for i in 0..n0 {
-                    unsafe {
-                        *out.get_unchecked_mut(i) =
-                            flush(*centre.get_unchecked(i) + *k.get_unchecked(i) * lap(i));
-                    }
-                }
-            }
-            None => {
-                for i in 0..n0 {
-                    unsafe {
-                        *out.get_unchecked_mut(i) =
-                            flush(*centre.get_unchecked(i) + self.cc * lap(i));
-                    }
-                }
-            }
+        // One instance per kind of κ rather than a choice per point, which compiled to scalar
+        // loads of κ.
+        if self.coef.is_empty() {
+            let cc = self.cc;
+            // SAFETY: i < n0, the length of `centre`.
+            let value = |i: usize| flush(unsafe { *centre.get_unchecked(i) } + cc * lap(i));
+            write_row::<T, R, ISA>(prow, n0, periodic, value)
+        } else {
+            let k = &self.coef[c..c + n0];
+            // SAFETY: i < n0, the length of `centre` and `k`.
+            let value = |i: usize| unsafe {
+                flush(*centre.get_unchecked(i) + *k.get_unchecked(i) * lap(i))
+            };
+            write_row::<T, R, ISA>(prow, n0, periodic, value)
         }
     }
 
-    /// Any radius (orders above 8): the same sums, neighbour by neighbour.
-    fn row_any(&self, u: &[T], c: usize, out: &mut [T]) {
+    /// Any radius (orders above 8): the same sums, neighbour by neighbour, ordinary stores.
+    fn row_any(&self, u: &[T], c: usize, prow: &mut [T], periodic: bool) -> bool {
         let l = self.l;
-        for (i, o) in out.iter_mut().enumerate() {
+        let value = |i: usize| {
             let p = c + i;
             let mut lap = self.w0 * u[p];
             for m in 1..=l.r {
@@ -118,7 +171,91 @@ impl<T: Scalar> HeatRow<'_, T> {
             } else {
                 self.coef[p]
             };
-            *o = flush(u[p] + k * lap);
+            flush(u[p] + k * lap)
+        };
+        let (r, n0) = (l.r, l.n[0]);
+        let mut bad = false;
+        for (i, o) in prow[r..r + n0].iter_mut().enumerate() {
+            *o = value(i);
+            bad |= !o.is_finite();
+        }
+        for h in 0..r {
+            let (left, right) = if periodic {
+                (prow[n0 + h], prow[r + h])
+            } else {
+                (T::zero(), T::zero())
+            };
+            prow[h] = left;
+            prow[r + n0 + h] = right;
+        }
+        bad
+    }
+}
+
+/// Writes the padded row `prow` (halo `R` each side, `n0` interior values `value(i)`): the
+/// interior's whole 64-byte lines in blocks of [`BLOCK`] values with [`stream_block`], the
+/// points before and after them and the x halos (periodic images of the far end, recomputed:
+/// the streamed values are not read back) with ordinary stores. True when a written value is
+/// not finite.
+#[inline(always)]
+fn write_row<T: Scalar, const R: usize, const ISA: u8>(
+    prow: &mut [T],
+    n0: usize,
+    periodic: bool,
+    value: impl Fn(usize) -> T,
+) -> bool {
+    debug_assert_eq!(prow.len(), n0 + 2 * R);
+    let size = std::mem::size_of::<T>();
+    let out = &mut prow[R..R + n0];
+    let addr = out.as_ptr() as usize;
+    // Points before the first 64-byte boundary (all of them when T cannot be aligned there).
+    let head = if (size == 4 || size == 8) && addr.is_multiple_of(size) {
+        ((64 - addr % 64) % 64 / size).min(n0)
+    } else {
+        n0
+    };
+    let isa = Isa::from_u8(ISA);
+    let blocks = if isa == Isa::Plain {
+        0
+    } else {
+        (n0 - head) / BLOCK
+    };
+    let body_end = head + blocks * BLOCK;
+    let mut bad = false;
+    for i in (0..head).chain(body_end..n0) {
+        let v = value(i);
+        bad |= !v.is_finite();
+        out[i] = v;
+    }
+    // `v·0` is ±0 for a finite value and NaN otherwise; NaN survives the sums. Lane-wise
+    // sums vectorise with the block, where a boolean test per value did not.
+    let mut nan = [T::zero(); BLOCK];
+    let base = out.as_mut_ptr();
+    for b in 0..blocks {
+        let i0 = head + b * BLOCK;
+        let mut v = [T::zero(); BLOCK];
+        for q in 0..BLOCK {
+            v[q] = value(i0 + q);
+            nan[q] = nan[q] + v[q] * T::zero();
+        }
+        // SAFETY: i0 + BLOCK <= body_end <= n0, the length of `out`; `base + i0` lies a whole
+        // number of blocks (64 or 128 bytes) past the 64-byte boundary at `base + head`; T is
+        // 4 or 8 bytes (else `blocks` is 0); `isa` was detected by the caller, who fences.
+        unsafe { stream_block(isa, base.add(i0), &v) };
+    }
+    bad |= nan.iter().any(|s| *s != T::zero());
+    for h in 0..R {
+        if periodic && n0 >= R {
+            prow[h] = value(n0 - R + h);
+            prow[R + n0 + h] = value(h);
+        } else if periodic {
+            // A row shorter than the halo (no case file allows it): copy as the images go.
+            prow[h] = prow[h + n0];
+            prow[R + n0 + h] = prow[R + h];
+        } else {
+            prow[h] = T::zero();
+            prow[R + n0 + h] = T::zero();
         }
     }
+    bad
 }
