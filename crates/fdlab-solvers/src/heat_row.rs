@@ -8,11 +8,11 @@
 //! Why straight into the output with streaming stores: computing a band into a scratch
 //! buffer and then streaming it out made the computation and the stores take turns (the
 //! core waited on the stores of one band before computing the next); storing each block of
-//! 16 values as it is computed lets the stores drain while the next blocks are computed.
+//! one cache line as it is computed lets the stores drain while the next are computed.
 //! See docs/performance.md, "CPU heat step".
 
 use crate::layout::Layout;
-use crate::rows::{axis_weights, prefetch_leading, stream_block, Isa, Neighbours, BLOCK};
+use crate::rows::{axis_weights, prefetch_leading, prefetch_row, stream_block, Isa, Neighbours};
 use crate::stepper::flush;
 use fdlab_core::Scalar;
 
@@ -136,21 +136,27 @@ impl<T: Scalar> HeatRow<'_, T> {
             }
             lap
         };
-        prefetch_leading::<T, R, THREE>(u, c, n0, &self.l);
+        // Rows go up columns of bands (see `crate::bands::sweep`): in 3-D the row this one
+        // needs next from memory is one plane beyond its leading neighbour.
+        if THREE {
+            prefetch_row(u, c + (R + 1) * self.l.stride(2), n0);
+        } else {
+            prefetch_leading::<T, R, THREE>(u, c, n0, &self.l);
+        }
         // One instance per kind of κ rather than a choice per point, which compiled to scalar
         // loads of κ.
         if self.coef.is_empty() {
             let cc = self.cc;
             // SAFETY: i < n0, the length of `centre`.
             let value = |i: usize| flush(unsafe { *centre.get_unchecked(i) } + cc * lap(i));
-            write_row::<T, R, ISA>(prow, n0, periodic, value)
+            write_any::<T, R, ISA>(prow, n0, periodic, value)
         } else {
             let k = &self.coef[c..c + n0];
             // SAFETY: i < n0, the length of `centre` and `k`.
             let value = |i: usize| unsafe {
                 flush(*centre.get_unchecked(i) + *k.get_unchecked(i) * lap(i))
             };
-            write_row::<T, R, ISA>(prow, n0, periodic, value)
+            write_any::<T, R, ISA>(prow, n0, periodic, value)
         }
     }
 
@@ -192,13 +198,29 @@ impl<T: Scalar> HeatRow<'_, T> {
     }
 }
 
-/// Writes the padded row `prow` (halo `R` each side, `n0` interior values `value(i)`): the
-/// interior's whole 64-byte lines in blocks of [`BLOCK`] values with [`stream_block`], the
-/// points before and after them and the x halos (periodic images of the far end, recomputed:
-/// the streamed values are not read back) with ordinary stores. True when a written value is
-/// not finite.
+/// [`write_row`] with blocks of one 64-byte line of `T` (16-value blocks of f64, two lines,
+/// ran the 256³ step at half the speed of one-line blocks).
 #[inline(always)]
-fn write_row<T: Scalar, const R: usize, const ISA: u8>(
+fn write_any<T: Scalar, const R: usize, const ISA: u8>(
+    prow: &mut [T],
+    n0: usize,
+    periodic: bool,
+    value: impl Fn(usize) -> T,
+) -> bool {
+    if std::mem::size_of::<T>() == 8 {
+        write_row::<T, R, ISA, 8>(prow, n0, periodic, value)
+    } else {
+        write_row::<T, R, ISA, 16>(prow, n0, periodic, value)
+    }
+}
+
+/// Writes the padded row `prow` (halo `R` each side, `n0` interior values `value(i)`) and
+/// its x halos (periodic images of the far end, else zeros). The interior goes in blocks of
+/// `B` values (one 64-byte line): its whole lines with [`stream_block`], and the points before and
+/// after them from one more block at each end of the row, stored normally (a point-by-point
+/// loop there cost more than the blocks). True when a written value is not finite.
+#[inline(always)]
+fn write_row<T: Scalar, const R: usize, const ISA: u8, const B: usize>(
     prow: &mut [T],
     n0: usize,
     periodic: bool,
@@ -206,56 +228,75 @@ fn write_row<T: Scalar, const R: usize, const ISA: u8>(
 ) -> bool {
     debug_assert_eq!(prow.len(), n0 + 2 * R);
     let size = std::mem::size_of::<T>();
-    let out = &mut prow[R..R + n0];
-    let addr = out.as_ptr() as usize;
-    // Points before the first 64-byte boundary (all of them when T cannot be aligned there).
-    let head = if (size == 4 || size == 8) && addr.is_multiple_of(size) {
-        ((64 - addr % 64) % 64 / size).min(n0)
-    } else {
-        n0
-    };
     let isa = Isa::from_u8(ISA);
-    let blocks = if isa == Isa::Plain {
-        0
-    } else {
-        (n0 - head) / BLOCK
-    };
-    let body_end = head + blocks * BLOCK;
-    let mut bad = false;
-    for i in (0..head).chain(body_end..n0) {
-        let v = value(i);
-        bad |= !v.is_finite();
-        out[i] = v;
+    let addr = prow[R..].as_ptr() as usize;
+    if isa == Isa::Plain || n0 < B || !(size == 4 || size == 8) || !addr.is_multiple_of(size) {
+        let mut bad = false;
+        for i in 0..n0 {
+            let v = value(i);
+            bad |= !v.is_finite();
+            prow[R + i] = v;
+        }
+        for h in 0..R {
+            let (left, right) = if periodic {
+                (prow[h + n0], prow[R + h])
+            } else {
+                (T::zero(), T::zero())
+            };
+            prow[h] = left;
+            prow[R + n0 + h] = right;
+        }
+        return bad;
     }
+    // Points before the first 64-byte boundary: fewer than a block.
+    let head = (64 - addr % 64) % 64 / size;
+    let blocks = (n0 - head) / B;
+    let body_end = head + blocks * B;
     // `v·0` is ±0 for a finite value and NaN otherwise; NaN survives the sums. Lane-wise
     // sums vectorise with the block, where a boolean test per value did not.
-    let mut nan = [T::zero(); BLOCK];
+    let mut nan = [T::zero(); B];
+    let (mut first, mut last) = ([T::zero(); B], [T::zero(); B]);
+    let out = &mut prow[R..R + n0];
     let base = out.as_mut_ptr();
-    for b in 0..blocks {
-        let i0 = head + b * BLOCK;
-        let mut v = [T::zero(); BLOCK];
-        for q in 0..BLOCK {
+    // One loop over the first block (at 0), the streamed ones, and the last (ending at n0,
+    // covering what the body left as n0 ≥ B): one call site of `value`, so that it is
+    // inlined and compiled for this instruction set.
+    let count = blocks + 2;
+    for b in 0..count {
+        let i0 = if b == 0 {
+            0
+        } else if b == count - 1 {
+            n0 - B
+        } else {
+            head + (b - 1) * B
+        };
+        let mut v = [T::zero(); B];
+        for q in 0..B {
             v[q] = value(i0 + q);
             nan[q] = nan[q] + v[q] * T::zero();
         }
-        // SAFETY: i0 + BLOCK <= body_end <= n0, the length of `out`; `base + i0` lies a whole
-        // number of blocks (64 or 128 bytes) past the 64-byte boundary at `base + head`; T is
-        // 4 or 8 bytes (else `blocks` is 0); `isa` was detected by the caller, who fences.
-        unsafe { stream_block(isa, base.add(i0), &v) };
-    }
-    bad |= nan.iter().any(|s| *s != T::zero());
-    for h in 0..R {
-        if periodic && n0 >= R {
-            prow[h] = value(n0 - R + h);
-            prow[R + n0 + h] = value(h);
-        } else if periodic {
-            // A row shorter than the halo (no case file allows it): copy as the images go.
-            prow[h] = prow[h + n0];
-            prow[R + n0 + h] = prow[R + h];
+        if b == 0 {
+            first = v;
+        } else if b == count - 1 {
+            last = v;
         } else {
-            prow[h] = T::zero();
-            prow[R + n0 + h] = T::zero();
+            // SAFETY: i0 + B <= body_end <= n0, the length of `out`; `base + i0` lies a
+            // whole number of blocks (64 or 128 bytes) past the 64-byte boundary at
+            // `base + head`; T is 4 or 8 bytes; `isa` was detected by the caller, who fences.
+            unsafe { stream_block(isa, base.add(i0), &v) };
         }
     }
-    bad
+    out[..head].copy_from_slice(&first[..head]);
+    out[body_end..].copy_from_slice(&last[body_end + B - n0..]);
+    for h in 0..R {
+        // R ≤ 4 < B: the images are in the first and last blocks.
+        let (left, right) = if periodic {
+            (last[B - R + h], first[h])
+        } else {
+            (T::zero(), T::zero())
+        };
+        prow[h] = left;
+        prow[R + n0 + h] = right;
+    }
+    nan.iter().any(|s| *s != T::zero())
 }

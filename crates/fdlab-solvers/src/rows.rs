@@ -65,6 +65,24 @@ pub(crate) fn prefetch_leading<T, const R: usize, const THREE: bool>(
     let _ = (u, c, n, l);
 }
 
+/// Asks for the `n` values of `u` from index `p` (what is past the end of `u` is skipped).
+#[inline(always)]
+pub(crate) fn prefetch_row<T>(u: &[T], p: usize, n: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let end = (p + n).min(u.len());
+        let mut p = p;
+        while p < end {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            // SAFETY: the address of an element of `u`; a prefetch reads nothing.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(u.as_ptr().add(p).cast()) };
+            p += 64 / std::mem::size_of::<T>();
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (u, p, n);
+}
+
 /// Which stores a row kernel compiled for: the instruction set of its streaming stores.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Isa {
@@ -100,23 +118,20 @@ impl Isa {
     }
 }
 
-/// Values per block that [`stream_block`] stores: 64 bytes of f32, 128 of f64, whole cache
-/// lines either way.
-pub(crate) const BLOCK: usize = 16;
-
 /// Writes `v` to `dst` with non-temporal stores (whole lines, not read first), or with
 /// ordinary stores for [`Isa::Plain`].
 ///
 /// # Safety
-/// `dst` is writable for `BLOCK` values and 64-byte aligned; `T` is 4 or 8 bytes; the CPU has
+/// `dst` is writable for `B` values and 64-byte aligned; `v` is a whole number of 64-byte
+/// lines (`B·size_of::<T>()`); the CPU has
 /// the instruction set of `isa`; the caller fences ([`store_fence`]) before another thread
 /// reads what was written.
 #[inline(always)]
-pub(crate) unsafe fn stream_block<T: Copy>(isa: Isa, dst: *mut T, v: &[T; BLOCK]) {
-    let bytes = std::mem::size_of::<[T; BLOCK]>();
+pub(crate) unsafe fn stream_block<T: Copy, const B: usize>(isa: Isa, dst: *mut T, v: &[T; B]) {
+    let bytes = std::mem::size_of::<[T; B]>();
     let (d, s) = (dst.cast::<u8>(), v.as_ptr().cast::<u8>());
     match isa {
-        Isa::Plain => std::ptr::copy_nonoverlapping(v.as_ptr(), dst, BLOCK),
+        Isa::Plain => std::ptr::copy_nonoverlapping(v.as_ptr(), dst, B),
         #[cfg(target_arch = "x86_64")]
         Isa::Avx2 => {
             use std::arch::x86_64::{_mm256_loadu_si256, _mm256_stream_si256};
