@@ -30,9 +30,11 @@ fn column_rows<T>(l: &Layout) -> usize {
     rows_of::<T>(l, 128 * 1024)
 }
 
-/// Rows of about `bytes` bytes of padded rows, at least one, at most a plane's.
+/// Rows of at most about `bytes` bytes of padded rows (at least one), evened out over the
+/// plane so that no band is left with a few rows.
 fn rows_of<T>(l: &Layout, bytes: usize) -> usize {
-    (bytes / (l.p[0] * std::mem::size_of::<T>())).clamp(1, l.n[1])
+    let most = (bytes / (l.p[0] * std::mem::size_of::<T>())).clamp(1, l.n[1]);
+    l.n[1].div_ceil(l.n[1].div_ceil(most))
 }
 
 /// Computes every interior row of `out` with `row(c, prow)`, where `c` is the padded index of
