@@ -9,7 +9,7 @@
 //! buffer and then streaming it out made the computation and the stores take turns (the
 //! core waited on the stores of one band before computing the next); storing each block of
 //! one cache line as it is computed lets the stores drain while the next are computed.
-//! See docs/performance.md, "CPU heat step".
+//! Measured in docs/performance.md ("Solver steps").
 
 use crate::layout::Layout;
 use crate::rows::{axis_weights, prefetch_leading, prefetch_row, stream_block, Isa, Neighbours};
