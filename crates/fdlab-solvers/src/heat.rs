@@ -4,7 +4,7 @@ use crate::bands::sweep;
 use crate::heat_row::HeatRow;
 use crate::layout::{from_bytes, to_bytes, HaloFill, Layout};
 use crate::physics::second_weights;
-use crate::stepper::{first_non_finite, StatePart, Stepper};
+use crate::stepper::{StatePart, Stepper};
 use crate::{Error, Result};
 use fdlab_core::Scalar;
 
@@ -116,8 +116,8 @@ impl<T: Scalar> HeatCpu<T> {
         self.reference = on;
     }
 
-    /// One step: each row in one vectorised pass ([`HeatRow`]), rows written with streaming
-    /// stores and halos refilled ([`crate::bands::sweep`]).
+    /// One step: each row in one vectorised pass written straight into `v` with streaming
+    /// stores ([`HeatRow`]), rows in parallel bands and halos refilled ([`crate::bands::sweep`]).
     fn step_fused(&mut self) -> Option<(usize, f64)> {
         let kernel = HeatRow {
             l: self.layout,
@@ -127,15 +127,10 @@ impl<T: Scalar> HeatCpu<T> {
             cc: self.coef_const,
         };
         let u = &self.u;
-        sweep(
-            &self.layout,
-            self.periodic,
-            &mut self.v,
-            |c, out: &mut [T]| {
-                kernel.run(u, c, out);
-                first_non_finite(out)
-            },
-        )
+        let (isa, periodic) = (HeatRow::<T>::isa(), self.periodic);
+        sweep(&self.layout, periodic, &mut self.v, |c, prow: &mut [T]| {
+            kernel.run(isa, u, c, prow, periodic)
+        })
     }
 
     fn step_reference(&mut self) -> Option<(usize, f64)> {
