@@ -22,7 +22,6 @@ pub fn bench_temporal(a: &BenchArgs) -> Result<()> {
     let refused = [
         ("--strategy", !a.strategies.is_empty()),
         ("--coefficients", a.coefficients.is_some()),
-        ("--case", !a.only.is_empty()),
         ("--depth", a.depth.is_some()),
         ("--plot", a.plot.is_some()),
     ];
@@ -78,7 +77,14 @@ pub fn bench_temporal(a: &BenchArgs) -> Result<()> {
         meta.device, meta.backend, meta.copy_gbps, meta.copy_method
     );
     let json = json_path(a.json.clone(), "bench-temporal", "cuda");
-    let cases = temporal_cases(n, 16 * n);
+    let mut cases = temporal_cases(n, 16 * n);
+    if !a.only.is_empty() {
+        let names: Vec<&str> = cases.iter().map(|c| c.name).collect();
+        if let Some(bad) = a.only.iter().find(|o| !names.contains(&o.as_str())) {
+            bail!("--case {bad}: this suite's cases are {}", names.join(", "));
+        }
+        cases.retain(|c| a.only.iter().any(|o| o == c.name));
+    }
     let requests = requests();
     let rows = cases.len() * precisions.len() * requests.len();
     let pb = progress_bar(rows as u64);

@@ -49,7 +49,13 @@ impl Launch {
                 3 => 8,
                 _ => 1,
             },
-            chunk: if f32 { 32 } else { 64 },
+            // 16-plane marches for the f32 3-D heat step: 90.5% of the copy against 89.8% for
+            // 32 on an H200, the same on an H100.
+            chunk: match (f32, dim, wide_stencil) {
+                (true, 3, false) => 16,
+                (true, ..) => 32,
+                _ => 64,
+            },
             ahead: if wide_stencil && f32 { 2 } else { 0 },
             vec: wide,
             tile: false,
