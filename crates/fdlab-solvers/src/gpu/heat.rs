@@ -52,9 +52,10 @@ impl<T: CudaScalar> HeatGpu<T> {
         let gpu = Gpu::open()?;
         let co = s.coefficients()?;
         let r = s.order / 2;
-        let launch = Launch::new(s.dim, r, s.n, std::mem::size_of::<T>());
+        let class = fdlab_cuda::choose::device_class(&gpu.dev.info.name);
+        let launch = Launch::for_heat(s.dim, r, s.n, std::mem::size_of::<T>(), class);
         let field_kappa = co.dt_kappa.len() > 1;
-        let kernel = gpu.kernel(&sources::<T>(s)?)?;
+        let kernel = gpu.kernel(&sources::<T>(s, class)?)?;
         let cells = s.n.iter().product::<usize>();
         let to_t = |v: &[f64]| v.iter().map(|&x| T::from_f64(x)).collect::<Vec<T>>();
         let kappa = if field_kappa {
@@ -227,21 +228,21 @@ fn open_pass(gpu: &Gpu, src: &CudaSource, shape: Temporal) -> Result<Option<Pass
     }
 }
 
-/// The one-step kernel of `s` in `T` and, where it applies, the k-step pass that the
-/// environment or the model picks.
+/// The one-step kernels of `s` in `T` (the default shape and the H200's) and, where it
+/// applies, the k-step pass that the environment or the model picks.
 pub(super) fn all_sources<T: CudaScalar>(s: &HeatSetup) -> Result<Vec<CudaSource>> {
-    let mut out = vec![sources::<T>(s)?];
+    let mut out = vec![sources::<T>(s, None)?, sources::<T>(s, Some("h200"))?];
     if let Some((src, _)) = pass_source::<T>(s, None)? {
         out.push(src);
     }
     Ok(out)
 }
 
-/// The step kernel of `s` in `T`.
-pub(super) fn sources<T: CudaScalar>(s: &HeatSetup) -> Result<CudaSource> {
+/// The step kernel of `s` in `T` for a device of `class` (`None`: the default shape).
+pub(super) fn sources<T: CudaScalar>(s: &HeatSetup, class: Option<&str>) -> Result<CudaSource> {
     let co = s.coefficients()?;
     let r = s.order / 2;
-    let launch = Launch::new(s.dim, r, s.n, std::mem::size_of::<T>());
+    let launch = Launch::for_heat(s.dim, r, s.n, std::mem::size_of::<T>(), class);
     let spec = StepSpec {
         ty: cuda_type::<T>(),
         r,
