@@ -50,16 +50,7 @@ pub fn bench_solvers(a: &BenchArgs) -> Result<()> {
     if !(32..=2048).contains(&n) {
         bail!("--size {n}: the solvers suite needs 32 to 2048 points per axis");
     }
-    let precisions = match a.precision.as_deref() {
-        None => vec![PrecisionName::F32, PrecisionName::F64],
-        Some("f32") => vec![PrecisionName::F32],
-        Some("f64") => vec![PrecisionName::F64],
-        Some(p) => bail!("unknown precision '{p}'; valid: f32, f64"),
-    };
-    if a.reps == Some(0) {
-        bail!("--reps 0: give at least 1 timed run");
-    }
-    let reps = a.reps.unwrap_or(10);
+    let (precisions, reps) = precisions_and_reps(a)?;
     // The largest case in f64: the FDTD step's six components, two coefficient arrays and the
     // medium's two (the wave step with its setup's copies needs less), with room. The GPU
     // runs no FDTD; its wave step's setup holds about six fields on the host.
@@ -81,13 +72,9 @@ pub fn bench_solvers(a: &BenchArgs) -> Result<()> {
     if fdtd_only {
         cases.retain(|c| matches!(c.setup, fdlab_bench::solvers::SolverSetup::Fdtd { .. }));
     }
-    if !a.only.is_empty() {
-        let names: Vec<&str> = cases.iter().map(|c| c.name).collect();
-        if let Some(bad) = a.only.iter().find(|o| !names.contains(&o.as_str())) {
-            bail!("--case {bad}: this suite's cases are {}", names.join(", "));
-        }
-        cases.retain(|c| a.only.iter().any(|o| o == c.name));
-    }
+    let names: Vec<&str> = cases.iter().map(|c| c.name).collect();
+    let keep = only_cases(&names, &a.only)?;
+    cases.retain(|c| keep.contains(&c.name));
     // As for the stencil suites: 4 times a field (at least 256 MiB, far beyond the caches),
     // at most 1 GiB.
     let copy_bytes = (4 * 8 * n.pow(3)).clamp(256 << 20, 1 << 30);
@@ -201,6 +188,34 @@ pub fn bench_solvers(a: &BenchArgs) -> Result<()> {
     pb.finish_and_clear();
     eprintln!("wrote {}", json.display());
     Ok(())
+}
+
+/// The precisions (`--precision`, default both) and timed runs (`--reps`, default 10) of the
+/// whole-step suites.
+pub(crate) fn precisions_and_reps(a: &BenchArgs) -> Result<(Vec<PrecisionName>, usize)> {
+    let precisions = match a.precision.as_deref() {
+        None => vec![PrecisionName::F32, PrecisionName::F64],
+        Some("f32") => vec![PrecisionName::F32],
+        Some("f64") => vec![PrecisionName::F64],
+        Some(p) => bail!("unknown precision '{p}'; valid: f32, f64"),
+    };
+    if a.reps == Some(0) {
+        bail!("--reps 0: give at least 1 timed run");
+    }
+    Ok((precisions, a.reps.unwrap_or(10)))
+}
+
+/// The case names of `names` that `--case` keeps (all of them when none is given); a name
+/// the suite does not have is an error listing those it has.
+pub(crate) fn only_cases<'a>(names: &[&'a str], only: &[String]) -> Result<Vec<&'a str>> {
+    if let Some(bad) = only.iter().find(|o| !names.contains(&o.as_str())) {
+        bail!("--case {bad}: this suite's cases are {}", names.join(", "));
+    }
+    Ok(names
+        .iter()
+        .copied()
+        .filter(|n| only.is_empty() || only.iter().any(|o| o == n))
+        .collect())
 }
 
 /// Where the suite runs.

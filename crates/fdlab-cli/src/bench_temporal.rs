@@ -9,7 +9,6 @@ use crate::common::{
 use anyhow::{bail, Result};
 use fdlab_bench::temporal::{requests, run, setup, temporal_cases};
 use fdlab_bench::{CudaRunner, Report};
-use fdlab_solvers::case::PrecisionName;
 use fdlab_solvers::gpu::temporal::Request;
 use fdlab_solvers::gpu::temporal::K_MAX;
 
@@ -38,16 +37,7 @@ pub fn bench_temporal(a: &BenchArgs) -> Result<()> {
     if !(32..=1024).contains(&n) {
         bail!("--size {n}: the temporal suite needs 32 to 1024 (3-D N³, 2-D (16 N)²)");
     }
-    let precisions = match a.precision.as_deref() {
-        None => vec![PrecisionName::F32, PrecisionName::F64],
-        Some("f32") => vec![PrecisionName::F32],
-        Some("f64") => vec![PrecisionName::F64],
-        Some(p) => bail!("unknown precision '{p}'; valid: f32, f64"),
-    };
-    if a.reps == Some(0) {
-        bail!("--reps 0: give at least 1 timed run");
-    }
-    let reps = a.reps.unwrap_or(10);
+    let (precisions, reps) = super::bench_solvers::precisions_and_reps(a)?;
     // The setup in f64 on the host, its copy in the precision, and the stepper's upload.
     let need = 3 * (n as u64).pow(3) * 8;
     if let Some(free) = fdlab_bench::runner::host_available() {
@@ -78,13 +68,9 @@ pub fn bench_temporal(a: &BenchArgs) -> Result<()> {
     );
     let json = json_path(a.json.clone(), "bench-temporal", "cuda");
     let mut cases = temporal_cases(n, 16 * n);
-    if !a.only.is_empty() {
-        let names: Vec<&str> = cases.iter().map(|c| c.name).collect();
-        if let Some(bad) = a.only.iter().find(|o| !names.contains(&o.as_str())) {
-            bail!("--case {bad}: this suite's cases are {}", names.join(", "));
-        }
-        cases.retain(|c| a.only.iter().any(|o| o == c.name));
-    }
+    let names: Vec<&str> = cases.iter().map(|c| c.name).collect();
+    let keep = super::bench_solvers::only_cases(&names, &a.only)?;
+    cases.retain(|c| keep.contains(&c.name));
     let requests = requests();
     let rows = cases.len() * precisions.len() * requests.len();
     let pb = progress_bar(rows as u64);

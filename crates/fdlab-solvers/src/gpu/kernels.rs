@@ -477,7 +477,7 @@ __device__ __forceinline__ bool fd_inside(int i, int n) { return i >= 0 && i < n
 /// The heat step `v = u + Δt κ L u`; κ from `kap` per point when `field_kappa`, else the
 /// literal `kc`.
 pub(crate) fn heat(spec: &StepSpec, field_kappa: bool, kc: f64) -> String {
-    let (ty, r) = (spec.ty, spec.r);
+    let ty = spec.ty;
     let mut g = String::from(PRELUDE);
     let params = format!(
         "const {ty}* __restrict__ u, {ty}* __restrict__ v, const {ty}* __restrict__ kap, const int nx, const int no, const int nm, unsigned long long* __restrict__ bad, double* __restrict__ badval, const unsigned long long tag"
@@ -490,30 +490,52 @@ pub(crate) fn heat(spec: &StepSpec, field_kappa: bool, kc: f64) -> String {
     }
     let axes = spec.axes();
     for l in 0..spec.v() {
-        let _ = writeln!(g, "    {ty} lap_{l} = {} * q{r}_{l};", literal(spec.w0, ty));
-        for k in 1..=r {
-            let mut line = format!("    lap_{l} = lap_{l}");
-            for &a in &axes {
-                let _ = write!(
-                    line,
-                    " + {} * ({})",
-                    literal(spec.w2[a][k], ty),
-                    spec.pair(a, l, k)
-                );
-            }
-            let _ = writeln!(g, "{line};");
-        }
-        let k = if field_kappa {
-            format!("kk_{l}")
-        } else {
-            literal(kc, ty)
-        };
-        let _ = writeln!(g, "    const {ty} out_{l} = q{r}_{l} + {k} * lap_{l};");
+        let pair = |a: usize, l: usize, k: usize| spec.pair(a, l, k);
+        heat_update(&mut g, 4, spec, &axes, l, (field_kappa, kc), &pair);
     }
     spec.vstore(&mut g, "v", "c", "out");
     spec.check(&mut g);
     spec.loop_close(&mut g);
     g
+}
+
+/// Lane `l`'s heat update `out_l = q_l + κ Σ …` (κ is `kk_l` when it varies, else the literal
+/// `kappa.1`), summing per offset over `axes` in the order every heat kernel uses (so the
+/// register-queue and shared-memory kernels give the same bits); `pair(a, l, k)` is the
+/// expression of lane `l`'s two neighbours at distance `k` along axis `a`.
+pub(super) fn heat_update(
+    g: &mut String,
+    indent: usize,
+    spec: &StepSpec,
+    axes: &[usize],
+    l: usize,
+    kappa: (bool, f64),
+    pair: &dyn Fn(usize, usize, usize) -> String,
+) {
+    let (ty, r, pad) = (spec.ty, spec.r, " ".repeat(indent));
+    let _ = writeln!(
+        g,
+        "{pad}{ty} lap_{l} = {} * q{r}_{l};",
+        literal(spec.w0, ty)
+    );
+    for k in 1..=r {
+        let mut line = format!("{pad}lap_{l} = lap_{l}");
+        for &a in axes {
+            let _ = write!(
+                line,
+                " + {} * ({})",
+                literal(spec.w2[a][k], ty),
+                pair(a, l, k)
+            );
+        }
+        let _ = writeln!(g, "{line};");
+    }
+    let k = if kappa.0 {
+        format!("kk_{l}")
+    } else {
+        literal(kappa.1, ty)
+    };
+    let _ = writeln!(g, "{pad}const {ty} out_{l} = q{r}_{l} + {k} * lap_{l};");
 }
 
 /// First-derivative weights per march-order axis for the CPML terms.
@@ -806,8 +828,14 @@ mod tests {
         }
         let n = [64, 64, 64];
         assert_eq!(Launch::for_heat(3, 1, n, 8, Some("h200")).ahead, 1);
-        assert_eq!(Launch::for_heat(3, 1, n, 8, Some("h100")), Launch::new(3, 1, n, 8));
-        assert_eq!(Launch::for_heat(3, 1, n, 4, Some("h200")), Launch::new(3, 1, n, 4));
+        assert_eq!(
+            Launch::for_heat(3, 1, n, 8, Some("h100")),
+            Launch::new(3, 1, n, 8)
+        );
+        assert_eq!(
+            Launch::for_heat(3, 1, n, 4, Some("h200")),
+            Launch::new(3, 1, n, 4)
+        );
         assert_eq!(Launch::for_heat(3, 1, n, 8, None), Launch::new(3, 1, n, 8));
     }
 

@@ -474,21 +474,8 @@ impl<'a> Tile<'a> {
                 );
             }
             Update::Heat { field_kappa, kc } => {
-                let _ = writeln!(g, "      {ty} lap_{l} = {} * q{r}_{l};", literal(s.w0, ty));
-                for k in 1..=r {
-                    let mut line = format!("      lap_{l} = lap_{l}");
-                    for a in 0..3 {
-                        let _ =
-                            write!(line, " + {} * ({})", literal(s.w2[a][k], ty), pair(a, l, k));
-                    }
-                    let _ = writeln!(g, "{line};");
-                }
-                let k = if field_kappa {
-                    format!("kk_{l}")
-                } else {
-                    literal(kc, ty)
-                };
-                let _ = writeln!(g, "      const {ty} out_{l} = q{r}_{l} + {k} * lap_{l};");
+                let kappa = (field_kappa, kc);
+                super::kernels::heat_update(g, 6, s, &[0, 1, 2], l, kappa, pair);
             }
         }
     }
