@@ -16,8 +16,8 @@
 //! - Over the x-interior of a row (every tap inside the row) one loop per group of up to
 //!   [`Options::group`] taps computes `out[i] = Σ w·row_t[i + ox_t]` in `T`, two vectors per
 //!   step, and prefetches into L2 (L1 for derivatives along x) the input row the loop will
-//!   need [`Options::prefetch_rows`] rows later (in the order the rows are computed: across a
-//!   y-block's planes, not into the next block). Whole rows one after the other (no x-edges)
+//!   need [`Options::prefetch_rows`] rows later, at least [`Options::prefetch_bytes`] ahead
+//!   (in the order the rows are computed: across a y-block's planes, not into the next block). Whole rows one after the other (no x-edges)
 //!   are one long row. Stencils whose taps all read one row within ±4 points (derivatives
 //!   along x) load each input vector once and build the shifted vectors with shuffles: the
 //!   loads, not the arithmetic, limit these loops.
