@@ -16,7 +16,7 @@
 //! the executor's variants (ordinary vs streaming stores, baseline vs AVX2 loops, taps per fused
 //! loop, y-block cache budget, prefetch distance, rows per run, one thread), interleaved run by
 //! run so that they share the machine's ups and downs; `--tune` times the grid of rows per run
-//! × prefetch distance the defaults were chosen from.
+//! × prefetch distance in rows (no byte minimum) beside the defaults.
 
 use fdlab_core::{Axis, Boundary, Field, Grid, Scalar, Stencil};
 use fdlab_cpu::fast::{apply_with, Options, Par, Simd, Stores};
@@ -180,7 +180,11 @@ fn variants() -> Vec<(String, Options)> {
     for prefetch_rows in [0, 1, 4] {
         add(
             format!("prefetch={prefetch_rows}"),
-            Options { prefetch_rows, ..d },
+            Options {
+                prefetch_rows,
+                prefetch_bytes: 0,
+                ..d
+            },
         );
     }
     for run_rows in [1, 4, 64] {
@@ -250,17 +254,19 @@ fn main() {
         let d = Options::default();
         let mut v = vec![];
         for run_rows in [16, 32, 64] {
-            for prefetch_rows in [1, 2] {
+            for prefetch_rows in [1, 2, 4, 8] {
                 v.push((
                     format!("run={run_rows} pf={prefetch_rows}"),
                     Options {
                         run_rows,
                         prefetch_rows,
+                        prefetch_bytes: 0,
                         ..d
                     },
                 ));
             }
         }
+        v.push(("default".to_string(), d));
         v
     } else if sweep {
         variants()

@@ -16,8 +16,8 @@
 //! - Over the x-interior of a row (every tap inside the row) one loop per group of up to
 //!   [`Options::group`] taps computes `out[i] = Σ w·row_t[i + ox_t]` in `T`, two vectors per
 //!   step, and prefetches into L2 (L1 for derivatives along x) the input row the loop will
-//!   need [`Options::prefetch_rows`] rows later (in the order the rows are computed: across a
-//!   y-block's planes, not into the next block). Whole rows one after the other (no x-edges)
+//!   need [`Options::prefetch_rows`] rows later, at least [`Options::prefetch_bytes`] ahead
+//!   (in the order the rows are computed: across a y-block's planes, not into the next block). Whole rows one after the other (no x-edges)
 //!   are one long row. Stencils whose taps all read one row within ±4 points (derivatives
 //!   along x) load each input vector once and build the shifted vectors with shuffles: the
 //!   loads, not the arithmetic, limit these loops.
@@ -140,6 +140,14 @@ pub struct Options {
     /// hardware counters there): L1 prefetches hold
     /// the core's few L1 miss buffers, so fewer lines are in flight from memory.
     pub prefetch_rows: usize,
+    /// With [`Options::prefetch_rows`] above 0 and runs along y, the prefetch distance is
+    /// raised to at least this many bytes of rows (rounded up to whole rows; 0: rows only).
+    ///
+    /// Why bytes: the time a prefetch needs to arrive is a time, not a number of rows. At one
+    /// row ahead, a 384-point f32 row (1.5 KiB) gave memory too little notice: the 7-point
+    /// Laplacian f32 at 384³ ran at 65-68% of a paired copy, and at 95-102% with 3-6 KiB ahead
+    /// (2-vCPU Zen 4 VM; f64 gained too, see docs/performance.md, "CPU").
+    pub prefetch_bytes: usize,
     /// Prefetch distance in rows of the AVX-512 pair loop along y where whole rows one after the
     /// other are one long row (first derivatives along y), of the AVX-512 loop over whole
     /// periodic rows along x (derivatives along x), and in planes of the pair loop's z march
@@ -165,6 +173,7 @@ impl Default for Options {
             block_bytes: 512 << 10,
             min_par_work: PAR_MIN_WORK,
             prefetch_rows: 1,
+            prefetch_bytes: 8 << 10,
             pair_prefetch_rows: 4,
             run_rows: 32,
         }

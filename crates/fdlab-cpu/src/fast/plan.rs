@@ -212,11 +212,19 @@ impl<T: Scalar> Plan<T> {
             let rows = opts.block_bytes / row_bytes.max(1) / (zb + za + 1);
             rows.saturating_sub(yb + ya).max(4)
         };
+        let zmarch = zb + za > 0 && yb + ya == 0;
+        // Runs along z prefetch whole planes ahead: a byte distance would mean no more there.
+        let prefetch = if opts.prefetch_rows == 0 || zmarch {
+            opts.prefetch_rows
+        } else {
+            opts.prefetch_rows
+                .max(opts.prefetch_bytes.div_ceil(row_bytes.max(1)))
+        };
         Plan {
             run: opts.run_rows.max(1),
-            zmarch: zb + za > 0 && yb + ya == 0,
+            zmarch,
             flat: false,
-            prefetch: opts.prefetch_rows,
+            prefetch,
             pair_prefetch: opts.pair_prefetch_rows,
             boundary,
             shape,
