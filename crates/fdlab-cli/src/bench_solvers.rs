@@ -55,16 +55,7 @@ pub fn bench_solvers(a: &BenchArgs) -> Result<()> {
     // medium's two (the wave step with its setup's copies needs less), with room. The GPU
     // runs no FDTD; its wave step's setup holds about six fields on the host.
     let need = if gpu && !fdtd_only { 8 } else { 12 } * (n as u64).pow(3) * 8;
-    if let Some(free) = fdlab_bench::runner::host_available() {
-        if need > free {
-            bail!(
-                "--size {n}: the solvers suite needs about {:.1} GiB, {:.1} GiB available; \
-                 give a smaller --size",
-                need as f64 / 1073741824.0,
-                free as f64 / 1073741824.0
-            );
-        }
-    }
+    ensure_host_memory("solvers", n, need)?;
     if let Some(p) = &a.json {
         check_out_path("--json", p, OutKind::Json)?;
     }
@@ -187,6 +178,22 @@ pub fn bench_solvers(a: &BenchArgs) -> Result<()> {
     }
     pb.finish_and_clear();
     eprintln!("wrote {}", json.display());
+    Ok(())
+}
+
+/// Refuses `--size n` before any work when the suite's host memory `need` (bytes) exceeds
+/// what is available.
+pub(crate) fn ensure_host_memory(suite: &str, n: usize, need: u64) -> Result<()> {
+    if let Some(free) = fdlab_bench::runner::host_available() {
+        if need > free {
+            bail!(
+                "--size {n}: the {suite} suite needs about {:.1} GiB, {:.1} GiB available; \
+                 give a smaller --size",
+                need as f64 / 1073741824.0,
+                free as f64 / 1073741824.0
+            );
+        }
+    }
     Ok(())
 }
 

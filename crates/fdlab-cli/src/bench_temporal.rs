@@ -40,16 +40,7 @@ pub fn bench_temporal(a: &BenchArgs) -> Result<()> {
     let (precisions, reps) = super::bench_solvers::precisions_and_reps(a)?;
     // The setup in f64 on the host, its copy in the precision, and the stepper's upload.
     let need = 3 * (n as u64).pow(3) * 8;
-    if let Some(free) = fdlab_bench::runner::host_available() {
-        if need > free {
-            bail!(
-                "--size {n}: the temporal suite needs about {:.1} GiB, {:.1} GiB available; \
-                 give a smaller --size",
-                need as f64 / 1073741824.0,
-                free as f64 / 1073741824.0
-            );
-        }
-    }
+    super::bench_solvers::ensure_host_memory("temporal", n, need)?;
     if let Some(p) = &a.json {
         check_out_path("--json", p, OutKind::Json)?;
     }

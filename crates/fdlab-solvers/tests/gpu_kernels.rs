@@ -11,15 +11,24 @@ use fdlab_solvers::setup::Setup;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 
+/// Whether NVRTC can be loaded; without it the test fails when `FDLAB_REQUIRE_NVRTC=1` (CI)
+/// and says that it skipped otherwise.
+fn nvrtc_or_skip() -> bool {
+    if nvrtc::available() {
+        return true;
+    }
+    assert_ne!(
+        std::env::var("FDLAB_REQUIRE_NVRTC").as_deref(),
+        Ok("1"),
+        "FDLAB_REQUIRE_NVRTC=1 but libnvrtc cannot be loaded"
+    );
+    eprintln!("SKIPPED: libnvrtc not found (set LD_LIBRARY_PATH; see scripts/test.sh)");
+    false
+}
+
 #[test]
 fn every_solver_kernel_compiles_for_sm_90() {
-    if !nvrtc::available() {
-        assert_ne!(
-            std::env::var("FDLAB_REQUIRE_NVRTC").as_deref(),
-            Ok("1"),
-            "FDLAB_REQUIRE_NVRTC=1 but libnvrtc cannot be loaded"
-        );
-        eprintln!("SKIPPED: libnvrtc not found (set LD_LIBRARY_PATH; see scripts/test.sh)");
+    if !nvrtc_or_skip() {
         return;
     }
     let mut setups: Vec<(Setup, PrecisionName)> = cases(true)
@@ -72,20 +81,14 @@ fn every_solver_kernel_compiles_for_sm_90() {
 
 /// Every temporal-blocking pass the stepper may run compiles for sm_90: for each dimension,
 /// precision and boundary, the model's shape for every k (what `FDLAB_TEMPORAL=k` and
-/// `fdlab bench --suite temporal` run) and its overall choice. `FDLAB_PTXAS_INFO=1` prints
+/// `fdlab bench --suite temporal` run) and the measured default. `FDLAB_PTXAS_INFO=1` prints
 /// each one's registers and spills.
 #[test]
 fn every_temporal_pass_compiles_for_sm_90() {
     use fdlab_solvers::gpu::heat_pass_source;
-    use fdlab_solvers::gpu::temporal::{Request, K_MAX};
+    use fdlab_solvers::gpu::temporal::{measured, Request, K_MAX};
     use fdlab_solvers::HeatSetup;
-    if !nvrtc::available() {
-        assert_ne!(
-            std::env::var("FDLAB_REQUIRE_NVRTC").as_deref(),
-            Ok("1"),
-            "FDLAB_REQUIRE_NVRTC=1 but libnvrtc cannot be loaded"
-        );
-        eprintln!("SKIPPED: libnvrtc not found (set LD_LIBRARY_PATH; see scripts/test.sh)");
+    if !nvrtc_or_skip() {
         return;
     }
     let mut kernels = BTreeMap::new();
@@ -102,9 +105,12 @@ fn every_temporal_pass_compiles_for_sm_90() {
                 initial: vec![],
             };
             for p in [PrecisionName::F32, PrecisionName::F64] {
-                for k in 2..=K_MAX {
+                let bytes = if p == PrecisionName::F32 { 4 } else { 8 };
+                let default = measured(dim, bytes).expect("a measured default");
+                let requests = (2..=K_MAX).map(Request::K).chain([Request::Shape(default)]);
+                for request in requests {
                     // Shapes that do not fit are refused, not compiled.
-                    if let Ok(Some((src, _))) = heat_pass_source(&setup, p, Request::K(k)) {
+                    if let Ok(Some((src, _))) = heat_pass_source(&setup, p, request) {
                         kernels.insert(src.name.clone(), src);
                     }
                 }
