@@ -3,6 +3,7 @@
 //! backend-neutral setups as the CPU steppers. Fields live on the device for the whole run; only outputs, checkpoints and
 //! receiver traces come back.
 
+mod cpml_kernels;
 mod fdtd;
 mod fdtd_kernels;
 mod heat;

@@ -4,7 +4,8 @@
 //! only that shell. When the case has sources or receivers, one small kernel adds the one and
 //! samples the other.
 
-use super::kernels::{self, CpmlSpec, Launch, StepSpec};
+use super::cpml_kernels::{self, CpmlSpec};
+use super::kernels::{self, Launch, StepSpec};
 use super::{cuda_type, driver, launch_config, march_order, march_sizes, precision_of, tag, Gpu};
 use crate::layout::{to_bytes, Layout};
 use crate::physics::CpmlProfile;
@@ -312,8 +313,13 @@ pub(super) fn sources<T: CudaScalar>(s: &WaveSetup) -> Result<WaveSources> {
                 ..spec.clone()
             };
             (
-                super::source("wave_psi", &kernels::psi(&spec, c), precision, l),
-                super::source("wave_cpml", &kernels::cpml_terms(&spec, c), precision, l),
+                super::source("wave_psi", &cpml_kernels::psi(&spec, c), precision, l),
+                super::source(
+                    "wave_cpml",
+                    &cpml_kernels::cpml_terms(&spec, c),
+                    precision,
+                    l,
+                ),
             )
         }),
         after: has_points
