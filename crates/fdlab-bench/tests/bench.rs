@@ -9,6 +9,7 @@ use fdlab_bench::Timing;
 use fdlab_core::{Boundary, Grid, Precision};
 use fdlab_cuda::codegen::{generate, KernelSpec};
 use fdlab_cuda::{Coefficients, Strategy};
+use rayon::prelude::*;
 
 #[test]
 fn amd_byte_formula_counts_every_point_but_corners_and_edges_plus_the_interior() {
@@ -244,9 +245,10 @@ fn newest_tuning_candidates_compile_for_sm90() {
             all.push(interior_laplacian_case("roofline", [512; 3], accuracy, p, vec![]).unwrap());
         }
     }
-    for case in all {
+    // One NVRTC module per case, the cases compiled on every core.
+    all.par_iter().for_each(|case| {
         let tma_only = case.name != "zdiff-2pt";
-        let sources: Vec<_> = candidates(&case)
+        let sources: Vec<_> = candidates(case)
             .into_iter()
             .filter(|s| !tma_only || matches!(s, Strategy::QMarch { tma: 1.., .. }))
             .map(|s| {
@@ -265,7 +267,7 @@ fn newest_tuning_candidates_compile_for_sm90() {
         let module = fdlab_cuda::codegen::module_source(&refs);
         fdlab_cuda::nvrtc::compile_cubin(&case.name, &module, "sm_90")
             .unwrap_or_else(|e| panic!("{} {:?}: {e}", case.name, case.precision));
-    }
+    });
 }
 
 /// The built-in search reaches the winners that curated candidate lists found on an H100, so
