@@ -77,17 +77,25 @@ pub struct Summary {
     pub checkpoint: Option<PathBuf>,
     /// The backend used.
     pub backend: String,
+    /// Time steps fused per pass over the grid (temporal blocking; 1 when each step is one
+    /// pass).
+    pub steps_per_pass: usize,
 }
 
 impl std::fmt::Display for Summary {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{} steps (to step {}) in {:.2} s on {}: {:.3e} cell updates/s, {:.2} GB/s effective{}; outputs in {}",
+            "{} steps (to step {}) in {:.2} s on {}{}: {:.3e} cell updates/s, {:.2} GB/s effective{}; outputs in {}",
             self.steps,
             self.final_step,
             self.wall_s,
             self.backend,
+            if self.steps_per_pass > 1 {
+                format!(" ({} steps per pass)", self.steps_per_pass)
+            } else {
+                String::new()
+            },
             self.cell_updates_per_s,
             self.gbps,
             if self.interrupted { ", interrupted (checkpoint written)" } else { "" },
@@ -322,10 +330,18 @@ pub fn run_stepper(
         out_dir: dir,
         checkpoint: lp.checkpoint.clone(),
         backend: lp.stepper.backend().to_string(),
+        steps_per_pass: lp.stepper.steps_per_pass(),
     };
     let json = format!(
-        "{{\"steps\": {}, \"final_step\": {}, \"wall_s\": {}, \"cell_updates_per_s\": {}, \"gbps\": {}, \"interrupted\": {}, \"backend\": \"{}\"}}\n",
-        s.steps, s.final_step, s.wall_s, s.cell_updates_per_s, s.gbps, s.interrupted, s.backend
+        "{{\"steps\": {}, \"final_step\": {}, \"wall_s\": {}, \"cell_updates_per_s\": {}, \"gbps\": {}, \"interrupted\": {}, \"backend\": \"{}\", \"steps_per_pass\": {}}}\n",
+        s.steps,
+        s.final_step,
+        s.wall_s,
+        s.cell_updates_per_s,
+        s.gbps,
+        s.interrupted,
+        s.backend,
+        s.steps_per_pass
     );
     if root {
         let sp = s.out_dir.join("summary.json");
