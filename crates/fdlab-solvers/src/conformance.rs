@@ -306,7 +306,14 @@ pub fn compare(case: &CheckCase, make: MakeStepper<'_>) -> CheckResult {
             got.advance(n)?;
         }
         let want_field = want.field()?;
-        let field_err = relative_error(&got.field()?, &want_field);
+        let got_field = got.field()?;
+        let mut field_err = relative_error(&got_field, &want_field);
+        // A range of the field (what picture outputs copy) equals the same range of the whole.
+        let len = got_field.len();
+        let part = len / 3..(len / 3 + 1 + len / 4).min(len);
+        if got.values(part.clone())? != got_field[part] {
+            field_err = f64::INFINITY;
+        }
         // Traces are samples of the field: compared on the field's scale, not their own (a
         // receiver the wave has not reached holds values near zero whose rounding differs).
         let field_scale = want_field.iter().fold(0.0f64, |m, v| m.max(v.abs()));

@@ -469,7 +469,8 @@ impl Outputs {
         [s[0], s[1], *s.get(2).unwrap_or(&1)]
     }
 
-    fn slice(&self, field: &[f64]) -> Vec<f64> {
+    /// The linear indices of the xy plane the pictures show (the whole grid in 2-D).
+    fn slice_range(&self) -> std::ops::Range<usize> {
         let n = self.n();
         let z = self
             .case
@@ -478,11 +479,21 @@ impl Outputs {
             .slice
             .unwrap_or(n[2] / 2)
             .min(n[2] - 1);
-        field[n[0] * n[1] * z..n[0] * n[1] * (z + 1)].to_vec()
+        n[0] * n[1] * z..n[0] * n[1] * (z + 1)
     }
 
     fn write(&mut self, s: &dyn Stepper) -> Result<()> {
         let o = &self.case.spec.output;
+        if !o.npy && !o.vti {
+            // Pictures only: just their plane leaves the device.
+            if o.png || o.frames || o.gif {
+                let sl = s.values(self.slice_range())?;
+                if self.root {
+                    self.frames.push((s.step(), sl));
+                }
+            }
+            return Ok(());
+        }
         let field = s.field()?;
         if !self.root {
             return Ok(());
@@ -510,7 +521,7 @@ impl Outputs {
             )?;
         }
         if o.png || o.frames || o.gif {
-            let sl = self.slice(&field);
+            let sl = field[self.slice_range()].to_vec();
             self.frames.push((step, sl));
         }
         Ok(())

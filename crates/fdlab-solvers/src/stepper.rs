@@ -34,6 +34,13 @@ pub trait Stepper: Send {
     /// The main field (temperature or pressure) at the grid points, x fastest. Fails only
     /// when a device copy fails.
     fn field(&self) -> Result<Vec<f64>>;
+    /// The main field's values at the linear indices `range` (x fastest), e.g. the xy plane a
+    /// picture shows. The default takes them from [`Stepper::field`] (collective where that is;
+    /// empty where it is); the GPU steppers copy only the range from the device.
+    fn values(&self, range: std::ops::Range<usize>) -> Result<Vec<f64>> {
+        let field = self.field()?;
+        Ok(field.get(range).map(<[f64]>::to_vec).unwrap_or_default())
+    }
     /// Receiver traces so far: one series per receiver, one value per step.
     fn traces(&self) -> &[Vec<f64>];
     /// Everything needed to continue bit-identically.

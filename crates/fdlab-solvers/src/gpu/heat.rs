@@ -296,6 +296,10 @@ impl<T: CudaScalar> Stepper for HeatGpu<T> {
         self.gpu.download_f64(&self.u)
     }
 
+    fn values(&self, range: std::ops::Range<usize>) -> Result<Vec<f64>> {
+        self.gpu.download_range_f64(&self.u, range)
+    }
+
     fn traces(&self) -> &[Vec<f64>] {
         &[]
     }

@@ -92,6 +92,22 @@ impl Gpu {
         Ok(self.download(buf)?.iter().map(|v| v.as_f64()).collect())
     }
 
+    /// The values of `buf` at `range` as f64: only that range crosses the bus.
+    fn download_range_f64<T: CudaScalar + Default>(
+        &self,
+        buf: &CudaSlice<T>,
+        range: std::ops::Range<usize>,
+    ) -> Result<Vec<f64>> {
+        if range.start >= range.end || range.end > buf.len() {
+            return Ok(vec![]);
+        }
+        let part = self
+            .stream
+            .clone_dtoh(&buf.slice(range))
+            .map_err(driver("cuMemcpyDtoH"))?;
+        Ok(part.iter().map(|v| v.as_f64()).collect())
+    }
+
     /// After `passes` k-step passes tagged with their index: the index of the pass whose
     /// output held a non-finite value (the flag is cleared), or `None`.
     fn flagged_call(&mut self, passes: usize) -> Result<Option<usize>> {

@@ -367,6 +367,10 @@ impl<T: CudaScalar> Stepper for WaveGpu<T> {
         self.gpu.download_f64(&self.p)
     }
 
+    fn values(&self, range: std::ops::Range<usize>) -> Result<Vec<f64>> {
+        self.gpu.download_range_f64(&self.p, range)
+    }
+
     fn traces(&self) -> &[Vec<f64>] {
         &self.traces
     }
