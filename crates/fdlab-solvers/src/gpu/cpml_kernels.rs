@@ -12,6 +12,16 @@ pub(crate) struct CpmlSpec {
     pub w1: [Vec<f64>; 3],
 }
 
+/// Axis `a`'s position variable, its size and the stride suffix of a step along it, in the
+/// shell kernels' names.
+fn axis(a: usize) -> (&'static str, &'static str, &'static str) {
+    match a {
+        0 => ("x", "nx", ""),
+        1 => ("o", "no", " * so"),
+        _ => ("m", "nm", " * sm"),
+    }
+}
+
 /// The opening of the one-point-per-thread shell kernels: signature, the thread's x, row and
 /// run of planes, strides and its column's first index.
 fn shell_head(g: &mut String, params: &str, ty: &str, l: Launch) {
@@ -60,12 +70,7 @@ pub(crate) fn psi(spec: &StepSpec, cp: &CpmlSpec) -> String {
     g.push_str("    const long long c = col + (long long)m * sm;\n");
     for &a in &axes {
         let name = AX[a];
-        let pos = ["x", "o", "m"][a];
-        let (n, s) = match a {
-            0 => ("nx", ""),
-            1 => ("no", " * so"),
-            _ => ("nm", " * sm"),
-        };
+        let (pos, n, s) = axis(a);
         let _ = writeln!(g, "    if (a_{name} != zero) {{");
         let terms: Vec<String> = (1..=r)
             .map(|k| {
@@ -117,12 +122,7 @@ pub(crate) fn cpml_terms(spec: &StepSpec, cp: &CpmlSpec) -> String {
     let _ = writeln!(g, "    {ty} extra = zero;");
     for &a in &axes {
         let name = AX[a];
-        let pos = ["x", "o", "m"][a];
-        let (n, s) = match a {
-            0 => ("nx", ""),
-            1 => ("no", " * so"),
-            _ => ("nm", " * sm"),
-        };
+        let (pos, n, s) = axis(a);
         let near = |arr: &str, k: usize, up: bool| {
             if up {
                 format!("({pos} + {k} < {n} ? {arr}[c + {k}{s}] : zero)")
