@@ -16,6 +16,6 @@ pub mod tune;
 pub use report::{BenchResult, Meta, Report, Timing};
 pub use runner::{BenchError, CpuRunner, CudaRunner, RunOptions};
 pub use suites::{
-    cases, check_suite, select, Case, SuiteOptions, Target, FDTD_SUITE, SOLVER_SUITE, SUITES,
-    TEMPORAL_SUITE,
+    cases, check_suite, select, Case, SuiteOptions, Target, FDTD_SUITE, SCALING_SUITE,
+    SOLVER_SUITE, SUITES, TEMPORAL_SUITE,
 };

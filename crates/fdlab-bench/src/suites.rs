@@ -77,6 +77,10 @@ pub const FDTD_SUITE: &str = "fdtd";
 /// [`crate::temporal`]), which runs on its own.
 pub const TEMPORAL_SUITE: &str = "temporal";
 
+/// The suite that times the heat and wave steps split over the GPUs of one host (weak and
+/// strong scaling), which runs on its own.
+pub const SCALING_SUITE: &str = "scaling";
+
 /// Options that shape the case lists.
 #[derive(Debug, Clone, Default)]
 pub struct SuiteOptions {
@@ -131,7 +135,7 @@ fn unknown_suite(name: &str) -> Error {
         name: name.into(),
         valid: SUITES
             .iter()
-            .chain(&[SOLVER_SUITE, FDTD_SUITE, TEMPORAL_SUITE])
+            .chain(&[SOLVER_SUITE, FDTD_SUITE, TEMPORAL_SUITE, SCALING_SUITE])
             .map(|s| s.to_string())
             .collect(),
     }
@@ -139,7 +143,9 @@ fn unknown_suite(name: &str) -> Error {
 
 /// Checks a suite name.
 pub fn check_suite(name: &str) -> Result<(), Error> {
-    if SUITES.contains(&name) || [SOLVER_SUITE, FDTD_SUITE, TEMPORAL_SUITE].contains(&name) {
+    if SUITES.contains(&name)
+        || [SOLVER_SUITE, FDTD_SUITE, TEMPORAL_SUITE, SCALING_SUITE].contains(&name)
+    {
         Ok(())
     } else {
         Err(unknown_suite(name))
@@ -168,7 +174,7 @@ pub fn cases(suite: &str, target: Target, opts: &SuiteOptions) -> Result<Vec<Cas
         "amd-laplacian" => amd_laplacian(target, opts),
         "roofline" => roofline(target, opts),
         "probes" => probes(opts),
-        SOLVER_SUITE | FDTD_SUITE | TEMPORAL_SUITE => Err(Error::Unknown {
+        SOLVER_SUITE | FDTD_SUITE | TEMPORAL_SUITE | SCALING_SUITE => Err(Error::Unknown {
             kind: "stencil suite",
             name: suite.into(),
             valid: SUITES.iter().map(|s| s.to_string()).collect(),

@@ -58,6 +58,7 @@ pub fn bench(a: BenchArgs) -> Result<()> {
         fdlab_bench::SOLVER_SUITE,
         fdlab_bench::FDTD_SUITE,
         fdlab_bench::TEMPORAL_SUITE,
+        fdlab_bench::SCALING_SUITE,
     ];
     if let Some(w) = a.suites.iter().find(|s| whole_steps.contains(&s.as_str())) {
         if a.suites.len() > 1 {
@@ -68,6 +69,9 @@ pub fn bench(a: BenchArgs) -> Result<()> {
         }
         if w == fdlab_bench::TEMPORAL_SUITE {
             return crate::bench_temporal::bench_temporal(&a);
+        }
+        if w == fdlab_bench::SCALING_SUITE {
+            return crate::bench_scaling::bench_scaling(&a);
         }
         return crate::bench_solvers::bench_solvers(&a);
     }

@@ -17,6 +17,8 @@ pub enum Section {
     Kernels,
     /// The solvers' time steps.
     Solvers,
+    /// Only the solvers' decomposed runs (slabs exchanging halos against the whole grid).
+    Decomposed,
 }
 
 /// Runs the conformance suite and prints one row per strategy and precision, then the
@@ -28,8 +30,9 @@ pub fn check(
     json: Option<PathBuf>,
     only: Option<Section>,
 ) -> Result<()> {
-    let kernels = only != Some(Section::Solvers);
+    let kernels = only.is_none() || only == Some(Section::Kernels);
     let solvers = only != Some(Section::Kernels) && strategies.is_empty();
+    let only_decomposed = only == Some(Section::Decomposed);
     if !kernels && !strategies.is_empty() {
         bail!("--strategy selects kernels: drop it, or drop --only solvers");
     }
@@ -53,7 +56,7 @@ pub fn check(
         ],
     )?;
     let solver_failed = if solvers {
-        solver_checks(&backend, &precisions, json.as_deref())?
+        solver_checks(&backend, &precisions, json.as_deref(), only_decomposed)?
     } else {
         0
     };
@@ -184,6 +187,7 @@ fn solver_checks(
     backend: &fdlab::Backend,
     precisions: &[Precision],
     json: Option<&std::path::Path>,
+    only_decomposed: bool,
 ) -> Result<usize> {
     use fdlab_solvers::case::PrecisionName;
     use fdlab_solvers::conformance::{
@@ -197,16 +201,19 @@ fn solver_checks(
             Precision::F64 => PrecisionName::F64,
         })
         .collect();
+    if only_decomposed && !on_gpu {
+        bail!("--only decomposed checks GPU slabs: give --backend cuda on a machine with a GPU");
+    }
     let mut cases: Vec<_> = cases(!on_gpu)
         .into_iter()
-        .filter(|c| wanted.contains(&c.precision))
+        .filter(|c| wanted.contains(&c.precision) && !only_decomposed)
         .collect();
     // The repository's example cases too, at their own sizes, when run from its root (the
     // CPU's reference loops would take minutes on them: GPU only).
     let examples = std::path::Path::new("examples/cases");
-    if on_gpu && examples.is_dir() {
+    if on_gpu && examples.is_dir() && !only_decomposed {
         cases.extend(fdlab_solvers::conformance::example_cases(examples)?);
-    } else if on_gpu {
+    } else if on_gpu && !only_decomposed {
         println!("solvers: no examples/cases here (run from the repository root to check them)");
     }
     println!(
@@ -229,7 +236,7 @@ fn solver_checks(
         // the GPU's own single steps.
         let temporal: Vec<_> = temporal_cases()
             .into_iter()
-            .filter(|c| wanted.contains(&c.case.precision))
+            .filter(|c| wanted.contains(&c.case.precision) && !only_decomposed)
             .collect();
         println!(
             "solvers: {} temporal-blocking cases (heat order 2, odd shapes, both boundaries, k = 2 … 8 and small tiles): fields after 100 steps against the CPU and the GPU's single steps, resume, NaN after passes",
@@ -238,6 +245,19 @@ fn solver_checks(
         let pb = progress_bar(temporal.len() as u64);
         pb.set_message("temporal blocking");
         results.extend(run_temporal(&temporal, &mut |done, _| {
+            pb.set_position(done as u64)
+        }));
+        pb.finish_and_clear();
+        let split = fdlab_dist::gpu_check::split_cases()
+            .into_iter()
+            .filter(|c| wanted.contains(&c.precision))
+            .count();
+        println!(
+            "solvers: {split} decomposed cases (heat and wave split into 2 and 3 slabs along the last axis, odd shapes, both boundaries, orders 2 to 8): the slabs on this GPU exchanging halos through the host, and with NCCL across GPUs where there is a GPU per slab, against the whole grid on the GPU after 40 steps"
+        );
+        let pb = progress_bar(split as u64);
+        pb.set_message("decomposed runs");
+        results.extend(fdlab_dist::gpu_check::run_checks(&wanted, &mut |done| {
             pb.set_position(done as u64)
         }));
         pb.finish_and_clear();

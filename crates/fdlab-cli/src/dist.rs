@@ -2,13 +2,11 @@
 //! rank 0 writing the outputs. Any failure on any rank ends the whole job (`MPI_Abort`), so
 //! that no rank is left waiting for one that stopped.
 
+use crate::split_args::take_grid;
 use fdlab_dist::mpi::{abort, abort_on_panic, initialize, MpiTransport};
 use fdlab_dist::Transport;
 use fdlab_solvers::cli::{check_line, parse_args, RunArgs};
-use fdlab_solvers::Case;
-
-/// The option that gives the process grid, e.g. `--process-grid 2x2` (chosen when absent).
-const GRID_OPTION: &str = "--process-grid";
+use fdlab_solvers::{BackendChoice, Case};
 
 /// Run `fdlab run ARGS` as one rank of an MPI job; never returns.
 pub fn run_case(args: &[String]) -> ! {
@@ -62,37 +60,22 @@ fn run(args: &[String], transport: MpiTransport) -> anyhow::Result<i32> {
         }
         return Ok(0);
     }
-    let s = fdlab_dist::run(&case, &opts, Box::new(transport), dims)?;
+    // With --backend cuda each rank steps its part on a GPU of its host, halos through host
+    // memory and MPI.
+    let gpu = match opts.backend {
+        BackendChoice::Cuda => {
+            let devices = fdlab_solvers::gpu::device_count().map_err(anyhow::Error::msg)?;
+            Some(fdlab_dist::gpu::GpuPlacement {
+                ordinal: rank % devices,
+                exchange: fdlab_dist::gpu::Exchange::Staged,
+                overlap: false,
+            })
+        }
+        _ => None,
+    };
+    let s = fdlab_dist::run_on(&case, &opts, Box::new(transport), dims, gpu)?;
     if rank == 0 {
         println!("{s} ({ranks} processes)");
     }
     Ok(0)
-}
-
-/// Remove `--process-grid AxB[xC]` from `args`, returning the rest and the grid.
-fn take_grid(args: &[String]) -> anyhow::Result<(Vec<String>, Option<[usize; 3]>)> {
-    let mut rest = Vec::with_capacity(args.len());
-    let mut dims = None;
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        if a != GRID_OPTION {
-            rest.push(a.clone());
-            continue;
-        }
-        let v = it
-            .next()
-            .ok_or_else(|| anyhow::anyhow!("{GRID_OPTION} needs a value, e.g. 2x2"))?;
-        let parts: Vec<usize> = v
-            .split('x')
-            .map(|p| p.parse::<usize>().ok().filter(|&n| n > 0))
-            .collect::<Option<_>>()
-            .filter(|p: &Vec<usize>| (1..=3).contains(&p.len()))
-            .ok_or_else(|| {
-                anyhow::anyhow!("{GRID_OPTION} {v}: give 1 to 3 positive counts, e.g. 2x2")
-            })?;
-        let mut d = [1; 3];
-        d[..parts.len()].copy_from_slice(&parts);
-        dims = Some(d);
-    }
-    Ok((rest, dims))
 }

@@ -4,6 +4,7 @@
 //! conformance suite on a backend).
 
 mod bench;
+mod bench_scaling;
 mod bench_solvers;
 mod bench_temporal;
 mod check;
@@ -12,6 +13,7 @@ mod common;
 mod dist;
 mod info;
 mod plot;
+mod split_args;
 mod tune;
 
 use bench::{BenchArgs, CoefficientsArg};
@@ -167,6 +169,12 @@ fn run_case(args: &[String]) -> anyhow::Result<()> {
     #[cfg(feature = "mpi")]
     if fdlab_dist::mpi::launched() {
         dist::run_case(args);
+    }
+    if let Some(code) = split_args::run_on_gpus(args)? {
+        if code != 0 {
+            std::process::exit(code);
+        }
+        return Ok(());
     }
     let code = fdlab_solvers::cli::run_command(args)?;
     if code != 0 {

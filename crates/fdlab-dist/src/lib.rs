@@ -19,21 +19,26 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod cases;
 pub mod decomp;
 mod error;
+pub mod gpu;
+pub mod gpu_check;
 pub mod halo;
 pub mod local;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 pub mod part;
 mod run;
+pub mod slab;
 pub mod stepper;
+pub mod threads;
 pub mod transport;
 
 pub use decomp::{Decomposition, Neighbour, Subdomain};
 pub use error::{Error, Result};
 pub use halo::HaloExchange;
 pub use local::LocalTransport;
-pub use run::{decompose, run};
+pub use run::{decompose, last_axis_split, run, run_on};
 pub use stepper::DistStepper;
 pub use transport::Transport;

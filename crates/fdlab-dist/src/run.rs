@@ -2,6 +2,7 @@
 //! writes the outputs and shows the progress.
 
 use crate::decomp::Decomposition;
+use crate::gpu::GpuPlacement;
 use crate::stepper::DistStepper;
 use crate::transport::Transport;
 use crate::{Error, Result};
@@ -39,6 +40,18 @@ pub fn run(
     transport: Box<dyn Transport>,
     dims: Option<[usize; 3]>,
 ) -> Result<Summary> {
+    run_on(case, opts, transport, dims, None)
+}
+
+/// As [`run()`], with each rank's part on the GPU `gpu` names (`None`: on the CPU). On GPUs
+/// the grid is split along its last axis (the default process grid there).
+pub fn run_on(
+    case: &Case,
+    opts: &RunOptions,
+    transport: Box<dyn Transport>,
+    dims: Option<[usize; 3]>,
+    gpu: Option<GpuPlacement>,
+) -> Result<Summary> {
     let (rank, ranks) = (transport.rank(), transport.size());
     if ranks > 1 && (opts.checkpoint_every.is_some() || opts.resume.is_some()) {
         return Err(Error::Unsupported(
@@ -51,10 +64,20 @@ pub fn run(
     } else {
         prepare(case)?
     };
+    let dims = match (gpu, dims) {
+        (Some(_), None) => Some(last_axis_split(case.dim(), ranks)),
+        _ => dims,
+    };
     let d = decompose(&prepared.setup, ranks, dims)?;
-    let stepper = match case.spec.precision {
-        PrecisionName::F64 => DistStepper::new::<f64>(&prepared.setup, d, transport)?,
-        PrecisionName::F32 => DistStepper::new::<f32>(&prepared.setup, d, transport)?,
+    let stepper = match (case.spec.precision, gpu) {
+        (PrecisionName::F64, None) => DistStepper::new::<f64>(&prepared.setup, d, transport)?,
+        (PrecisionName::F32, None) => DistStepper::new::<f32>(&prepared.setup, d, transport)?,
+        (PrecisionName::F64, Some(g)) => {
+            DistStepper::on_gpu::<f64>(&prepared.setup, d, transport, g)?
+        }
+        (PrecisionName::F32, Some(g)) => {
+            DistStepper::on_gpu::<f32>(&prepared.setup, d, transport, g)?
+        }
     };
     let failure = stepper.failure_slot();
     let summary = run_stepper(
@@ -69,4 +92,11 @@ pub fn run(
         return Err(Error::Transport { rank, detail });
     }
     Ok(summary)
+}
+
+/// The process grid that splits `ranks` along the last of `dim` axes (how GPU parts split).
+pub fn last_axis_split(dim: usize, ranks: usize) -> [usize; 3] {
+    let mut d = [1; 3];
+    d[dim - 1] = ranks;
+    d
 }

@@ -2,8 +2,10 @@
 //! answers for the whole grid (its field and traces gathered on rank 0).
 
 use crate::decomp::Decomposition;
+use crate::gpu::{GpuPlacement, GpuScalar, SlabGpu};
 use crate::halo::{HaloExchange, Point};
 use crate::part;
+use crate::slab::Slab;
 use crate::transport::{tag, Shared, Transport};
 use crate::{Error, Result};
 use fdlab_core::Scalar;
@@ -16,7 +18,7 @@ use std::sync::{Arc, Mutex};
 /// next call that can.
 pub type FailureSlot = Arc<Mutex<Option<String>>>;
 
-/// One rank's part of a decomposed CPU stepper.
+/// One rank's part of a decomposed stepper, on the CPU or a GPU.
 ///
 /// [`Stepper::advance`] steps the part, exchanging halos before every step, and gathers new
 /// receiver samples on rank 0. [`Stepper::field`] is collective: every rank must call it at the
@@ -33,6 +35,7 @@ pub struct DistStepper {
     /// Samples gathered so far.
     gathered: usize,
     failure: FailureSlot,
+    backend: &'static str,
 }
 
 impl DistStepper {
@@ -80,13 +83,71 @@ impl DistStepper {
                 ))
             }
         };
+        Ok(Self::assemble(
+            inner,
+            receivers,
+            transport,
+            decomposition,
+            rank,
+            "cpu, decomposed",
+        ))
+    }
+
+    /// As [`DistStepper::new`], with the part on a GPU: the grid must be split along its last
+    /// axis only (see [`crate::slab`]); heat and wave cases without a CPML.
+    pub fn on_gpu<T: GpuScalar>(
+        setup: &Setup,
+        decomposition: Decomposition,
+        transport: Box<dyn Transport>,
+        placement: GpuPlacement,
+    ) -> Result<DistStepper> {
+        let (rank, size) = (transport.rank(), transport.size());
+        if size != decomposition.ranks() {
+            return Err(Error::ProcessCount {
+                dims: decomposition.dims(),
+                product: decomposition.ranks(),
+                ranks: size,
+            });
+        }
+        let (dim, r) = match setup {
+            Setup::Heat(s) => (s.dim, s.order / 2),
+            Setup::Wave(s) => (s.dim, s.order / 2),
+            _ => {
+                return Err(Error::Unsupported(
+                    "FDTD cases (only heat and wave are decomposed)".into(),
+                ))
+            }
+        };
+        let slab = Slab::new(&decomposition, rank, dim, r)?;
+        let transport: Shared = Arc::new(Mutex::new(transport));
+        let (inner, receivers) = SlabGpu::<T>::new(setup, slab, placement, &transport, rank, size)?;
+        Ok(Self::assemble(
+            Box::new(inner),
+            receivers,
+            transport,
+            decomposition,
+            rank,
+            "cuda, decomposed",
+        ))
+    }
+
+    /// The decomposed stepper around a rank's part, whose receivers (global cells, global
+    /// order) are `receivers`.
+    fn assemble(
+        inner: Box<dyn Stepper>,
+        receivers: Vec<[usize; 3]>,
+        transport: Shared,
+        decomposition: Decomposition,
+        rank: usize,
+        backend: &'static str,
+    ) -> DistStepper {
         let owners: Vec<usize> = receivers.iter().map(|c| decomposition.owner(*c)).collect();
         let traces = if rank == 0 {
             vec![vec![]; owners.len()]
         } else {
             vec![]
         };
-        Ok(DistStepper {
+        DistStepper {
             inner,
             transport,
             decomposition,
@@ -95,7 +156,8 @@ impl DistStepper {
             traces,
             gathered: 0,
             failure: Arc::new(Mutex::new(None)),
-        })
+            backend,
+        }
     }
 
     /// Where a failure of a collective [`Stepper::field`] is recorded; the next
@@ -227,6 +289,6 @@ impl Stepper for DistStepper {
     }
 
     fn backend(&self) -> &'static str {
-        "cpu, decomposed"
+        self.backend
     }
 }

@@ -3,79 +3,17 @@
 //! refused with a typed error before any step.
 
 use fdlab_core::Scalar;
+use fdlab_dist::cases::{self, wave};
 use fdlab_dist::halo::Point;
 use fdlab_dist::{decompose, DistStepper, Error, LocalTransport};
-use fdlab_solvers::physics::{heat_dt_limit, wave_dt_limit};
 use fdlab_solvers::setup::Setup;
-use fdlab_solvers::{HeatCpu, HeatSetup, PointSource, Stepper, WaveBoundary, WaveCpu, WaveSetup};
+use fdlab_solvers::{HeatCpu, Stepper, WaveBoundary, WaveCpu};
 use std::time::{Duration, Instant};
 
 const STEPS: usize = 40;
 
-/// Values in [0.5, 1.5) from a fixed-seed linear congruential generator.
-fn noise(len: usize, seed: u64) -> Vec<f64> {
-    let mut x = seed
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
-    (0..len)
-        .map(|_| {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            0.5 + (x >> 11) as f64 / (1u64 << 53) as f64
-        })
-        .collect()
-}
-
-fn cells(n: [usize; 3]) -> usize {
-    n.iter().product()
-}
-
 fn heat(n: [usize; 3], dim: usize, order: usize, periodic: bool) -> Setup {
-    let spacing = [0.1, 0.12, 0.09];
-    let kappa = noise(cells(n), 1);
-    let kmax = kappa.iter().cloned().fold(0.0, f64::max);
-    let dt = 0.5 * heat_dt_limit(order, &spacing[..dim], kmax).unwrap();
-    Setup::Heat(HeatSetup {
-        n,
-        dim,
-        spacing,
-        order,
-        dt,
-        kappa,
-        periodic,
-        initial: noise(cells(n), 2),
-    })
-}
-
-fn wave(n: [usize; 3], dim: usize, order: usize, boundary: WaveBoundary) -> Setup {
-    let spacing = [10.0, 12.0, 9.0];
-    let velocity: Vec<f64> = noise(cells(n), 3).iter().map(|v| 1000.0 * v).collect();
-    let cmax = velocity.iter().cloned().fold(0.0, f64::max);
-    let dt = 0.5 * wave_dt_limit(order, &spacing[..dim], cmax).unwrap();
-    let at = |f: [f64; 3]| std::array::from_fn(|a| ((n[a] as f64 * f[a]) as usize).min(n[a] - 1));
-    Setup::Wave(WaveSetup {
-        n,
-        dim,
-        spacing,
-        order,
-        dt,
-        velocity,
-        boundary,
-        initial: noise(cells(n), 4),
-        previous: Some(noise(cells(n), 5)),
-        sources: vec![PointSource {
-            cell: at([0.3, 0.6, 0.4]),
-            f0: 1.0 / (20.0 * dt),
-            t0: 10.0 * dt,
-            amplitude: 1e4,
-        }],
-        receivers: vec![
-            at([0.9, 0.1, 0.8]),
-            at([0.1, 0.9, 0.2]),
-            at([0.5, 0.5, 0.5]),
-        ],
-    })
+    cases::heat(n, dim, order, periodic, true)
 }
 
 /// The single-domain field and traces after STEPS steps.

@@ -4,7 +4,10 @@
 
 use super::kernels::{self, Launch, StepSpec};
 use super::temporal::{self, PassSpec, Request, Temporal};
-use super::{cuda_type, driver, launch_config, march_order, march_sizes, precision_of, tag, Gpu};
+use super::{
+    cuda_type, driver, launch_config, march_order, march_sizes, precision_of, tag, DeviceStepper,
+    Gpu, StepExchange,
+};
 use crate::layout::Layout;
 use crate::stepper::{StatePart, Stepper};
 use crate::{Error, HeatSetup, Result};
@@ -49,7 +52,17 @@ impl<T: CudaScalar> HeatGpu<T> {
     /// environment or the model (`Some(Request::Off)`: single steps only). A setup that
     /// blocking does not apply to (order above 2, κ varying in space) runs single steps.
     pub fn with_temporal(s: &HeatSetup, request: Option<Request>) -> Result<Self> {
-        let gpu = Gpu::open()?;
+        Self::build(s, request, 0)
+    }
+
+    /// As [`HeatGpu::new`] on device `ordinal`, one step per pass (for a decomposed run,
+    /// whose halos are one step deep).
+    pub fn on_device(s: &HeatSetup, ordinal: usize) -> Result<Self> {
+        Self::build(s, Some(Request::Off), ordinal)
+    }
+
+    fn build(s: &HeatSetup, request: Option<Request>, ordinal: usize) -> Result<Self> {
+        let gpu = Gpu::open_on(ordinal)?;
         let co = s.coefficients()?;
         let r = s.order / 2;
         let class = fdlab_cuda::choose::device_class(&gpu.dev.info.name);
@@ -91,31 +104,64 @@ impl<T: CudaScalar> HeatGpu<T> {
 
     /// `steps` single steps with the one-step kernel, then the non-finite check.
     fn single_steps(&mut self, steps: usize) -> Result<()> {
+        self.hooked_steps(steps, None)
+    }
+
+    /// As [`Self::single_steps`], with `exchange` around every step.
+    fn hooked_steps<'e>(
+        &mut self,
+        steps: usize,
+        mut exchange: Option<&mut (dyn StepExchange<T> + 'e)>,
+    ) -> Result<()> {
         if steps == 0 {
             return Ok(());
         }
-        let (nx, no, nm) = march_sizes(self.n, self.dim);
-        let cfg = launch_config(
-            self.launch,
-            self.launch.grid(nx as usize, no as usize, nm as usize),
-        );
+        let (_, _, nm) = march_sizes(self.n, self.dim);
+        let ranges = super::step_ranges(nm as usize, exchange.as_deref());
+        let stream = self.gpu.stream.clone();
         for i in 0..steps {
-            let t = tag(i);
-            let stream = self.gpu.stream.clone();
-            let mut b = stream.launch_builder(self.kernel.function());
-            b.arg(&self.u).arg(&mut self.v);
-            // A constant κ is a literal; the pointer is then never read.
-            b.arg(self.kappa.as_ref().unwrap_or(&self.u));
-            b.arg(&nx).arg(&no).arg(&nm);
-            b.arg(&mut self.gpu.bad).arg(&mut self.gpu.badval).arg(&t);
-            // SAFETY: the arguments match the generated signature; u, v and κ hold nx·no·nm
-            // values and the kernel indexes only inside the grid.
-            unsafe { b.launch(cfg) }.map_err(driver("cuLaunchKernel"))?;
+            for e in &ranges.edges {
+                self.queue_planes(e.clone(), i)?;
+            }
+            if let (true, Some(ex)) = (ranges.overlapped, exchange.as_deref_mut()) {
+                ex.edges_queued(&stream)?;
+            }
+            self.queue_planes(ranges.interior.clone(), i)?;
+            if let Some(ex) = exchange.as_deref_mut() {
+                ex.start(&stream, &mut self.v)?;
+                ex.finish(&stream)?;
+            }
             std::mem::swap(&mut self.u, &mut self.v);
         }
         let first = self.step;
         self.step += steps as u64;
         self.gpu.check_finite(first, self.n)
+    }
+
+    /// Queue the step kernel (`i` within the current call) on the march-axis planes `planes`.
+    fn queue_planes(&mut self, planes: std::ops::Range<usize>, i: usize) -> Result<()> {
+        if planes.is_empty() {
+            return Ok(());
+        }
+        let (nx, no, nm) = march_sizes(self.n, self.dim);
+        let (lo, hi) = (planes.start as i32, planes.end as i32);
+        let cfg = launch_config(
+            self.launch,
+            self.launch.grid(nx as usize, no as usize, planes.len()),
+        );
+        let t = tag(i);
+        let stream = self.gpu.stream.clone();
+        let mut b = stream.launch_builder(self.kernel.function());
+        b.arg(&self.u).arg(&mut self.v);
+        // A constant κ is a literal; the pointer is then never read.
+        b.arg(self.kappa.as_ref().unwrap_or(&self.u));
+        b.arg(&nx).arg(&no).arg(&nm).arg(&lo).arg(&hi);
+        b.arg(&mut self.gpu.bad).arg(&mut self.gpu.badval).arg(&t);
+        // SAFETY: the arguments match the generated signature; u, v and κ hold nx·no·nm
+        // values, the planes lie inside the grid and the kernel indexes only inside it.
+        unsafe { b.launch(cfg) }
+            .map(|_| ())
+            .map_err(driver("cuLaunchKernel"))
     }
 
     /// `passes` k-step passes, each tagged with its index in the non-finite flag. Returns the
@@ -264,6 +310,16 @@ pub(super) fn sources<T: CudaScalar>(s: &HeatSetup, class: Option<&str>) -> Resu
         precision_of::<T>(),
         launch,
     ))
+}
+
+impl<T: CudaScalar> DeviceStepper<T> for HeatGpu<T> {
+    fn advance_with(&mut self, steps: usize, exchange: &mut dyn StepExchange<T>) -> Result<()> {
+        self.hooked_steps(steps, Some(exchange))
+    }
+
+    fn stream(&self) -> Arc<cudarc::driver::CudaStream> {
+        self.gpu.stream.clone()
+    }
 }
 
 impl<T: CudaScalar> Stepper for HeatGpu<T> {

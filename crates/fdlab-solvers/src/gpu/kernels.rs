@@ -267,8 +267,8 @@ impl StepSpec {
         );
         let _ = writeln!(g, "  const int o = blockIdx.y * {} + threadIdx.y;", l.by);
         g.push_str("  if (x0 >= nx || o >= no) return;\n");
-        let _ = writeln!(g, "  const int m0 = blockIdx.z * {};", l.chunk);
-        let _ = writeln!(g, "  const int m1 = min(m0 + {}, nm);", l.chunk);
+        let _ = writeln!(g, "  const int m0 = mlo + blockIdx.z * {};", l.chunk);
+        let _ = writeln!(g, "  const int m1 = min(m0 + {}, mhi);", l.chunk);
         g.push_str("  const long long so = nx, sm = (long long)nx * no;\n");
         g.push_str("  const long long col = x0 + so * o;\n");
         let _ = writeln!(g, "  const {} zero = ({})0;", self.ty, self.ty);
@@ -480,7 +480,7 @@ pub(crate) fn heat(spec: &StepSpec, field_kappa: bool, kc: f64) -> String {
     let ty = spec.ty;
     let mut g = String::from(PRELUDE);
     let params = format!(
-        "const {ty}* __restrict__ u, {ty}* __restrict__ v, const {ty}* __restrict__ kap, const int nx, const int no, const int nm, unsigned long long* __restrict__ bad, double* __restrict__ badval, const unsigned long long tag"
+        "const {ty}* __restrict__ u, {ty}* __restrict__ v, const {ty}* __restrict__ kap, const int nx, const int no, const int nm, const int mlo, const int mhi, unsigned long long* __restrict__ bad, double* __restrict__ badval, const unsigned long long tag"
     );
     spec.head(&mut g, &params);
     spec.loop_open(&mut g);
@@ -548,7 +548,7 @@ pub(crate) fn wave(spec: &StepSpec) -> String {
     let (ty, r, v) = (spec.ty, spec.r, spec.v());
     let mut g = String::from(PRELUDE);
     let params = format!(
-        "const {ty}* __restrict__ u, {ty}* __restrict__ q, const {ty}* __restrict__ c2, const int nx, const int no, const int nm, unsigned long long* __restrict__ bad, double* __restrict__ badval, const unsigned long long tag"
+        "const {ty}* __restrict__ u, {ty}* __restrict__ q, const {ty}* __restrict__ c2, const int nx, const int no, const int nm, const int mlo, const int mhi, unsigned long long* __restrict__ bad, double* __restrict__ badval, const unsigned long long tag"
     );
     spec.head(&mut g, &params);
     let axes = spec.axes();

@@ -17,6 +17,91 @@ pub use fdtd::{check_supported as fdtd_supported, FdtdGpu};
 pub use heat::HeatGpu;
 pub use wave::WaveGpu;
 
+/// The halo exchange of a decomposed run, around every step of a device stepper.
+///
+/// The stepper's grid is a slab whose first and last [`StepExchange::halo`] planes along the
+/// march axis (z in 3-D, y in 2-D) are halos: a step computes only the planes between them,
+/// and the exchange fills the halos of its output from the neighbouring slabs. When the
+/// exchange [`overlaps`](StepExchange::overlaps), the step queues the
+/// [`edge`](StepExchange::edge) planes next to each halo, calls
+/// [`edges_queued`](StepExchange::edges_queued), queues the interior and then
+/// [`start`](StepExchange::start)s the exchange, which waits only for the edges, so the planes
+/// travel while the interior is computed; otherwise it queues everything, then starts the
+/// exchange. Either way [`finish`](StepExchange::finish) ends the step.
+pub trait StepExchange<T>: Send {
+    /// Halo planes at the march axis's low and high end (received, never computed).
+    fn halo(&self) -> [usize; 2];
+    /// Planes next to each halo that the exchange sends.
+    fn edge(&self) -> usize;
+    /// Whether the exchange runs beside the interior's computation.
+    fn overlaps(&self) -> bool;
+    /// When overlapping: the sent planes are now queued on `stream` (the interior is not).
+    fn edges_queued(&mut self, stream: &Arc<CudaStream>) -> Result<()>;
+    /// Queue the exchange of the step's output `field`, once its sent planes are computed.
+    fn start(&mut self, stream: &Arc<CudaStream>, field: &mut CudaSlice<T>) -> Result<()>;
+    /// Make `stream` wait for the exchange, so that the next step reads the new halos.
+    fn finish(&mut self, stream: &Arc<CudaStream>) -> Result<()>;
+}
+
+/// A GPU stepper that can run as one slab of a decomposed grid (one step per pass: a fused
+/// multi-step pass would need halos as deep as its steps).
+pub trait DeviceStepper<T>: crate::Stepper {
+    /// As [`crate::Stepper::advance`], with `exchange` around every step.
+    fn advance_with(&mut self, steps: usize, exchange: &mut dyn StepExchange<T>) -> Result<()>;
+    /// The stream every step is queued on.
+    fn stream(&self) -> Arc<CudaStream>;
+}
+
+/// The march-axis plane ranges one step computes on a grid of `nm` planes: all of them
+/// without an exchange; with one, the edge planes next to each halo (queued before the
+/// exchange starts, when it overlaps) and the interior.
+fn step_ranges(nm: usize, exchange: Option<&dyn StepExchange<impl Sized>>) -> StepRanges {
+    let Some(ex) = exchange else {
+        return StepRanges {
+            edges: vec![],
+            interior: 0..nm,
+            overlapped: false,
+        };
+    };
+    let [h0, h1] = ex.halo();
+    let (a, b) = (h0, nm - h1);
+    if !ex.overlaps() {
+        return StepRanges {
+            edges: vec![],
+            interior: a..b,
+            overlapped: false,
+        };
+    }
+    let e = ex.edge().min(b - a);
+    let mut edges = vec![];
+    let (mut ia, mut ib) = (a, b);
+    if h0 > 0 {
+        edges.push(a..a + e);
+        ia = a + e;
+    }
+    if h1 > 0 {
+        edges.push(b - e..b);
+        ib = b - e;
+    }
+    StepRanges {
+        edges,
+        interior: ia..ib.max(ia),
+        overlapped: true,
+    }
+}
+
+/// What [`step_ranges`] returns.
+struct StepRanges {
+    edges: Vec<std::ops::Range<usize>>,
+    interior: std::ops::Range<usize>,
+    overlapped: bool,
+}
+
+/// GPUs present, or why none can be used (one line).
+pub fn device_count() -> std::result::Result<usize, String> {
+    fdlab_cuda::probe().map_err(|e| e.to_string())
+}
+
 use crate::layout::Layout;
 use crate::{Error, Result};
 use cudarc::driver::{CudaSlice, CudaStream, DeviceRepr, LaunchConfig, ValidAsZeroBits};
@@ -51,7 +136,12 @@ const CELL_BITS: u32 = 40;
 
 impl Gpu {
     fn open() -> Result<Gpu> {
-        let dev = Device::open(0)?;
+        Self::open_on(0)
+    }
+
+    /// Device `ordinal` (0 for the first GPU).
+    fn open_on(ordinal: usize) -> Result<Gpu> {
+        let dev = Device::open(ordinal)?;
         let stream = dev.stream().clone();
         let bad = stream
             .clone_htod(&[u64::MAX])
@@ -262,4 +352,86 @@ fn from_padded<T: CudaScalar>(
 /// Whether a GPU can run the solvers here, or why not (one line).
 pub fn available() -> std::result::Result<(), String> {
     fdlab_cuda::probe().map(|_| ()).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An exchange that only states its shape.
+    struct Shape {
+        halo: [usize; 2],
+        edge: usize,
+        overlaps: bool,
+    }
+
+    impl StepExchange<f32> for Shape {
+        fn halo(&self) -> [usize; 2] {
+            self.halo
+        }
+        fn edge(&self) -> usize {
+            self.edge
+        }
+        fn overlaps(&self) -> bool {
+            self.overlaps
+        }
+        fn edges_queued(&mut self, _: &Arc<CudaStream>) -> Result<()> {
+            Ok(())
+        }
+        fn start(&mut self, _: &Arc<CudaStream>, _: &mut CudaSlice<f32>) -> Result<()> {
+            Ok(())
+        }
+        fn finish(&mut self, _: &Arc<CudaStream>) -> Result<()> {
+            Ok(())
+        }
+    }
+
+    fn ranges(nm: usize, halo: [usize; 2], edge: usize, overlaps: bool) -> StepRanges {
+        let ex = Shape {
+            halo,
+            edge,
+            overlaps,
+        };
+        step_ranges(nm, Some(&ex as &dyn StepExchange<f32>))
+    }
+
+    /// Every plane between the halos is computed exactly once, halos never.
+    fn covered(r: &StepRanges, nm: usize) -> Vec<usize> {
+        let mut count = vec![0; nm];
+        for p in r
+            .edges
+            .iter()
+            .chain(std::iter::once(&r.interior))
+            .flat_map(|r| r.clone())
+        {
+            count[p] += 1;
+        }
+        count
+    }
+
+    #[test]
+    fn a_step_computes_the_planes_between_the_halos_once() {
+        let none = step_ranges(10, None::<&dyn StepExchange<f32>>);
+        assert_eq!((none.edges.len(), none.interior.clone()), (0, 0..10));
+        let after = ranges(12, [2, 2], 2, false);
+        assert!(after.edges.is_empty() && !after.overlapped);
+        assert_eq!(after.interior, 2..10);
+        let both = ranges(12, [2, 2], 2, true);
+        assert_eq!(both.edges, vec![2..4, 8..10]);
+        assert_eq!(both.interior, 4..8);
+        assert_eq!(covered(&both, 12), [0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0]);
+        // At the grid's edge there is no halo and no edge to send first.
+        let bottom = ranges(9, [0, 1], 1, true);
+        assert_eq!(bottom.edges, vec![7..8]);
+        assert_eq!(bottom.interior, 0..7);
+        assert_eq!(covered(&bottom, 9), [1, 1, 1, 1, 1, 1, 1, 1, 0]);
+    }
+
+    #[test]
+    fn a_slab_thinner_than_two_edges_has_no_interior() {
+        let thin = ranges(7, [2, 2], 2, true);
+        assert!(thin.interior.is_empty());
+        // The edges overlap on plane 2..3 and 4..5: computed twice, the same values.
+        assert_eq!(thin.edges, vec![2..4, 3..5]);
+    }
 }

@@ -111,7 +111,7 @@ impl<'a> Tile<'a> {
         let (ty, l) = (self.ty, self.s.launch);
         let _ = writeln!(
             g,
-            "extern \"C\" __global__ void __launch_bounds__({}) @NAME@({}, const int nx, const int no, const int nm, unsigned long long* __restrict__ bad, double* __restrict__ badval, const unsigned long long tag) {{",
+            "extern \"C\" __global__ void __launch_bounds__({}) @NAME@({}, const int nx, const int no, const int nm, const int mlo, const int mhi, unsigned long long* __restrict__ bad, double* __restrict__ badval, const unsigned long long tag) {{",
             self.threads(),
             match self.update {
                 Update::Wave => format!("const {ty}* __restrict__ u, {ty}* __restrict__ q, const {ty}* __restrict__ c2"),
@@ -129,8 +129,8 @@ impl<'a> Tile<'a> {
         let _ = writeln!(g, "  const int ob = blockIdx.y * {};", self.by);
         let _ = writeln!(g, "  const int x0 = xb + tx * {}, o = ob + ty;", self.v);
         g.push_str("  const bool active = x0 < nx && o < no;\n");
-        let _ = writeln!(g, "  const int m0 = blockIdx.z * {};", l.chunk);
-        let _ = writeln!(g, "  const int m1 = min(m0 + {}, nm);", l.chunk);
+        let _ = writeln!(g, "  const int m0 = mlo + blockIdx.z * {};", l.chunk);
+        let _ = writeln!(g, "  const int m1 = min(m0 + {}, mhi);", l.chunk);
         g.push_str("  const long long so = nx, sm = (long long)nx * no;\n");
         let _ = writeln!(g, "  const {ty} zero = ({ty})0;");
         if self.s.periodic {

@@ -6,7 +6,10 @@
 
 use super::cpml_kernels::{self, CpmlSpec};
 use super::kernels::{self, Launch, StepSpec};
-use super::{cuda_type, driver, launch_config, march_order, march_sizes, precision_of, tag, Gpu};
+use super::{
+    cuda_type, driver, launch_config, march_order, march_sizes, precision_of, tag, DeviceStepper,
+    Gpu, StepExchange,
+};
 use crate::layout::{to_bytes, Layout};
 use crate::physics::CpmlProfile;
 use crate::stepper::{StatePart, Stepper};
@@ -69,7 +72,12 @@ fn linear(n: [usize; 3], c: [usize; 3]) -> i64 {
 impl<T: CudaScalar> WaveGpu<T> {
     /// Opens the first GPU, compiles the step kernels and uploads the fields.
     pub fn new(s: &WaveSetup) -> Result<Self> {
-        let gpu = Gpu::open()?;
+        Self::on_device(s, 0)
+    }
+
+    /// As [`WaveGpu::new`] on device `ordinal`.
+    pub fn on_device(s: &WaveSetup, ordinal: usize) -> Result<Self> {
+        let gpu = Gpu::open_on(ordinal)?;
         let co = s.coefficients()?;
         let r = s.order / 2;
         let launch = Launch::for_wave(s.dim, r, s.n, std::mem::size_of::<T>());
@@ -164,8 +172,14 @@ impl<T: CudaScalar> WaveGpu<T> {
         })
     }
 
-    /// Queue one step (`i` within the current call) on the stream.
-    fn queue_step(&mut self, i: usize, cfg: LaunchConfig) -> Result<()> {
+    /// Queue one step (`i` within the current call) on the stream: the step kernel on
+    /// `ranges`, with `exchange` (if any) around it; the CPML and point kernels on the grid.
+    fn queue_step<'e>(
+        &mut self,
+        i: usize,
+        ranges: &super::StepRanges,
+        mut exchange: Option<&mut (dyn StepExchange<T> + 'e)>,
+    ) -> Result<()> {
         let (nx, no, nm) = march_sizes(self.n, self.dim);
         let stream = self.gpu.stream.clone();
         if let Some(c) = self.cpml.as_mut() {
@@ -180,13 +194,14 @@ impl<T: CudaScalar> WaveGpu<T> {
             // values and the profiles one value per cell along their axis.
             unsafe { b.launch(cfg) }.map_err(driver("cuLaunchKernel"))?;
         }
+        for e in &ranges.edges {
+            self.queue_planes(e.clone(), i)?;
+        }
+        if let (true, Some(ex)) = (ranges.overlapped, exchange.as_deref_mut()) {
+            ex.edges_queued(&stream)?;
+        }
+        self.queue_planes(ranges.interior.clone(), i)?;
         let t = tag(i);
-        let mut b = stream.launch_builder(self.kernel.function());
-        b.arg(&self.p).arg(&mut self.q).arg(&self.c2dt2);
-        b.arg(&nx).arg(&no).arg(&nm);
-        b.arg(&mut self.gpu.bad).arg(&mut self.gpu.badval).arg(&t);
-        // SAFETY: as above; q is read and written only at each thread's own points.
-        unsafe { b.launch(cfg) }.map_err(driver("cuLaunchKernel"))?;
         if let Some(c) = self.cpml.as_mut() {
             let l = c.psi_launch;
             let cfg = launch_config(l, l.grid(nx as usize, no as usize, nm as usize));
@@ -225,8 +240,36 @@ impl<T: CudaScalar> WaveGpu<T> {
             // grid (checked when the case was prepared) and `rows` holds a row per step.
             unsafe { b.launch(one) }.map_err(driver("cuLaunchKernel"))?;
         }
+        if let Some(ex) = exchange {
+            ex.start(&stream, &mut self.q)?;
+            ex.finish(&stream)?;
+        }
         std::mem::swap(&mut self.p, &mut self.q);
         Ok(())
+    }
+
+    /// Queue the step kernel (`i` within the current call) on the march-axis planes `planes`.
+    fn queue_planes(&mut self, planes: std::ops::Range<usize>, i: usize) -> Result<()> {
+        if planes.is_empty() {
+            return Ok(());
+        }
+        let (nx, no, nm) = march_sizes(self.n, self.dim);
+        let (lo, hi) = (planes.start as i32, planes.end as i32);
+        let cfg = launch_config(
+            self.launch,
+            self.launch.grid(nx as usize, no as usize, planes.len()),
+        );
+        let t = tag(i);
+        let stream = self.gpu.stream.clone();
+        let mut b = stream.launch_builder(self.kernel.function());
+        b.arg(&self.p).arg(&mut self.q).arg(&self.c2dt2);
+        b.arg(&nx).arg(&no).arg(&nm).arg(&lo).arg(&hi);
+        b.arg(&mut self.gpu.bad).arg(&mut self.gpu.badval).arg(&t);
+        // SAFETY: the arguments match the generated signature; the planes lie inside the
+        // grid and q is read and written only at each thread's own points.
+        unsafe { b.launch(cfg) }
+            .map(|_| ())
+            .map_err(driver("cuLaunchKernel"))
     }
 
     /// The pressure one step back, at the grid points.
@@ -327,13 +370,16 @@ pub(super) fn sources<T: CudaScalar>(s: &WaveSetup) -> Result<WaveSources> {
     })
 }
 
-impl<T: CudaScalar> Stepper for WaveGpu<T> {
-    fn advance(&mut self, steps: usize) -> Result<()> {
-        let (nx, no, nm) = march_sizes(self.n, self.dim);
-        let cfg = launch_config(
-            self.launch,
-            self.launch.grid(nx as usize, no as usize, nm as usize),
-        );
+impl<T: CudaScalar> WaveGpu<T> {
+    /// `steps` steps, with `exchange` (if any) around each; then the receiver rows and the
+    /// non-finite check.
+    fn hooked_steps<'e>(
+        &mut self,
+        steps: usize,
+        mut exchange: Option<&mut (dyn StepExchange<T> + 'e)>,
+    ) -> Result<()> {
+        let (_, _, nm) = march_sizes(self.n, self.dim);
+        let ranges = super::step_ranges(nm as usize, exchange.as_deref());
         if let Some(pt) = self.points.as_mut() {
             let need = steps * pt.nr.max(1) as usize;
             if pt.rows.len() < need {
@@ -341,7 +387,7 @@ impl<T: CudaScalar> Stepper for WaveGpu<T> {
             }
         }
         for i in 0..steps {
-            self.queue_step(i, cfg)?;
+            self.queue_step(i, &ranges, exchange.as_deref_mut())?;
         }
         let first = self.step;
         self.step += steps as u64;
@@ -357,6 +403,22 @@ impl<T: CudaScalar> Stepper for WaveGpu<T> {
             }
         }
         self.gpu.check_finite(first, self.n)
+    }
+}
+
+impl<T: CudaScalar> DeviceStepper<T> for WaveGpu<T> {
+    fn advance_with(&mut self, steps: usize, exchange: &mut dyn StepExchange<T>) -> Result<()> {
+        self.hooked_steps(steps, Some(exchange))
+    }
+
+    fn stream(&self) -> Arc<cudarc::driver::CudaStream> {
+        self.gpu.stream.clone()
+    }
+}
+
+impl<T: CudaScalar> Stepper for WaveGpu<T> {
+    fn advance(&mut self, steps: usize) -> Result<()> {
+        self.hooked_steps(steps, None)
     }
 
     fn step(&self) -> u64 {

@@ -1,0 +1,368 @@
+//! `fdlab bench --suite scaling`: the heat and wave steps split along z over the GPUs of this
+//! host, one thread per GPU. Weak scaling keeps n³ points per GPU (the grid grows along z),
+//! strong scaling splits one (2n)³ grid. Each row also times one GPU's slab alone (its owned
+//! planes plus the halo planes, no exchange): the step time above that is the exchange.
+
+use crate::bench::BenchArgs;
+use crate::bench_solvers::precisions_and_reps;
+use crate::common::{check_out_path, fill_meta, json_path, progress_bar, say, write_json, OutKind};
+use anyhow::{bail, Result};
+use fdlab_bench::{CudaRunner, Meta};
+use fdlab_dist::gpu::{Exchange, GpuPlacement, GpuScalar};
+use fdlab_dist::threads::{exchange_for, on_threads};
+use fdlab_dist::{decompose, last_axis_split, DistStepper};
+use fdlab_solvers::case::PrecisionName;
+use fdlab_solvers::gpu::{HeatGpu, WaveGpu};
+use fdlab_solvers::setup::Setup;
+use fdlab_solvers::{Stepper, WaveBoundary};
+use serde::Serialize;
+use std::sync::{Arc, Barrier};
+use std::time::Instant;
+
+/// Steps per timed call.
+const STEPS: usize = 10;
+
+/// One row of the suite.
+#[derive(Debug, Clone, Serialize)]
+pub struct ScalingRow {
+    /// "scaling".
+    pub suite: String,
+    /// "heat" or "wave".
+    pub case: String,
+    /// "weak" or "strong".
+    pub kind: String,
+    /// GPUs the grid is split over.
+    pub gpus: usize,
+    /// How halos travel ("nccl", "staged"; "none" on one GPU).
+    pub exchange: String,
+    /// "cuda".
+    pub backend: String,
+    /// "f32" or "f64".
+    pub precision: String,
+    /// The whole grid.
+    pub shape: [usize; 3],
+    /// Milliseconds per step: median, min, max over the timed calls (each the slowest GPU's).
+    pub time_ms: fdlab_bench::report::Timing,
+    /// Milliseconds per step of one GPU's slab stepped alone (no exchange), median.
+    pub slab_ms: f64,
+    /// Share of the step spent beyond the slab's own work: 1 − slab_ms / step ms.
+    pub exchange_share: f64,
+    /// With NCCL: milliseconds per step when the exchange waits for the whole step (no
+    /// overlap), median.
+    pub no_overlap_ms: Option<f64>,
+    /// With NCCL: the share of the exchange's cost that overlap hides,
+    /// (no_overlap_ms − step ms) / (no_overlap_ms − slab_ms).
+    pub hidden_by_overlap: Option<f64>,
+    /// Weak: one GPU's time / this time. Strong: (one GPU's time / this time) / GPUs.
+    pub efficiency: f64,
+    /// Cell updates per second, whole grid.
+    pub cell_updates_per_s: f64,
+    /// Minimum bytes per step (as the solvers suite counts them), whole grid.
+    pub bytes: usize,
+    /// Effective bandwidth, whole grid, GB/s.
+    pub gbps: f64,
+    /// One GPU's copy bandwidth measured in this run, GB/s.
+    pub copy_gbps: f64,
+    /// gbps / (gpus × copy_gbps), percent.
+    pub pct_of_copy: f64,
+}
+
+/// The suite's JSON.
+#[derive(Debug, Serialize)]
+struct ScalingReport {
+    meta: Meta,
+    scaling: Vec<ScalingRow>,
+}
+
+/// A heat (order 2, constant κ) or wave (8th order, periodic) setup of `n` points.
+fn setup(case: &str, n: [usize; 3]) -> Setup {
+    let cells: usize = n.iter().product();
+    match case {
+        "heat" => {
+            let mut s = fdlab_dist::cases::heat([4, 4, 4], 3, 2, true, false);
+            if let Setup::Heat(h) = &mut s {
+                h.n = n;
+                h.initial = smooth(n);
+            }
+            s
+        }
+        _ => {
+            let mut s = fdlab_dist::cases::wave([4, 4, 4], 3, 8, WaveBoundary::Periodic);
+            if let Setup::Wave(w) = &mut s {
+                w.n = n;
+                // Per point, as the solvers suite's wave step (its T_eff counts it).
+                w.velocity = smooth(n).iter().map(|v| 1000.0 * v).collect();
+                w.initial = smooth(n);
+                w.previous = None;
+                w.sources.clear();
+                w.receivers.clear();
+            }
+            debug_assert_eq!(smooth(n).len(), cells);
+            s
+        }
+    }
+}
+
+/// A field of `n` points that stays finite and normal (the timing does not depend on the
+/// values), cheap to make at 1024³.
+fn smooth(n: [usize; 3]) -> Vec<f64> {
+    let cells: usize = n.iter().product();
+    (0..cells).map(|i| 1.0 + 0.01 * (i % 97) as f64).collect()
+}
+
+/// Per timed call, the slowest GPU's milliseconds per step of `setup` split over `gpus` GPUs.
+fn time_split<T: GpuScalar>(
+    setup: &Setup,
+    gpus: usize,
+    exchange: Exchange,
+    overlap: bool,
+    reps: usize,
+) -> Result<Vec<f64>> {
+    let d = decompose(setup, gpus, Some(last_axis_split(3, gpus)))?;
+    let setup = Arc::new(setup.clone());
+    let barrier = Arc::new(Barrier::new(gpus));
+    let per_rank = on_threads(gpus, move |t| {
+        use fdlab_dist::Transport;
+        let placement = GpuPlacement {
+            ordinal: t.rank(),
+            exchange,
+            overlap,
+        };
+        let mut s = DistStepper::on_gpu::<T>(&setup, d.clone(), Box::new(t), placement)?;
+        s.advance(3)?;
+        let mut times = Vec::with_capacity(reps);
+        for _ in 0..reps {
+            barrier.wait();
+            let t0 = Instant::now();
+            s.advance(STEPS)?;
+            times.push(t0.elapsed().as_secs_f64() * 1e3 / STEPS as f64);
+        }
+        Ok(times)
+    })?;
+    Ok((0..reps)
+        .map(|i| per_rank.iter().map(|r| r[i]).fold(0.0, f64::max))
+        .collect())
+}
+
+/// Milliseconds per step of `setup` whole on GPU 0, one per timed call.
+fn time_whole<T: GpuScalar>(setup: &Setup, reps: usize) -> Result<Vec<f64>> {
+    let mut s: Box<dyn Stepper> = match setup {
+        Setup::Heat(h) => Box::new(HeatGpu::<T>::on_device(h, 0)?),
+        Setup::Wave(w) => Box::new(WaveGpu::<T>::on_device(w, 0)?),
+        _ => bail!("only heat and wave are split"),
+    };
+    s.advance(3)?;
+    let mut times = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        let t0 = Instant::now();
+        s.advance(STEPS)?;
+        times.push(t0.elapsed().as_secs_f64() * 1e3 / STEPS as f64);
+    }
+    Ok(times)
+}
+
+/// Runs the scaling suite (`a.suites` is `["scaling"]`).
+pub fn bench_scaling(a: &BenchArgs) -> Result<()> {
+    if !a.strategies.is_empty() || a.coefficients.is_some() || a.depth.is_some() {
+        bail!("--strategy, --coefficients and --depth do not apply to --suite scaling");
+    }
+    if a.backend == crate::common::BackendArg::Cpu {
+        bail!("--suite scaling splits a grid over GPUs; CPU ranks are measured with mpirun");
+    }
+    let devices = fdlab_solvers::gpu::device_count()
+        .map_err(|why| anyhow::anyhow!("--suite scaling: no usable GPU: {why}"))?;
+    let n = a.size.unwrap_or(512);
+    if !(32..=1024).contains(&n) {
+        bail!("--size {n}: the scaling suite takes 32 to 1024 points per axis per GPU");
+    }
+    let (precisions, reps) = precisions_and_reps(a)?;
+    let names = ["heat", "wave"];
+    let keep = crate::bench_solvers::only_cases(&names, &a.only)?;
+    if let Some(p) = &a.json {
+        check_out_path("--json", p, OutKind::Json)?;
+    }
+    let mut gpu_counts = vec![1];
+    while gpu_counts.last().unwrap() * 2 <= devices {
+        gpu_counts.push(gpu_counts.last().unwrap() * 2);
+    }
+    let copy_bytes = 1usize << 30;
+    eprintln!("fdlab bench: measuring copy bandwidth over 1024 MiB on GPU 0 ...");
+    let runner = CudaRunner::new(fdlab_cuda::Device::open(0)?, copy_bytes)?;
+    let mut meta = runner.meta.clone();
+    fill_meta(&mut meta);
+    let copy = meta.copy_gbps;
+    drop(runner);
+    println!(
+        "{} ×{devices}, copy bandwidth {copy:.1} GB/s on GPU 0: {}",
+        meta.device, meta.copy_method
+    );
+    let json = json_path(a.json.clone(), "bench-scaling", "cuda");
+    let mut report = ScalingReport {
+        meta,
+        scaling: vec![],
+    };
+    let pb = progress_bar((keep.len() * precisions.len() * 2 * gpu_counts.len()) as u64);
+    say(
+        &pb,
+        format!(
+            "{:<5} {:<4} {:<6} {:>4} {:<7} {:>15} {:>9} {:>9} {:>7} {:>9} {:>7} {:>6} {:>9}",
+            "case",
+            "prec",
+            "kind",
+            "gpus",
+            "halos",
+            "grid",
+            "step ms",
+            "slab ms",
+            "exch",
+            "no-ovl ms",
+            "hidden",
+            "eff",
+            "%copy"
+        ),
+    );
+    for &case in &keep {
+        for &p in &precisions {
+            for kind in ["weak", "strong"] {
+                let mut base = None;
+                for &g in &gpu_counts {
+                    pb.set_message(format!("{case} {p:?} {kind} on {g}"));
+                    let shape = match kind {
+                        "weak" => [n, n, n * g],
+                        _ => [2 * n; 3],
+                    };
+                    let row = measure(case, p, kind, shape, g, devices, reps, copy, base)?;
+                    base.get_or_insert(row.time_ms.median);
+                    say(
+                        &pb,
+                        format!(
+                            "{:<5} {:<4} {:<6} {:>4} {:<7} {:>15} {:>9.3} {:>9.3} {:>6.1}% {:>9} {:>7} {:>5.1}% {:>8.1}%",
+                            row.case,
+                            row.precision,
+                            row.kind,
+                            row.gpus,
+                            row.exchange,
+                            format!("{}x{}x{}", shape[0], shape[1], shape[2]),
+                            row.time_ms.median,
+                            row.slab_ms,
+                            100.0 * row.exchange_share,
+                            row.no_overlap_ms.map_or("-".into(), |v| format!("{v:.3}")),
+                            row.hidden_by_overlap
+                                .map_or("-".into(), |v| format!("{:.0}%", 100.0 * v)),
+                            100.0 * row.efficiency,
+                            row.pct_of_copy
+                        ),
+                    );
+                    report.scaling.push(row);
+                    write_json(&json, &report)?;
+                    pb.inc(1);
+                }
+            }
+        }
+    }
+    pb.finish_and_clear();
+    eprintln!("wrote {}", json.display());
+    Ok(())
+}
+
+/// One row: `case` in `p` on `shape` split over `g` GPUs; `base` is one GPU's step time for
+/// the same kind (weak: the n³ grid; strong: the whole grid), `None` for the first row.
+#[allow(clippy::too_many_arguments)]
+fn measure(
+    case: &str,
+    p: PrecisionName,
+    kind: &str,
+    shape: [usize; 3],
+    g: usize,
+    devices: usize,
+    reps: usize,
+    copy: f64,
+    base: Option<f64>,
+) -> Result<ScalingRow> {
+    let whole = setup(case, shape);
+    let r = if case == "heat" { 1 } else { 4 };
+    // One GPU's share: its owned planes plus a halo on each side.
+    let slab_shape = if g == 1 {
+        shape
+    } else {
+        [shape[0], shape[1], shape[2].div_ceil(g) + 2 * r]
+    };
+    let slab = setup(case, slab_shape);
+    // A NCCL job id starts one communicator: each split run takes a fresh one.
+    let exchange = || -> Result<Exchange> {
+        Ok(if g == 1 {
+            Exchange::Staged
+        } else {
+            exchange_for(g, devices)?
+        })
+    };
+    let nccl = !matches!(exchange()?, Exchange::Staged);
+    // The split run with its default (overlapped where NCCL carries the halos), the same
+    // without overlap, and one GPU's slab alone.
+    let time = |overlap: bool| -> Result<Vec<f64>> {
+        Ok(match (p, g) {
+            (PrecisionName::F32, 1) => time_whole::<f32>(&whole, reps)?,
+            (PrecisionName::F64, 1) => time_whole::<f64>(&whole, reps)?,
+            (PrecisionName::F32, _) => time_split::<f32>(&whole, g, exchange()?, overlap, reps)?,
+            (PrecisionName::F64, _) => time_split::<f64>(&whole, g, exchange()?, overlap, reps)?,
+        })
+    };
+    let times = time(nccl)?;
+    let after_ms = if nccl {
+        Some(fdlab_bench::report::Timing::of(&time(false)?).median)
+    } else {
+        None
+    };
+    let slab_times = match p {
+        PrecisionName::F32 => time_whole::<f32>(&slab, reps)?,
+        PrecisionName::F64 => time_whole::<f64>(&slab, reps)?,
+    };
+    let t = fdlab_bench::report::Timing::of(&times);
+    let slab_ms = fdlab_bench::report::Timing::of(&slab_times).median;
+    let cells: usize = shape.iter().product();
+    let bytes_per = if std::mem::discriminant(&p) == std::mem::discriminant(&PrecisionName::F32) {
+        4
+    } else {
+        8
+    };
+    // Heat: u read, v written. Wave: p, p⁻ and c²Δt² read, p⁺ written over p⁻.
+    let fields = if case == "heat" { 2 } else { 4 };
+    let bytes = fields * cells * bytes_per;
+    let gbps = bytes as f64 / (t.median * 1e-3) / 1e9;
+    let efficiency = match (base, kind) {
+        (None, _) => 1.0,
+        (Some(b), "weak") => b / t.median,
+        (Some(b), _) => b / t.median / g as f64,
+    };
+    Ok(ScalingRow {
+        suite: fdlab_bench::SCALING_SUITE.into(),
+        case: case.into(),
+        kind: kind.into(),
+        gpus: g,
+        exchange: match (g, nccl) {
+            (1, _) => "none".into(),
+            (_, false) => "staged".into(),
+            _ => "nccl".into(),
+        },
+        backend: "cuda".into(),
+        precision: format!("{p:?}").to_lowercase(),
+        shape,
+        time_ms: t,
+        slab_ms,
+        exchange_share: (1.0f64 - slab_ms / t.median).max(0.0),
+        no_overlap_ms: after_ms,
+        hidden_by_overlap: after_ms.map(|a| {
+            if a > slab_ms {
+                ((a - t.median) / (a - slab_ms)).clamp(0.0, 1.0)
+            } else {
+                0.0
+            }
+        }),
+        efficiency,
+        cell_updates_per_s: cells as f64 / (t.median * 1e-3),
+        bytes,
+        gbps,
+        copy_gbps: copy,
+        pct_of_copy: 100.0 * gbps / (g as f64 * copy),
+    })
+}

@@ -1,0 +1,403 @@
+//! One rank's part of a decomposed run on a GPU: a [`Slab`] stepped by the ordinary GPU heat
+//! or wave stepper, with its halo planes refilled after every step by an exchange queued on
+//! the stepper's stream.
+//!
+//! Two exchanges: [`Exchange::Staged`] copies the planes through host memory and the job's
+//! [`Transport`] (any ranks: threads sharing one GPU, MPI processes), and [`Exchange::Nccl`]
+//! (feature `nccl`) sends them device to device with NCCL, without the host, for ranks on
+//! distinct GPUs of one host.
+
+use crate::slab::{self, Slab};
+use crate::transport::{tag, Shared};
+use crate::Result;
+use cudarc::driver::{CudaSlice, CudaStream};
+use fdlab_cuda::CudaScalar;
+use fdlab_solvers::gpu::{DeviceStepper, HeatGpu, StepExchange, WaveGpu};
+use fdlab_solvers::setup::Setup;
+use fdlab_solvers::stepper::StatePart;
+use fdlab_solvers::Stepper;
+use std::sync::Arc;
+
+/// An element type the GPU parts run in (with NCCL, one it can send).
+#[cfg(feature = "nccl")]
+pub trait GpuScalar: CudaScalar + cudarc::nccl::NcclType {}
+/// An element type the GPU parts run in (with NCCL, one it can send).
+#[cfg(not(feature = "nccl"))]
+pub trait GpuScalar: CudaScalar {}
+impl GpuScalar for f32 {}
+impl GpuScalar for f64 {}
+
+/// How the halo planes travel between GPU parts.
+#[derive(Debug, Clone, Copy)]
+pub enum Exchange {
+    /// Device → host → transport → host → device.
+    Staged,
+    /// NCCL send/receive between the GPUs, on the steppers' streams; every rank of the job
+    /// passes the same id (made once with `cudarc::nccl::Id::new`).
+    #[cfg(feature = "nccl")]
+    Nccl(cudarc::nccl::Id),
+}
+
+/// Where a rank's part runs: the GPU and the exchange.
+#[derive(Debug, Clone, Copy)]
+pub struct GpuPlacement {
+    /// Device ordinal.
+    pub ordinal: usize,
+    /// How halos travel.
+    pub exchange: Exchange,
+    /// Compute each step's interior while its edge planes travel (NCCL only; a wave slab with
+    /// a source on an edge plane exchanges after the whole step regardless).
+    pub overlap: bool,
+}
+
+/// A halo failure as the solvers' error.
+fn halo_error(e: impl std::error::Error + Send + Sync + 'static) -> fdlab_solvers::Error {
+    fdlab_solvers::Error::Halo(Box::new(e))
+}
+
+fn driver_error(call: &str, e: cudarc::driver::DriverError) -> fdlab_solvers::Error {
+    halo_error(crate::Error::Transport {
+        rank: usize::MAX,
+        detail: format!("{call} failed while exchanging halo planes: {e:?}"),
+    })
+}
+
+/// The two phases of an exchange: first every rank sends its lowest planes down and receives
+/// its upper halo from above, then the reverse. Pairing the phases this way matches every
+/// send with its receive even where one rank is both neighbours (two ranks, periodic).
+const PHASES: [(usize, usize); 2] = [(0, 1), (1, 0)];
+
+/// The exchange through host memory and a [`Transport`].
+struct Staged {
+    slab: Slab,
+    transport: Shared,
+}
+
+impl<T: GpuScalar> StepExchange<T> for Staged {
+    fn halo(&self) -> [usize; 2] {
+        self.slab.halo
+    }
+
+    fn edge(&self) -> usize {
+        self.slab.r
+    }
+
+    /// The host copies wait for the whole step anyway.
+    fn overlaps(&self) -> bool {
+        false
+    }
+
+    fn edges_queued(&mut self, _stream: &Arc<CudaStream>) -> fdlab_solvers::Result<()> {
+        Ok(())
+    }
+
+    fn finish(&mut self, _stream: &Arc<CudaStream>) -> fdlab_solvers::Result<()> {
+        Ok(())
+    }
+
+    fn start(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        field: &mut CudaSlice<T>,
+    ) -> fdlab_solvers::Result<()> {
+        for (phase, (to_side, from_side)) in PHASES.into_iter().enumerate() {
+            let to = self.slab.neighbours[to_side];
+            let from = self.slab.neighbours[from_side];
+            let send: Vec<f64> = match to {
+                Some(_) => stream
+                    .clone_dtoh(&field.slice(self.slab.send_range(to_side)))
+                    .map_err(|e| driver_error("cuMemcpyDtoH", e))?
+                    .iter()
+                    .map(|v| v.as_f64())
+                    .collect(),
+                None => vec![],
+            };
+            let mut recv = vec![0.0; self.slab.halo_range(from_side).len()];
+            let t = tag::HALO + 2 * self.slab.axis as u32 + phase as u32;
+            {
+                let mut tr = self.transport.lock().map_err(|_| {
+                    halo_error(crate::Error::Transport {
+                        rank: usize::MAX,
+                        detail: "the transport's lock is poisoned".into(),
+                    })
+                })?;
+                tr.send_recv(
+                    to.map(|q| (q, &send[..])),
+                    from.map(|q| (q, &mut recv[..])),
+                    t,
+                )
+                .map_err(halo_error)?;
+            }
+            if from.is_some() {
+                let values: Vec<T> = recv.iter().map(|&v| T::from_f64(v)).collect();
+                let mut dst = field.slice_mut(self.slab.halo_range(from_side));
+                stream
+                    .memcpy_htod(&values, &mut dst)
+                    .map_err(|e| driver_error("cuMemcpyHtoD", e))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The exchange with NCCL, device to device, on a stream of its own.
+#[cfg(feature = "nccl")]
+struct Nccl {
+    slab: Slab,
+    /// Communicator on `stream`.
+    comm: cudarc::nccl::Comm,
+    stream: Arc<CudaStream>,
+    /// Recorded on the step's stream when the sent planes are queued.
+    computed: cudarc::driver::CudaEvent,
+    /// Recorded on `stream` after the exchange.
+    exchanged: cudarc::driver::CudaEvent,
+    /// Whether the interior is computed while the planes travel.
+    overlap: bool,
+}
+
+// SAFETY: an NCCL communicator may be used from any one thread at a time; this one is only
+// used by the rank that owns it, through `&mut self`.
+#[cfg(feature = "nccl")]
+unsafe impl Send for Nccl {}
+
+#[cfg(feature = "nccl")]
+impl<T: GpuScalar> StepExchange<T> for Nccl {
+    fn halo(&self) -> [usize; 2] {
+        self.slab.halo
+    }
+
+    fn edge(&self) -> usize {
+        self.slab.r
+    }
+
+    fn overlaps(&self) -> bool {
+        self.overlap
+    }
+
+    fn edges_queued(&mut self, stream: &Arc<CudaStream>) -> fdlab_solvers::Result<()> {
+        self.computed
+            .record(stream)
+            .map_err(|e| driver_error("cuEventRecord", e))
+    }
+
+    fn finish(&mut self, stream: &Arc<CudaStream>) -> fdlab_solvers::Result<()> {
+        stream
+            .wait(&self.exchanged)
+            .map_err(|e| driver_error("cuStreamWaitEvent", e))
+    }
+
+    fn start(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        field: &mut CudaSlice<T>,
+    ) -> fdlab_solvers::Result<()> {
+        use cudarc::nccl::result::{group_end, group_start};
+        let event = |r: std::result::Result<(), cudarc::driver::DriverError>| {
+            r.map_err(|e| driver_error("cuEventRecord / cuStreamWaitEvent", e))
+        };
+        // Overlapping, the event was recorded when the edges were queued: the exchange waits
+        // for them only, while the interior (queued before this call, so that the host's time
+        // posting the exchange does not delay it) runs beside it.
+        if !self.overlap {
+            event(self.computed.record(stream))?;
+        }
+        event(self.stream.wait(&self.computed))?;
+        let nccl = |what: &str, e: cudarc::nccl::result::NcclError| {
+            halo_error(crate::Error::Transport {
+                rank: self.comm.rank(),
+                detail: format!("NCCL {what} failed while exchanging halo planes: {e:?}"),
+            })
+        };
+        let [lower, upper] = self.slab.neighbours;
+        let (lo, hi) = (self.slab.halo_range(0), self.slab.halo_range(1));
+        // Four disjoint parts: lower halo, owned planes, upper halo.
+        let (mut halo_lo, mut rest) = field.split_at_mut(lo.end);
+        let (owned, mut halo_hi) = rest.split_at_mut(hi.start - lo.end);
+        let shift = |r: std::ops::Range<usize>| r.start - lo.end..r.end - lo.end;
+        let send_lo = owned.slice(shift(self.slab.send_range(0)));
+        let send_hi = owned.slice(shift(self.slab.send_range(1)));
+        // One group per step (each group costs a launch). Messages between two ranks are
+        // matched in the order they are posted, and both ranks post "down, then up", so the
+        // pairs match even where one rank is both neighbours (two ranks, periodic).
+        group_start().map_err(|e| nccl("group start", e))?;
+        if let Some(q) = lower {
+            self.comm
+                .send(&send_lo, q as i32)
+                .map_err(|e| nccl("send", e))?;
+        }
+        if let Some(q) = upper {
+            self.comm
+                .recv(&mut halo_hi, q as i32)
+                .map_err(|e| nccl("receive", e))?;
+            self.comm
+                .send(&send_hi, q as i32)
+                .map_err(|e| nccl("send", e))?;
+        }
+        if let Some(q) = lower {
+            self.comm
+                .recv(&mut halo_lo, q as i32)
+                .map_err(|e| nccl("receive", e))?;
+        }
+        group_end().map_err(|e| nccl("group end", e))?;
+        event(self.exchanged.record(&self.stream))?;
+        Ok(())
+    }
+}
+
+/// A GPU stepper over a [`Slab`] that answers as the block it owns.
+pub struct SlabGpu<T: GpuScalar> {
+    inner: Box<dyn DeviceStepper<T>>,
+    exchange: Box<dyn StepExchange<T>>,
+    slab: Slab,
+}
+
+impl<T: GpuScalar> SlabGpu<T> {
+    /// The part of `setup` (heat or wave, whole grid) that `slab` holds, on the GPU and with
+    /// the exchange `placement` names; `transport` is the job's (the staged exchange uses it).
+    /// Returns the stepper and its receivers (the block's, in global order, global cells).
+    pub fn new(
+        setup: &Setup,
+        slab: Slab,
+        placement: GpuPlacement,
+        transport: &Shared,
+        rank: usize,
+        ranks: usize,
+    ) -> Result<(SlabGpu<T>, Vec<[usize; 3]>)> {
+        // A source added after the step's edge planes were sent would be missing from the
+        // neighbours' halos: a slab with one there exchanges after the whole step.
+        let mut source_on_edge = false;
+        let (inner, receivers): (Box<dyn DeviceStepper<T>>, Vec<[usize; 3]>) = match setup {
+            Setup::Heat(s) => (
+                Box::new(HeatGpu::<T>::on_device(
+                    &slab::heat(s, &slab),
+                    placement.ordinal,
+                )?),
+                vec![],
+            ),
+            Setup::Wave(s) => {
+                let part = slab::wave(s, &slab)?;
+                source_on_edge = part.sources.iter().any(|p| slab.on_edge(p.cell));
+                (
+                    Box::new(WaveGpu::<T>::on_device(&part, placement.ordinal)?),
+                    s.receivers.clone(),
+                )
+            }
+            _ => {
+                return Err(crate::Error::Unsupported(
+                    "FDTD cases (only heat and wave are decomposed)".into(),
+                ))
+            }
+        };
+        let exchange: Box<dyn StepExchange<T>> = match placement.exchange {
+            Exchange::Staged => Box::new(Staged {
+                slab: slab.clone(),
+                transport: transport.clone(),
+            }),
+            #[cfg(feature = "nccl")]
+            Exchange::Nccl(id) => {
+                let fail = |what: String| crate::Error::Transport {
+                    rank,
+                    detail: format!("{what} on GPU {}", placement.ordinal),
+                };
+                // The highest priority: its kernels take SMs as the interior's blocks
+                // retire.
+                let compute = inner.stream();
+                let stream = cudarc::driver::result::stream::get_priority_range()
+                    .and_then(|(_, greatest)| compute.context().new_stream_with_priority(greatest))
+                    .map_err(|e| fail(format!("could not create the exchange's stream ({e:?})")))?;
+                let event = || {
+                    stream
+                        .context()
+                        .new_event(Some(
+                            cudarc::driver::sys::CUevent_flags::CU_EVENT_DISABLE_TIMING,
+                        ))
+                        .map_err(|e| fail(format!("could not create an event ({e:?})")))
+                };
+                let (computed, exchanged) = (event()?, event()?);
+                // Blocks until every rank of the job has joined.
+                let comm = cudarc::nccl::Comm::from_rank(stream.clone(), rank, ranks, id).map_err(
+                    |e| {
+                        fail(format!(
+                            "NCCL could not start ({e:?}); is libnccl.so on the library path?"
+                        ))
+                    },
+                )?;
+                let overlap = placement.overlap && !source_on_edge;
+                Box::new(Nccl {
+                    slab: slab.clone(),
+                    comm,
+                    stream,
+                    computed,
+                    exchanged,
+                    overlap,
+                })
+            }
+        };
+        #[cfg(not(feature = "nccl"))]
+        let _ = (rank, ranks, source_on_edge);
+        Ok((
+            SlabGpu {
+                inner,
+                exchange,
+                slab,
+            },
+            receivers,
+        ))
+    }
+
+    /// A cell of the slab's array in the block's coordinates.
+    fn to_block(&self, e: fdlab_solvers::Error) -> fdlab_solvers::Error {
+        match e {
+            fdlab_solvers::Error::NonFinite { step, cell, value } => {
+                fdlab_solvers::Error::NonFinite {
+                    step,
+                    cell: self.slab.to_block(cell),
+                    value,
+                }
+            }
+            e => e,
+        }
+    }
+}
+
+impl<T: GpuScalar> Stepper for SlabGpu<T> {
+    fn advance(&mut self, n: usize) -> fdlab_solvers::Result<()> {
+        self.inner
+            .advance_with(n, &mut *self.exchange)
+            .map_err(|e| self.to_block(e))
+    }
+
+    fn step(&self) -> u64 {
+        self.inner.step()
+    }
+
+    fn field(&self) -> fdlab_solvers::Result<Vec<f64>> {
+        self.inner.values(self.slab.owned_range())
+    }
+
+    fn traces(&self) -> &[Vec<f64>] {
+        self.inner.traces()
+    }
+
+    fn save_state(&self) -> fdlab_solvers::Result<Vec<StatePart>> {
+        Ok(vec![])
+    }
+
+    fn restore_state(&mut self, _step: u64, _parts: &[StatePart]) -> fdlab_solvers::Result<()> {
+        Err(fdlab_solvers::Error::Invalid(
+            "a run on several GPUs cannot resume from a checkpoint".into(),
+        ))
+    }
+
+    fn cells(&self) -> usize {
+        self.slab.owned * self.slab.plane
+    }
+
+    fn bytes_per_step(&self) -> usize {
+        self.inner.bytes_per_step() / self.slab.planes() * self.slab.owned
+    }
+
+    fn backend(&self) -> &'static str {
+        "cuda"
+    }
+}

@@ -1,0 +1,280 @@
+//! `fdlab check` on a GPU, decomposed: random heat and wave setups split into two and three
+//! slabs (odd shapes, uneven slabs, both boundaries, orders 2 to 8, f32 and f64), every slab
+//! on one GPU exchanging its halos through the same code path a multi-GPU run uses, against
+//! the same setup stepped whole on that GPU.
+
+use crate::gpu::{Exchange, GpuPlacement, GpuScalar};
+use crate::threads::on_threads;
+use crate::transport::Transport;
+use crate::{cases, decompose, last_axis_split, DistStepper};
+use fdlab_solvers::case::PrecisionName;
+use fdlab_solvers::conformance::CheckResult;
+use fdlab_solvers::gpu::{HeatGpu, WaveGpu};
+use fdlab_solvers::setup::Setup;
+use fdlab_solvers::{Stepper, WaveBoundary};
+
+/// Steps each case runs, in uneven calls with a field gathered midway.
+const STEPS: usize = 40;
+
+/// A run's gathered field and receiver traces.
+type Answer = (Vec<f64>, Vec<Vec<f64>>);
+
+/// One decomposition check: a setup, its precision, and the ranks it is split over.
+pub struct SplitCase {
+    /// What it is, for the report.
+    pub name: String,
+    /// The whole grid's setup.
+    pub setup: Setup,
+    /// Precision.
+    pub precision: PrecisionName,
+    /// Slabs.
+    pub ranks: usize,
+}
+
+/// The checks: heat and wave, 2-D and 3-D, periodic and walled, several orders, both
+/// precisions, split two and three ways.
+pub fn split_cases() -> Vec<SplitCase> {
+    use PrecisionName::{F32, F64};
+    let mut out = vec![];
+    let mut add = |name: &str, setup: Setup, ranks: &[usize]| {
+        for p in [F64, F32] {
+            for &r in ranks {
+                out.push(SplitCase {
+                    name: format!("{name} {p:?} on {r} slabs"),
+                    setup: setup.clone(),
+                    precision: p,
+                    ranks: r,
+                });
+            }
+        }
+    };
+    add(
+        "heat 3-D 19×14×23 order 2 periodic",
+        cases::heat([19, 14, 23], 3, 2, true, false),
+        &[2, 3],
+    );
+    add(
+        "heat 3-D 17×12×21 order 4 Dirichlet, κ per point",
+        cases::heat([17, 12, 21], 3, 4, false, true),
+        &[2, 3],
+    );
+    add(
+        "heat 2-D 37×29 order 6 periodic",
+        cases::heat([37, 29, 1], 2, 6, true, false),
+        &[3],
+    );
+    add(
+        "wave 3-D 20×16×33 order 8 periodic",
+        cases::wave([20, 16, 33], 3, 8, WaveBoundary::Periodic),
+        &[2, 3],
+    );
+    add(
+        "wave 3-D 13×11×19 order 4 rigid",
+        cases::wave([13, 11, 19], 3, 4, WaveBoundary::Rigid),
+        &[2],
+    );
+    add(
+        "wave 2-D 41×37 order 2 rigid",
+        cases::wave([41, 37, 1], 2, 2, WaveBoundary::Rigid),
+        &[3],
+    );
+    out
+}
+
+/// The whole setup's field and traces after [`STEPS`] steps on GPU 0.
+fn whole<T: GpuScalar>(setup: &Setup) -> fdlab_solvers::Result<Answer> {
+    let mut s: Box<dyn Stepper> = match setup {
+        Setup::Heat(h) => Box::new(HeatGpu::<T>::on_device(h, 0)?),
+        Setup::Wave(w) => Box::new(WaveGpu::<T>::on_device(w, 0)?),
+        _ => {
+            return Err(fdlab_solvers::Error::Invalid(
+                "only heat and wave are decomposed".into(),
+            ))
+        }
+    };
+    s.advance(STEPS)?;
+    Ok((s.field()?, s.traces().to_vec()))
+}
+
+/// The setup split over `ranks` slabs on threads (rank q on GPU q mod `devices`, with
+/// `exchange`): rank 0's gathered field and traces.
+fn split<T: GpuScalar>(
+    setup: &Setup,
+    ranks: usize,
+    devices: usize,
+    exchange: Exchange,
+    overlap: bool,
+) -> crate::Result<Answer> {
+    let dim = match setup {
+        Setup::Heat(s) => s.dim,
+        Setup::Wave(s) => s.dim,
+        _ => 3,
+    };
+    let d = decompose(setup, ranks, Some(last_axis_split(dim, ranks)))?;
+    let setup = setup.clone();
+    let mut out = on_threads(ranks, move |t| {
+        let placement = GpuPlacement {
+            ordinal: t.rank() % devices,
+            exchange,
+            overlap,
+        };
+        let mut s = DistStepper::on_gpu::<T>(&setup, d.clone(), Box::new(t), placement)?;
+        s.advance(7)?;
+        s.field()?;
+        s.advance(STEPS - 8)?;
+        s.advance(1)?;
+        Ok((s.field()?, s.traces().to_vec()))
+    })?;
+    Ok(out.swap_remove(0))
+}
+
+/// The largest difference of `got` from `want`, relative to `want`'s largest magnitude, and
+/// how many values differ at all.
+fn compare(want: &[f64], got: &[f64]) -> (f64, usize) {
+    let scale = want.iter().fold(0.0f64, |m, v| m.max(v.abs())).max(1e-300);
+    let worst = want
+        .iter()
+        .zip(got)
+        .fold(0.0f64, |m, (a, b)| m.max((a - b).abs() / scale));
+    let differ = want.iter().zip(got).filter(|(a, b)| a != b).count();
+    (worst, differ)
+}
+
+/// Runs one case with `exchange` on a host with `devices` GPUs.
+fn check_one(
+    c: &SplitCase,
+    devices: usize,
+    exchange: Exchange,
+    overlap: bool,
+    how: &str,
+) -> CheckResult {
+    let run = || -> crate::Result<(Answer, Answer)> {
+        Ok(match c.precision {
+            PrecisionName::F64 => {
+                let w = whole::<f64>(&c.setup)?;
+                (
+                    w,
+                    split::<f64>(&c.setup, c.ranks, devices, exchange, overlap)?,
+                )
+            }
+            PrecisionName::F32 => {
+                let w = whole::<f32>(&c.setup)?;
+                (
+                    w,
+                    split::<f32>(&c.setup, c.ranks, devices, exchange, overlap)?,
+                )
+            }
+        })
+    };
+    // Rounding only: the split changes no sum, so the answer is expected bit for bit.
+    let tolerance = match c.precision {
+        PrecisionName::F64 => 1e-12,
+        PrecisionName::F32 => 1e-5,
+    };
+    let name = format!("decomposed {} ({how}): fields and traces", c.name);
+    match run() {
+        Err(e) => CheckResult {
+            name,
+            passed: false,
+            error: f64::INFINITY,
+            tolerance,
+            detail: e.to_string(),
+        },
+        Ok(((want, want_traces), (got, got_traces))) => {
+            let mut detail = vec![];
+            let (mut worst, mut differ) = (0.0f64, 0usize);
+            if got.len() != want.len() || got_traces.len() != want_traces.len() {
+                detail.push(format!(
+                    "sizes differ: field {} vs {}, traces {} vs {}",
+                    got.len(),
+                    want.len(),
+                    got_traces.len(),
+                    want_traces.len()
+                ));
+                worst = f64::INFINITY;
+            } else {
+                let (e, d) = compare(&want, &got);
+                worst = worst.max(e);
+                differ += d;
+                for (w, g) in want_traces.iter().zip(&got_traces) {
+                    if w.len() != g.len() {
+                        detail.push(format!("a trace has {} samples, not {}", g.len(), w.len()));
+                        worst = f64::INFINITY;
+                    } else {
+                        let (e, d) = compare(w, g);
+                        worst = worst.max(e);
+                        differ += d;
+                    }
+                }
+            }
+            if !want.iter().all(|v| v.is_finite()) {
+                detail.push("the whole-grid run is not finite".into());
+                worst = f64::INFINITY;
+            }
+            let passed = worst <= tolerance;
+            if !passed {
+                detail.push(format!(
+                    "largest relative difference {worst:.2e} (tolerance {tolerance:.0e}); \
+                     {differ} values differ"
+                ));
+            } else if differ > 0 {
+                detail.push(format!("{differ} values differ within rounding"));
+            } else {
+                detail.push("bit-identical".into());
+            }
+            CheckResult {
+                name,
+                passed,
+                error: worst,
+                tolerance,
+                detail: detail.join("; "),
+            }
+        }
+    }
+}
+
+/// Every split case with the staged exchange, all slabs on GPU 0; with NCCL (when built with
+/// it and the host has a GPU per slab) every case again across GPUs. `progress(done, total)`.
+pub fn run_checks(wanted: &[PrecisionName], progress: &mut dyn FnMut(usize)) -> Vec<CheckResult> {
+    let devices = fdlab_solvers::gpu::device_count().unwrap_or(0);
+    let cases: Vec<SplitCase> = split_cases()
+        .into_iter()
+        .filter(|c| wanted.contains(&c.precision))
+        .collect();
+    let mut out = vec![];
+    for c in &cases {
+        out.push(check_one(
+            c,
+            1,
+            Exchange::Staged,
+            false,
+            "one GPU, through the host",
+        ));
+        progress(out.len());
+    }
+    #[cfg(feature = "nccl")]
+    for c in cases.iter().filter(|c| c.ranks <= devices) {
+        // A NCCL job id starts one communicator: a fresh one for each run.
+        for overlap in [true, false] {
+            let how = if overlap {
+                "GPU per slab, NCCL, overlapped"
+            } else {
+                "GPU per slab, NCCL, after the step"
+            };
+            match crate::threads::exchange_for(c.ranks, devices) {
+                Ok(e @ Exchange::Nccl(_)) => out.push(check_one(c, devices, e, overlap, how)),
+                Ok(Exchange::Staged) => {}
+                Err(e) => out.push(CheckResult {
+                    name: format!("decomposed {} ({how})", c.name),
+                    passed: false,
+                    error: f64::INFINITY,
+                    tolerance: 0.0,
+                    detail: e.to_string(),
+                }),
+            }
+        }
+        progress(out.len());
+    }
+    let _ = devices;
+    out
+}
