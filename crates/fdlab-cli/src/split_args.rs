@@ -7,7 +7,7 @@ const GRID_OPTION: &str = "--process-grid";
 const GPUS_OPTION: &str = "--gpus";
 
 /// Remove `--process-grid AxB[xC]` from `args`, returning the rest and the grid.
-fn take_grid(args: &[String]) -> anyhow::Result<(Vec<String>, Option<[usize; 3]>)> {
+pub fn take_grid(args: &[String]) -> anyhow::Result<(Vec<String>, Option<[usize; 3]>)> {
     let mut rest = Vec::with_capacity(args.len());
     let mut dims = None;
     let mut it = args.iter();
