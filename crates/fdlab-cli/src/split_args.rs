@@ -75,6 +75,7 @@ pub fn run_on_gpus(args: &[String]) -> anyhow::Result<Option<i32>> {
     let dims = dims.or(Some(fdlab_dist::last_axis_split(case.dim(), gpus)));
     if check {
         let p = fdlab_solvers::validate(&case, &opts)?;
+        fdlab_dist::slab::supported(&p.setup)?;
         let d = fdlab_dist::decompose(&p.setup, gpus, dims)?;
         fdlab_dist::slab::Slab::new(&d, 0, case.dim(), 0)?;
         println!(

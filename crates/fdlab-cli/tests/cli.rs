@@ -466,3 +466,69 @@ fn fdtd_suite_times_the_fdtd_step_alone() {
         "runs on its own",
     );
 }
+
+/// The repository's example case `name`, as an absolute path.
+fn example(name: &str) -> String {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/cases");
+    root.join(name).to_string_lossy().into_owned()
+}
+
+#[test]
+fn gpu_split_runs_check_without_a_gpu_and_refuse_what_they_cannot_do() {
+    let heat = example("heat-3d-layered.toml");
+    let out = fdlab(&["run", &heat, "--gpus", "2", "--check"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("2 GPU parts, process grid [1, 1, 2]"),
+        "{text}"
+    );
+    fails_with(
+        &["run", &heat, "--gpus", "0"],
+        "--gpus 0: give a positive count",
+    );
+    fails_with(&["run", &heat, "--gpus"], "--gpus needs a value");
+    fails_with(
+        &[
+            "run",
+            &heat,
+            "--gpus",
+            "2",
+            "--process-grid",
+            "2x1x1",
+            "--check",
+        ],
+        "give --process-grid 1x1x2",
+    );
+    fails_with(
+        &["run", &heat, "--gpus", "2", "--backend", "cpu"],
+        "--gpus runs on GPUs",
+    );
+    // A CPML is refused before any step, with or without a GPU.
+    fails_with(
+        &["run", &example("wave-3d.toml"), "--gpus", "2", "--check"],
+        "CPML boundaries on several GPUs",
+    );
+    if !gpu_present() {
+        fails_with(&["run", &heat, "--gpus", "2", "--quiet"], "--gpus");
+    }
+}
+
+#[test]
+fn scaling_suite_needs_gpus() {
+    if gpu_present() {
+        return;
+    }
+    fails_with(
+        &["bench", "--suite", "scaling", "--backend", "cuda"],
+        "--suite scaling: no usable GPU",
+    );
+    fails_with(
+        &["bench", "--suite", "scaling", "--backend", "cpu"],
+        "splits a grid over GPUs",
+    );
+}

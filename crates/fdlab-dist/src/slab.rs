@@ -165,6 +165,25 @@ pub fn split_grid(dim: usize, ranks: usize) -> String {
     parts.join("x")
 }
 
+/// Whether `setup` can run as GPU slabs: heat, and waves without a CPML.
+pub fn supported(setup: &fdlab_solvers::setup::Setup) -> Result<()> {
+    use fdlab_solvers::setup::Setup;
+    match setup {
+        Setup::Heat(_) => Ok(()),
+        Setup::Wave(w) if matches!(w.boundary, WaveBoundary::Cpml { .. }) => Err(cpml_refused()),
+        Setup::Wave(_) => Ok(()),
+        _ => Err(Error::Unsupported(
+            "FDTD cases (only heat and wave are decomposed)".into(),
+        )),
+    }
+}
+
+fn cpml_refused() -> Error {
+    Error::Unsupported(
+        "CPML boundaries on several GPUs (run the case on one GPU, or on CPU ranks)".into(),
+    )
+}
+
 /// The heat setup of `slab`'s planes (halo planes included; their boundary flag is the whole
 /// grid's, which matters only at the grid's edges).
 pub fn heat(s: &HeatSetup, slab: &Slab) -> HeatSetup {
@@ -181,9 +200,7 @@ pub fn heat(s: &HeatSetup, slab: &Slab) -> HeatSetup {
 /// its layers' memory variables would need an exchange of their own.
 pub fn wave(s: &WaveSetup, slab: &Slab) -> Result<WaveSetup> {
     if let WaveBoundary::Cpml { .. } = s.boundary {
-        return Err(Error::Unsupported(
-            "CPML boundaries on several GPUs (run the case on one GPU, or on CPU ranks)".into(),
-        ));
+        return Err(cpml_refused());
     }
     Ok(WaveSetup {
         n: slab.shape(s.n),
