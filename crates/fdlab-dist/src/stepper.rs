@@ -51,14 +51,7 @@ impl DistStepper {
         T: Scalar + Point,
         [T; 3]: Point,
     {
-        let (rank, size) = (transport.rank(), transport.size());
-        if size != decomposition.ranks() {
-            return Err(Error::ProcessCount {
-                dims: decomposition.dims(),
-                product: decomposition.ranks(),
-                ranks: size,
-            });
-        }
+        let (rank, _) = job_of(&*transport, &decomposition)?;
         let sub = decomposition.subdomain(rank);
         let transport: Shared = Arc::new(Mutex::new(transport));
         let fill = Box::new(HaloExchange::new(sub.clone(), transport.clone()));
@@ -101,14 +94,7 @@ impl DistStepper {
         transport: Box<dyn Transport>,
         placement: GpuPlacement,
     ) -> Result<DistStepper> {
-        let (rank, size) = (transport.rank(), transport.size());
-        if size != decomposition.ranks() {
-            return Err(Error::ProcessCount {
-                dims: decomposition.dims(),
-                product: decomposition.ranks(),
-                ranks: size,
-            });
-        }
+        let (rank, size) = job_of(&*transport, &decomposition)?;
         let (dim, r) = match setup {
             Setup::Heat(s) => (s.dim, s.order / 2),
             Setup::Wave(s) => (s.dim, s.order / 2),
@@ -242,6 +228,20 @@ impl DistStepper {
         }
         Ok(field)
     }
+}
+
+/// The transport's rank and job size, after checking that the job has as many processes as
+/// the decomposition.
+fn job_of(transport: &dyn Transport, d: &Decomposition) -> Result<(usize, usize)> {
+    let (rank, size) = (transport.rank(), transport.size());
+    if size != d.ranks() {
+        return Err(Error::ProcessCount {
+            dims: d.dims(),
+            product: d.ranks(),
+            ranks: size,
+        });
+    }
+    Ok((rank, size))
 }
 
 impl Stepper for DistStepper {

@@ -5,8 +5,8 @@
 use super::kernels::{self, Launch, StepSpec};
 use super::temporal::{self, PassSpec, Request, Temporal};
 use super::{
-    cuda_type, driver, launch_config, march_order, march_sizes, precision_of, tag, DeviceStepper,
-    Gpu, StepExchange,
+    cuda_type, driver, march_order, march_sizes, precision_of, tag, DeviceStepper, Gpu,
+    StepExchange,
 };
 use crate::layout::Layout;
 use crate::stepper::{StatePart, Stepper};
@@ -143,19 +143,16 @@ impl<T: CudaScalar> HeatGpu<T> {
         if planes.is_empty() {
             return Ok(());
         }
-        let (nx, no, nm) = march_sizes(self.n, self.dim);
-        let (lo, hi) = (planes.start as i32, planes.end as i32);
-        let cfg = launch_config(
-            self.launch,
-            self.launch.grid(nx as usize, no as usize, planes.len()),
-        );
+        let (cfg, sizes) = super::plane_launch(self.launch, self.n, self.dim, &planes);
         let t = tag(i);
         let stream = self.gpu.stream.clone();
         let mut b = stream.launch_builder(self.kernel.function());
         b.arg(&self.u).arg(&mut self.v);
         // A constant κ is a literal; the pointer is then never read.
         b.arg(self.kappa.as_ref().unwrap_or(&self.u));
-        b.arg(&nx).arg(&no).arg(&nm).arg(&lo).arg(&hi);
+        for v in &sizes {
+            b.arg(v);
+        }
         b.arg(&mut self.gpu.bad).arg(&mut self.gpu.badval).arg(&t);
         // SAFETY: the arguments match the generated signature; u, v and κ hold nx·no·nm
         // values, the planes lie inside the grid and the kernel indexes only inside it.

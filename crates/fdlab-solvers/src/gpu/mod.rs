@@ -90,6 +90,19 @@ fn step_ranges(nm: usize, exchange: Option<&dyn StepExchange<impl Sized>>) -> St
     }
 }
 
+/// The launch shape and the size arguments `(nx, no, nm, first, end)` of a step kernel that
+/// computes march-axis `planes` of a grid of `n` points in `dim` dimensions.
+fn plane_launch(
+    l: Launch,
+    n: [usize; 3],
+    dim: usize,
+    planes: &std::ops::Range<usize>,
+) -> (LaunchConfig, [i32; 5]) {
+    let (nx, no, nm) = march_sizes(n, dim);
+    let cfg = launch_config(l, l.grid(nx as usize, no as usize, planes.len()));
+    (cfg, [nx, no, nm, planes.start as i32, planes.end as i32])
+}
+
 /// What [`step_ranges`] returns.
 struct StepRanges {
     edges: Vec<std::ops::Range<usize>>,

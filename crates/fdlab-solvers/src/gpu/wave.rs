@@ -253,17 +253,14 @@ impl<T: CudaScalar> WaveGpu<T> {
         if planes.is_empty() {
             return Ok(());
         }
-        let (nx, no, nm) = march_sizes(self.n, self.dim);
-        let (lo, hi) = (planes.start as i32, planes.end as i32);
-        let cfg = launch_config(
-            self.launch,
-            self.launch.grid(nx as usize, no as usize, planes.len()),
-        );
+        let (cfg, sizes) = super::plane_launch(self.launch, self.n, self.dim, &planes);
         let t = tag(i);
         let stream = self.gpu.stream.clone();
         let mut b = stream.launch_builder(self.kernel.function());
         b.arg(&self.p).arg(&mut self.q).arg(&self.c2dt2);
-        b.arg(&nx).arg(&no).arg(&nm).arg(&lo).arg(&hi);
+        for v in &sizes {
+            b.arg(v);
+        }
         b.arg(&mut self.gpu.bad).arg(&mut self.gpu.badval).arg(&t);
         // SAFETY: the arguments match the generated signature; the planes lie inside the
         // grid and q is read and written only at each thread's own points.
