@@ -37,6 +37,7 @@ pub mod stepper;
 mod temporal_checks;
 pub mod wave;
 mod wave_row;
+mod writer;
 
 pub use case::Case;
 pub use error::{Error, Result};

@@ -4,8 +4,9 @@ use crate::case::{Case, Physics, PrecisionName};
 use crate::checkpoint::{self, Header};
 use crate::error::io_err;
 use crate::fdtd::FdtdCpu;
-use crate::output::{write_gif, write_npy, write_png, write_vti, ColorMap, Slice};
+use crate::output::{write_gif, write_npy, write_png, ColorMap, Slice};
 use crate::setup::{prepare, Prepared, Setup};
+use crate::writer::FieldWriter;
 use crate::{Error, HeatCpu, Result, Stepper, WaveCpu};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -314,6 +315,8 @@ pub fn run_stepper(
     let t0 = Instant::now();
     let start = lp.stepper.step();
     let interrupted = lp.go(&mut out)?;
+    // The run's time includes the field files still being written.
+    out.files.finish()?;
     let wall = t0.elapsed().as_secs_f64().max(1e-9);
     if root {
         out.finish(lp.stepper)?;
@@ -450,6 +453,8 @@ struct Outputs {
     frames: Vec<(u64, Vec<f64>)>,
     /// Whether this process writes (rank 0 of a job); the others only take part in `field`.
     root: bool,
+    /// Writes the `.npy` and `.vti` files while the steps go on.
+    files: FieldWriter,
 }
 
 impl Outputs {
@@ -461,6 +466,7 @@ impl Outputs {
             every: case.spec.output.every as u64,
             frames: vec![],
             root,
+            files: FieldWriter::new(),
         }
     }
 
@@ -494,7 +500,7 @@ impl Outputs {
             }
             return Ok(());
         }
-        let field = s.field()?;
+        let field = std::sync::Arc::new(s.field()?);
         if !self.root {
             return Ok(());
         }
@@ -503,22 +509,14 @@ impl Outputs {
         if o.npy {
             let mut shape: Vec<usize> = self.case.spec.grid.shape.clone();
             shape.reverse();
-            write_npy(
-                &self.dir.join(format!("field_{step:07}.npy")),
-                &shape,
-                &field,
-            )?;
+            let path = self.dir.join(format!("field_{step:07}.npy"));
+            self.files.npy(path, shape, field.clone())?;
         }
         if o.vti {
             let mut h = [1.0; 3];
             h[..self.case.dim()].copy_from_slice(&self.case.spec.grid.spacing);
-            write_vti(
-                &self.dir.join(format!("field_{step:07}.vti")),
-                n,
-                h,
-                "u",
-                &field,
-            )?;
+            let path = self.dir.join(format!("field_{step:07}.vti"));
+            self.files.vti(path, n, h, field.clone())?;
         }
         if o.png || o.frames || o.gif {
             let sl = field[self.slice_range()].to_vec();
@@ -580,6 +578,7 @@ impl Outputs {
     }
 
     fn finish(&mut self, s: &dyn Stepper) -> Result<()> {
+        self.files.finish()?;
         let o = self.case.spec.output.clone();
         let n = self.n();
         let range = self.range(0);
