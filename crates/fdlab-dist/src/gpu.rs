@@ -55,9 +55,9 @@ fn halo_error(e: impl std::error::Error + Send + Sync + 'static) -> fdlab_solver
     fdlab_solvers::Error::Halo(Box::new(e))
 }
 
-fn driver_error(call: &str, e: cudarc::driver::DriverError) -> fdlab_solvers::Error {
+fn driver_error(rank: usize, call: &str, e: cudarc::driver::DriverError) -> fdlab_solvers::Error {
     halo_error(crate::Error::Transport {
-        rank: usize::MAX,
+        rank,
         detail: format!("{call} failed while exchanging halo planes: {e:?}"),
     })
 }
@@ -71,6 +71,8 @@ const PHASES: [(usize, usize); 2] = [(0, 1), (1, 0)];
 struct Staged {
     slab: Slab,
     transport: Shared,
+    /// This part's rank, for errors.
+    rank: usize,
 }
 
 impl<T: GpuScalar> StepExchange<T> for Staged {
@@ -106,7 +108,7 @@ impl<T: GpuScalar> StepExchange<T> for Staged {
             let send: Vec<f64> = match to {
                 Some(_) => stream
                     .clone_dtoh(&field.slice(self.slab.send_range(to_side)))
-                    .map_err(|e| driver_error("cuMemcpyDtoH", e))?
+                    .map_err(|e| driver_error(self.rank, "cuMemcpyDtoH", e))?
                     .iter()
                     .map(|v| v.as_f64())
                     .collect(),
@@ -117,7 +119,7 @@ impl<T: GpuScalar> StepExchange<T> for Staged {
             {
                 let mut tr = self.transport.lock().map_err(|_| {
                     halo_error(crate::Error::Transport {
-                        rank: usize::MAX,
+                        rank: self.rank,
                         detail: "the transport's lock is poisoned".into(),
                     })
                 })?;
@@ -133,7 +135,7 @@ impl<T: GpuScalar> StepExchange<T> for Staged {
                 let mut dst = field.slice_mut(self.slab.halo_range(from_side));
                 stream
                     .memcpy_htod(&values, &mut dst)
-                    .map_err(|e| driver_error("cuMemcpyHtoD", e))?;
+                    .map_err(|e| driver_error(self.rank, "cuMemcpyHtoD", e))?;
             }
         }
         Ok(())
@@ -177,13 +179,13 @@ impl<T: GpuScalar> StepExchange<T> for Nccl {
     fn edges_queued(&mut self, stream: &Arc<CudaStream>) -> fdlab_solvers::Result<()> {
         self.computed
             .record(stream)
-            .map_err(|e| driver_error("cuEventRecord", e))
+            .map_err(|e| driver_error(self.comm.rank(), "cuEventRecord", e))
     }
 
     fn finish(&mut self, stream: &Arc<CudaStream>) -> fdlab_solvers::Result<()> {
         stream
             .wait(&self.exchanged)
-            .map_err(|e| driver_error("cuStreamWaitEvent", e))
+            .map_err(|e| driver_error(self.comm.rank(), "cuStreamWaitEvent", e))
     }
 
     fn start(
@@ -192,8 +194,9 @@ impl<T: GpuScalar> StepExchange<T> for Nccl {
         field: &mut CudaSlice<T>,
     ) -> fdlab_solvers::Result<()> {
         use cudarc::nccl::result::{group_end, group_start};
+        let rank = self.comm.rank();
         let event = |r: std::result::Result<(), cudarc::driver::DriverError>| {
-            r.map_err(|e| driver_error("cuEventRecord / cuStreamWaitEvent", e))
+            r.map_err(|e| driver_error(rank, "cuEventRecord / cuStreamWaitEvent", e))
         };
         // Overlapping, the event was recorded when the edges were queued: the exchange waits
         // for them only, while the interior (queued before this call, so that the host's time
@@ -292,6 +295,7 @@ impl<T: GpuScalar> SlabGpu<T> {
             Exchange::Staged => Box::new(Staged {
                 slab: slab.clone(),
                 transport: transport.clone(),
+                rank,
             }),
             #[cfg(feature = "nccl")]
             Exchange::Nccl(id) => {
@@ -334,7 +338,7 @@ impl<T: GpuScalar> SlabGpu<T> {
             }
         };
         #[cfg(not(feature = "nccl"))]
-        let _ = (rank, ranks, source_on_edge);
+        let _ = (ranks, source_on_edge);
         Ok((
             SlabGpu {
                 inner,
