@@ -11,6 +11,9 @@
 #   suites    the published suites (NVIDIA's derivatives, Laplace variants, AMD's Laplacian)
 #   python    the Python package's tests with CuPy and PyTorch, and its overhead benchmark
 #   published AMD's published Laplacian kernel 1 built with nvcc, beside fdlab's reproduction
+#   scaling   split runs (binary built with --features nccl): the decomposed checks, the same
+#             under compute-sanitizer (memcheck, racecheck), then the scaling suite over the
+#             host's GPUs; NCCL from the pip wheel nvidia-nccl-cu13, NVLink multicast off
 # Writes JSON, PNG and logs under $OUT.
 set -uo pipefail
 bin="${BIN:-.}"
@@ -83,6 +86,26 @@ for step in "$@"; do
         "$bin/fdlab" bench --backend cuda --suite amd-laplacian --size 512 \
             --strategy naive-256x1x1 --reps 20 --json "$out/published-fdlab.json" 2>&1 |
             tee "$out/published-fdlab.log"
+        ;;
+    scaling)
+        stamp "decomposed checks, sanitizers, scaling over the GPUs"
+        export NCCL_NVLS_ENABLE=0
+        # fdlab opens libnccl.so; the wheel ships libnccl.so.2.
+        nccl="$(python3 -c 'import nvidia.nccl as n; print(list(n.__path__)[0])')/lib"
+        mkdir -p /tmp/fdlab-nccl && ln -sf "$nccl/libnccl.so.2" /tmp/fdlab-nccl/libnccl.so
+        export LD_LIBRARY_PATH="/tmp/fdlab-nccl:$LD_LIBRARY_PATH"
+        "$bin/fdlab" check --backend cuda --only decomposed --json "$out/decomposed.json" \
+            2>&1 | tail -n 3 | tee "$out/decomposed.log"
+        for tool in memcheck racecheck; do
+            for c in heat-3d-layered wave-npy-periodic; do
+                FDLAB_EXCHANGE=staged compute-sanitizer --tool $tool "$bin/fdlab" run \
+                    "$root/examples/cases/$c.toml" --gpus 2 --quiet --out "/tmp/fdlab-san-$c" \
+                    >"$out/san-$tool-$c.log" 2>&1
+                echo "$tool $c (2 slabs on one GPU): $(grep -h SUMMARY "$out/san-$tool-$c.log")"
+            done
+        done | tee "$out/sanitizer.log"
+        "$bin/fdlab" bench --suite scaling --backend cuda --reps 5 --json "$out/scaling.json" \
+            2>&1 | tee "$out/scaling.log"
         ;;
     *)
         echo "unknown step '$step'" >&2
