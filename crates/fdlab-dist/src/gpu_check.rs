@@ -8,7 +8,7 @@ use crate::threads::on_threads;
 use crate::transport::Transport;
 use crate::{cases, decompose, last_axis_split, DistStepper};
 use fdlab_solvers::case::PrecisionName;
-use fdlab_solvers::conformance::CheckResult;
+use fdlab_solvers::conformance::{relative_error, CheckResult};
 use fdlab_solvers::gpu::{HeatGpu, WaveGpu};
 use fdlab_solvers::setup::Setup;
 use fdlab_solvers::{Stepper, WaveBoundary};
@@ -128,16 +128,11 @@ fn split<T: GpuScalar>(
     Ok(out.swap_remove(0))
 }
 
-/// The largest difference of `got` from `want`, relative to `want`'s largest magnitude, and
-/// how many values differ at all.
+/// The largest difference of `got` from `want`, relative to `want`'s largest magnitude (the
+/// conformance suite's measure: a NaN counts as infinite), and how many values differ at all.
 fn compare(want: &[f64], got: &[f64]) -> (f64, usize) {
-    let scale = want.iter().fold(0.0f64, |m, v| m.max(v.abs())).max(1e-300);
-    let worst = want
-        .iter()
-        .zip(got)
-        .fold(0.0f64, |m, (a, b)| m.max((a - b).abs() / scale));
     let differ = want.iter().zip(got).filter(|(a, b)| a != b).count();
-    (worst, differ)
+    (relative_error(got, want), differ)
 }
 
 /// Runs one case with `exchange` on a host with `devices` GPUs.

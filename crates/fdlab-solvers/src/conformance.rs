@@ -263,8 +263,9 @@ pub fn example_cases(dir: &std::path::Path) -> Result<Vec<CheckCase>> {
     Ok(out)
 }
 
-/// Largest |a − b| over the largest |b| (any difference fails where b is all zeros).
-pub(crate) fn relative_error(a: &[f64], b: &[f64]) -> f64 {
+/// Largest |a − b| over the largest |b| (any difference fails where b is all zeros); infinite
+/// for a NaN or a length mismatch.
+pub fn relative_error(a: &[f64], b: &[f64]) -> f64 {
     error_on_scale(a, b, b.iter().fold(0.0f64, |m, v| m.max(v.abs())))
 }
 
