@@ -60,16 +60,22 @@ fn run(args: &[String], transport: MpiTransport) -> anyhow::Result<i32> {
         }
         return Ok(0);
     }
-    // With --backend cuda each rank steps its part on a GPU of its host, halos through host
-    // memory and MPI.
+    // With --backend cuda each rank steps its part on a GPU of its host; halos go through
+    // NCCL when every rank has a GPU of its own (and fdlab was built with it), else through
+    // host memory and MPI.
     let gpu = match opts.backend {
         BackendChoice::Cuda => {
             let devices = fdlab_solvers::gpu::device_count().map_err(anyhow::Error::msg)?;
-            Some(fdlab_dist::gpu::GpuPlacement {
-                ordinal: rank % devices,
-                exchange: fdlab_dist::gpu::Exchange::Staged,
-                overlap: false,
-            })
+            let placement = transport.gpu_placement(devices)?;
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+            if rank == 0 && cores == 1 {
+                eprintln!(
+                    "warning: this rank may use one CPU core only, shared by the stepping \
+                     thread, NCCL and the CUDA driver (about 2x slower on two H100s); give \
+                     each rank more cores: mpirun --bind-to none (or --map-by slot:PE=4)"
+                );
+            }
+            Some(placement)
         }
         _ => None,
     };

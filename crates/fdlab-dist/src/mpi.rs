@@ -127,3 +127,42 @@ impl Transport for MpiTransport {
         Ok(())
     }
 }
+
+impl MpiTransport {
+    /// Where this rank's part runs with `--backend cuda`: GPU `local rank mod devices` of its
+    /// host, halos through NCCL (when built with it, and every rank of every host has a GPU of
+    /// its own) or else through host memory and MPI. Collective: every rank must call it.
+    pub fn gpu_placement(&self, devices: usize) -> Result<crate::gpu::GpuPlacement> {
+        use mpi::collective::{CommunicatorCollectives, SystemOperation};
+        let host = self.world.split_shared(self.world.rank());
+        let (local_rank, local_size) = (host.rank() as usize, host.size() as usize);
+        // The busiest host decides for all, so that every rank picks the same exchange.
+        let mut busiest = 0u64;
+        self.world
+            .all_reduce_into(&(local_size as u64), &mut busiest, SystemOperation::max());
+        let exchange = self.exchange(busiest as usize, devices)?;
+        Ok(crate::gpu::GpuPlacement {
+            ordinal: local_rank % devices.max(1),
+            exchange,
+            overlap: crate::threads::overlap_wanted(),
+        })
+    }
+
+    /// Rank 0 picks the exchange and, for NCCL, makes the job id that it sends to every rank.
+    fn exchange(&self, per_host: usize, devices: usize) -> Result<crate::gpu::Exchange> {
+        #[cfg(feature = "nccl")]
+        {
+            use mpi::collective::Root;
+            if !crate::threads::staged_forced() && per_host <= devices {
+                let mut bytes = [0 as std::ffi::c_char; 128];
+                if self.world.rank() == 0 {
+                    bytes = *crate::threads::new_nccl_id()?.internal();
+                }
+                self.world.process_at_rank(0).broadcast_into(&mut bytes[..]);
+                return Ok(crate::gpu::Exchange::Nccl(cudarc::nccl::Id::uninit(bytes)));
+            }
+        }
+        let _ = (per_host, devices);
+        Ok(crate::gpu::Exchange::Staged)
+    }
+}

@@ -51,32 +51,40 @@ where
 /// with it) when every rank has a GPU of its own, else through host memory.
 /// `FDLAB_EXCHANGE=staged` forces the host path.
 pub fn exchange_for(ranks: usize, devices: usize) -> Result<Exchange> {
-    let staged = std::env::var("FDLAB_EXCHANGE").is_ok_and(|v| v == "staged");
-    if staged || ranks > devices {
+    if staged_forced() || ranks > devices {
         return Ok(Exchange::Staged);
     }
     #[cfg(feature = "nccl")]
-    {
-        // SAFETY: only tries to open the library by its usual names.
-        if !unsafe { cudarc::nccl::sys::is_culib_present() } {
-            return Err(Error::Transport {
-                rank: 0,
-                detail: "NCCL (libnccl.so) was not found: put its folder on LD_LIBRARY_PATH, \
-                         or set FDLAB_EXCHANGE=staged to exchange halos through host memory"
-                    .into(),
-            });
-        }
-        let id = cudarc::nccl::Id::new().map_err(|e| Error::Transport {
-            rank: 0,
-            detail: format!(
-                "NCCL could not make a job id ({e:?}); put libnccl.so on the library path or \
-                 set FDLAB_EXCHANGE=staged"
-            ),
-        })?;
-        Ok(Exchange::Nccl(id))
-    }
+    return Ok(Exchange::Nccl(new_nccl_id()?));
     #[cfg(not(feature = "nccl"))]
     Ok(Exchange::Staged)
+}
+
+/// Whether `FDLAB_EXCHANGE=staged` asks for halos through host memory even where NCCL could
+/// carry them.
+pub fn staged_forced() -> bool {
+    std::env::var("FDLAB_EXCHANGE").is_ok_and(|v| v == "staged")
+}
+
+/// A fresh NCCL job id (one id starts one communicator: make one per job).
+#[cfg(feature = "nccl")]
+pub fn new_nccl_id() -> Result<cudarc::nccl::Id> {
+    // SAFETY: only tries to open the library by its usual names.
+    if !unsafe { cudarc::nccl::sys::is_culib_present() } {
+        return Err(Error::Transport {
+            rank: 0,
+            detail: "NCCL (libnccl.so) was not found: put its folder on LD_LIBRARY_PATH, \
+                     or set FDLAB_EXCHANGE=staged to exchange halos through host memory"
+                .into(),
+        });
+    }
+    cudarc::nccl::Id::new().map_err(|e| Error::Transport {
+        rank: 0,
+        detail: format!(
+            "NCCL could not make a job id ({e:?}); put libnccl.so on the library path or \
+             set FDLAB_EXCHANGE=staged"
+        ),
+    })
 }
 
 /// Run `case` split over `ranks` GPU parts, one thread each, rank `q` on GPU `q mod devices`;
