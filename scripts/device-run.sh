@@ -98,10 +98,13 @@ for step in "$@"; do
             2>&1 | tail -n 3 | tee "$out/decomposed.log"
         for tool in memcheck racecheck; do
             for c in heat-3d-layered wave-npy-periodic; do
+                # One log for all (the device tool brings back a limited number of files).
+                log="/tmp/fdlab-san-$tool-$c.log"
                 FDLAB_EXCHANGE=staged compute-sanitizer --tool $tool "$bin/fdlab" run \
                     "$root/examples/cases/$c.toml" --gpus 2 --quiet --out "/tmp/fdlab-san-$c" \
-                    >"$out/san-$tool-$c.log" 2>&1
-                echo "$tool $c (2 slabs on one GPU): $(grep -h SUMMARY "$out/san-$tool-$c.log")"
+                    >"$log" 2>&1
+                { echo "=== $tool $c"; cat "$log"; } >>"$out/sanitizer-full.log"
+                echo "$tool $c (2 slabs on one GPU): $(grep -h SUMMARY "$log")"
             done
         done | tee "$out/sanitizer.log"
         "$bin/fdlab" bench --suite scaling --backend cuda --reps 5 --json "$out/scaling.json" \
