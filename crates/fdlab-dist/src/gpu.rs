@@ -10,7 +10,7 @@
 use crate::slab::{self, Slab};
 use crate::transport::{tag, Shared};
 use crate::Result;
-use cudarc::driver::{CudaSlice, CudaStream};
+use cudarc::driver::{CudaSlice, CudaStream, PinnedHostSlice};
 use fdlab_cuda::CudaScalar;
 use fdlab_solvers::gpu::{DeviceStepper, HeatGpu, StepExchange, WaveGpu};
 use fdlab_solvers::setup::Setup;
@@ -67,15 +67,56 @@ fn driver_error(rank: usize, call: &str, e: cudarc::driver::DriverError) -> fdla
 /// send with its receive even where one rank is both neighbours (two ranks, periodic).
 const PHASES: [(usize, usize); 2] = [(0, 1), (1, 0)];
 
-/// The exchange through host memory and a [`Transport`].
-struct Staged {
+/// The exchange through host memory and a [`Transport`]: the planes are copied into pinned
+/// host buffers (the driver then copies straight from and to them, without its own bounce
+/// buffer), sent, and copied back from a pinned buffer.
+struct Staged<T: GpuScalar> {
     slab: Slab,
     transport: Shared,
     /// This part's rank, for errors.
     rank: usize,
+    /// The pinned buffers for the planes sent and received, made at the first exchange,
+    /// and the stream their copies go on.
+    pinned: Option<([PinnedHostSlice<T>; 2], Arc<CudaStream>)>,
 }
 
-impl<T: GpuScalar> StepExchange<T> for Staged {
+impl<T: GpuScalar> Drop for Staged<T> {
+    /// The last copy out of the receive buffer may still be running: let it end before the
+    /// buffer is freed.
+    fn drop(&mut self) {
+        if let Some((_, stream)) = &self.pinned {
+            let _ = stream.synchronize();
+        }
+    }
+}
+
+impl<T: GpuScalar> Staged<T> {
+    /// The send and receive buffers, sized for `r` planes.
+    fn buffers(
+        &mut self,
+        stream: &Arc<CudaStream>,
+    ) -> fdlab_solvers::Result<&mut [PinnedHostSlice<T>; 2]> {
+        if self.pinned.is_none() {
+            let len = self
+                .slab
+                .send_range(0)
+                .len()
+                .max(self.slab.halo_range(0).len());
+            let ctx = stream.context();
+            // SAFETY: every element is written (by a copy from the device, or from a
+            // received message) before it is read. Flags 0: ordinary cached pinned memory,
+            // which the host reads as fast as any.
+            let alloc = || {
+                unsafe { ctx.alloc_pinned_with_flags::<T>(len, 0) }
+                    .map_err(|e| driver_error(self.rank, "cuMemHostAlloc", e))
+            };
+            self.pinned = Some(([alloc()?, alloc()?], stream.clone()));
+        }
+        Ok(&mut self.pinned.as_mut().expect("made just above").0)
+    }
+}
+
+impl<T: GpuScalar> StepExchange<T> for Staged<T> {
     fn halo(&self) -> [usize; 2] {
         self.slab.halo
     }
@@ -102,24 +143,40 @@ impl<T: GpuScalar> StepExchange<T> for Staged {
         stream: &Arc<CudaStream>,
         field: &mut CudaSlice<T>,
     ) -> fdlab_solvers::Result<()> {
+        let rank = self.rank;
+        let (slab, transport) = (self.slab.clone(), self.transport.clone());
+        let [out, inc] = self.buffers(stream)?;
         for (phase, (to_side, from_side)) in PHASES.into_iter().enumerate() {
-            let to = self.slab.neighbours[to_side];
-            let from = self.slab.neighbours[from_side];
+            let to = slab.neighbours[to_side];
+            let from = slab.neighbours[from_side];
+            if to.is_some() {
+                stream
+                    .memcpy_dtoh(&field.slice(slab.send_range(to_side)), out)
+                    .map_err(|e| driver_error(rank, "cuMemcpyDtoH", e))?;
+            }
+            // The copies are asynchronous (and fdlab turns off cudarc's event tracking):
+            // wait for this one, and for the last copy out of the receive buffer, before
+            // the host touches either buffer.
+            stream
+                .synchronize()
+                .map_err(|e| driver_error(rank, "cuStreamSynchronize", e))?;
             let send: Vec<f64> = match to {
-                Some(_) => stream
-                    .clone_dtoh(&field.slice(self.slab.send_range(to_side)))
-                    .map_err(|e| driver_error(self.rank, "cuMemcpyDtoH", e))?
-                    .iter()
-                    .map(|v| v.as_f64())
-                    .collect(),
+                Some(_) => {
+                    let n = slab.send_range(to_side).len();
+                    let host = out
+                        .as_slice()
+                        .map_err(|e| driver_error(rank, "cuEventSynchronize", e))?;
+                    host[..n].iter().map(|v| v.as_f64()).collect()
+                }
                 None => vec![],
             };
-            let mut recv = vec![0.0; self.slab.halo_range(from_side).len()];
-            let t = tag::HALO + 2 * self.slab.axis as u32 + phase as u32;
+            let halo = slab.halo_range(from_side);
+            let mut recv = vec![0.0; halo.len()];
+            let t = tag::HALO + 2 * slab.axis as u32 + phase as u32;
             {
-                let mut tr = self.transport.lock().map_err(|_| {
+                let mut tr = transport.lock().map_err(|_| {
                     halo_error(crate::Error::Transport {
-                        rank: self.rank,
+                        rank,
                         detail: "the transport's lock is poisoned".into(),
                     })
                 })?;
@@ -131,11 +188,16 @@ impl<T: GpuScalar> StepExchange<T> for Staged {
                 .map_err(halo_error)?;
             }
             if from.is_some() {
-                let values: Vec<T> = recv.iter().map(|&v| T::from_f64(v)).collect();
-                let mut dst = field.slice_mut(self.slab.halo_range(from_side));
+                let host = inc
+                    .as_mut_slice()
+                    .map_err(|e| driver_error(rank, "cuEventSynchronize", e))?;
+                for (h, &v) in host.iter_mut().zip(&recv) {
+                    *h = T::from_f64(v);
+                }
+                let mut dst = field.slice_mut(halo);
                 stream
-                    .memcpy_htod(&values, &mut dst)
-                    .map_err(|e| driver_error(self.rank, "cuMemcpyHtoD", e))?;
+                    .memcpy_htod(&*inc, &mut dst)
+                    .map_err(|e| driver_error(rank, "cuMemcpyHtoD", e))?;
             }
         }
         Ok(())
@@ -296,6 +358,7 @@ impl<T: GpuScalar> SlabGpu<T> {
                 slab: slab.clone(),
                 transport: transport.clone(),
                 rank,
+                pinned: None,
             }),
             #[cfg(feature = "nccl")]
             Exchange::Nccl(id) => {
