@@ -30,10 +30,13 @@ pub enum SolverSetup {
     /// A case file's text (heat and wave).
     Toml(String),
     /// A Yee-grid FDTD box of `n`³ cells with PEC walls and a point source
-    /// ([`fdlab_solvers::fdtd`]).
+    /// ([`fdlab_solvers::fdtd`]), with a CPML of `cpml` cells in front of every wall when
+    /// given.
     Fdtd {
         /// Cells per axis.
         n: usize,
+        /// CPML thickness in cells on every axis.
+        cpml: Option<usize>,
     },
 }
 
@@ -86,7 +89,12 @@ pub fn solver_cases(n: usize) -> Vec<SolverCase> {
         SolverCase {
             name: "fdtd3d-yee",
             description: "FDTD step (E and H), Yee grid, PEC walls, vacuum, a point source",
-            setup: SolverSetup::Fdtd { n },
+            setup: SolverSetup::Fdtd { n, cpml: None },
+        },
+        SolverCase {
+            name: "fdtd3d-yee-cpml",
+            description: "FDTD step (E and H), Yee grid, CPML 10 cells on every side, vacuum",
+            setup: SolverSetup::Fdtd { n, cpml: Some(10) },
         },
     ]
 }
@@ -147,9 +155,9 @@ pub fn run_cpu(
                 stepper.bytes_per_step(),
             )
         }
-        SolverSetup::Fdtd { n } => match precision {
-            PrecisionName::F32 => fdtd_steps::<f32>(runner, *n, reps)?,
-            PrecisionName::F64 => fdtd_steps::<f64>(runner, *n, reps)?,
+        SolverSetup::Fdtd { n, cpml } => match precision {
+            PrecisionName::F32 => fdtd_steps::<f32>(runner, *n, *cpml, reps)?,
+            PrecisionName::F64 => fdtd_steps::<f64>(runner, *n, *cpml, reps)?,
         },
     };
     let copy_gbps = Timing::of(&copies).median;
@@ -187,9 +195,9 @@ pub fn run_gpu(
                 parsed.spec.grid.shape.clone(),
             )
         }
-        SolverSetup::Fdtd { n } => {
+        SolverSetup::Fdtd { n, cpml } => {
             use fdlab_solvers::gpu::FdtdGpu;
-            let s = fdtd_box(*n)?;
+            let s = fdtd_box(*n, *cpml)?;
             let stepper: Box<dyn fdlab_solvers::Stepper> = match precision {
                 PrecisionName::F32 => Box::new(FdtdGpu::<f32>::new(&s)?),
                 PrecisionName::F64 => Box::new(FdtdGpu::<f64>::new(&s)?),
@@ -273,9 +281,12 @@ type Steps = (Vec<f64>, Vec<f64>, Vec<usize>, usize, usize);
 /// per-cell update coefficients read once make the minimum bytes of a step.
 /// The FDTD case as a setup for the GPU stepper: the same box, source and time step as
 /// [`fdtd_steps`] runs on the CPU.
-fn fdtd_box(n: usize) -> Result<fdlab_solvers::fdtd::FdtdSetup, fdlab_solvers::Error> {
-    use fdlab_solvers::fdtd::{Boundary, Component, FdtdSetup, Grid, PointSource, Waveform};
-    let grid = Grid::new([n; 3], [1.0; 3], [Boundary::Pec; 3])?;
+fn fdtd_box(
+    n: usize,
+    cpml: Option<usize>,
+) -> Result<fdlab_solvers::fdtd::FdtdSetup, fdlab_solvers::Error> {
+    use fdlab_solvers::fdtd::{Component, FdtdSetup, Grid, PointSource, Waveform};
+    let grid = Grid::new([n; 3], [1.0; 3], [boundary(cpml); 3])?;
     let dt = 0.99 * grid.dt_limit();
     Ok(FdtdSetup {
         dt,
@@ -297,13 +308,20 @@ fn fdtd_box(n: usize) -> Result<fdlab_solvers::fdtd::FdtdSetup, fdlab_solvers::E
     })
 }
 
+/// PEC walls, behind a CPML of `cpml` cells when given.
+fn boundary(cpml: Option<usize>) -> fdlab_solvers::fdtd::Boundary {
+    use fdlab_solvers::fdtd::{Boundary, Cpml};
+    cpml.map_or(Boundary::Pec, |t| Boundary::Cpml(Cpml::new(t)))
+}
+
 fn fdtd_steps<T: fdlab_core::Scalar>(
     runner: &CpuRunner,
     n: usize,
+    cpml: Option<usize>,
     reps: usize,
 ) -> Result<Steps, fdlab_solvers::Error> {
-    use fdlab_solvers::fdtd::{Boundary, Component, Fdtd, Grid, PointSource, Waveform};
-    let grid = Grid::new([n; 3], [1.0; 3], [Boundary::Pec; 3])?;
+    use fdlab_solvers::fdtd::{Component, Fdtd, Grid, PointSource, Waveform};
+    let grid = Grid::new([n; 3], [1.0; 3], [boundary(cpml); 3])?;
     let dt = 0.99 * grid.dt_limit();
     let mut sim = Fdtd::<T>::new(grid, dt)?;
     sim.add_source(PointSource {

@@ -19,6 +19,8 @@ pub enum Section {
     Solvers,
     /// Only the solvers' decomposed runs (slabs exchanging halos against the whole grid).
     Decomposed,
+    /// Only the FDTD cases (random boxes, and the FDTD examples on a GPU) against the CPU.
+    Fdtd,
 }
 
 /// Runs the conformance suite and prints one row per strategy and precision, then the
@@ -32,7 +34,6 @@ pub fn check(
 ) -> Result<()> {
     let kernels = only.is_none() || only == Some(Section::Kernels);
     let solvers = only != Some(Section::Kernels) && strategies.is_empty();
-    let only_decomposed = only == Some(Section::Decomposed);
     if !kernels && !strategies.is_empty() {
         bail!("--strategy selects kernels: drop it, or drop --only solvers");
     }
@@ -56,7 +57,7 @@ pub fn check(
         ],
     )?;
     let solver_failed = if solvers {
-        solver_checks(&backend, &precisions, json.as_deref(), only_decomposed)?
+        solver_checks(&backend, &precisions, json.as_deref(), only)?
     } else {
         0
     };
@@ -187,8 +188,13 @@ fn solver_checks(
     backend: &fdlab::Backend,
     precisions: &[Precision],
     json: Option<&std::path::Path>,
-    only_decomposed: bool,
+    only: Option<Section>,
 ) -> Result<usize> {
+    let only_decomposed = only == Some(Section::Decomposed);
+    let only_fdtd = only == Some(Section::Fdtd);
+    let wanted_case = |c: &fdlab_solvers::conformance::CheckCase| {
+        !only_decomposed && (!only_fdtd || matches!(c.setup, fdlab_solvers::setup::Setup::Fdtd(_)))
+    };
     use fdlab_solvers::case::PrecisionName;
     use fdlab_solvers::conformance::{
         cases, gpu, reference, run_all, run_temporal, temporal_cases,
@@ -206,13 +212,17 @@ fn solver_checks(
     }
     let mut cases: Vec<_> = cases(!on_gpu)
         .into_iter()
-        .filter(|c| wanted.contains(&c.precision) && !only_decomposed)
+        .filter(|c| wanted.contains(&c.precision) && wanted_case(c))
         .collect();
     // The repository's example cases too, at their own sizes, when run from its root (the
     // CPU's reference loops would take minutes on them: GPU only).
     let examples = std::path::Path::new("examples/cases");
     if on_gpu && examples.is_dir() && !only_decomposed {
-        cases.extend(fdlab_solvers::conformance::example_cases(examples)?);
+        cases.extend(
+            fdlab_solvers::conformance::example_cases(examples)?
+                .into_iter()
+                .filter(|c| wanted_case(c)),
+        );
     } else if on_gpu && !only_decomposed {
         println!("solvers: no examples/cases here (run from the repository root to check them)");
     }
@@ -231,7 +241,7 @@ fn solver_checks(
         })
     };
     pb.finish_and_clear();
-    if on_gpu {
+    if on_gpu && !only_fdtd {
         // The heat step with temporal blocking: k-step passes against the CPU and against
         // the GPU's own single steps.
         let temporal: Vec<_> = temporal_cases()

@@ -1,8 +1,11 @@
 //! The FDTD step on the GPU: E and H on the device (structure of arrays, the CPU's layout),
-//! one fused kernel per half step with the CPML terms inside it (see [`super::fdtd_kernels`]),
-//! then, when the case has sources or probes, one single-thread kernel that applies the one
-//! and samples the other. At the end of each call one scan looks for non-finite values, as
-//! the CPU stepper does.
+//! the whole step in one pass with the CPML terms inside it (see [`super::fdtd_fused`]; with a
+//! CPML, blocks clear of its layers run a copy of the kernel without them), then, when the
+//! case has sources or probes, one single-thread kernel that applies the one and samples the
+//! other. At the end of each call one scan looks for non-finite values, as the CPU stepper
+//! does. The one pass needs a second set of fields (old and new, swapped after each step);
+//! when that does not fit, or with `FDLAB_FDTD_FUSED=0`, each half step is a kernel of its
+//! own ([`super::fdtd_kernels`]) and the fields are updated in place.
 //!
 //! Media come in as the CPU simulation's per-cell coefficients `ca`, `cb` (dielectric, lossy
 //! and PEC cells alike) and its CPML profiles, so both steppers apply the same numbers.
@@ -10,6 +13,7 @@
 //! polarizations before the step, their terms after the E update). Plane waves, DFT and flux
 //! monitors run on the CPU only: [`check_supported`] names the first one a case uses.
 
+use super::fdtd_fused;
 use super::fdtd_kernels::{self, FdtdSpec};
 use super::kernels::Launch;
 use super::{cuda_type, driver, launch_config, precision_of, tag, Gpu};
@@ -64,6 +68,18 @@ impl<T> DeviceFields<T> {
     }
 }
 
+/// The one-pass step (see [`fdtd_fused`]): its kernel and the arrays the new E, H and H-side
+/// ψ go to (swapped with the current ones after each step).
+struct Fused<T> {
+    kernel: Arc<Kernel>,
+    /// With CPML layers: the kernel without their terms and the box of blocks it steps
+    /// (which `kernel` skips).
+    core: Option<(Arc<Kernel>, fdtd_fused::Box3)>,
+    next: DeviceFields<T>,
+    /// Per CPML axis, in the order of [`FdtdGpu::cpml`].
+    next_psi_h: Vec<[CudaSlice<T>; 2]>,
+}
+
 /// One CPML axis on the device: ψ slabs (two terms for E, two for H) and the profiles.
 struct CpmlAxis<T> {
     psi_e: [CudaSlice<T>; 2],
@@ -104,6 +120,8 @@ pub struct FdtdGpu<T: CudaScalar> {
     e_kernel: Arc<Kernel>,
     scan_kernel: Arc<Kernel>,
     launch: Launch,
+    /// The one-pass step, unless `FDLAB_FDTD_FUSED=0` or its second set of arrays did not fit.
+    fused: Option<Fused<T>>,
     cpml: Vec<CpmlAxis<T>>,
     drude: Option<DrudeCells>,
     poles: Option<PoleCells>,
@@ -179,6 +197,28 @@ fn launch() -> Launch {
         vec: 1,
         ..base
     }
+}
+
+/// The one-pass step's tile: 64 × 4 columns per block (plus the halo threads), 32 planes
+/// each. On an H100 at 384³ it beat 32 × 8, 32 × 4, 64 × 8, 128 × 2 and 128 × 4 columns; 16,
+/// 32 and 64 planes came within 3 points of each other (`f32` with a CPML: 59.7, 58.8,
+/// 56.0%). `FDLAB_SOLVER_LAUNCH` overrides it as for the half-step kernels.
+fn fused_launch() -> Launch {
+    let fits = |l: &Launch| (l.bx + 1) * (l.by + 1) <= 1024;
+    Launch::from_env().filter(fits).unwrap_or(Launch {
+        bx: 64,
+        by: 4,
+        chunk: 32,
+        ahead: 0,
+        vec: 1,
+        tile: false,
+    })
+}
+
+/// Whether blocks clear of the CPML layers run a kernel without their terms (the default), or
+/// the kernel with them steps every cell (`FDLAB_FDTD_CORE=0`, for measuring).
+fn core_wanted() -> bool {
+    std::env::var("FDLAB_FDTD_CORE").map_or(true, |v| v != "0")
 }
 
 impl<T: CudaScalar> FdtdGpu<T> {
@@ -268,6 +308,12 @@ impl<T: CudaScalar> FdtdGpu<T> {
             Some(after) => Some(Points::new(&gpu, after, s, g)?),
             None => None,
         };
+        let fused = if fused_wanted() {
+            let thickness = s.grid.boundary.map(|b| b.cpml().map(|p| p.thickness));
+            Fused::new(&gpu, &src, g.n, thickness, &cpml)?
+        } else {
+            None
+        };
         Ok(FdtdGpu {
             gpu,
             n: g.n,
@@ -279,6 +325,7 @@ impl<T: CudaScalar> FdtdGpu<T> {
             e_kernel,
             scan_kernel,
             launch: launch(),
+            fused,
             cpml,
             drude,
             poles,
@@ -322,29 +369,87 @@ impl<T: CudaScalar> FdtdGpu<T> {
                 unsafe { b.launch(drude_config(br.n)) }.map_err(driver("cuLaunchKernel"))?;
             }
         }
-        let mut b = stream.launch_builder(self.h_kernel.function());
-        b.arg(&mut f.hx).arg(&mut f.hy).arg(&mut f.hz);
-        b.arg(&f.ex).arg(&f.ey).arg(&f.ez);
-        b.arg(&nx).arg(&ny).arg(&nz);
-        for c in self.cpml.iter_mut() {
-            let [p0, p1] = &mut c.psi_h;
-            b.arg(p0).arg(p1).arg(&c.coef_h);
+        if let Some(fu) = self.fused.as_mut() {
+            let l = fused_launch();
+            let dims = [nx, ny, nz];
+            let block = (l.bx + 1, l.by + 1, 1);
+            let flat = |r: &fdtd_fused::Box3| {
+                [
+                    r[0].start, r[0].end, r[1].start, r[1].end, r[2].start, r[2].end,
+                ]
+                .map(|v| v as i32)
+            };
+            // The whole grid, less the core's blocks when the core has a kernel of its own.
+            let whole = flat(&[0..self.n[0], 0..self.n[1], 0..self.n[2]]);
+            let skip = fu.core.as_ref().map_or([0; 6], |(_, r)| flat(r));
+            let bounds: [i32; 12] =
+                std::array::from_fn(|i| if i < 6 { whole[i] } else { skip[i - 6] });
+            let mut b = stream.launch_builder(fu.kernel.function());
+            fused_args(&mut b, &mut fu.next, f, &self.ca, &self.cb, &dims, &bounds);
+            for (c, next) in self.cpml.iter_mut().zip(fu.next_psi_h.iter_mut()) {
+                let [o0, o1] = &c.psi_h;
+                let [n0, n1] = next;
+                b.arg(o0).arg(o1).arg(n0).arg(n1).arg(&c.coef_h);
+                let [p0, p1] = &mut c.psi_e;
+                b.arg(p0).arg(p1).arg(&c.coef_e);
+            }
+            let [gx, gy, gz] = l.grid(self.n[0], self.n[1], self.n[2]);
+            let cfg = LaunchConfig {
+                grid_dim: (gx, gy, gz),
+                block_dim: block,
+                shared_mem_bytes: 0,
+            };
+            // SAFETY: the arguments match the generated signature (CPML axes in the order
+            // the kernel was generated with); every array holds the grid's cells or an
+            // axis's slab and profile; the old and new arrays are distinct, each thread
+            // writes only the cells it owns, and E-side ψ only at its own cells.
+            unsafe { b.launch(cfg) }.map_err(driver("cuLaunchKernel"))?;
+            if let Some((core, r)) = &fu.core {
+                let w = [l.bx, l.by, l.chunk].map(|v| v as usize);
+                let cells: fdtd_fused::Box3 =
+                    std::array::from_fn(|a| r[a].start * w[a]..(r[a].end * w[a]).min(self.n[a]));
+                let c = flat(&cells);
+                let bounds: [i32; 12] = std::array::from_fn(|i| if i < 6 { c[i] } else { 0 });
+                let mut b = stream.launch_builder(core.function());
+                fused_args(&mut b, &mut fu.next, f, &self.ca, &self.cb, &dims, &bounds);
+                let cfg = LaunchConfig {
+                    grid_dim: (r[0].len() as u32, r[1].len() as u32, r[2].len() as u32),
+                    block_dim: block,
+                    shared_mem_bytes: 0,
+                };
+                // SAFETY: as above; these blocks hold no CPML cell, and the first launch
+                // skipped them.
+                unsafe { b.launch(cfg) }.map_err(driver("cuLaunchKernel"))?;
+            }
+            std::mem::swap(f, &mut fu.next);
+            for (c, next) in self.cpml.iter_mut().zip(fu.next_psi_h.iter_mut()) {
+                std::mem::swap(&mut c.psi_h, next);
+            }
+        } else {
+            let mut b = stream.launch_builder(self.h_kernel.function());
+            b.arg(&mut f.hx).arg(&mut f.hy).arg(&mut f.hz);
+            b.arg(&f.ex).arg(&f.ey).arg(&f.ez);
+            b.arg(&nx).arg(&ny).arg(&nz);
+            for c in self.cpml.iter_mut() {
+                let [p0, p1] = &mut c.psi_h;
+                b.arg(p0).arg(p1).arg(&c.coef_h);
+            }
+            // SAFETY: the arguments match the generated signature (CPML axes in the order the
+            // kernel was generated with); every array holds the grid's cells or an axis's slab
+            // and profile, and each thread writes only its own cells.
+            unsafe { b.launch(cfg) }.map_err(driver("cuLaunchKernel"))?;
+            let mut b = stream.launch_builder(self.e_kernel.function());
+            b.arg(&mut f.ex).arg(&mut f.ey).arg(&mut f.ez);
+            b.arg(&f.hx).arg(&f.hy).arg(&f.hz);
+            b.arg(&self.ca).arg(&self.cb);
+            b.arg(&nx).arg(&ny).arg(&nz);
+            for c in self.cpml.iter_mut() {
+                let [p0, p1] = &mut c.psi_e;
+                b.arg(p0).arg(p1).arg(&c.coef_e);
+            }
+            // SAFETY: as above.
+            unsafe { b.launch(cfg) }.map_err(driver("cuLaunchKernel"))?;
         }
-        // SAFETY: the arguments match the generated signature (CPML axes in the order the
-        // kernel was generated with); every array holds the grid's cells or an axis's slab
-        // and profile, and each thread writes only its own cells.
-        unsafe { b.launch(cfg) }.map_err(driver("cuLaunchKernel"))?;
-        let mut b = stream.launch_builder(self.e_kernel.function());
-        b.arg(&mut f.ex).arg(&mut f.ey).arg(&mut f.ez);
-        b.arg(&f.hx).arg(&f.hy).arg(&f.hz);
-        b.arg(&self.ca).arg(&self.cb);
-        b.arg(&nx).arg(&ny).arg(&nz);
-        for c in self.cpml.iter_mut() {
-            let [p0, p1] = &mut c.psi_e;
-            b.arg(p0).arg(p1).arg(&c.coef_e);
-        }
-        // SAFETY: as above.
-        unsafe { b.launch(cfg) }.map_err(driver("cuLaunchKernel"))?;
         if let Some(d) = &self.drude {
             let es = [&mut f.ex, &mut f.ey, &mut f.ez];
             for (e, br) in es.into_iter().zip(d.branches.iter()) {
@@ -513,6 +618,10 @@ pub(super) struct FdtdSources {
     pub h: CudaSource,
     /// The E half step.
     pub e: CudaSource,
+    /// The whole step in one pass.
+    pub fused: CudaSource,
+    /// With CPML layers, the same without their terms, for the blocks clear of them.
+    pub fused_core: Option<CudaSource>,
     /// The end-of-call non-finite scan.
     pub scan: CudaSource,
     /// The Drude currents' update and their term in E, when the case has Drude media.
@@ -525,8 +634,9 @@ pub(super) struct FdtdSources {
 
 impl FdtdSources {
     pub(super) fn all(self) -> Vec<CudaSource> {
-        [self.h, self.e, self.scan]
+        [self.h, self.e, self.fused, self.scan]
             .into_iter()
+            .chain(self.fused_core)
             .chain(self.after)
             .chain(self.drude.into_iter().flat_map(|(a, b)| [a, b]))
             .chain(self.poles.into_iter().flat_map(|(a, b)| [a, b]))
@@ -556,10 +666,39 @@ pub(super) fn sources<T: CudaScalar>(s: &FdtdSetup) -> Result<FdtdSources> {
         vec: 1,
         tile: false,
     };
+    let has_cpml = spec.cpml.iter().any(|c| c.is_some());
+    let main = fused_launch();
+    let with_halo = |l: Launch| Launch {
+        bx: l.bx + 1,
+        by: l.by + 1,
+        ..l
+    };
     let has_points = !(s.sources.is_empty() && s.hard_sources.is_empty() && s.probes.is_empty());
     Ok(FdtdSources {
         h: super::source("fdtd_h", &fdtd_kernels::h_step(&spec), precision, l),
         e: super::source("fdtd_e", &fdtd_kernels::e_step(&spec), precision, l),
+        fused: super::source(
+            "fdtd_step",
+            &fdtd_fused::fused_step(&FdtdSpec {
+                launch: main,
+                ..spec.clone()
+            }),
+            precision,
+            with_halo(main),
+        ),
+        fused_core: (has_cpml && core_wanted()).then(|| {
+            let core = FdtdSpec {
+                cpml: [None; 3],
+                launch: fused_launch(),
+                ..spec.clone()
+            };
+            super::source(
+                "fdtd_core",
+                &fdtd_fused::fused_step(&core),
+                precision,
+                with_halo(fused_launch()),
+            )
+        }),
         scan: super::source("fdtd_scan", &fdtd_kernels::scan(ty), precision, flat),
         drude: s
             .boxes
@@ -610,6 +749,79 @@ pub(super) fn sources<T: CudaScalar>(s: &FdtdSetup) -> Result<FdtdSources> {
             )
         }),
     })
+}
+
+/// Whether the step runs as one pass (the default) or as two half-step kernels
+/// (`FDLAB_FDTD_FUSED=0`, for measuring).
+fn fused_wanted() -> bool {
+    std::env::var("FDLAB_FDTD_FUSED").map_or(true, |v| v != "0")
+}
+
+/// The arguments both fused kernels start with: new fields, old fields, coefficients, sizes,
+/// the box of cells to step and the box of blocks to skip.
+fn fused_args<'a, T: CudaScalar>(
+    b: &mut cudarc::driver::LaunchArgs<'a>,
+    n: &'a mut DeviceFields<T>,
+    f: &'a DeviceFields<T>,
+    ca: &'a CudaSlice<T>,
+    cb: &'a CudaSlice<T>,
+    dims: &'a [i32; 3],
+    bounds: &'a [i32; 12],
+) {
+    b.arg(&mut n.ex).arg(&mut n.ey).arg(&mut n.ez);
+    b.arg(&mut n.hx).arg(&mut n.hy).arg(&mut n.hz);
+    b.arg(&f.ex).arg(&f.ey).arg(&f.ez);
+    b.arg(&f.hx).arg(&f.hy).arg(&f.hz);
+    b.arg(ca).arg(cb);
+    for v in dims.iter().chain(bounds) {
+        b.arg(v);
+    }
+}
+
+impl<T: CudaScalar> Fused<T> {
+    /// The kernel and the second set of arrays; `None` when those do not fit in the GPU's
+    /// free memory (the step then runs as two half-step kernels, which need no second set).
+    fn new(
+        gpu: &Gpu,
+        src: &FdtdSources,
+        n: [usize; 3],
+        thickness: [Option<usize>; 3],
+        cpml: &[CpmlAxis<T>],
+    ) -> Result<Option<Self>> {
+        let cells = n.iter().product();
+        let slabs: usize = cpml.iter().map(|c| 2 * c.psi_h[0].len()).sum();
+        let need = (6 * cells + slabs) * std::mem::size_of::<T>();
+        // With room for the driver and the small per-call buffers.
+        if gpu.dev.ensure_free(need as u64 + (256 << 20)).is_err() {
+            return Ok(None);
+        }
+        let kernel = gpu.kernel(&src.fused)?;
+        let l = fused_launch();
+        let tile = [l.bx, l.by, l.chunk].map(|v| v as usize);
+        let core = match (&src.fused_core, fdtd_fused::core_blocks(n, thickness, tile)) {
+            (Some(core), Some(r)) => Some((gpu.kernel(core)?, r)),
+            _ => None,
+        };
+        let next = DeviceFields {
+            ex: gpu.zeros(cells)?,
+            ey: gpu.zeros(cells)?,
+            ez: gpu.zeros(cells)?,
+            hx: gpu.zeros(cells)?,
+            hy: gpu.zeros(cells)?,
+            hz: gpu.zeros(cells)?,
+        };
+        let mut next_psi_h = Vec::new();
+        for c in cpml {
+            let n = c.psi_h[0].len();
+            next_psi_h.push([gpu.zeros(n)?, gpu.zeros(n)?]);
+        }
+        Ok(Some(Fused {
+            kernel,
+            core,
+            next,
+            next_psi_h,
+        }))
+    }
 }
 
 const NAMES: [&str; 6] = ["ex", "ey", "ez", "hx", "hy", "hz"];

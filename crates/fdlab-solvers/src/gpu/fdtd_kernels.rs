@@ -33,11 +33,11 @@ pub(crate) struct FdtdSpec {
     pub launch: Launch,
 }
 
-const E: [&str; 3] = ["ex", "ey", "ez"];
-const H: [&str; 3] = ["hx", "hy", "hz"];
-const AXN: [&str; 3] = ["x", "y", "z"];
-const N: [&str; 3] = ["nx", "ny", "nz"];
-const IDX: [&str; 3] = ["i", "j", "k"];
+pub(super) const E: [&str; 3] = ["ex", "ey", "ez"];
+pub(super) const H: [&str; 3] = ["hx", "hy", "hz"];
+pub(super) const AXN: [&str; 3] = ["x", "y", "z"];
+pub(super) const N: [&str; 3] = ["nx", "ny", "nz"];
+pub(super) const IDX: [&str; 3] = ["i", "j", "k"];
 
 /// The curl terms with a derivative along `a`: `(target, source, sign)` (as in `cpml.rs`).
 fn terms(a: usize) -> [(usize, usize, f64); 2] {
@@ -45,8 +45,27 @@ fn terms(a: usize) -> [(usize, usize, f64); 2] {
     [(b, c, -1.0), (c, b, 1.0)]
 }
 
+/// How a CPML correction names its arrays: ψ read from `{read}{axis}{term}`, written to
+/// `{write}{axis}{term}` (only where `guard` holds, when given), the profile `{coef}{axis}`.
+pub(super) struct Psi {
+    pub read: &'static str,
+    pub write: &'static str,
+    pub coef: &'static str,
+    pub guard: Option<&'static str>,
+}
+
+impl Psi {
+    /// The half-step kernels' ψ, updated in place: `psi_x0`, `coef_x`.
+    const IN_PLACE: Psi = Psi {
+        read: "psi_",
+        write: "psi_",
+        coef: "coef_",
+        guard: None,
+    };
+}
+
 impl FdtdSpec {
-    fn lit(&self, v: f64) -> String {
+    pub(super) fn lit(&self, v: f64) -> String {
         literal(v, self.ty)
     }
 
@@ -97,7 +116,7 @@ impl FdtdSpec {
     /// Offset and validity of the neighbour one cell along axis `a` (x or y) in direction
     /// `up`: wrapped on a periodic axis; past a wall the value read is zero (the CPU's
     /// weight 0).
-    fn side(&self, g: &mut String, a: usize, up: bool) {
+    pub(super) fn side(&self, g: &mut String, a: usize, up: bool) {
         let (i, n, s) = (IDX[a], N[a], ["1", "sy"][a]);
         let name = format!("{}{}", AXN[a], if up { "p" } else { "m" });
         if self.periodic[a] {
@@ -121,7 +140,7 @@ impl FdtdSpec {
     }
 
     /// `const T var = v ? __ldg(arr + c + d) : zero;` for a neighbour from [`FdtdSpec::side`].
-    fn near(&self, g: &mut String, var: &str, arr: &str, nb: &str) {
+    pub(super) fn near(&self, g: &mut String, var: &str, arr: &str, nb: &str) {
         let ty = self.ty;
         if self.periodic[if nb.starts_with('x') { 0 } else { 1 }] {
             let _ = writeln!(g, "    const {ty} {var} = __ldg({arr} + c + d{nb});");
@@ -134,7 +153,7 @@ impl FdtdSpec {
     }
 
     /// Inside the march loop: whether cell `k` lies in the z layers.
-    fn z_layer(&self, g: &mut String) {
+    pub(super) fn z_layer(&self, g: &mut String) {
         if let Some(t) = self.cpml[2] {
             let _ = writeln!(g, "    const bool in_z = k < {t} || k >= nz - {t};");
         }
@@ -144,13 +163,14 @@ impl FdtdSpec {
     /// c·D and `new += w·((1/κ − 1)·D + ψ)`. `here`/`there` name the source values at the cell
     /// and at its neighbour (`there − here` for H, `here − there` for E), `weight` the signed
     /// weight of a term, `skip` a target's wall condition (E only).
-    fn correction(
+    pub(super) fn correction(
         &self,
         g: &mut String,
         a: usize,
         electric: bool,
         weight: &dyn Fn(f64) -> String,
         skip: &dyn Fn(usize) -> Option<String>,
+        psi: &Psi,
     ) {
         let Some(t) = self.cpml[a] else { return };
         let (x, ia, n) = (AXN[a], IDX[a], N[a]);
@@ -169,7 +189,8 @@ impl FdtdSpec {
         let ty = self.ty;
         let _ = writeln!(
             g,
-            "      const {ty} kinv = __ldg(coef_{x} + 3 * l), b = __ldg(coef_{x} + 3 * l + 1), cc = __ldg(coef_{x} + 3 * l + 2);"
+            "      const {ty} kinv = __ldg({coef}{x} + 3 * l), b = __ldg({coef}{x} + 3 * l + 1), cc = __ldg({coef}{x} + 3 * l + 2);",
+            coef = psi.coef
         );
         let inv = self.lit(1.0 / self.spacing[a]);
         for (term, (ti, si, sign)) in terms(a).into_iter().enumerate() {
@@ -189,8 +210,19 @@ impl FdtdSpec {
             };
             let _ = writeln!(g, "      {open}{{");
             let _ = writeln!(g, "        const {ty} d = {diff} * {inv};");
-            let _ = writeln!(g, "        const {ty} p = b * psi_{x}{term}[s] + cc * d;");
-            let _ = writeln!(g, "        psi_{x}{term}[s] = p;");
+            let _ = writeln!(
+                g,
+                "        const {ty} p = b * {}{x}{term}[s] + cc * d;",
+                psi.read
+            );
+            match &psi.guard {
+                Some(guard) => {
+                    let _ = writeln!(g, "        if ({guard}) {}{x}{term}[s] = p;", psi.write);
+                }
+                None => {
+                    let _ = writeln!(g, "        {}{x}{term}[s] = p;", psi.write);
+                }
+            }
             let _ = writeln!(
                 g,
                 "        n{target} = n{target} + {} * (kinv * d + p);",
@@ -253,7 +285,14 @@ pub(crate) fn h_step(spec: &FdtdSpec) -> String {
     );
     let dt = spec.dt;
     for a in 0..3 {
-        spec.correction(&mut g, a, false, &|sign| spec.lit(-sign * dt), &|_| None);
+        spec.correction(
+            &mut g,
+            a,
+            false,
+            &|sign| spec.lit(-sign * dt),
+            &|_| None,
+            &Psi::IN_PLACE,
+        );
     }
     g.push_str("    hx[c] = nhx;\n    hy[c] = nhy;\n    hz[c] = nhz;\n");
     g.push_str("    ex_c = ex_z;\n    ey_c = ey_z;\n");
@@ -342,6 +381,7 @@ pub(crate) fn e_step(spec: &FdtdSpec) -> String {
                 }
             },
             &|ti| Some(walls[ti].to_string()),
+            &Psi::IN_PLACE,
         );
     }
     g.push_str("    ex[c] = nex;\n    ey[c] = ney;\n    ez[c] = nez;\n");

@@ -5,6 +5,7 @@
 
 mod cpml_kernels;
 mod fdtd;
+mod fdtd_fused;
 mod fdtd_kernels;
 mod heat;
 mod kernels;

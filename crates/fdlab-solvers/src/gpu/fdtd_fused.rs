@@ -1,0 +1,317 @@
+//! CUDA C for the whole FDTD step in one kernel: H and then E, plane by plane, without H
+//! going through device memory between the two half steps.
+//!
+//! Two half-step kernels move about 20 values per cell and step (H: its three components read
+//! and written, E's three read; E: the same, plus H's three and the two coefficients); one
+//! pass moves the 14 a step needs at least. The price is that a cell's E update needs the new
+//! H of its −x and −y neighbours, which other threads compute: a block of `(bx + 1) × (by + 1)`
+//! threads computes H on its `bx × by` columns and on one column more on the −x and −y sides
+//! (the halo, computed again by the block that owns it), hands H on through shared memory,
+//! then the `bx × by` owners update E. Along z a thread marches up its column as in the
+//! half-step kernels; a block's first plane recomputes H one plane below it.
+//!
+//! Because blocks read their neighbours' cells at step n while the owners write step n + 1,
+//! the old and new fields live in different arrays (E, H and the H-side CPML ψ; the caller
+//! swaps them after each step). The E-side ψ is only ever touched by its owner, in place.
+//! The arithmetic is the half-step kernels' term by term, so the results are the same.
+
+use super::fdtd_kernels::{FdtdSpec, Psi, AXN, IDX, N};
+use std::fmt::Write;
+
+/// The fused step's kernel for `spec`: block `(bx + 1) × (by + 1)`, grid
+/// `⌈(x1 − x0)/bx⌉ × ⌈(y1 − y0)/by⌉ × ⌈(z1 − z0)/chunk⌉` for the box of cells it is given,
+/// less a box of blocks left to another launch (see [`core_blocks`]).
+pub(crate) fn fused_step(spec: &FdtdSpec) -> String {
+    let ty = spec.ty;
+    let l = spec.launch;
+    let (bx, by) = (l.bx as usize, l.by as usize);
+    let (tx, ty_) = (bx + 1, by + 1);
+    let mut g = String::new();
+    let mut params = format!(
+        "{ty}* __restrict__ ex, {ty}* __restrict__ ey, {ty}* __restrict__ ez, \
+         {ty}* __restrict__ hx, {ty}* __restrict__ hy, {ty}* __restrict__ hz, \
+         const {ty}* __restrict__ ex0, const {ty}* __restrict__ ey0, const {ty}* __restrict__ ez0, \
+         const {ty}* __restrict__ hx0, const {ty}* __restrict__ hy0, const {ty}* __restrict__ hz0, \
+         const {ty}* __restrict__ ca, const {ty}* __restrict__ cb, \
+         const int nx, const int ny, const int nz, \
+         const int x0, const int x1, const int y0, const int y1, const int z0, const int z1, const int sx0, const int sx1, const int sy0, const int sy1, const int sz0, const int sz1"
+    );
+    for a in (0..3).filter(|&a| spec.cpml[a].is_some()) {
+        let x = AXN[a];
+        let _ = write!(
+            params,
+            ", const {ty}* __restrict__ psi_ho_{x}0, const {ty}* __restrict__ psi_ho_{x}1, \
+             {ty}* __restrict__ psi_hn_{x}0, {ty}* __restrict__ psi_hn_{x}1, \
+             const {ty}* __restrict__ coef_h_{x}, \
+             {ty}* __restrict__ psi_e_{x}0, {ty}* __restrict__ psi_e_{x}1, \
+             const {ty}* __restrict__ coef_e_{x}"
+        );
+    }
+    let _ = writeln!(
+        g,
+        "extern \"C\" __global__ void __launch_bounds__({}) @NAME@({params}) {{",
+        tx * ty_
+    );
+    // H of the block's plane, double-buffered by plane parity: one barrier per plane.
+    let _ = writeln!(g, "  __shared__ {ty} sh[2][3][{ty_}][{tx}];");
+    // The launch steps the box of cells [x0, x1) × [y0, y1) × [z0, z1), less its blocks in
+    // the box [s0, s1) of block indices, which another launch steps (see `core_blocks`; the
+    // whole block returns, so no barrier is left waiting).
+    g.push_str("  if (blockIdx.x >= sx0 && blockIdx.x < sx1 && blockIdx.y >= sy0 && blockIdx.y < sy1 && blockIdx.z >= sz0 && blockIdx.z < sz1) return;\n");
+    g.push_str("  const int tx = threadIdx.x, ty = threadIdx.y;\n");
+    let _ = writeln!(g, "  const int ri = x0 + blockIdx.x * {bx} + tx - 1;");
+    let _ = writeln!(g, "  const int rj = y0 + blockIdx.y * {by} + ty - 1;");
+    // The halo column at −1 wraps on a periodic axis and is a wall's zero otherwise.
+    for (a, r) in [(0, "ri"), (1, "rj")] {
+        let (i, n) = (IDX[a], N[a]);
+        if spec.periodic[a] {
+            let _ = writeln!(g, "  const int {i} = {r} < 0 ? {n} - 1 : {r};");
+        } else {
+            let _ = writeln!(g, "  const int {i} = {r} < 0 ? 0 : {r};");
+        }
+    }
+    let inside = |a: usize, r: &str| {
+        if spec.periodic[a] {
+            "true".to_string()
+        } else {
+            format!("{r} >= 0")
+        }
+    };
+    let _ = writeln!(
+        g,
+        "  const bool hv = {} && {} && ri < x1 && rj < y1;",
+        inside(0, "ri"),
+        inside(1, "rj")
+    );
+    g.push_str("  const bool own = tx > 0 && ty > 0 && ri < x1 && rj < y1;\n");
+    let _ = writeln!(g, "  const int k0 = z0 + blockIdx.z * {};", l.chunk);
+    let _ = writeln!(g, "  const int k1 = min(k0 + {}, z1);", l.chunk);
+    g.push_str("  const long long sy = nx, sz = (long long)nx * ny;\n");
+    g.push_str("  const long long col = i + sy * j;\n");
+    let _ = writeln!(g, "  const {ty} zero = ({ty})0;");
+    for a in 0..2 {
+        if let Some(t) = spec.cpml[a] {
+            let (ia, n) = (IDX[a], N[a]);
+            let _ = writeln!(
+                g,
+                "  const bool in_{} = {ia} < {t} || {ia} >= {n} - {t};",
+                AXN[a]
+            );
+        }
+    }
+    spec.side(&mut g, 0, true);
+    spec.side(&mut g, 1, true);
+    for a in 0..2 {
+        let wall = if spec.periodic[a] {
+            "false".to_string()
+        } else {
+            format!("{} == 0", IDX[a])
+        };
+        let _ = writeln!(g, "  const bool wall_{} = {wall};", AXN[a]);
+    }
+    // The march starts one plane below the chunk where that plane exists (H there is needed
+    // by the first plane's E); `t` counts planes from the chunk's first.
+    let below = if spec.periodic[2] {
+        "0"
+    } else {
+        "(k0 > 0 ? 0 : 1)"
+    };
+    let _ = writeln!(g, "  const int t0 = -1 + {below};");
+    g.push_str("  const int kf = t0 < 0 ? (k0 > 0 ? k0 - 1 : nz - 1) : k0;\n");
+    let _ = writeln!(
+        g,
+        "  {ty} ex_c = hv ? __ldg(ex0 + col + (long long)kf * sz) : zero, ey_c = hv ? __ldg(ey0 + col + (long long)kf * sz) : zero;"
+    );
+    let _ = writeln!(g, "  {ty} hx_z = zero, hy_z = zero;");
+    g.push_str("  for (int t = t0; k0 + t < k1; ++t) {\n");
+    g.push_str("    const int k = t < 0 ? kf : k0 + t;\n");
+    g.push_str("    const long long c = col + (long long)k * sz;\n");
+    spec.z_layer(&mut g);
+    h_part(spec, &mut g);
+    g.push_str("    if (t >= 0) {\n");
+    g.push_str("      const int b = t & 1;\n");
+    g.push_str("      sh[b][0][ty][tx] = nhx; sh[b][1][ty][tx] = nhy; sh[b][2][ty][tx] = nhz;\n");
+    g.push_str("      __syncthreads();\n");
+    g.push_str("      if (own) {\n");
+    e_part(spec, &mut g);
+    g.push_str("      }\n    }\n");
+    g.push_str("    hx_z = nhx;\n    hy_z = nhy;\n");
+    g.push_str("    ex_c = ex_z;\n    ey_c = ey_z;\n");
+    g.push_str("  }\n}\n");
+    g
+}
+
+/// H at the thread's cell and plane `k` from the old fields (zero outside the grid), written
+/// by its owner for the chunk's own planes.
+fn h_part(spec: &FdtdSpec, g: &mut String) {
+    let ty = spec.ty;
+    let _ = writeln!(
+        g,
+        "    {ty} nhx = zero, nhy = zero, nhz = zero, ex_z = zero, ey_z = zero, ez_c = zero;"
+    );
+    // The E update's own loads go out with H's, ahead of the barrier, which loads do not
+    // cross: one wait for memory per plane instead of two. Its old E is the march's.
+    let _ = writeln!(
+        g,
+        "    const {ty} a = own ? __ldg(ca + c) : zero, cbc = own ? __ldg(cb + c) : zero;"
+    );
+    g.push_str("    if (hv) {\n");
+    if spec.periodic[2] {
+        g.push_str("    const long long cz = col + (long long)(k + 1 < nz ? k + 1 : 0) * sz;\n");
+        let _ = writeln!(g, "    ex_z = __ldg(ex0 + cz); ey_z = __ldg(ey0 + cz);");
+    } else {
+        g.push_str("    const bool vzp = k + 1 < nz;\n");
+        let _ = writeln!(
+            g,
+            "    ex_z = vzp ? __ldg(ex0 + c + sz) : zero; ey_z = vzp ? __ldg(ey0 + c + sz) : zero;"
+        );
+    }
+    g.push_str("    ez_c = __ldg(ez0 + c);\n");
+    spec.near(g, "ey_x", "ey0", "xp");
+    spec.near(g, "ez_x", "ez0", "xp");
+    spec.near(g, "ex_y", "ex0", "yp");
+    spec.near(g, "ez_y", "ez0", "yp");
+    let [rx, ry, rz] = spec.spacing.map(|d| spec.lit(spec.dt / d));
+    let _ = writeln!(
+        g,
+        "    nhx = __ldg(hx0 + c) - ({ry} * (ez_y - ez_c) - {rz} * (ey_z - ey_c));"
+    );
+    let _ = writeln!(
+        g,
+        "    nhy = __ldg(hy0 + c) - ({rz} * (ex_z - ex_c) - {rx} * (ez_x - ez_c));"
+    );
+    let _ = writeln!(
+        g,
+        "    nhz = __ldg(hz0 + c) - ({rx} * (ey_x - ey_c) - {ry} * (ex_y - ex_c));"
+    );
+    let dt = spec.dt;
+    let psi = Psi {
+        read: "psi_ho_",
+        write: "psi_hn_",
+        coef: "coef_h_",
+        guard: Some("own && t >= 0"),
+    };
+    for a in 0..3 {
+        spec.correction(g, a, false, &|sign| spec.lit(-sign * dt), &|_| None, &psi);
+    }
+    g.push_str("    if (own && t >= 0) { hx[c] = nhx; hy[c] = nhy; hz[c] = nhz; }\n");
+    g.push_str("    }\n");
+}
+
+/// E at an owned cell from the old E, the new H (its own, the −x and −y neighbours' from
+/// shared memory, the plane below's from the march) and the coefficients.
+fn e_part(spec: &FdtdSpec, g: &mut String) {
+    let ty = spec.ty;
+    let _ = writeln!(
+        g,
+        "    const {ty} hx_c = nhx, hy_c = nhy, hz_c = nhz;\n    \
+         const {ty} hy_x = sh[b][1][ty][tx - 1], hz_x = sh[b][2][ty][tx - 1];\n    \
+         const {ty} hx_y = sh[b][0][ty - 1][tx], hz_y = sh[b][2][ty - 1][tx];"
+    );
+    let wall_z = if spec.periodic[2] { "false" } else { "k == 0" };
+    let _ = writeln!(g, "    const bool wall_z = {wall_z};");
+    let [ix, iy, iz] = spec.spacing.map(|d| spec.lit(1.0 / d));
+    let _ = writeln!(
+        g,
+        "    const {ty} curl_x = {iy} * (hz_c - hz_y) - {iz} * (hy_c - hy_z);"
+    );
+    let _ = writeln!(
+        g,
+        "    const {ty} curl_y = {iz} * (hx_c - hx_z) - {ix} * (hz_c - hz_x);"
+    );
+    let _ = writeln!(
+        g,
+        "    const {ty} curl_z = {ix} * (hy_c - hy_x) - {iy} * (hx_c - hx_y);"
+    );
+    let walls = ["wall_y || wall_z", "wall_x || wall_z", "wall_x || wall_y"];
+    for ((e, w), curl) in ["ex", "ey", "ez"]
+        .iter()
+        .zip(walls)
+        .zip(["curl_x", "curl_y", "curl_z"])
+    {
+        let _ = writeln!(
+            g,
+            "    {ty} n{e} = ({w}) ? zero : a * {e}_c + cbc * {curl};"
+        );
+    }
+    let psi = Psi {
+        read: "psi_e_",
+        write: "psi_e_",
+        coef: "coef_e_",
+        guard: None,
+    };
+    for a in 0..3 {
+        spec.correction(
+            g,
+            a,
+            true,
+            &|sign| {
+                if sign < 0.0 {
+                    "(-cbc)".to_string()
+                } else {
+                    "cbc".to_string()
+                }
+            },
+            &|ti| Some(walls[ti].to_string()),
+            &psi,
+        );
+    }
+    g.push_str("    ex[c] = nex;\n    ey[c] = ney;\n    ez[c] = nez;\n");
+}
+
+/// A range of indices per axis.
+pub(crate) type Box3 = [std::ops::Range<usize>; 3];
+
+/// The box of blocks (a range of block indices per axis) whose cells, the halo and the plane
+/// below included, lie outside every CPML layer: a kernel generated without the CPML terms
+/// (fewer registers, no branches) steps them, and the kernel with them skips them. `None`
+/// when the box is empty. `t`: the CPML thickness per axis; `n`: cells; `tile`: bx, by,
+/// chunk.
+pub(crate) fn core_blocks(n: [usize; 3], t: [Option<usize>; 3], tile: [usize; 3]) -> Option<Box3> {
+    let mut r: Box3 = Default::default();
+    for a in 0..3 {
+        let w = tile[a];
+        r[a] = match t[a] {
+            None => 0..n[a].div_ceil(w),
+            // Block b holds cells b·w − 1 … b·w + w − 1: all in [t, n − 1 − t].
+            Some(t) => {
+                if n[a] < t + w {
+                    return None;
+                }
+                let lo = (t + 1).div_ceil(w);
+                let hi = (n[a] - t - w) / w + 1;
+                lo..hi.max(lo)
+            }
+        };
+        if r[a].is_empty() {
+            return None;
+        }
+    }
+    Some(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::core_blocks;
+
+    /// The box against a direct test of every block's cells.
+    #[test]
+    fn the_core_box_holds_exactly_the_blocks_clear_of_the_layers() {
+        for n in [20usize, 37, 64, 100] {
+            for w in [4usize, 8, 32] {
+                for t in [4usize, 5, 10] {
+                    let direct: Vec<usize> = (0..n.div_ceil(w))
+                        .filter(|&b| b * w > t && b * w + w <= n - t)
+                        .collect();
+                    match core_blocks([n; 3], [Some(t), None, None], [w, 1, 1]) {
+                        Some(r) => {
+                            assert_eq!(r[0].clone().collect::<Vec<_>>(), direct, "{n} {w} {t}");
+                            assert_eq!(r[1], 0..n, "{n} {w} {t}");
+                        }
+                        None => assert!(direct.is_empty(), "{n} {w} {t}"),
+                    }
+                }
+            }
+        }
+    }
+}
