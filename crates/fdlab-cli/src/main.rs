@@ -184,6 +184,13 @@ fn run_case(args: &[String]) -> anyhow::Result<()> {
 }
 
 fn main() {
+    // Output piped into a reader that stops early (`fdlab info | head -1`) ends the process
+    // quietly, as for other command-line tools, instead of a failed print panicking.
+    #[cfg(unix)]
+    // SAFETY: restores the default action of one signal before any thread is started.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let r = match cli.command {
         Command::Info { overhead } => info::info(overhead),
