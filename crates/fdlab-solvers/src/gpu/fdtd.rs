@@ -51,6 +51,20 @@ struct DeviceFields<T> {
     hz: CudaSlice<T>,
 }
 
+impl<T: CudaScalar> DeviceFields<T> {
+    /// Six components of `cells` zeros each.
+    fn zeros(gpu: &Gpu, cells: usize) -> Result<Self> {
+        Ok(DeviceFields {
+            ex: gpu.zeros(cells)?,
+            ey: gpu.zeros(cells)?,
+            ez: gpu.zeros(cells)?,
+            hx: gpu.zeros(cells)?,
+            hy: gpu.zeros(cells)?,
+            hz: gpu.zeros(cells)?,
+        })
+    }
+}
+
 impl<T> DeviceFields<T> {
     fn all(&self) -> [&CudaSlice<T>; 6] {
         [&self.ex, &self.ey, &self.ez, &self.hx, &self.hy, &self.hz]
@@ -239,14 +253,7 @@ impl<T: CudaScalar> FdtdGpu<T> {
         let cells = g.cells();
         let (ca, cb) = sim.e_coefficients();
         let (ca, cb) = (gpu.upload(ca)?, gpu.upload(cb)?);
-        let f = DeviceFields {
-            ex: gpu.zeros(cells)?,
-            ey: gpu.zeros(cells)?,
-            ez: gpu.zeros(cells)?,
-            hx: gpu.zeros(cells)?,
-            hy: gpu.zeros(cells)?,
-            hz: gpu.zeros(cells)?,
-        };
+        let f = DeviceFields::zeros(&gpu, cells)?;
         let mut cpml = Vec::new();
         for p in sim.cpml_profiles() {
             let slab = cells / g.n[p.axis] * 2 * p.thickness;
@@ -802,14 +809,7 @@ impl<T: CudaScalar> Fused<T> {
             (Some(core), Some(r)) => Some((gpu.kernel(core)?, r)),
             _ => None,
         };
-        let next = DeviceFields {
-            ex: gpu.zeros(cells)?,
-            ey: gpu.zeros(cells)?,
-            ez: gpu.zeros(cells)?,
-            hx: gpu.zeros(cells)?,
-            hy: gpu.zeros(cells)?,
-            hz: gpu.zeros(cells)?,
-        };
+        let next = DeviceFields::zeros(gpu, cells)?;
         let mut next_psi_h = Vec::new();
         for c in cpml {
             let n = c.psi_h[0].len();

@@ -15,7 +15,7 @@
 //! swaps them after each step). The E-side ψ is only ever touched by its owner, in place.
 //! The arithmetic is the half-step kernels' term by term, so the results are the same.
 
-use super::fdtd_kernels::{FdtdSpec, Psi, AXN, IDX, N};
+use super::fdtd_kernels::{e_update, FdtdSpec, Psi, AXN, IDX, N};
 use std::fmt::Write;
 
 /// The fused step's kernel for `spec`: block `(bx + 1) × (by + 1)`, grid
@@ -208,54 +208,13 @@ fn e_part(spec: &FdtdSpec, g: &mut String) {
          const {ty} hy_x = sh[b][1][ty][tx - 1], hz_x = sh[b][2][ty][tx - 1];\n    \
          const {ty} hx_y = sh[b][0][ty - 1][tx], hz_y = sh[b][2][ty - 1][tx];"
     );
-    let wall_z = if spec.periodic[2] { "false" } else { "k == 0" };
-    let _ = writeln!(g, "    const bool wall_z = {wall_z};");
-    let [ix, iy, iz] = spec.spacing.map(|d| spec.lit(1.0 / d));
-    let _ = writeln!(
-        g,
-        "    const {ty} curl_x = {iy} * (hz_c - hz_y) - {iz} * (hy_c - hy_z);"
-    );
-    let _ = writeln!(
-        g,
-        "    const {ty} curl_y = {iz} * (hx_c - hx_z) - {ix} * (hz_c - hz_x);"
-    );
-    let _ = writeln!(
-        g,
-        "    const {ty} curl_z = {ix} * (hy_c - hy_x) - {iy} * (hx_c - hx_y);"
-    );
-    let walls = ["wall_y || wall_z", "wall_x || wall_z", "wall_x || wall_y"];
-    for ((e, w), curl) in ["ex", "ey", "ez"]
-        .iter()
-        .zip(walls)
-        .zip(["curl_x", "curl_y", "curl_z"])
-    {
-        let _ = writeln!(
-            g,
-            "    {ty} n{e} = ({w}) ? zero : a * {e}_c + cbc * {curl};"
-        );
-    }
     let psi = Psi {
         read: "psi_e_",
         write: "psi_e_",
         coef: "coef_e_",
         guard: None,
     };
-    for a in 0..3 {
-        spec.correction(
-            g,
-            a,
-            true,
-            &|sign| {
-                if sign < 0.0 {
-                    "(-cbc)".to_string()
-                } else {
-                    "cbc".to_string()
-                }
-            },
-            &|ti| Some(walls[ti].to_string()),
-            &psi,
-        );
-    }
+    e_update(spec, g, "{e}_c", &psi);
     g.push_str("    ex[c] = nex;\n    ey[c] = ney;\n    ez[c] = nez;\n");
 }
 

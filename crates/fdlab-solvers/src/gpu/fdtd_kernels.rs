@@ -340,9 +340,23 @@ pub(crate) fn e_step(spec: &FdtdSpec) -> String {
     spec.near(&mut g, "hz_x", "hz", "xm");
     spec.near(&mut g, "hx_y", "hx", "ym");
     spec.near(&mut g, "hz_y", "hz", "ym");
+    spec.z_layer(&mut g);
+    let _ = writeln!(g, "    const {ty} a = __ldg(ca + c), cbc = __ldg(cb + c);");
+    e_update(spec, &mut g, "{e}[c]", &Psi::IN_PLACE);
+    g.push_str("    ex[c] = nex;\n    ey[c] = ney;\n    ez[c] = nez;\n");
+    g.push_str("    hx_z = hx_c;\n    hy_z = hy_c;\n");
+    g.push_str("  }\n}\n");
+    g
+}
+
+/// The E update at cell `c` of plane `k` from H there (`hx_c` …), at its −x, −y and −z
+/// neighbours (`hy_x` …, `hx_z` …), `a` = ca and `cbc` = cb: `nex`, `ney`, `nez`, tangential E
+/// on the walls at index 0 held at zero, then the CPML terms off those walls. `old` spells
+/// the old value of component `{e}`.
+pub(super) fn e_update(spec: &FdtdSpec, g: &mut String, old: &str, psi: &Psi) {
+    let ty = spec.ty;
     let wall_z = if spec.periodic[2] { "false" } else { "k == 0" };
     let _ = writeln!(g, "    const bool wall_z = {wall_z};");
-    spec.z_layer(&mut g);
     let [ix, iy, iz] = spec.spacing.map(|d| spec.lit(1.0 / d));
     let _ = writeln!(
         g,
@@ -356,21 +370,18 @@ pub(crate) fn e_step(spec: &FdtdSpec) -> String {
         g,
         "    const {ty} curl_z = {ix} * (hy_c - hy_x) - {iy} * (hx_c - hx_y);"
     );
-    let _ = writeln!(g, "    const {ty} a = __ldg(ca + c), cbc = __ldg(cb + c);");
     // Tangential E on a wall at index 0: Ex on y and z walls, Ey on x and z, Ez on x and y.
     let walls = ["wall_y || wall_z", "wall_x || wall_z", "wall_x || wall_y"];
-    for (e, (w, curl)) in E
-        .iter()
-        .zip(walls.iter().zip(["curl_x", "curl_y", "curl_z"]))
-    {
+    for ((e, w), curl) in E.iter().zip(walls).zip(["curl_x", "curl_y", "curl_z"]) {
+        let old = old.replace("{e}", e);
         let _ = writeln!(
             g,
-            "    {ty} n{e} = ({w}) ? zero : a * {e}[c] + cbc * {curl};"
+            "    {ty} n{e} = ({w}) ? zero : a * {old} + cbc * {curl};"
         );
     }
     for a in 0..3 {
         spec.correction(
-            &mut g,
+            g,
             a,
             true,
             &|sign| {
@@ -381,13 +392,9 @@ pub(crate) fn e_step(spec: &FdtdSpec) -> String {
                 }
             },
             &|ti| Some(walls[ti].to_string()),
-            &Psi::IN_PLACE,
+            psi,
         );
     }
-    g.push_str("    ex[c] = nex;\n    ey[c] = ney;\n    ez[c] = nez;\n");
-    g.push_str("    hx_z = hx_c;\n    hy_z = hy_c;\n");
-    g.push_str("  }\n}\n");
-    g
 }
 
 /// After a step, in one thread and in the CPU's order: each soft source subtracts
