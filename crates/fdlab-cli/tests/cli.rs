@@ -405,7 +405,7 @@ fn json_goes_to_a_results_folder_by_default() {
 fn solvers_suite_times_heat_wave_and_fdtd_steps_on_the_cpu() {
     let (v, stdout) = cpu_bench(&["--suite", "solvers", "--size", "32"]);
     let rows = v["solvers"].as_array().expect("solver rows");
-    assert_eq!(rows.len(), 8, "{stdout}");
+    assert_eq!(rows.len(), 10, "{stdout}");
     for r in rows {
         assert!(r["pct_of_copy"].as_f64().unwrap() > 0.0, "{r}");
         assert_eq!(r["shape"], serde_json::json!([32, 32, 32]));
@@ -421,7 +421,9 @@ fn solvers_suite_times_heat_wave_and_fdtd_steps_on_the_cpu() {
             "wave3d-8th-periodic",
             "wave3d-8th-periodic",
             "fdtd3d-yee",
-            "fdtd3d-yee"
+            "fdtd3d-yee",
+            "fdtd3d-yee-cpml",
+            "fdtd3d-yee-cpml"
         ]
     );
     assert!(stdout.contains("%copy"), "{stdout}");
@@ -454,10 +456,20 @@ fn solvers_suite_refuses_what_does_not_apply() {
 fn fdtd_suite_times_the_fdtd_step_alone() {
     let (v, stdout) = cpu_bench(&["--suite", "fdtd", "--size", "32"]);
     let rows = v["solvers"].as_array().expect("rows");
-    // On the CPU only (the tests run with the CPU backend): f32 and f64.
-    assert_eq!(rows.len(), 2, "{stdout}");
+    // On the CPU only (the tests run with the CPU backend): the PEC and the CPML box, f32 and
+    // f64 each.
+    assert_eq!(rows.len(), 4, "{stdout}");
+    let cases: Vec<&str> = rows.iter().map(|r| r["case"].as_str().unwrap()).collect();
+    assert_eq!(
+        cases,
+        [
+            "fdtd3d-yee",
+            "fdtd3d-yee",
+            "fdtd3d-yee-cpml",
+            "fdtd3d-yee-cpml"
+        ]
+    );
     for r in rows {
-        assert_eq!(r["case"], "fdtd3d-yee", "{r}");
         assert_eq!(r["backend"], "cpu", "{r}");
         assert!(r["cell_updates_per_s"].as_f64().unwrap() > 0.0, "{r}");
     }
