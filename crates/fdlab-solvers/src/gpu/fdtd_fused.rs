@@ -15,7 +15,7 @@
 //! swaps them after each step). The E-side ψ is only ever touched by its owner, in place.
 //! The arithmetic is the half-step kernels' term by term, so the results are the same.
 
-use super::fdtd_kernels::{e_update, FdtdSpec, Psi, AXN, IDX, N};
+use super::fdtd_kernels::{e_update, h_update, FdtdSpec, Psi, AXN, IDX, N};
 use std::fmt::Write;
 
 /// The fused step's kernel for `spec`: block `(bx + 1) × (by + 1)`, grid
@@ -171,29 +171,13 @@ fn h_part(spec: &FdtdSpec, g: &mut String) {
     spec.near(g, "ez_x", "ez0", "xp");
     spec.near(g, "ex_y", "ex0", "yp");
     spec.near(g, "ez_y", "ez0", "yp");
-    let [rx, ry, rz] = spec.spacing.map(|d| spec.lit(spec.dt / d));
-    let _ = writeln!(
-        g,
-        "    nhx = __ldg(hx0 + c) - ({ry} * (ez_y - ez_c) - {rz} * (ey_z - ey_c));"
-    );
-    let _ = writeln!(
-        g,
-        "    nhy = __ldg(hy0 + c) - ({rz} * (ex_z - ex_c) - {rx} * (ez_x - ez_c));"
-    );
-    let _ = writeln!(
-        g,
-        "    nhz = __ldg(hz0 + c) - ({rx} * (ey_x - ey_c) - {ry} * (ex_y - ex_c));"
-    );
-    let dt = spec.dt;
     let psi = Psi {
         read: "psi_ho_",
         write: "psi_hn_",
         coef: "coef_h_",
         guard: Some("own && t >= 0"),
     };
-    for a in 0..3 {
-        spec.correction(g, a, false, &|sign| spec.lit(-sign * dt), &|_| None, &psi);
-    }
+    h_update(spec, g, "", "__ldg({h}0 + c)", &psi);
     g.push_str("    if (own && t >= 0) { hx[c] = nhx; hy[c] = nhy; hz[c] = nhz; }\n");
     g.push_str("    }\n");
 }

@@ -270,30 +270,7 @@ pub(crate) fn h_step(spec: &FdtdSpec) -> String {
     spec.near(&mut g, "ex_y", "ex", "yp");
     spec.near(&mut g, "ez_y", "ez", "yp");
     spec.z_layer(&mut g);
-    let [rx, ry, rz] = spec.spacing.map(|d| spec.lit(spec.dt / d));
-    let _ = writeln!(
-        g,
-        "    {ty} nhx = hx[c] - ({ry} * (ez_y - ez_c) - {rz} * (ey_z - ey_c));"
-    );
-    let _ = writeln!(
-        g,
-        "    {ty} nhy = hy[c] - ({rz} * (ex_z - ex_c) - {rx} * (ez_x - ez_c));"
-    );
-    let _ = writeln!(
-        g,
-        "    {ty} nhz = hz[c] - ({rx} * (ey_x - ey_c) - {ry} * (ex_y - ex_c));"
-    );
-    let dt = spec.dt;
-    for a in 0..3 {
-        spec.correction(
-            &mut g,
-            a,
-            false,
-            &|sign| spec.lit(-sign * dt),
-            &|_| None,
-            &Psi::IN_PLACE,
-        );
-    }
+    h_update(spec, &mut g, &format!("{ty} "), "{h}[c]", &Psi::IN_PLACE);
     g.push_str("    hx[c] = nhx;\n    hy[c] = nhy;\n    hz[c] = nhz;\n");
     g.push_str("    ex_c = ex_z;\n    ey_c = ey_z;\n");
     g.push_str("  }\n}\n");
@@ -347,6 +324,26 @@ pub(crate) fn e_step(spec: &FdtdSpec) -> String {
     g.push_str("    hx_z = hx_c;\n    hy_z = hy_c;\n");
     g.push_str("  }\n}\n");
     g
+}
+
+/// The H update at cell `c` of plane `k` from E there (`ex_c` …) and at its +x, +y and +z
+/// neighbours (`ey_x` …, `ex_z` …): `nhx`, `nhy`, `nhz` (declared with `decl` in front, e.g. the
+/// type, or assigned), then the CPML terms. `old` spells the old value of component `{h}`.
+pub(super) fn h_update(spec: &FdtdSpec, g: &mut String, decl: &str, old: &str, psi: &Psi) {
+    let [rx, ry, rz] = spec.spacing.map(|d| spec.lit(spec.dt / d));
+    let curls = [
+        format!("{ry} * (ez_y - ez_c) - {rz} * (ey_z - ey_c)"),
+        format!("{rz} * (ex_z - ex_c) - {rx} * (ez_x - ez_c)"),
+        format!("{rx} * (ey_x - ey_c) - {ry} * (ex_y - ex_c)"),
+    ];
+    for (h, curl) in H.iter().zip(curls) {
+        let old = old.replace("{h}", h);
+        let _ = writeln!(g, "    {decl}n{h} = {old} - ({curl});");
+    }
+    let dt = spec.dt;
+    for a in 0..3 {
+        spec.correction(g, a, false, &|sign| spec.lit(-sign * dt), &|_| None, psi);
+    }
 }
 
 /// The E update at cell `c` of plane `k` from H there (`hx_c` …), at its −x, −y and −z
