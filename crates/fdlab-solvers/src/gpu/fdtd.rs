@@ -207,6 +207,7 @@ fn launch() -> Launch {
         ahead: 0,
         vec: 1,
         tile: false,
+        unroll: 0,
     });
     Launch {
         ahead: 0,
@@ -235,6 +236,7 @@ fn fused_launch(bytes: usize, cpml: bool) -> Launch {
         ahead: 0,
         vec: 1,
         tile: false,
+        unroll: 0,
     })
 }
 
@@ -681,6 +683,7 @@ pub(super) fn sources<T: CudaScalar>(s: &FdtdSetup) -> Result<FdtdSources> {
         ahead: 0,
         vec: 1,
         tile: false,
+        unroll: 0,
     };
     let has_cpml = spec.cpml.iter().any(|c| c.is_some());
     let main = fused_launch(std::mem::size_of::<T>(), has_cpml);

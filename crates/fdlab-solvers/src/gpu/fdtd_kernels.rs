@@ -527,6 +527,7 @@ mod tests {
                 ahead: 0,
                 vec: 1,
                 tile: false,
+                unroll: 0,
             },
         }
     }

@@ -30,6 +30,8 @@ pub struct HeatGpu<T: CudaScalar> {
     launch: Launch,
     /// The k-step pass, when temporal blocking is on.
     pass: Option<Pass>,
+    /// Whether the step kernel takes its planes from its arguments (a split run's slab).
+    ranged: bool,
     step: u64,
 }
 
@@ -52,23 +54,28 @@ impl<T: CudaScalar> HeatGpu<T> {
     /// environment or the model (`Some(Request::Off)`: single steps only). A setup that
     /// blocking does not apply to (order above 2, κ varying in space) runs single steps.
     pub fn with_temporal(s: &HeatSetup, request: Option<Request>) -> Result<Self> {
-        Self::build(s, request, 0)
+        Self::build(s, request, 0, false)
     }
 
     /// As [`HeatGpu::new`] on device `ordinal`, one step per pass (for a decomposed run,
     /// whose halos are one step deep).
     pub fn on_device(s: &HeatSetup, ordinal: usize) -> Result<Self> {
-        Self::build(s, Some(Request::Off), ordinal)
+        Self::build(s, Some(Request::Off), ordinal, true)
     }
 
-    fn build(s: &HeatSetup, request: Option<Request>, ordinal: usize) -> Result<Self> {
+    fn build(
+        s: &HeatSetup,
+        request: Option<Request>,
+        ordinal: usize,
+        ranged: bool,
+    ) -> Result<Self> {
         let gpu = Gpu::open_on(ordinal)?;
         let co = s.coefficients()?;
         let r = s.order / 2;
         let class = fdlab_cuda::choose::device_class(&gpu.dev.info.name);
         let launch = Launch::for_heat(s.dim, r, s.n, std::mem::size_of::<T>(), class);
         let field_kappa = co.dt_kappa.len() > 1;
-        let kernel = gpu.kernel(&sources::<T>(s, class)?)?;
+        let kernel = gpu.kernel(&sources::<T>(s, class, ranged)?)?;
         let cells = s.n.iter().product::<usize>();
         let to_t = |v: &[f64]| v.iter().map(|&x| T::from_f64(x)).collect::<Vec<T>>();
         let kappa = if field_kappa {
@@ -93,6 +100,7 @@ impl<T: CudaScalar> HeatGpu<T> {
             kernel,
             launch,
             pass,
+            ranged,
             step: 0,
         })
     }
@@ -271,18 +279,29 @@ fn open_pass(gpu: &Gpu, src: &CudaSource, shape: Temporal) -> Result<Option<Pass
     }
 }
 
-/// The one-step kernels of `s` in `T` (the default shape and the H200's) and, where it
+/// The one-step kernels of `s` in `T` (the default shape, the H100's and the H200's, over the
+/// whole grid and over a slab) and, where it
 /// applies, the k-step pass that the environment or the model picks.
 pub(super) fn all_sources<T: CudaScalar>(s: &HeatSetup) -> Result<Vec<CudaSource>> {
-    let mut out = vec![sources::<T>(s, None)?, sources::<T>(s, Some("h200"))?];
+    let mut out = vec![];
+    for ranged in [false, true] {
+        for class in [None, Some("h100"), Some("h200")] {
+            out.push(sources::<T>(s, class, ranged)?);
+        }
+    }
     if let Some((src, _)) = pass_source::<T>(s, None)? {
         out.push(src);
     }
     Ok(out)
 }
 
-/// The step kernel of `s` in `T` for a device of `class` (`None`: the default shape).
-pub(super) fn sources<T: CudaScalar>(s: &HeatSetup, class: Option<&str>) -> Result<CudaSource> {
+/// The step kernel of `s` in `T` for a device of `class` (`None`: the default shape), over
+/// the planes its arguments name when `ranged` (a split run's slab), else the whole grid.
+pub(super) fn sources<T: CudaScalar>(
+    s: &HeatSetup,
+    class: Option<&str>,
+    ranged: bool,
+) -> Result<CudaSource> {
     let co = s.coefficients()?;
     let r = s.order / 2;
     let launch = Launch::for_heat(s.dim, r, s.n, std::mem::size_of::<T>(), class);
@@ -294,6 +313,7 @@ pub(super) fn sources<T: CudaScalar>(s: &HeatSetup, class: Option<&str>) -> Resu
         w2: march_order(&co.w, s.dim, vec![0.0; r + 1]),
         w0: co.w0,
         launch,
+        ranged,
     };
     let (field_kappa, kc) = (co.dt_kappa.len() > 1, co.dt_kappa[0]);
     let body = if super::tiled::usable(&spec) {
@@ -311,6 +331,13 @@ pub(super) fn sources<T: CudaScalar>(s: &HeatSetup, class: Option<&str>) -> Resu
 
 impl<T: CudaScalar> DeviceStepper<T> for HeatGpu<T> {
     fn advance_with(&mut self, steps: usize, exchange: &mut dyn StepExchange<T>) -> Result<()> {
+        if !self.ranged {
+            return Err(Error::Invalid(
+                "a heat stepper made for the whole grid cannot step a slab: open it with \
+                 HeatGpu::on_device"
+                    .into(),
+            ));
+        }
         self.hooked_steps(steps, Some(exchange))
     }
 

@@ -25,6 +25,8 @@ pub(crate) struct Launch {
     pub ahead: u32,
     pub vec: u32,
     pub tile: bool,
+    /// `#pragma unroll` factor of the march loop; 0 leaves it to the compiler.
+    pub unroll: u32,
 }
 
 impl Launch {
@@ -59,6 +61,7 @@ impl Launch {
             ahead: if wide_stencil && f32 { 2 } else { 0 },
             vec: wide,
             tile: false,
+            unroll: 0,
         });
         // Vectors must tile each row exactly: the widest that divides nx.
         let vec = [4, 2, 1]
@@ -72,9 +75,12 @@ impl Launch {
     }
 
     /// The heat step's shape on a device of `class` (`"h100"`, `"h200"`, as fdlab-cuda's
-    /// `device_class`): as [`Launch::new`], but the `f64` 3-D step loads one plane ahead on an
-    /// H200, which needs more bytes in flight (90.7 and 91.1% of the copy against 88.8 and
-    /// 88.9% in two A/B pairs); on an H100 the same shape loses 8 points (86.0 against 94.5%).
+    /// `device_class`): as [`Launch::new`], but
+    /// - the `f64` 3-D step loads one plane ahead on an H200, which needs more bytes in flight
+    ///   (90.7 and 91.1% of the copy against 88.8 and 88.9% in two A/B pairs); on an H100 the
+    ///   same shape loses 8 points (86.0 against 94.5%);
+    /// - the `f32` 3-D march is unrolled twice on an H100 (93.3 and 93.1% against 90.6 and
+    ///   91.0%); on an H200 that loses 2 points (88.2 against 90.7%).
     pub(crate) fn for_heat(
         dim: usize,
         r: usize,
@@ -83,42 +89,53 @@ impl Launch {
         class: Option<&str>,
     ) -> Launch {
         let base = Launch::new(dim, r, n, bytes);
-        if class != Some("h200") || dim != 3 || bytes != 8 || Self::from_env().is_some() {
+        if dim != 3 || Self::from_env().is_some() {
             return base;
         }
-        Launch {
-            ahead: 1.min(n[2].saturating_sub(r + 1) as u32),
-            ..base
+        match (class, bytes) {
+            (Some("h200"), 8) => Launch {
+                ahead: 1.min(n[2].saturating_sub(r + 1) as u32),
+                ..base
+            },
+            (Some("h100"), 4) => Launch { unroll: 2, ..base },
+            _ => base,
         }
     }
 
     /// The wave step's shape: as [`Launch::new`], but a 3-D step puts its planes in shared
-    /// memory, eight rows per block (the halo rows are then half of each plane's loads), and
-    /// marches 64 planes (H100 f32: 90.3% of the copy against 89.4% for 32).
+    /// memory, eight rows per block for `f32` and sixteen for `f64` (the halo rows are then
+    /// a half or a third of each plane's loads), marches 64 planes (H100 f32: 90.3% of the
+    /// copy against 89.4% for 32) and unrolls the march four times: `f32` 91.9% of the copy
+    /// against 89.0–89.6% on an H100, 82.2% against 77.3% on an H200; `f64` 88.4 and 88.8%
+    /// against 88.3 and 87.5% (H100), 80.9% against 79.3% (H200). Eight `f64` rows unrolled
+    /// four times, or any tile unrolled 2, 3 or 8 times, loses 20 to 35 points on both.
     pub(crate) fn for_wave(dim: usize, r: usize, n: [usize; 3], bytes: usize) -> Launch {
         let base = Launch::new(dim, r, n, bytes);
         if dim != 3 || Self::from_env().is_some() {
             return base;
         }
         Launch {
-            by: 8,
+            by: if bytes == 4 { 8 } else { 16 },
             chunk: 64,
             ahead: 0,
             tile: true,
+            unroll: 4,
             ..base
         }
     }
 
-    /// `FDLAB_SOLVER_LAUNCH=bx,by,chunk,ahead,vec[,tile]`: another shape, for measuring.
+    /// `FDLAB_SOLVER_LAUNCH=bx,by,chunk,ahead,vec[,tile[,unroll]]`: another shape, for
+    /// measuring.
     pub(crate) fn from_env() -> Option<Launch> {
         let v: Vec<u32> = std::env::var("FDLAB_SOLVER_LAUNCH")
             .ok()?
             .split(',')
             .map(|x| x.trim().parse().ok())
             .collect::<Option<_>>()?;
-        let (shape, tile) = match v[..] {
-            [a, b, c, d, e] => ([a, b, c, d, e], false),
-            [a, b, c, d, e, t] => ([a, b, c, d, e], t != 0),
+        let (shape, tile, unroll) = match v[..] {
+            [a, b, c, d, e] => ([a, b, c, d, e], false, 0),
+            [a, b, c, d, e, t] => ([a, b, c, d, e], t != 0, 0),
+            [a, b, c, d, e, t, u] => ([a, b, c, d, e], t != 0, u),
             _ => return None,
         };
         let [bx, by, chunk, ahead, vec] = shape;
@@ -129,6 +146,7 @@ impl Launch {
             ahead,
             vec,
             tile,
+            unroll,
         })
     }
 
@@ -159,6 +177,9 @@ pub(crate) struct StepSpec {
     pub w0: f64,
     /// Launch shape.
     pub launch: Launch,
+    /// The planes come from the `mlo`, `mhi` arguments (a split run's slabs and edges), not
+    /// the whole grid.
+    pub ranged: bool,
 }
 
 /// A literal of `w` in the kernel's type: the value the CPU stepper converts the weight to.
@@ -245,6 +266,55 @@ impl StepSpec {
         );
     }
 
+    /// Loads the wave's `p⁻` at `idx` into `dst_0 …`: a plain (coherent) load, since this
+    /// thread overwrites it after.
+    pub(super) fn vload_coherent(
+        &self,
+        g: &mut String,
+        indent: usize,
+        dst: &str,
+        src: &str,
+        idx: &str,
+    ) {
+        let pad = " ".repeat(indent);
+        if self.v() == 1 {
+            let _ = writeln!(g, "{pad}{dst}_0 = {src}[{idx}];");
+            return;
+        }
+        let vt = self.vt();
+        let _ = writeln!(
+            g,
+            "{pad}{{ const {vt} t = *reinterpret_cast<const {vt}*>({src} + {idx});"
+        );
+        for (l, comp) in ["x", "y", "z", "w"].iter().enumerate().take(self.v()) {
+            let _ = writeln!(g, "{pad}  {dst}_{l} = t.{comp};");
+        }
+        let _ = writeln!(g, "{pad}}}");
+    }
+
+    /// The first and end planes of the block's march: its chunk of the planes `mlo..mhi`
+    /// named by the arguments when [`StepSpec::ranged`], else of the whole grid. Why two:
+    /// with the bounds from arguments the compiler no longer unrolls the march by itself
+    /// (40 registers instead of 56 for the `f64` heat step, 87% of the copy against 94.5% on an
+    /// H100), so only the steppers of a split run pay for them.
+    pub(super) fn march_bounds(&self, g: &mut String) {
+        let c = self.launch.chunk;
+        if self.ranged {
+            let _ = writeln!(g, "  const int m0 = mlo + blockIdx.z * {c};");
+            let _ = writeln!(g, "  const int m1 = min(m0 + {c}, mhi);");
+        } else {
+            let _ = writeln!(g, "  const int m0 = blockIdx.z * {c};");
+            let _ = writeln!(g, "  const int m1 = min(m0 + {c}, nm);");
+        }
+    }
+
+    /// `#pragma unroll` before the march loop when the launch asks for it.
+    pub(super) fn unroll_pragma(&self, g: &mut String) {
+        if self.launch.unroll > 0 {
+            let _ = writeln!(g, "  #pragma unroll {}", self.launch.unroll);
+        }
+    }
+
     /// Whole vectors each side along x that the stencil reaches.
     pub(super) fn x_vectors(&self) -> usize {
         self.r.div_ceil(self.v())
@@ -267,8 +337,7 @@ impl StepSpec {
         );
         let _ = writeln!(g, "  const int o = blockIdx.y * {} + threadIdx.y;", l.by);
         g.push_str("  if (x0 >= nx || o >= no) return;\n");
-        let _ = writeln!(g, "  const int m0 = mlo + blockIdx.z * {};", l.chunk);
-        let _ = writeln!(g, "  const int m1 = min(m0 + {}, mhi);", l.chunk);
+        self.march_bounds(g);
         g.push_str("  const long long so = nx, sm = (long long)nx * no;\n");
         g.push_str("  const long long col = x0 + so * o;\n");
         let _ = writeln!(g, "  const {} zero = ({})0;", self.ty, self.ty);
@@ -425,6 +494,7 @@ impl StepSpec {
     /// The march loop's opening: the next plane into the queue, this thread's first index
     /// `c`, and the plane's side values.
     fn loop_open(&self, g: &mut String) {
+        self.unroll_pragma(g);
         g.push_str("  for (int m = m0; m < m1; ++m) {\n");
         let ahead = self.r + self.launch.ahead as usize;
         self.march_load(
@@ -554,20 +624,7 @@ pub(crate) fn wave(spec: &StepSpec) -> String {
     let axes = spec.axes();
     spec.loop_open(&mut g);
     spec.decl(&mut g, 4, "old");
-    // p⁻ is read and then overwritten by this thread only: a plain load.
-    if v == 1 {
-        g.push_str("    old_0 = q[c];\n");
-    } else {
-        let vt = spec.vt();
-        let _ = writeln!(
-            g,
-            "    {{ const {vt} t = *reinterpret_cast<const {vt}*>(q + c);"
-        );
-        for (l, comp) in ["x", "y", "z", "w"].iter().enumerate().take(v) {
-            let _ = writeln!(g, "      old_{l} = t.{comp};");
-        }
-        g.push_str("    }\n");
-    }
+    spec.vload_coherent(&mut g, 4, "old", "q", "c");
     spec.decl(&mut g, 4, "cc");
     spec.vload(&mut g, 4, "cc", "c2", "c", None);
     for l in 0..v {
@@ -628,7 +685,24 @@ mod tests {
             w2: std::array::from_fn(|_| vec![-2.0, 1.0, 0.5, 0.25, 0.125][..=r].to_vec()),
             w0: -6.0,
             launch: Launch::new(if three { 3 } else { 2 }, r, [64, 64, 64], 4),
+            ranged: false,
         }
+    }
+
+    #[test]
+    fn only_a_ranged_step_reads_its_planes_from_the_arguments() {
+        let whole = heat(&spec(true, true, 1), false, 0.1);
+        let c = spec(true, true, 1).launch.chunk;
+        assert!(whole.contains(&format!("min(m0 + {c}, nm)")) && !whole.contains("= mlo +"));
+        let slab = heat(
+            &StepSpec {
+                ranged: true,
+                ..spec(true, true, 1)
+            },
+            false,
+            0.1,
+        );
+        assert!(slab.contains("const int m0 = mlo + ") && slab.contains(", mhi);"));
     }
 
     #[test]
@@ -650,7 +724,7 @@ mod tests {
     }
 
     #[test]
-    fn only_the_h200_f64_heat_step_loads_a_plane_ahead() {
+    fn heat_shapes_differ_from_the_default_only_where_measured() {
         if Launch::from_env().is_some() {
             return;
         }
@@ -665,6 +739,10 @@ mod tests {
             Launch::new(3, 1, n, 4)
         );
         assert_eq!(Launch::for_heat(3, 1, n, 8, None), Launch::new(3, 1, n, 8));
+        // Only the H100's f32 3-D march is unrolled.
+        assert_eq!(Launch::for_heat(3, 1, n, 4, Some("h100")).unroll, 2);
+        assert_eq!(Launch::for_heat(2, 1, n, 4, Some("h100")).unroll, 0);
+        assert_eq!(Launch::for_heat(3, 1, n, 4, None), Launch::new(3, 1, n, 4));
     }
 
     #[test]

@@ -108,7 +108,7 @@ impl<'a> Tile<'a> {
     /// Signature, thread position, the column each thread loads (wrapped past the edge) and
     /// the march queue's declarations.
     fn head(&self, g: &mut String) {
-        let (ty, l) = (self.ty, self.s.launch);
+        let ty = self.ty;
         let _ = writeln!(
             g,
             "extern \"C\" __global__ void __launch_bounds__({}) @NAME@({}, const int nx, const int no, const int nm, const int mlo, const int mhi, unsigned long long* __restrict__ bad, double* __restrict__ badval, const unsigned long long tag) {{",
@@ -129,8 +129,7 @@ impl<'a> Tile<'a> {
         let _ = writeln!(g, "  const int ob = blockIdx.y * {};", self.by);
         let _ = writeln!(g, "  const int x0 = xb + tx * {}, o = ob + ty;", self.v);
         g.push_str("  const bool active = x0 < nx && o < no;\n");
-        let _ = writeln!(g, "  const int m0 = mlo + blockIdx.z * {};", l.chunk);
-        let _ = writeln!(g, "  const int m1 = min(m0 + {}, mhi);", l.chunk);
+        self.s.march_bounds(g);
         g.push_str("  const long long so = nx, sm = (long long)nx * no;\n");
         let _ = writeln!(g, "  const {ty} zero = ({ty})0;");
         if self.s.periodic {
@@ -271,6 +270,7 @@ impl<'a> Tile<'a> {
         let s = self.s;
         let slots = self.slots();
         let ahead = r + s.launch.ahead as usize;
+        s.unroll_pragma(g);
         g.push_str("  for (int m = m0; m < m1; ++m) {\n");
         g.push_str("    const int sl = (m - m0) & 1;\n");
         s.march_load(
@@ -414,18 +414,8 @@ impl<'a> Tile<'a> {
             let dst = format!("{prefix}{name}");
             if read_only {
                 self.s.vload(g, indent + 2, &dst, src, idx, None);
-            } else if self.v == 1 {
-                let _ = writeln!(g, "{pad}  {dst}_0 = {src}[{idx}];");
             } else {
-                let vt = self.s.vt();
-                let _ = writeln!(
-                    g,
-                    "{pad}  {{ const {vt} t = *reinterpret_cast<const {vt}*>({src} + {idx});"
-                );
-                for (l, comp) in ["x", "y", "z", "w"].iter().enumerate().take(self.v) {
-                    let _ = writeln!(g, "{pad}    {dst}_{l} = t.{comp};");
-                }
-                let _ = writeln!(g, "{pad}  }}");
+                self.s.vload_coherent(g, indent + 2, &dst, src, idx);
             }
         }
         let _ = writeln!(g, "{pad}}}");
@@ -526,6 +516,7 @@ mod tests {
             w2: std::array::from_fn(|_| vec![-2.0, 1.0, 0.5, 0.25, 0.125]),
             w0: -6.0,
             launch: Launch::for_wave(3, 4, [512, 512, 512], bytes),
+            ranged: false,
         }
     }
 

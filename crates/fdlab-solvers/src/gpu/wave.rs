@@ -13,7 +13,7 @@ use super::{
 use crate::layout::{to_bytes, Layout};
 use crate::physics::CpmlProfile;
 use crate::stepper::{StatePart, Stepper};
-use crate::{Result, WaveSetup};
+use crate::{Error, Result, WaveSetup};
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use fdlab_cuda::codegen::CudaSource;
 use fdlab_cuda::{CudaScalar, Kernel};
@@ -56,6 +56,8 @@ pub struct WaveGpu<T: CudaScalar> {
     q: CudaSlice<T>,
     c2dt2: CudaSlice<T>,
     kernel: Arc<Kernel>,
+    /// Whether the step kernel takes its planes from its arguments (a split run's slab).
+    ranged: bool,
     launch: Launch,
     cpml: Option<CpmlBuffers<T>>,
     points: Option<Points>,
@@ -72,16 +74,21 @@ fn linear(n: [usize; 3], c: [usize; 3]) -> i64 {
 impl<T: CudaScalar> WaveGpu<T> {
     /// Opens the first GPU, compiles the step kernels and uploads the fields.
     pub fn new(s: &WaveSetup) -> Result<Self> {
-        Self::on_device(s, 0)
+        Self::build(s, 0, false)
     }
 
-    /// As [`WaveGpu::new`] on device `ordinal`.
+    /// As [`WaveGpu::new`] on device `ordinal`, for a split run: the step kernel takes the
+    /// planes it computes from its arguments.
     pub fn on_device(s: &WaveSetup, ordinal: usize) -> Result<Self> {
+        Self::build(s, ordinal, true)
+    }
+
+    fn build(s: &WaveSetup, ordinal: usize, ranged: bool) -> Result<Self> {
         let gpu = Gpu::open_on(ordinal)?;
         let co = s.coefficients()?;
         let r = s.order / 2;
         let launch = Launch::for_wave(s.dim, r, s.n, std::mem::size_of::<T>());
-        let src = sources::<T>(s)?;
+        let src = sources::<T>(s, ranged)?;
         let kernel = gpu.kernel(&src.step)?;
         let to_t = |v: &[f64]| v.iter().map(|&x| T::from_f64(x)).collect::<Vec<T>>();
         let cells: usize = s.n.iter().product();
@@ -168,6 +175,7 @@ impl<T: CudaScalar> WaveGpu<T> {
             points,
             traces: vec![vec![]; s.receivers.len()],
             dt: s.dt,
+            ranged,
             step: 0,
         })
     }
@@ -285,6 +293,13 @@ pub(super) struct WaveSources {
     pub after: Option<CudaSource>,
 }
 
+/// Every kernel of `s` in `T`: the whole-grid set and the split run's step.
+pub(super) fn all_sources<T: CudaScalar>(s: &WaveSetup) -> Result<Vec<CudaSource>> {
+    let mut out = sources::<T>(s, false)?.all();
+    out.push(sources::<T>(s, true)?.step);
+    Ok(out)
+}
+
 impl WaveSources {
     pub(super) fn all(self) -> Vec<CudaSource> {
         std::iter::once(self.step)
@@ -303,12 +318,14 @@ fn psi_launch(step: Launch) -> Launch {
         chunk: 16,
         ahead: 0,
         tile: false,
+        unroll: 0,
         ..step
     }
 }
 
-/// The kernels of `s` in `T`.
-pub(super) fn sources<T: CudaScalar>(s: &WaveSetup) -> Result<WaveSources> {
+/// The kernels of `s` in `T`; the step over the planes its arguments name when `ranged` (a
+/// split run's slab), else over the whole grid.
+pub(super) fn sources<T: CudaScalar>(s: &WaveSetup, ranged: bool) -> Result<WaveSources> {
     let co = s.coefficients()?;
     let r = s.order / 2;
     let launch = Launch::for_wave(s.dim, r, s.n, std::mem::size_of::<T>());
@@ -322,6 +339,7 @@ pub(super) fn sources<T: CudaScalar>(s: &WaveSetup) -> Result<WaveSources> {
         w2: march_order(&co.w2, s.dim, vec![0.0; r + 1]),
         w0: co.w0,
         launch,
+        ranged,
     };
     let cpml = co.cpml.as_ref().map(|_| CpmlSpec {
         w1: march_order(&co.w1, s.dim, vec![0.0; r + 1]),
@@ -333,6 +351,7 @@ pub(super) fn sources<T: CudaScalar>(s: &WaveSetup) -> Result<WaveSources> {
         ahead: 0,
         vec: 1,
         tile: false,
+        unroll: 0,
     };
     let has_points = !(s.sources.is_empty() && s.receivers.is_empty());
     Ok(WaveSources {
@@ -405,6 +424,13 @@ impl<T: CudaScalar> WaveGpu<T> {
 
 impl<T: CudaScalar> DeviceStepper<T> for WaveGpu<T> {
     fn advance_with(&mut self, steps: usize, exchange: &mut dyn StepExchange<T>) -> Result<()> {
+        if !self.ranged {
+            return Err(Error::Invalid(
+                "a wave stepper made for the whole grid cannot step a slab: open it with \
+                 WaveGpu::on_device"
+                    .into(),
+            ));
+        }
         self.hooked_steps(steps, Some(exchange))
     }
 
