@@ -123,6 +123,9 @@ pub(crate) fn fused_step(spec: &FdtdSpec) -> String {
         "  {ty} ex_c = hv ? __ldg(ex0 + col + (long long)kf * sz) : zero, ey_c = hv ? __ldg(ey0 + col + (long long)kf * sz) : zero;"
     );
     let _ = writeln!(g, "  {ty} hx_z = zero, hy_z = zero;");
+    if l.unroll > 0 {
+        let _ = writeln!(g, "  #pragma unroll {}", l.unroll);
+    }
     g.push_str("  for (int t = t0; k0 + t < k1; ++t) {\n");
     g.push_str("    const int k = t < 0 ? kf : k0 + t;\n");
     g.push_str("    const long long c = col + (long long)k * sz;\n");
