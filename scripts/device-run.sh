@@ -10,7 +10,8 @@
 #   tuned     fdlab tune --suite roofline, then the roofline suite with its winners
 #   suites    the published suites (NVIDIA's derivatives, Laplace variants, AMD's Laplacian)
 #   python    the Python package's tests with CuPy and PyTorch, and its overhead benchmark
-#   published AMD's published Laplacian kernel 1 built with nvcc, beside fdlab's reproduction
+#   published AMD's published Laplacian kernel 1 and NVIDIA's 64³ x derivative built with nvcc,
+#             each beside fdlab's reproduction and default in the same call
 #   scaling   split runs (binary built with --features nccl): the decomposed checks, the same
 #             under compute-sanitizer (memcheck, racecheck), then the scaling suite over the
 #             host's GPUs; NCCL from the pip wheel nvidia-nccl-cu13, NVLink multicast off
@@ -86,6 +87,28 @@ for step in "$@"; do
         "$bin/fdlab" bench --backend cuda --suite amd-laplacian --size 512 \
             --strategy naive-256x1x1 --reps 20 --json "$out/published-fdlab.json" 2>&1 |
             tee "$out/published-fdlab.log"
+        stamp "published NVIDIA derivative_x at 64³ (nvcc) beside fdlab's"
+        nvcc -O3 -arch=sm_90 -o /tmp/nvidia_derivative_x \
+            "$root/bench/published/nvidia_derivative_x.cu" &&
+            /tmp/nvidia_derivative_x | tee "$out/published-nvidia.jsonl"
+        "$bin/fdlab" bench --backend cuda --suite nvidia-derivative --size 64 \
+            --case d1x-8th-published-grid --precision f32 --reps 20 \
+            --json "$out/published-nvidia-fdlab.json" >/dev/null 2>&1
+        "$bin/fdlab" bench --backend cuda --suite nvidia-derivative --size 64 \
+            --case d1x-8th-published-grid --precision f32 --reps 20 --coefficients constant \
+            --strategy pencil-64x4-t64x4 --json "$out/published-nvidia-fdlab-constant.json" \
+            >/dev/null 2>&1
+        python3 - "$out"/published-nvidia-fdlab*.json <<'PY' | tee "$out/published-nvidia-fdlab.log"
+import json, sys
+for path in sys.argv[1:]:
+    weights = "constant" if "constant" in path else "immediate"
+    for r in json.load(open(path))["results"]:
+        print(f"fdlab {r['strategy']:28} {weights:9}: "
+              f"{r['time_ms']['median'] * 1e3:.2f} us per launch, "
+              f"{r.get('back_to_back_us') or 0:.2f} us back to back, "
+              f"{r.get('graph_us') or 0:.2f} us per graph replay, "
+              f"RMS {r.get('rms_error')}, MAX {r.get('max_error')}")
+PY
         ;;
     scaling)
         stamp "decomposed checks, sanitizers, scaling over the GPUs"
