@@ -9,7 +9,7 @@ use crate::conformance::{
     cpu, finish, label, non_finite_after, random_field, relative_error, resume, tolerance,
     CheckCase, CheckResult, MakeStepper, Setup,
 };
-use crate::gpu::temporal::{best_for_k, Request, Temporal};
+use crate::gpu::temporal::{best_for_k, measured, Request, Temporal};
 use crate::physics::heat_dt_limit;
 use crate::{Error, HeatSetup, Result, Stepper};
 use rand::rngs::SmallRng;
@@ -37,8 +37,9 @@ fn single_step_tolerance(p: PrecisionName) -> f64 {
 }
 
 /// The cases: 2-D 67×45, 1031×29 and 9×6, 3-D 37×29×23, 70×41×19 and 6×5×4, periodic and
-/// zero outside, f64 and f32, each with the model's tile for k = 2, 4 and 8 where it fits
-/// and with a small tile that makes several tiles and chunks per axis.
+/// zero outside, f64 and f32, each with the model's tile for k = 2, 4 and 8 where it fits,
+/// with the default shape (on the first grid) and with a small tile that makes several tiles
+/// and chunks per axis.
 pub fn temporal_cases() -> Vec<TemporalCase> {
     let mut rng = SmallRng::seed_from_u64(11);
     let mut out = vec![];
@@ -70,16 +71,20 @@ pub fn temporal_cases() -> Vec<TemporalCase> {
             };
             for periodic in [true, false] {
                 for (i, n) in shapes.into_iter().enumerate() {
-                    // The first shape with every k; the others with one each.
-                    let requests: Vec<Request> = match i {
-                        0 => vec![Request::K(2), Request::K(4), Request::K(8), small(dim)],
-                        1 => vec![small(dim)],
-                        _ => vec![Request::K(3)],
-                    };
                     let bytes = if precision == PrecisionName::F32 {
                         4
                     } else {
                         8
+                    };
+                    // The first shape with every k and the default shape; the others with
+                    // one each.
+                    let requests: Vec<Request> = match i {
+                        0 => [Request::K(2), Request::K(4), Request::K(8), small(dim)]
+                            .into_iter()
+                            .chain(measured(dim, bytes).map(Request::Shape))
+                            .collect(),
+                        1 => vec![small(dim)],
+                        _ => vec![Request::K(3)],
                     };
                     // k = 8 has no tile in 3-D f64 (shared memory): left out where none fits.
                     let fits = |r: &Request| match *r {
