@@ -243,8 +243,13 @@ impl StepSpec {
             Some(c) => format!("({c}) ? {load} : {vt}{{}}"),
             None => load,
         };
+        self.unpack(g, &pad, dst, &value);
+    }
+
+    /// `dst_0 … = ` the lanes of the vector expression `value`, in a block of their own.
+    fn unpack(&self, g: &mut String, pad: &str, dst: &str, value: &str) {
         let _ = writeln!(g, "{pad}{{");
-        let _ = writeln!(g, "{pad}  const {vt} t = {value};");
+        let _ = writeln!(g, "{pad}  const {} t = {value};", self.vt());
         for (l, comp) in ["x", "y", "z", "w"].iter().enumerate().take(self.v()) {
             let _ = writeln!(g, "{pad}  {dst}_{l} = t.{comp};");
         }
@@ -281,15 +286,8 @@ impl StepSpec {
             let _ = writeln!(g, "{pad}{dst}_0 = {src}[{idx}];");
             return;
         }
-        let vt = self.vt();
-        let _ = writeln!(
-            g,
-            "{pad}{{ const {vt} t = *reinterpret_cast<const {vt}*>({src} + {idx});"
-        );
-        for (l, comp) in ["x", "y", "z", "w"].iter().enumerate().take(self.v()) {
-            let _ = writeln!(g, "{pad}  {dst}_{l} = t.{comp};");
-        }
-        let _ = writeln!(g, "{pad}}}");
+        let value = format!("*reinterpret_cast<const {}*>({src} + {idx})", self.vt());
+        self.unpack(g, &pad, dst, &value);
     }
 
     /// The first and end planes of the block's march: its chunk of the planes `mlo..mhi`
