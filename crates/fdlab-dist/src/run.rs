@@ -52,6 +52,7 @@ pub fn run_on(
     dims: Option<[usize; 3]>,
     gpu: Option<GpuPlacement>,
 ) -> Result<Summary> {
+    let started = std::time::Instant::now();
     let (rank, ranks) = (transport.rank(), transport.size());
     if ranks > 1 && (opts.checkpoint_every.is_some() || opts.resume.is_some()) {
         return Err(Error::Unsupported(
@@ -86,6 +87,7 @@ pub fn run_on(
         &prepared,
         Box::new(stepper),
         Role { rank, ranks },
+        started,
     )?;
     // A gather that failed in the last output leaves its error here.
     if let Some(detail) = failure.lock().ok().and_then(|f| f.clone()) {

@@ -46,5 +46,5 @@ pub use run::{
     cpu_stepper, cpu_stepper_for, gpu_stepper, gpu_stepper_for, request_stop, run, run_stepper,
     stepper, validate, BackendChoice, Role, RunOptions, Summary,
 };
-pub use stepper::Stepper;
+pub use stepper::{PlaneSample, Stepper};
 pub use wave::{PointSource, WaveBoundary, WaveCoefficients, WaveCpu, WaveSetup};

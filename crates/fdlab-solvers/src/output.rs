@@ -289,16 +289,18 @@ pub fn write_png(path: &Path, s: &Slice) -> Result<()> {
 }
 
 /// Write frames (each `nx × ny`, x fastest, row 0 at the bottom) as an animated GIF with a
-/// fixed colour range; frames are scaled to at most `max_px` pixels wide.
+/// fixed colour range; frames are scaled to at most `max_px` pixels wide. Frames are indexed
+/// and compressed in parallel, then written in order.
 pub fn write_gif(
     path: &Path,
-    frames: &[Vec<f64>],
+    frames: &[&[f64]],
     nx: usize,
     ny: usize,
     range: (f64, f64),
     cmap: ColorMap,
     max_px: usize,
 ) -> Result<()> {
+    use rayon::prelude::*;
     let step = nx.div_ceil(max_px).max(1);
     let (w, h) = (nx.div_ceil(step), ny.div_ceil(step));
     let palette: Vec<u8> = (0..256).flat_map(|i| cmap.rgb(i as f64 / 255.0)).collect();
@@ -315,22 +317,29 @@ pub fn write_gif(
     } else {
         1.0
     };
-    for f in frames {
-        let mut px = Vec::with_capacity(w * h);
-        for y in 0..h {
-            let j = (ny - 1).saturating_sub(y * step);
-            for x in 0..w {
-                let t = ((f[x * step + nx * j] - range.0) / span).clamp(0.0, 1.0);
-                px.push(if t.is_finite() {
-                    (t * 255.0).round() as u8
-                } else {
-                    0
-                });
+    let encoded: Vec<gif::Frame<'static>> = frames
+        .par_iter()
+        .map(|f| {
+            let mut px = Vec::with_capacity(w * h);
+            for y in 0..h {
+                let j = (ny - 1).saturating_sub(y * step);
+                for x in 0..w {
+                    let t = ((f[x * step + nx * j] - range.0) / span).clamp(0.0, 1.0);
+                    px.push(if t.is_finite() {
+                        (t * 255.0).round() as u8
+                    } else {
+                        0
+                    });
+                }
             }
-        }
-        let mut frame = gif::Frame::from_indexed_pixels(w as u16, h as u16, px, None);
-        frame.delay = 8;
-        enc.write_frame(&frame).map_err(gerr)?;
+            let mut frame = gif::Frame::from_indexed_pixels(w as u16, h as u16, px, None);
+            frame.delay = 8;
+            frame.make_lzw_pre_encoded();
+            frame
+        })
+        .collect();
+    for frame in &encoded {
+        enc.write_lzw_pre_encoded_frame(frame).map_err(gerr)?;
     }
     Ok(())
 }

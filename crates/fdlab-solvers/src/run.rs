@@ -6,11 +6,17 @@ use crate::error::io_err;
 use crate::fdtd::FdtdCpu;
 use crate::output::{write_gif, write_npy, write_png, ColorMap, Slice};
 use crate::setup::{prepare, Prepared, Setup};
+use crate::stepper::PlaneSample;
 use crate::writer::FieldWriter;
 use crate::{Error, HeatCpu, Result, Stepper, WaveCpu};
+use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
+
+/// Samples along each axis of a picture at most: more than the pixels of a PNG's plot
+/// (520 wide, at most 900 high) and of the GIF, so nothing visible is lost.
+const PICTURE_POINTS: usize = 1024;
 
 static STOP: AtomicBool = AtomicBool::new(false);
 
@@ -81,6 +87,13 @@ pub struct Summary {
     /// Time steps fused per pass over the grid (temporal blocking; 1 when each step is one
     /// pass).
     pub steps_per_pass: usize,
+    /// Seconds from the start of the run to step 1: validation, device, compiling, the
+    /// initial field.
+    pub setup_s: f64,
+    /// Seconds drawing the pictures (frames, `final.png`, the GIF) after the last step.
+    pub pictures_s: f64,
+    /// Seconds from the start of the run to its end, everything included.
+    pub total_s: f64,
 }
 
 impl std::fmt::Display for Summary {
@@ -101,6 +114,11 @@ impl std::fmt::Display for Summary {
             self.gbps,
             if self.interrupted { ", interrupted (checkpoint written)" } else { "" },
             self.out_dir.display()
+        )?;
+        write!(
+            f,
+            "\n{:.2} s in all: setup {:.2} s, steps and field files {:.2} s, pictures {:.2} s",
+            self.total_s, self.setup_s, self.wall_s, self.pictures_s
         )
     }
 }
@@ -244,9 +262,10 @@ pub fn request_stop() {
 
 /// Run a case to its end (or to Ctrl-C), writing its outputs; returns the summary.
 pub fn run(case: &Case, opts: &RunOptions) -> Result<Summary> {
+    let started = Instant::now();
     let prepared = validate(case, opts)?;
     let stepper = stepper(&prepared, case.spec.precision, opts.backend)?;
-    run_stepper(case, opts, &prepared, stepper, Role::ALONE)
+    run_stepper(case, opts, &prepared, stepper, Role::ALONE, started)
 }
 
 /// Where a run's process stands in a job of several (a decomposed grid, one part per process).
@@ -263,7 +282,9 @@ impl Role {
     pub const ALONE: Role = Role { rank: 0, ranks: 1 };
 }
 
-/// Run a case with a stepper built by the caller (e.g. one part of a decomposed grid).
+/// Run a case with a stepper built by the caller (e.g. one part of a decomposed grid);
+/// `started` is when the caller began preparing the run, so that the summary tells the setup
+/// (validation, device, compiling, the initial field) from the steps.
 ///
 /// Every process of a job runs the same loop, so that a stepper whose [`Stepper::field`] is
 /// collective is asked for it at the same steps everywhere; only rank 0 writes outputs and shows
@@ -275,7 +296,9 @@ pub fn run_stepper(
     prepared: &Prepared,
     mut stepper: Box<dyn Stepper>,
     role: Role,
+    started: Instant,
 ) -> Result<Summary> {
+    let setup_s = started.elapsed().as_secs_f64();
     let root = role.rank == 0;
     let dir = out_dir(case, opts);
     let header = Header {
@@ -318,9 +341,11 @@ pub fn run_stepper(
     // The run's time includes the field files still being written.
     out.files.finish()?;
     let wall = t0.elapsed().as_secs_f64().max(1e-9);
+    let t1 = Instant::now();
     if root {
         out.finish(lp.stepper)?;
     }
+    let outputs_s = t1.elapsed().as_secs_f64();
     let steps = lp.stepper.step() - start;
     let updates = steps as f64 * lp.stepper.cells() as f64;
     let s = Summary {
@@ -334,9 +359,12 @@ pub fn run_stepper(
         checkpoint: lp.checkpoint.clone(),
         backend: lp.stepper.backend().to_string(),
         steps_per_pass: lp.stepper.steps_per_pass(),
+        setup_s,
+        pictures_s: outputs_s,
+        total_s: started.elapsed().as_secs_f64(),
     };
     let json = format!(
-        "{{\"steps\": {}, \"final_step\": {}, \"wall_s\": {}, \"cell_updates_per_s\": {}, \"gbps\": {}, \"interrupted\": {}, \"backend\": \"{}\", \"steps_per_pass\": {}}}\n",
+        "{{\"steps\": {}, \"final_step\": {}, \"wall_s\": {}, \"cell_updates_per_s\": {}, \"gbps\": {}, \"interrupted\": {}, \"backend\": \"{}\", \"steps_per_pass\": {}, \"setup_s\": {}, \"pictures_s\": {}, \"total_s\": {}}}\n",
         s.steps,
         s.final_step,
         s.wall_s,
@@ -344,7 +372,10 @@ pub fn run_stepper(
         s.gbps,
         s.interrupted,
         s.backend,
-        s.steps_per_pass
+        s.steps_per_pass,
+        s.setup_s,
+        s.pictures_s,
+        s.total_s
     );
     if root {
         let sp = s.out_dir.join("summary.json");
@@ -444,6 +475,15 @@ fn progress(quiet: bool, len: u64, cells: usize, on_stdout: bool) -> indicatif::
     bar
 }
 
+/// A time for a title: four decimals where they show it, else four significant digits.
+fn time_label(t: f64) -> String {
+    if t == 0.0 || (0.1..1e5).contains(&t.abs()) {
+        format!("{t:.4}")
+    } else {
+        format!("{t:.3e}")
+    }
+}
+
 /// Output writer state: the 2-D slices kept for frames and the GIF.
 struct Outputs {
     case: Case,
@@ -488,12 +528,19 @@ impl Outputs {
         n[0] * n[1] * z..n[0] * n[1] * (z + 1)
     }
 
+    /// The points of the plane the pictures show: at most [`PICTURE_POINTS`] along each
+    /// axis, so that frames of a large grid stay small (in memory and on the bus).
+    fn sample(&self) -> PlaneSample {
+        let n = self.n();
+        PlaneSample::at_most(self.slice_range().start, [n[0], n[1]], PICTURE_POINTS)
+    }
+
     fn write(&mut self, s: &dyn Stepper) -> Result<()> {
         let o = &self.case.spec.output;
         if !o.npy && !o.vti {
-            // Pictures only: just their plane leaves the device.
+            // Pictures only: just their samples leave the device.
             if o.png || o.frames || o.gif {
-                let sl = s.values(self.slice_range())?;
+                let sl = s.plane(self.sample())?;
                 if self.root {
                     self.frames.push((s.step(), sl));
                 }
@@ -519,7 +566,7 @@ impl Outputs {
             self.files.vti(path, n, h, field.clone())?;
         }
         if o.png || o.frames || o.gif {
-            let sl = field[self.slice_range()].to_vec();
+            let sl = self.sample().take(&field[self.slice_range()]);
             self.frames.push((step, sl));
         }
         Ok(())
@@ -529,18 +576,24 @@ impl Outputs {
     /// same in every frame; `final.png` only its own).
     fn range(&self, from: usize) -> (f64, f64, ColorMap) {
         let all = self.frames[from.min(self.frames.len())..]
-            .iter()
-            .flat_map(|(_, f)| f.iter().copied());
+            .par_iter()
+            .flat_map_iter(|(_, f)| f.iter().copied());
         match self.case.spec.physics {
             Physics::Heat => {
-                let (lo, hi) = all.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
-                    (a.min(v), b.max(v))
-                });
+                let (lo, hi) = all
+                    .fold(
+                        || (f64::INFINITY, f64::NEG_INFINITY),
+                        |(a, b), v| (a.min(v), b.max(v)),
+                    )
+                    .reduce(
+                        || (f64::INFINITY, f64::NEG_INFINITY),
+                        |(a, b), (c, d)| (a.min(c), b.max(d)),
+                    );
                 (lo.min(0.0), hi.max(lo + 1e-30), ColorMap::Heat)
             }
             Physics::Wave | Physics::Fdtd => {
                 // Clip at a fraction of the peak so that weak reflections stay visible.
-                let m = all.fold(0.0f64, |a, v| a.max(v.abs())) * 0.25;
+                let m = all.map(f64::abs).reduce(|| 0.0, f64::max) * 0.25;
                 let m = if m > 0.0 { m } else { 1.0 };
                 (-m, m, ColorMap::Seismic)
             }
@@ -555,19 +608,20 @@ impl Outputs {
         range: (f64, f64, ColorMap),
     ) -> Result<()> {
         let n = self.n();
+        let p = self.sample();
         let h = &self.case.spec.grid.spacing;
         let what = match (self.case.spec.physics, &self.case.spec.fdtd) {
             (Physics::Heat, _) => "temperature".to_string(),
             (Physics::Fdtd, Some(f)) => format!("{:?}", f.plot),
             _ => "pressure".to_string(),
         };
-        let title = format!("{what}, t = {:.4}", step as f64 * self.dt);
+        let title = format!("{what}, t = {}", time_label(step as f64 * self.dt));
         write_png(
             path,
             &Slice {
                 data,
-                nx: n[0],
-                ny: n[1],
+                nx: p.width(),
+                ny: p.height(),
                 extent: [0.0, n[0] as f64 * h[0], 0.0, n[1] as f64 * h[1]],
                 labels: ("x", "y"),
                 title: &title,
@@ -580,31 +634,46 @@ impl Outputs {
     fn finish(&mut self, s: &dyn Stepper) -> Result<()> {
         self.files.finish()?;
         let o = self.case.spec.output.clone();
-        let n = self.n();
+        let p = self.sample();
         let range = self.range(0);
-        if o.frames {
+        let frames = || -> Result<()> {
+            if !o.frames {
+                return Ok(());
+            }
             let fd = self.dir.join("frames");
             std::fs::create_dir_all(&fd).map_err(io_err(&fd))?;
-            for (i, (step, f)) in self.frames.iter().enumerate() {
-                self.picture(&fd.join(format!("frame_{i:05}.png")), *step, f, range)?;
+            // One frame per core: drawing is most of the time outputs take after the steps.
+            self.frames
+                .par_iter()
+                .enumerate()
+                .try_for_each(|(i, (step, f))| {
+                    self.picture(&fd.join(format!("frame_{i:05}.png")), *step, f, range)
+                })
+        };
+        let last = || -> Result<()> {
+            if let (true, Some((step, f))) = (o.png, self.frames.last()) {
+                let own = self.range(self.frames.len() - 1);
+                self.picture(&self.dir.join("final.png"), *step, f, own)?;
             }
-        }
-        if let (true, Some((step, f))) = (o.png, self.frames.last()) {
-            let own = self.range(self.frames.len() - 1);
-            self.picture(&self.dir.join("final.png"), *step, f, own)?;
-        }
-        if o.gif && !self.frames.is_empty() {
-            let fr: Vec<Vec<f64>> = self.frames.iter().map(|(_, f)| f.clone()).collect();
+            Ok(())
+        };
+        let gif = || -> Result<()> {
+            if !o.gif || self.frames.is_empty() {
+                return Ok(());
+            }
+            let fr: Vec<&[f64]> = self.frames.iter().map(|(_, f)| f.as_slice()).collect();
             write_gif(
                 &self.dir.join("animation.gif"),
                 &fr,
-                n[0],
-                n[1],
+                p.width(),
+                p.height(),
                 (range.0, range.1),
                 range.2,
                 240,
-            )?;
-        }
+            )
+        };
+        let ((a, b), c) = rayon::join(|| rayon::join(frames, last), gif);
+        a.and(b).and(c)?;
         self.seismogram(s)
     }
 

@@ -26,6 +26,17 @@ pub enum Setup {
     Fdtd(crate::fdtd::FdtdSetup),
 }
 
+impl Setup {
+    /// Grid points along x, y and z (1 along the axes a 2-D case lacks).
+    pub fn shape(&self) -> [usize; 3] {
+        match self {
+            Setup::Heat(s) => s.n,
+            Setup::Wave(s) => s.n,
+            Setup::Fdtd(s) => s.grid.n,
+        }
+    }
+}
+
 fn shape3(case: &Case) -> [usize; 3] {
     let s = &case.spec.grid.shape;
     [s[0], s[1], *s.get(2).unwrap_or(&1)]

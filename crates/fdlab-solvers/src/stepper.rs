@@ -23,6 +23,66 @@ pub(crate) fn state_part<T: fdlab_core::Scalar>(
         })
 }
 
+/// The points of an `nx × ny` xy plane (x fastest, starting at the field's linear index
+/// `start`) that a picture takes: every `stride`-th one along x and along y, from the first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlaneSample {
+    /// Linear index of the plane's first point in the field.
+    pub start: usize,
+    /// Points along x.
+    pub nx: usize,
+    /// Points along y.
+    pub ny: usize,
+    /// Distance between samples along both axes (1: every point).
+    pub stride: usize,
+}
+
+impl PlaneSample {
+    /// The plane of `n[0] × n[1]` points starting at `start`, with the smallest stride that
+    /// leaves at most `max` samples along each axis.
+    pub fn at_most(start: usize, n: [usize; 2], max: usize) -> PlaneSample {
+        let stride = n[0].max(n[1]).div_ceil(max.max(1)).max(1);
+        PlaneSample {
+            start,
+            nx: n[0],
+            ny: n[1],
+            stride,
+        }
+    }
+
+    /// Samples along x.
+    pub fn width(&self) -> usize {
+        self.nx.div_ceil(self.stride)
+    }
+
+    /// Samples along y.
+    pub fn height(&self) -> usize {
+        self.ny.div_ceil(self.stride)
+    }
+
+    /// The linear indices of the whole plane.
+    pub fn range(&self) -> std::ops::Range<usize> {
+        self.start..self.start + self.nx * self.ny
+    }
+
+    /// The samples (`width() × height()`, x fastest) of `plane`, the plane's `nx · ny`
+    /// values; empty when `plane` is not the whole plane (a process that holds no field).
+    pub fn take(&self, plane: &[f64]) -> Vec<f64> {
+        if plane.len() != self.nx * self.ny {
+            return vec![];
+        }
+        if self.stride == 1 {
+            return plane.to_vec();
+        }
+        let mut out = Vec::with_capacity(self.width() * self.height());
+        for j in (0..self.ny).step_by(self.stride) {
+            let row = &plane[j * self.nx..(j + 1) * self.nx];
+            out.extend(row.iter().step_by(self.stride));
+        }
+        out
+    }
+}
+
 /// A time-stepping solver on one backend: the CPU one lives in this crate, a GPU one can be
 /// added beside it (it reads the same coefficient arrays from [`crate::physics`]).
 pub trait Stepper: Send {
@@ -40,6 +100,13 @@ pub trait Stepper: Send {
     fn values(&self, range: std::ops::Range<usize>) -> Result<Vec<f64>> {
         let field = self.field()?;
         Ok(field.get(range).map(<[f64]>::to_vec).unwrap_or_default())
+    }
+    /// Every `p.stride`-th point of an xy plane along x and y, as [`PlaneSample::take`]
+    /// returns them; what pictures of large grids show. The default takes them from
+    /// [`Stepper::values`] (empty where that is); the GPU steppers pick the points on the
+    /// device, so that only the samples cross the bus.
+    fn plane(&self, p: PlaneSample) -> Result<Vec<f64>> {
+        Ok(p.take(&self.values(p.range())?))
     }
     /// Receiver traces so far: one series per receiver, one value per step.
     fn traces(&self) -> &[Vec<f64>];
@@ -92,5 +159,36 @@ pub(crate) fn flush<T: fdlab_core::Scalar>(v: T) -> T {
         T::zero()
     } else {
         v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PlaneSample;
+
+    #[test]
+    fn a_plane_sample_takes_every_stride_th_point_from_the_first() {
+        // A 5 × 4 plane whose value is its index: samples every 2nd point along both axes.
+        let plane: Vec<f64> = (0..20).map(f64::from).collect();
+        let p = PlaneSample::at_most(0, [5, 4], 3);
+        assert_eq!(p.stride, 2);
+        assert_eq!((p.width(), p.height()), (3, 2));
+        assert_eq!(p.take(&plane), [0.0, 2.0, 4.0, 10.0, 12.0, 14.0]);
+        // Stride 1 keeps everything; a plane that is not whole gives nothing.
+        let all = PlaneSample::at_most(7, [5, 4], 1024);
+        assert_eq!((all.stride, all.range()), (1, 7..27));
+        assert_eq!(all.take(&plane), plane);
+        assert!(p.take(&plane[1..]).is_empty());
+    }
+
+    #[test]
+    fn at_most_never_leaves_more_samples_than_asked() {
+        for n in [1, 2, 1023, 1024, 1025, 4097, 8192] {
+            for max in [1, 2, 3, 100, 1024] {
+                let p = PlaneSample::at_most(0, [n, (n / 3).max(1)], max);
+                assert!(p.width() <= max && p.height() <= max, "{n} {max}");
+                assert!(p.stride == 1 || n.div_ceil(p.stride - 1) > max, "{n} {max}");
+            }
+        }
     }
 }

@@ -380,6 +380,10 @@ impl<T: CudaScalar> Stepper for HeatGpu<T> {
         self.gpu.download_range_f64(&self.u, range)
     }
 
+    fn plane(&self, p: crate::PlaneSample) -> Result<Vec<f64>> {
+        self.gpu.download_plane_f64(&self.u, p)
+    }
+
     fn traces(&self) -> &[Vec<f64>] {
         &[]
     }

@@ -117,8 +117,11 @@ pub fn device_count() -> std::result::Result<usize, String> {
 }
 
 use crate::layout::Layout;
+use crate::stepper::PlaneSample;
 use crate::{Error, Result};
-use cudarc::driver::{CudaSlice, CudaStream, DeviceRepr, LaunchConfig, ValidAsZeroBits};
+use cudarc::driver::{
+    CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits,
+};
 use fdlab_core::Precision;
 use fdlab_cuda::codegen::{fnv1a, CudaSource, InputKind};
 use fdlab_cuda::{CudaScalar, Device, Kernel};
@@ -143,7 +146,13 @@ struct Gpu {
     bad: CudaSlice<u64>,
     /// The value found there.
     badval: CudaSlice<f64>,
+    /// A picture's samples on the device and in page-locked host memory, kept between
+    /// frames.
+    samples: std::sync::Mutex<Option<SampleBuffers>>,
 }
+
+/// See [`Gpu::download_plane_f64`].
+type SampleBuffers = (CudaSlice<f64>, cudarc::driver::PinnedHostSlice<f64>);
 
 /// Bits of the non-finite flag that hold the cell index; the step within a call is above.
 const CELL_BITS: u32 = 40;
@@ -166,6 +175,7 @@ impl Gpu {
             stream,
             bad,
             badval,
+            samples: std::sync::Mutex::new(None),
         })
     }
 
@@ -210,6 +220,77 @@ impl Gpu {
             .clone_dtoh(&buf.slice(range))
             .map_err(driver("cuMemcpyDtoH"))?;
         Ok(part.iter().map(|v| v.as_f64()).collect())
+    }
+
+    /// The samples `p` of `buf` as f64 ([`PlaneSample::take`]'s order): picked on the
+    /// device when strided, so that only they cross the bus.
+    fn download_plane_f64<T: CudaScalar + Default>(
+        &self,
+        buf: &CudaSlice<T>,
+        p: PlaneSample,
+    ) -> Result<Vec<f64>> {
+        if p.stride == 1 || p.range().end > buf.len() {
+            return self.download_range_f64(buf, p.range());
+        }
+        let (w, h) = (p.width(), p.height());
+        let body = format!(
+            "extern \"C\" __global__ void @NAME@(const {t}* __restrict__ u, double* __restrict__ out,\n\
+             \x20   unsigned long long start, long long nx, long long stride, int w, int h) {{\n\
+             \x20 int i = blockIdx.x * blockDim.x + threadIdx.x, j = blockIdx.y;\n\
+             \x20 if (i < w && j < h) out[(long long)j * w + i] = (double)u[start + j * stride * nx + i * stride];\n\
+             }}\n",
+            t = cuda_type::<T>()
+        );
+        let launch = Launch {
+            bx: 128,
+            by: 1,
+            chunk: 1,
+            ahead: 0,
+            vec: 1,
+            tile: false,
+            unroll: 0,
+        };
+        let kernel = self.kernel(&source("sample", &body, precision_of::<T>(), launch))?;
+        let mut buffers = self.samples.lock().map_err(|_| {
+            Error::Invalid("a picture's sample buffers were poisoned by a panic".into())
+        })?;
+        if buffers.as_ref().is_none_or(|(d, _)| d.len() != w * h) {
+            *buffers = None;
+            self.dev.ensure_free((w * h * 8) as u64)?;
+            let dev = self
+                .stream
+                .alloc_zeros::<f64>(w * h)
+                .map_err(driver("cuMemAlloc"))?;
+            // SAFETY: the pinned buffer is written only by the copy below before it is read.
+            let host = unsafe { self.stream.context().alloc_pinned::<f64>(w * h) }
+                .map_err(driver("cuMemAllocHost"))?;
+            *buffers = Some((dev, host));
+        }
+        let Some((out, host)) = buffers.as_mut() else {
+            unreachable!("allocated above")
+        };
+        let cfg = LaunchConfig {
+            grid_dim: (w.div_ceil(128) as u32, h as u32, 1),
+            block_dim: (128, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let (start, nx, stride) = (p.start as u64, p.nx as i64, p.stride as i64);
+        let (wi, hi) = (w as i32, h as i32);
+        let mut b = self.stream.launch_builder(kernel.function());
+        b.arg(buf).arg(&mut *out).arg(&start).arg(&nx).arg(&stride);
+        b.arg(&wi).arg(&hi);
+        // SAFETY: the arguments match the kernel above; every index it reads lies in the
+        // plane, which lies in `buf` (checked above), and it writes only `out`'s w·h values.
+        unsafe { b.launch(cfg) }.map_err(driver("cuLaunchKernel"))?;
+        // Into page-locked memory: a frame of a large grid crosses the bus several times
+        // faster than into a pageable vector, and frames come every few steps.
+        self.stream
+            .memcpy_dtoh(&*out, host)
+            .map_err(driver("cuMemcpyDtoH"))?;
+        Ok(host
+            .as_slice()
+            .map_err(driver("cuEventSynchronize"))?
+            .to_vec())
     }
 
     /// After `passes` k-step passes tagged with their index: the index of the pass whose

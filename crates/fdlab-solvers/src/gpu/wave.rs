@@ -456,6 +456,10 @@ impl<T: CudaScalar> Stepper for WaveGpu<T> {
         self.gpu.download_range_f64(&self.p, range)
     }
 
+    fn plane(&self, p: crate::PlaneSample) -> Result<Vec<f64>> {
+        self.gpu.download_plane_f64(&self.p, p)
+    }
+
     fn traces(&self) -> &[Vec<f64>] {
         &self.traces
     }
