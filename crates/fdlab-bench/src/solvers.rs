@@ -31,12 +31,14 @@ pub enum SolverSetup {
     Toml(String),
     /// A Yee-grid FDTD box of `n`³ cells with PEC walls and a point source
     /// ([`fdlab_solvers::fdtd`]), with a CPML of `cpml` cells in front of every wall when
-    /// given.
+    /// given, and a Drude sphere beside the source when `drude`.
     Fdtd {
         /// Cells per axis.
         n: usize,
         /// CPML thickness in cells on every axis.
         cpml: Option<usize>,
+        /// A dispersive (Drude) sphere of radius `n/5` beside the source.
+        drude: bool,
     },
 }
 
@@ -89,12 +91,39 @@ pub fn solver_cases(n: usize) -> Vec<SolverCase> {
         SolverCase {
             name: "fdtd3d-yee",
             description: "FDTD step (E and H), Yee grid, PEC walls, vacuum, a point source",
-            setup: SolverSetup::Fdtd { n, cpml: None },
+            setup: SolverSetup::Fdtd {
+                n,
+                cpml: None,
+                drude: false,
+            },
         },
         SolverCase {
             name: "fdtd3d-yee-cpml",
             description: "FDTD step (E and H), Yee grid, CPML 10 cells on every side, vacuum",
-            setup: SolverSetup::Fdtd { n, cpml: Some(10) },
+            setup: SolverSetup::Fdtd {
+                n,
+                cpml: Some(10),
+                drude: false,
+            },
+        },
+        SolverCase {
+            name: "fdtd3d-yee-drude",
+            description: "FDTD step (E and H), Yee grid, PEC walls, a Drude sphere (3% of cells)",
+            setup: SolverSetup::Fdtd {
+                n,
+                cpml: None,
+                drude: true,
+            },
+        },
+        SolverCase {
+            name: "fdtd3d-yee-cpml-drude",
+            description:
+                "FDTD step (E and H), Yee grid, CPML 10 cells, a Drude sphere (3% of cells)",
+            setup: SolverSetup::Fdtd {
+                n,
+                cpml: Some(10),
+                drude: true,
+            },
         },
     ]
 }
@@ -155,10 +184,13 @@ pub fn run_cpu(
                 stepper.bytes_per_step(),
             )
         }
-        SolverSetup::Fdtd { n, cpml } => match precision {
-            PrecisionName::F32 => fdtd_steps::<f32>(runner, *n, *cpml, reps)?,
-            PrecisionName::F64 => fdtd_steps::<f64>(runner, *n, *cpml, reps)?,
-        },
+        SolverSetup::Fdtd { n, cpml, drude } => {
+            let s = fdtd_box(*n, *cpml, *drude)?;
+            match precision {
+                PrecisionName::F32 => fdtd_steps::<f32>(runner, &s, reps)?,
+                PrecisionName::F64 => fdtd_steps::<f64>(runner, &s, reps)?,
+            }
+        }
     };
     let copy_gbps = Timing::of(&copies).median;
     Ok(result(
@@ -195,9 +227,9 @@ pub fn run_gpu(
                 parsed.spec.grid.shape.clone(),
             )
         }
-        SolverSetup::Fdtd { n, cpml } => {
+        SolverSetup::Fdtd { n, cpml, drude } => {
             use fdlab_solvers::gpu::FdtdGpu;
-            let s = fdtd_box(*n, *cpml)?;
+            let s = fdtd_box(*n, *cpml, *drude)?;
             let stepper: Box<dyn fdlab_solvers::Stepper> = match precision {
                 PrecisionName::F32 => Box::new(FdtdGpu::<f32>::new(&s)?),
                 PrecisionName::F64 => Box::new(FdtdGpu::<f64>::new(&s)?),
@@ -284,13 +316,40 @@ type Steps = (Vec<f64>, Vec<f64>, Vec<usize>, usize, usize);
 fn fdtd_box(
     n: usize,
     cpml: Option<usize>,
+    drude: bool,
 ) -> Result<fdlab_solvers::fdtd::FdtdSetup, fdlab_solvers::Error> {
-    use fdlab_solvers::fdtd::{Component, FdtdSetup, Grid, PointSource, Waveform};
+    use fdlab_solvers::fdtd::case::CellBox;
+    use fdlab_solvers::fdtd::{drude_dt_limit, Component, Drude, FdtdSetup, Grid, PointSource};
+    use fdlab_solvers::fdtd::{Shape, Waveform};
     let grid = Grid::new([n; 3], [1.0; 3], [boundary(cpml); 3])?;
-    let dt = 0.99 * grid.dt_limit();
+    let wp = 2.0 * std::f64::consts::PI * 0.2;
+    // A metal-like sphere (plasma frequency 4× the source's, a little damping) whose near
+    // side is n/10 from the source, clear of any CPML.
+    let half = n as f64 / 2.0;
+    let sphere = CellBox {
+        shape: Shape::Sphere {
+            center: [half + 0.3 * n as f64, half, half],
+            radius: 0.2 * n as f64,
+        },
+        pec: false,
+        eps_r: 1.0,
+        sigma: 0.0,
+        drude: Some(Drude {
+            plasma_frequency: wp,
+            collision_frequency: 0.01,
+        }),
+        lorentz: None,
+        debye: None,
+    };
+    let dt = if drude {
+        // The dispersive medium lowers the stable step a little.
+        0.99 * drude_dt_limit(&grid, wp)
+    } else {
+        0.99 * grid.dt_limit()
+    };
     Ok(FdtdSetup {
         dt,
-        boxes: vec![],
+        boxes: if drude { vec![sphere] } else { vec![] },
         sources: vec![PointSource {
             component: Component::Ez,
             cell: [n / 2; 3],
@@ -316,32 +375,14 @@ fn boundary(cpml: Option<usize>) -> fdlab_solvers::fdtd::Boundary {
 
 fn fdtd_steps<T: fdlab_core::Scalar>(
     runner: &CpuRunner,
-    n: usize,
-    cpml: Option<usize>,
+    s: &fdlab_solvers::fdtd::FdtdSetup,
     reps: usize,
 ) -> Result<Steps, fdlab_solvers::Error> {
-    use fdlab_solvers::fdtd::{Component, Fdtd, Grid, PointSource, Waveform};
-    let grid = Grid::new([n; 3], [1.0; 3], [boundary(cpml); 3])?;
-    let dt = 0.99 * grid.dt_limit();
-    let mut sim = Fdtd::<T>::new(grid, dt)?;
-    sim.add_source(PointSource {
-        component: Component::Ez,
-        cell: [n / 2; 3],
-        waveform: Waveform::Ricker { f0: 0.05, t0: 30.0 },
-        amplitude: 1.0,
-    })?;
-    let (times, copies) = timed(runner, reps, || {
-        sim.step();
-        Ok::<(), fdlab_solvers::Error>(())
-    })?;
-    let cells = n * n * n;
-    Ok((
-        times,
-        copies,
-        vec![n; 3],
-        cells,
-        14 * cells * std::mem::size_of::<T>(),
-    ))
+    use fdlab_solvers::Stepper;
+    let mut sim = fdlab_solvers::fdtd::FdtdCpu::<T>::new(s)?;
+    let (times, copies) = timed(runner, reps, || sim.advance(1))?;
+    let n = s.grid.n;
+    Ok((times, copies, n.to_vec(), sim.cells(), sim.bytes_per_step()))
 }
 
 #[cfg(test)]

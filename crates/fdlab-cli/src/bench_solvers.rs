@@ -104,7 +104,7 @@ pub fn bench_solvers(a: &BenchArgs) -> Result<()> {
     say(
         &pb,
         format!(
-            "{:<19} {:<5} {:<7} {:>15} {:>10} {:>14} {:>9} {:>9} {:>7}",
+            "{:<21} {:<5} {:<7} {:>15} {:>10} {:>14} {:>9} {:>9} {:>7}",
             "case", "prec", "backend", "shape", "step ms", "cells/s", "GB/s", "copy", "%copy"
         ),
     );
@@ -127,7 +127,7 @@ pub fn bench_solvers(a: &BenchArgs) -> Result<()> {
                     say(
                         &pb,
                         format!(
-                            "{:<19} {:<5} runs on the CPU only",
+                            "{:<21} {:<5} runs on the CPU only",
                             case.name,
                             format!("{p:?}").to_lowercase()
                         ),
@@ -138,7 +138,7 @@ pub fn bench_solvers(a: &BenchArgs) -> Result<()> {
                 say(
                     &pb,
                     format!(
-                        "{:<19} {:<5} {:<7} {:>15} {:>10.2} {:>14.3e} {:>9.1} {:>9.1} {:>6.1}%",
+                        "{:<21} {:<5} {:<7} {:>15} {:>10.2} {:>14.3e} {:>9.1} {:>9.1} {:>6.1}%",
                         r.case,
                         r.precision,
                         r.backend,

@@ -405,7 +405,7 @@ fn json_goes_to_a_results_folder_by_default() {
 fn solvers_suite_times_heat_wave_and_fdtd_steps_on_the_cpu() {
     let (v, stdout) = cpu_bench(&["--suite", "solvers", "--size", "32"]);
     let rows = v["solvers"].as_array().expect("solver rows");
-    assert_eq!(rows.len(), 10, "{stdout}");
+    assert_eq!(rows.len(), 14, "{stdout}");
     for r in rows {
         assert!(r["pct_of_copy"].as_f64().unwrap() > 0.0, "{r}");
         assert_eq!(r["shape"], serde_json::json!([32, 32, 32]));
@@ -423,7 +423,11 @@ fn solvers_suite_times_heat_wave_and_fdtd_steps_on_the_cpu() {
             "fdtd3d-yee",
             "fdtd3d-yee",
             "fdtd3d-yee-cpml",
-            "fdtd3d-yee-cpml"
+            "fdtd3d-yee-cpml",
+            "fdtd3d-yee-drude",
+            "fdtd3d-yee-drude",
+            "fdtd3d-yee-cpml-drude",
+            "fdtd3d-yee-cpml-drude"
         ]
     );
     assert!(stdout.contains("%copy"), "{stdout}");
@@ -456,9 +460,9 @@ fn solvers_suite_refuses_what_does_not_apply() {
 fn fdtd_suite_times_the_fdtd_step_alone() {
     let (v, stdout) = cpu_bench(&["--suite", "fdtd", "--size", "32"]);
     let rows = v["solvers"].as_array().expect("rows");
-    // On the CPU only (the tests run with the CPU backend): the PEC and the CPML box, f32 and
-    // f64 each.
-    assert_eq!(rows.len(), 4, "{stdout}");
+    // On the CPU only (the tests run with the CPU backend): the PEC and the CPML box, without
+    // and with a Drude sphere, f32 and f64 each.
+    assert_eq!(rows.len(), 8, "{stdout}");
     let cases: Vec<&str> = rows.iter().map(|r| r["case"].as_str().unwrap()).collect();
     assert_eq!(
         cases,
@@ -466,7 +470,11 @@ fn fdtd_suite_times_the_fdtd_step_alone() {
             "fdtd3d-yee",
             "fdtd3d-yee",
             "fdtd3d-yee-cpml",
-            "fdtd3d-yee-cpml"
+            "fdtd3d-yee-cpml",
+            "fdtd3d-yee-drude",
+            "fdtd3d-yee-drude",
+            "fdtd3d-yee-cpml-drude",
+            "fdtd3d-yee-cpml-drude"
         ]
     );
     for r in rows {
