@@ -78,6 +78,11 @@ impl<T: Scalar> FdtdCpu<T> {
         &self.sim
     }
 
+    /// The simulation, to step on its own (without the stepper's checks after each call).
+    pub fn into_sim(self) -> Fdtd<T> {
+        self.sim
+    }
+
     fn arrays(f: &Fields<T>) -> [&[T]; 6] {
         [&f.ex, &f.ey, &f.ez, &f.hx, &f.hy, &f.hz]
     }
