@@ -231,8 +231,8 @@ pub fn cases(quick: bool) -> Vec<CheckCase> {
 }
 
 /// The cases of a folder of case files (the repository's `examples/cases`) that the GPU
-/// steppers run, at their own sizes and precisions (FDTD cases with dispersive media, plane
-/// waves, DFT monitors or flux planes run on the CPU only and are left out).
+/// steppers run, at their own sizes and precisions (FDTD cases with plane waves run on the
+/// CPU only and are left out).
 pub fn example_cases(dir: &std::path::Path) -> Result<Vec<CheckCase>> {
     let mut paths: Vec<_> = std::fs::read_dir(dir)
         .map_err(crate::error::io_err(dir))?
@@ -329,6 +329,15 @@ pub fn compare(case: &CheckCase, make: MakeStepper<'_>) -> CheckResult {
                 field_err = f64::INFINITY;
             }
         }
+        // Spectra are sums of the fields over the steps: compared on the scale of each monitor.
+        let (want_sp, got_sp) = (want.spectra()?, got.spectra()?);
+        if want_sp.len() != got_sp.len() {
+            field_err = f64::INFINITY;
+        }
+        for (g, w) in got_sp.iter().zip(&want_sp) {
+            let flat = |m: &crate::fdtd::DftMonitor| [m.re.clone(), m.im.clone()].concat();
+            field_err = field_err.max(relative_error(&flat(g), &flat(w)));
+        }
         // Traces are samples of the field: compared on the field's scale, not their own (a
         // receiver the wave has not reached holds values near zero whose rounding differs).
         let field_scale = want_field.iter().fold(0.0f64, |m, v| m.max(v.abs()));
@@ -368,6 +377,7 @@ pub fn resume(case: &CheckCase, make: MakeStepper<'_>) -> CheckResult {
         let (fa, fb) = (a.field()?, b.field()?);
         let same = fa.iter().zip(&fb).all(|(x, y)| x.to_bits() == y.to_bits())
             && a.traces() == b.traces()
+            && a.spectra()? == b.spectra()?
             && a.step() == b.step();
         Ok(if same {
             0.0
@@ -521,6 +531,18 @@ mod tests {
         results.extend(run_temporal(&temporal_cases(), &mut |_, _| {}));
         let failed: Vec<_> = results.iter().filter(|r| !r.passed).collect();
         assert!(failed.is_empty(), "{failed:#?}");
+    }
+
+    /// Monitors and flux planes are in the cases every stepper must pass (a case the monitors
+    /// made invalid would be left out silently).
+    #[test]
+    fn some_fdtd_cases_carry_monitors_and_flux_planes() {
+        let cases = cases(true);
+        let with = cases
+            .iter()
+            .filter(|c| matches!(&c.setup, Setup::Fdtd(f) if !f.monitors.is_empty() && !f.fluxes.is_empty()))
+            .count();
+        assert!(with >= 4, "{with} cases (two setups, two precisions)");
     }
 
     #[test]

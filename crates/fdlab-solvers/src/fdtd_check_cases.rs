@@ -97,6 +97,37 @@ fn setup(
     })
 }
 
+/// `s` with running DFT monitors: the tangential E on the z plane `z` and H and E on the x
+/// plane `x`, at two frequencies each, and a flux plane along y at `y` (node index); the
+/// frequencies are the lowest and highest that 10 cells per wavelength and a run of 30 steps
+/// allow on the cases' spacing.
+fn with_monitors(mut s: FdtdSetup, [x, y, z]: [usize; 3]) -> Result<FdtdSetup> {
+    use crate::fdtd::{FluxSpec, MonitorSpec};
+    let frequencies = vec![0.07, 0.075];
+    s.monitors = vec![
+        MonitorSpec {
+            axis: 2,
+            index: z,
+            components: vec![],
+            frequencies: frequencies.clone(),
+        },
+        MonitorSpec {
+            axis: 0,
+            index: x,
+            components: vec![Component::Hy, Component::Ez, Component::Hz],
+            frequencies: frequencies.clone(),
+        },
+    ];
+    s.fluxes = vec![FluxSpec {
+        axis: 1,
+        index: y,
+        frequencies,
+    }];
+    // Checked as a run would check them (a test requires the cases that carry them).
+    crate::fdtd::FdtdCpu::<f64>::new(&s)?;
+    Ok(s)
+}
+
 /// The cases with their names (without the precision and the shape).
 pub(crate) fn cases(rng: &mut SmallRng) -> Vec<(String, FdtdSetup)> {
     let spacing = [1.0, 0.8, 1.3];
@@ -135,7 +166,8 @@ pub(crate) fn cases(rng: &mut SmallRng) -> Vec<(String, FdtdSetup)> {
     push(
         "PEC dielectric, lossy and PEC boxes Ex",
         grid([19, 13, 11], [Boundary::Pec; 3])
-            .and_then(|g| setup(g, b1, [9, 6, 5], [3, 2, 8], Component::Ex)),
+            .and_then(|g| setup(g, b1, [9, 6, 5], [3, 2, 8], Component::Ex))
+            .and_then(|s| with_monitors(s, [7, 4, 6])),
     );
     let b2 = vec![medium(
         rng,
@@ -187,7 +219,8 @@ pub(crate) fn cases(rng: &mut SmallRng) -> Vec<(String, FdtdSetup)> {
                 Boundary::Cpml(cpml),
             ],
         )
-        .and_then(|g| setup(g, b4, [11, 8, 9], [7, 6, 12], Component::Hx)),
+        .and_then(|g| setup(g, b4, [11, 8, 9], [7, 6, 12], Component::Hx))
+        .and_then(|s| with_monitors(s, [9, 8, 10])),
     );
     let b5 = vec![CellBox {
         drude: Some(crate::fdtd::Drude {

@@ -684,7 +684,7 @@ impl Outputs {
                 &self.dir,
                 self.dt,
                 s.traces(),
-                s.spectra(),
+                &s.spectra()?,
             );
         }
         let tr = s.traces();

@@ -114,9 +114,10 @@ pub trait Stepper: Send {
     fn save_state(&self) -> Result<Vec<StatePart>>;
     /// Restore what [`Stepper::save_state`] wrote, at step `step`.
     fn restore_state(&mut self, step: u64, parts: &[StatePart]) -> Result<()>;
-    /// Running DFT monitors (fdtd only; none elsewhere).
-    fn spectra(&self) -> &[crate::fdtd::DftMonitor] {
-        &[]
+    /// The running DFT monitors' spectra so far (fdtd only; none elsewhere). Fails only
+    /// when a device copy fails.
+    fn spectra(&self) -> Result<Vec<crate::fdtd::DftMonitor>> {
+        Ok(vec![])
     }
     /// Grid points updated per step.
     fn cells(&self) -> usize;

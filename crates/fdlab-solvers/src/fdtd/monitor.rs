@@ -148,6 +148,11 @@ impl DftMonitor {
         }
     }
 
+    /// Storage index of every plane point, `a`-major.
+    pub(crate) fn cells(&self) -> &[usize] {
+        &self.cells
+    }
+
     /// Number of accumulated values (`frequencies × components × n_a × n_b`), each complex.
     pub fn len(&self) -> usize {
         self.re.len()

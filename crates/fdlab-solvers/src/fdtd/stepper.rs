@@ -217,8 +217,8 @@ impl<T: Scalar> Stepper for FdtdCpu<T> {
         Ok(())
     }
 
-    fn spectra(&self) -> &[super::DftMonitor] {
-        self.sim.monitors()
+    fn spectra(&self) -> Result<Vec<super::DftMonitor>> {
+        Ok(self.sim.monitors().to_vec())
     }
 
     fn cells(&self) -> usize {

@@ -10,11 +10,13 @@
 //! Media come in as the CPU simulation's per-cell coefficients `ca`, `cb` (dielectric, lossy
 //! and PEC cells alike) and its CPML profiles, so both steppers apply the same numbers.
 //! Drude, Lorentz and Debye media add small kernels over their cells (their currents or
-//! polarizations before the step, their terms after the E update). Plane waves, DFT and flux
-//! monitors run on the CPU only: [`check_supported`] names the first one a case uses.
+//! polarizations before the step, their terms after the E update). DFT and flux monitors
+//! accumulate on the device after each step ([`super::fdtd_monitors`]). Plane waves run on
+//! the CPU only: [`check_supported`] refuses a case that has them.
 
 use super::fdtd_fused;
 use super::fdtd_kernels::{self, FdtdSpec};
+use super::fdtd_monitors::DeviceMonitors;
 use super::kernels::Launch;
 use super::{cuda_type, driver, launch_config, precision_of, tag, Gpu};
 use crate::fdtd::{Component, FdtdCpu, FdtdSetup, Waveform};
@@ -29,10 +31,7 @@ use std::sync::Arc;
 /// `Ok` when the GPU stepper runs every feature of `s`, else an [`Error::Invalid`] naming the
 /// first one it does not (the CPU stepper runs them all). Needs no GPU.
 pub fn check_supported(s: &FdtdSetup) -> Result<()> {
-    let feature = (!s.plane_waves.is_empty())
-        .then_some("plane waves (TFSF)")
-        .or((!s.monitors.is_empty()).then_some("DFT monitors"))
-        .or((!s.fluxes.is_empty()).then_some("flux monitors"));
+    let feature = (!s.plane_waves.is_empty()).then_some("plane waves (TFSF)");
     match feature {
         Some(f) => Err(Error::Invalid(format!(
             "the GPU FDTD stepper does not run {f} yet: use --backend cpu, which runs them"
@@ -142,6 +141,8 @@ pub struct FdtdGpu<T: CudaScalar> {
     drude: Option<DrudeCells>,
     poles: Option<PoleCells>,
     points: Option<Points>,
+    /// Running DFT monitors (flux planes among them).
+    monitors: Option<DeviceMonitors>,
     traces: Vec<Vec<f64>>,
     dt: f64,
     step: u64,
@@ -322,6 +323,10 @@ impl<T: CudaScalar> FdtdGpu<T> {
             }
             None => None,
         };
+        let monitors = match &src.dft {
+            Some(k) => DeviceMonitors::new(&gpu, gpu.kernel(k)?, sim.monitors())?,
+            None => None,
+        };
         let points = match &src.after {
             Some(after) => Some(Points::new(&gpu, after, s, g)?),
             None => None,
@@ -348,6 +353,7 @@ impl<T: CudaScalar> FdtdGpu<T> {
             drude,
             poles,
             points,
+            monitors,
             traces: vec![Vec::new(); s.probes.len()],
             dt: s.dt,
             step: 0,
@@ -648,6 +654,8 @@ pub(super) struct FdtdSources {
     pub poles: Option<(CudaSource, CudaSource)>,
     /// Sources and probes, when the case has any.
     pub after: Option<CudaSource>,
+    /// The running DFTs' accumulation, when the case has monitors or flux planes.
+    pub dft: Option<CudaSource>,
 }
 
 impl FdtdSources {
@@ -656,6 +664,7 @@ impl FdtdSources {
             .into_iter()
             .chain(self.fused_core)
             .chain(self.after)
+            .chain(self.dft)
             .chain(self.drude.into_iter().flat_map(|(a, b)| [a, b]))
             .chain(self.poles.into_iter().flat_map(|(a, b)| [a, b]))
             .collect()
@@ -767,6 +776,8 @@ pub(super) fn sources<T: CudaScalar>(s: &FdtdSetup) -> Result<FdtdSources> {
                 Launch { bx: 32, ..flat },
             )
         }),
+        dft: (!(s.monitors.is_empty() && s.fluxes.is_empty()))
+            .then(|| super::fdtd_monitors::source(ty, precision)),
     })
 }
 
@@ -849,8 +860,14 @@ impl<T: CudaScalar> Stepper for FdtdGpu<T> {
         if let Some(pt) = self.points.as_mut() {
             pt.prepare(&self.gpu, self.step, steps, self.dt)?;
         }
+        if let Some(m) = self.monitors.as_mut() {
+            m.prepare(&self.gpu, self.step, steps, self.dt)?;
+        }
         for i in 0..steps {
             self.queue_step(i, cfg)?;
+            if let Some(m) = self.monitors.as_mut() {
+                m.queue(&self.gpu, self.f.all(), i)?;
+            }
         }
         self.queue_scan(steps)?;
         let first = self.step;
@@ -882,6 +899,12 @@ impl<T: CudaScalar> Stepper for FdtdGpu<T> {
 
     fn traces(&self) -> &[Vec<f64>] {
         &self.traces
+    }
+
+    fn spectra(&self) -> Result<Vec<crate::fdtd::DftMonitor>> {
+        self.monitors
+            .as_ref()
+            .map_or(Ok(vec![]), |m| m.spectra(&self.gpu))
     }
 
     /// The CPU stepper's parts, so that either stepper resumes the other's checkpoints.
@@ -916,6 +939,9 @@ impl<T: CudaScalar> Stepper for FdtdGpu<T> {
                 pq.extend(self.gpu.download(&br.q)?.into_iter().take(n));
             }
             parts.push(("dispersion".into(), to_bytes(&pq)));
+        }
+        if let Some(m) = &self.monitors {
+            parts.push(("dft".into(), to_bytes(&m.state(&self.gpu)?)));
         }
         Ok(parts)
     }
@@ -955,6 +981,10 @@ impl<T: CudaScalar> Stepper for FdtdGpu<T> {
             get(parts, "dispersion", poles_len)?
         } else {
             Vec::new()
+        };
+        let dft: Vec<f64> = match &self.monitors {
+            Some(m) => get(parts, "dft", m.state_len())?,
+            None => Vec::new(),
         };
         // Everything read and checked: now overwrite the device state.
         for (dst, v) in self.f.all_mut().into_iter().zip(&fields) {
@@ -996,6 +1026,9 @@ impl<T: CudaScalar> Stepper for FdtdGpu<T> {
                 }
                 at += 2 * n;
             }
+        }
+        if let Some(m) = self.monitors.as_mut() {
+            m.restore(&self.gpu, &dft)?;
         }
         self.traces = (0..np).map(|i| tr[i * ns..(i + 1) * ns].to_vec()).collect();
         self.step = step;

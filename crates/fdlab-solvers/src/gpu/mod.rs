@@ -7,6 +7,7 @@ mod cpml_kernels;
 mod fdtd;
 mod fdtd_fused;
 mod fdtd_kernels;
+mod fdtd_monitors;
 mod heat;
 mod kernels;
 pub mod temporal;
