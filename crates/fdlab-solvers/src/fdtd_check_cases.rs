@@ -128,6 +128,42 @@ fn with_monitors(mut s: FdtdSetup, [x, y, z]: [usize; 3]) -> Result<FdtdSetup> {
     Ok(s)
 }
 
+/// `s` with plane waves through a TFSF box `lo ..= hi` (nodes): one along `axis` (backward when
+/// asked) polarized along `pol`, and when `second`, another along the next axis through the
+/// same box, so that edges and corners collect corrections from both.
+fn with_plane_waves(
+    mut s: FdtdSetup,
+    lo: [usize; 3],
+    hi: [usize; 3],
+    (axis, backward, pol): (usize, bool, Component),
+    second: bool,
+) -> Result<FdtdSetup> {
+    use crate::fdtd::PlaneWave;
+    let dt = s.dt;
+    let wave = |axis, backward, polarization, f0| PlaneWave {
+        axis,
+        backward,
+        polarization,
+        lo,
+        hi,
+        waveform: Waveform::ModulatedGaussian {
+            f0,
+            t0: 6.0 * dt,
+            tau: 3.0 * dt,
+        },
+        amplitude: 1.0,
+    };
+    let other = (axis + 1) % 3;
+    let other_pol = [Component::Ex, Component::Ey, Component::Ez][(other + 1) % 3];
+    s.plane_waves = vec![wave(axis, backward, pol, 0.1)];
+    if second {
+        s.plane_waves.push(wave(other, !backward, other_pol, 0.08));
+    }
+    // Checked as a run would check them (a test requires the cases that carry them).
+    crate::fdtd::FdtdCpu::<f64>::new(&s)?;
+    Ok(s)
+}
+
 /// The cases with their names (without the precision and the shape).
 pub(crate) fn cases(rng: &mut SmallRng) -> Vec<(String, FdtdSetup)> {
     let spacing = [1.0, 0.8, 1.3];
@@ -271,6 +307,33 @@ pub(crate) fn cases(rng: &mut SmallRng) -> Vec<(String, FdtdSetup)> {
         "PEC Lorentz and Debye boxes Ez",
         grid([18, 13, 9], [Boundary::Pec; 3])
             .and_then(|g| setup(g, b6, [8, 6, 4], [12, 2, 5], Component::Ez)),
+    );
+    // Plane waves need vacuum on both sides of the box's faces: a box around a dielectric
+    // sphere, and a plane source (a box open on every side but its entry face) over CPML.
+    let b7 = vec![medium(
+        rng,
+        Shape::Sphere {
+            center: [9.0, 6.8, 9.1],
+            radius: 1.8,
+        },
+        true,
+    )];
+    push(
+        "PEC TFSF box round a lossy sphere, two plane waves Ez",
+        grid([19, 17, 15], [Boundary::Pec; 3])
+            .and_then(|g| setup(g, b7, [3, 3, 3], [16, 14, 12], Component::Ez))
+            .and_then(|s| {
+                with_plane_waves(s, [4, 4, 3], [14, 13, 11], (1, true, Component::Ex), true)
+            }),
+    );
+    push(
+        "periodic x y, CPML z, plane sources Ey",
+        grid(
+            [9, 8, 24],
+            [Boundary::Periodic, Boundary::Periodic, Boundary::Cpml(cpml)],
+        )
+        .and_then(|g| setup(g, vec![], [4, 4, 17], [2, 6, 18], Component::Ey))
+        .and_then(|s| with_plane_waves(s, [0, 0, 8], [9, 8, 15], (2, false, Component::Ex), false)),
     );
     push(
         "periodic Drude sphere Ex",

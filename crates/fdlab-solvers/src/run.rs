@@ -184,8 +184,7 @@ fn check_out_dir(case: &Case, p: &Prepared, opts: &RunOptions) -> Result<()> {
     Ok(())
 }
 
-/// The GPU stepper for a prepared case; an FDTD case with a feature the GPU does not run
-/// is an error naming it (see [`crate::gpu::fdtd_supported`]).
+/// The GPU stepper for a prepared case.
 pub fn gpu_stepper(p: &Prepared, precision: PrecisionName) -> Result<Box<dyn Stepper>> {
     gpu_stepper_for(&p.setup, precision)
 }
@@ -203,8 +202,7 @@ pub fn gpu_stepper_for(setup: &Setup, precision: PrecisionName) -> Result<Box<dy
     })
 }
 
-/// The stepper `choice` asks for. `Auto` takes the GPU when one is usable and runs the case
-/// (FDTD cases with features the GPU does not run go to the CPU silently), and says on stderr
+/// The stepper `choice` asks for. `Auto` takes the GPU when one is usable, and says on stderr
 /// why it falls back to the CPU when a GPU is present but fails.
 pub fn stepper(
     p: &Prepared,
@@ -215,11 +213,7 @@ pub fn stepper(
         BackendChoice::Cpu => cpu_stepper(p, precision),
         BackendChoice::Cuda => gpu_stepper(p, precision),
         BackendChoice::Auto => {
-            let cpu_only = match &p.setup {
-                Setup::Fdtd(s) => crate::gpu::fdtd_supported(s).is_err(),
-                _ => false,
-            };
-            if cpu_only || crate::gpu::available().is_err() {
+            if crate::gpu::available().is_err() {
                 return cpu_stepper(p, precision);
             }
             gpu_stepper(p, precision).or_else(|e| {

@@ -1,6 +1,6 @@
 //! The GPU steppers' kernels compile with NVRTC for sm_90 without a GPU: every boundary,
 //! dimension, precision and coefficient kind of the conformance cases (FDTD included), the
-//! example cases (FDTD ones where the GPU runs them) and the benchmark's. NVRTC comes from PyPI (see `scripts/test.sh`); without it the test fails
+//! example cases and the benchmark's. NVRTC comes from PyPI (see `scripts/test.sh`); without it the test fails
 //! when `FDLAB_REQUIRE_NVRTC=1` (CI) and says that it skipped otherwise.
 
 use fdlab_cuda::nvrtc;
@@ -41,12 +41,6 @@ fn every_solver_kernel_compiles_for_sm_90() {
         if path.extension().is_some_and(|e| e == "toml") {
             let case = fdlab_solvers::Case::load(&path).unwrap_or_else(|e| panic!("{e}"));
             let p = fdlab_solvers::setup::prepare(&case).unwrap_or_else(|e| panic!("{e}"));
-            // FDTD cases with CPU-only features fall back to the CPU: no kernels to compile.
-            if let Setup::Fdtd(f) = &p.setup {
-                if fdlab_solvers::gpu::fdtd_supported(f).is_err() {
-                    continue;
-                }
-            }
             setups.push((p.setup, case.spec.precision));
         }
     }

@@ -73,7 +73,7 @@ mod output;
 mod probe;
 mod source;
 mod stepper;
-mod tfsf;
+pub(crate) mod tfsf;
 mod update;
 
 pub use case::{FdtdSetup, FdtdSpec};
@@ -212,6 +212,12 @@ impl<T: Scalar> Fdtd<T> {
     /// the fields.
     pub fn plane_wave_state(&self) -> Vec<f64> {
         self.plane_waves.state()
+    }
+
+    /// The plane waves (their lines as they stand), for a stepper that applies their
+    /// corrections itself.
+    pub(crate) fn plane_waves(&self) -> &tfsf::PlaneWaves {
+        &self.plane_waves
     }
 
     /// Put back what [`Fdtd::plane_wave_state`] returned (after [`Fdtd::restore`], which

@@ -381,6 +381,45 @@ fn for_plane(grid: &Grid, b: usize, i: usize, mut f: impl FnMut([usize; 3])) {
     }
 }
 
+/// One correction of a stepper that applies them itself (the GPU's): `field[cell] += k ·
+/// incident[slot]` after the H update, `field[cell] += (cb[cell] · k) · incident[slot]` after
+/// the E update, each rounded to the field's type, in the CPU's order.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Correction {
+    pub component: Component,
+    pub cell: usize,
+    /// `Δt · coef` after the H update, `coef` after the E update.
+    pub k: f64,
+    /// The incident value's index in a step's row of [`PlaneWaves::step_lines`].
+    pub slot: usize,
+}
+
+/// Every correction of a simulation's plane waves and the line nodes their incident values
+/// come from: see [`PlaneWaves::plan`].
+#[derive(Debug, Clone, Default)]
+pub(crate) struct IncidentPlan {
+    /// After the H update, in the CPU's order.
+    pub h: Vec<Correction>,
+    /// After the E update, in the CPU's order.
+    pub e: Vec<Correction>,
+    /// Per slot of the H corrections' row: (wave, line node whose `e` it is).
+    nodes_h: Vec<(usize, usize)>,
+    /// Per slot of the E corrections' row: (wave, line half node whose `h` it is).
+    nodes_e: Vec<(usize, usize)>,
+}
+
+impl IncidentPlan {
+    /// Values in a step's row for the H corrections.
+    pub(crate) fn slots_h(&self) -> usize {
+        self.nodes_h.len()
+    }
+
+    /// Values in a step's row for the E corrections.
+    pub(crate) fn slots_e(&self) -> usize {
+        self.nodes_e.len()
+    }
+}
+
 /// Every plane wave of a simulation, advanced together.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct PlaneWaves(Vec<Injector>);
@@ -440,6 +479,68 @@ impl PlaneWaves {
         for w in &mut self.0 {
             w.line.e.fill(0.0);
             w.line.h.fill(0.0);
+        }
+    }
+
+    /// The corrections of every wave, for a stepper that applies them itself while
+    /// [`PlaneWaves::step_lines`] advances the incident lines: the lines do not depend on the
+    /// grid's fields, so their values for a whole call can be computed ahead. Each distinct
+    /// line node a wave's corrections read gets one slot.
+    pub(crate) fn plan(&self, dt: f64) -> IncidentPlan {
+        let mut plan = IncidentPlan::default();
+        for (wi, w) in self.0.iter().enumerate() {
+            let slot = |nodes: &mut Vec<(usize, usize)>, line: usize| {
+                let key = (wi, line);
+                nodes.iter().position(|&n| n == key).unwrap_or_else(|| {
+                    nodes.push(key);
+                    nodes.len() - 1
+                })
+            };
+            for f in &w.fix_h {
+                let s = slot(&mut plan.nodes_h, f.line);
+                plan.h.push(Correction {
+                    component: f.component,
+                    cell: f.cell,
+                    k: dt * f.coef,
+                    slot: s,
+                });
+            }
+            for f in &w.fix_e {
+                let s = slot(&mut plan.nodes_e, f.line);
+                plan.e.push(Correction {
+                    component: f.component,
+                    cell: f.cell,
+                    k: f.coef,
+                    slot: s,
+                });
+            }
+        }
+        plan
+    }
+
+    /// One step of the lines alone, as [`PlaneWaves::after_h`] and [`PlaneWaves::after_e`]
+    /// advance them: appends the row the H corrections of this step read (`e` before the
+    /// lines' H update) to `h`, and the row the E corrections read (the incident `H`, after
+    /// it) to `e`. `t` is the time E reaches.
+    pub(crate) fn step_lines(
+        &mut self,
+        plan: &IncidentPlan,
+        t: f64,
+        h: &mut Vec<f64>,
+        e: &mut Vec<f64>,
+    ) {
+        h.extend(plan.nodes_h.iter().map(|&(w, m)| self.0[w].line.e[m]));
+        for w in &mut self.0 {
+            w.line.advance_h();
+        }
+        e.extend(
+            plan.nodes_e
+                .iter()
+                .map(|&(w, m)| self.0[w].h_sign * self.0[w].line.h[m]),
+        );
+        for w in &mut self.0 {
+            let s = w.wave.amplitude * w.wave.waveform.value(t + w.lead);
+            w.line.advance_e(s);
         }
     }
 }

@@ -11,34 +11,24 @@
 //! and PEC cells alike) and its CPML profiles, so both steppers apply the same numbers.
 //! Drude, Lorentz and Debye media add small kernels over their cells (their currents or
 //! polarizations before the step, their terms after the E update). DFT and flux monitors
-//! accumulate on the device after each step ([`super::fdtd_monitors`]). Plane waves run on
-//! the CPU only: [`check_supported`] refuses a case that has them.
+//! accumulate on the device after each step ([`super::fdtd_monitors`]); plane waves correct
+//! the fields after each half step ([`super::fdtd_tfsf`]), so a case with them runs the two
+//! half-step kernels.
 
 use super::fdtd_fused;
 use super::fdtd_kernels::{self, FdtdSpec};
 use super::fdtd_monitors::DeviceMonitors;
+use super::fdtd_tfsf::DeviceWaves;
 use super::kernels::Launch;
 use super::{cuda_type, driver, launch_config, precision_of, tag, Gpu};
 use crate::fdtd::{Component, FdtdCpu, FdtdSetup, Waveform};
 use crate::layout::to_bytes;
 use crate::stepper::{StatePart, Stepper};
-use crate::{Error, Result};
+use crate::Result;
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use fdlab_cuda::codegen::CudaSource;
 use fdlab_cuda::{CudaScalar, Kernel};
 use std::sync::Arc;
-
-/// `Ok` when the GPU stepper runs every feature of `s`, else an [`Error::Invalid`] naming the
-/// first one it does not (the CPU stepper runs them all). Needs no GPU.
-pub fn check_supported(s: &FdtdSetup) -> Result<()> {
-    let feature = (!s.plane_waves.is_empty()).then_some("plane waves (TFSF)");
-    match feature {
-        Some(f) => Err(Error::Invalid(format!(
-            "the GPU FDTD stepper does not run {f} yet: use --backend cpu, which runs them"
-        ))),
-        None => Ok(()),
-    }
-}
 
 /// The six components on the device.
 struct DeviceFields<T> {
@@ -122,8 +112,7 @@ struct Points {
     rows: CudaSlice<f64>,
 }
 
-/// GPU FDTD stepper with the semantics of [`FdtdCpu`] for the cases [`check_supported`]
-/// accepts.
+/// GPU FDTD stepper with the semantics of [`FdtdCpu`].
 pub struct FdtdGpu<T: CudaScalar> {
     gpu: Gpu,
     n: [usize; 3],
@@ -143,6 +132,8 @@ pub struct FdtdGpu<T: CudaScalar> {
     points: Option<Points>,
     /// Running DFT monitors (flux planes among them).
     monitors: Option<DeviceMonitors>,
+    /// Plane waves.
+    waves: Option<DeviceWaves>,
     traces: Vec<Vec<f64>>,
     dt: f64,
     step: u64,
@@ -251,7 +242,6 @@ impl<T: CudaScalar> FdtdGpu<T> {
     /// Checks the case (features, then the CPU simulation's own checks), opens the first
     /// GPU, compiles the kernels and uploads the coefficients.
     pub fn new(s: &FdtdSetup) -> Result<Self> {
-        check_supported(s)?;
         // The CPU simulation validates sources, probes and boxes and computes the per-cell
         // coefficients and CPML profiles; the GPU takes them as they are.
         let cpu = FdtdCpu::<T>::new(s)?;
@@ -327,11 +317,16 @@ impl<T: CudaScalar> FdtdGpu<T> {
             Some(k) => DeviceMonitors::new(&gpu, gpu.kernel(k)?, sim.monitors())?,
             None => None,
         };
+        let waves = match &src.tfsf {
+            Some(k) => DeviceWaves::new(&gpu, gpu.kernel(k)?, sim.plane_waves(), s.dt)?,
+            None => None,
+        };
         let points = match &src.after {
             Some(after) => Some(Points::new(&gpu, after, s, g)?),
             None => None,
         };
-        let fused = if fused_wanted() {
+        // Plane waves correct H between the half steps, which the one pass does not stop at.
+        let fused = if fused_wanted() && s.plane_waves.is_empty() {
             let thickness = s.grid.boundary.map(|b| b.cpml().map(|p| p.thickness));
             Fused::new(&gpu, &src, g.n, thickness, &cpml)?
         } else {
@@ -354,6 +349,7 @@ impl<T: CudaScalar> FdtdGpu<T> {
             poles,
             points,
             monitors,
+            waves,
             traces: vec![Vec::new(); s.probes.len()],
             dt: s.dt,
             step: 0,
@@ -462,6 +458,9 @@ impl<T: CudaScalar> FdtdGpu<T> {
             // kernel was generated with); every array holds the grid's cells or an axis's slab
             // and profile, and each thread writes only its own cells.
             unsafe { b.launch(cfg) }.map_err(driver("cuLaunchKernel"))?;
+            if let Some(w) = &self.waves {
+                w.queue(&self.gpu, f.all_mut(), &self.cb, i, false)?;
+            }
             let mut b = stream.launch_builder(self.e_kernel.function());
             b.arg(&mut f.ex).arg(&mut f.ey).arg(&mut f.ez);
             b.arg(&f.hx).arg(&f.hy).arg(&f.hz);
@@ -473,6 +472,9 @@ impl<T: CudaScalar> FdtdGpu<T> {
             }
             // SAFETY: as above.
             unsafe { b.launch(cfg) }.map_err(driver("cuLaunchKernel"))?;
+            if let Some(w) = &self.waves {
+                w.queue(&self.gpu, f.all_mut(), &self.cb, i, true)?;
+            }
         }
         if let Some(d) = &self.drude {
             let es = [&mut f.ex, &mut f.ey, &mut f.ez];
@@ -656,6 +658,8 @@ pub(super) struct FdtdSources {
     pub after: Option<CudaSource>,
     /// The running DFTs' accumulation, when the case has monitors or flux planes.
     pub dft: Option<CudaSource>,
+    /// The plane waves' corrections, when the case has plane waves.
+    pub tfsf: Option<CudaSource>,
 }
 
 impl FdtdSources {
@@ -665,15 +669,15 @@ impl FdtdSources {
             .chain(self.fused_core)
             .chain(self.after)
             .chain(self.dft)
+            .chain(self.tfsf)
             .chain(self.drude.into_iter().flat_map(|(a, b)| [a, b]))
             .chain(self.poles.into_iter().flat_map(|(a, b)| [a, b]))
             .collect()
     }
 }
 
-/// The kernels of `s` in `T`, or why the GPU does not run it.
+/// The kernels of `s` in `T`.
 pub(super) fn sources<T: CudaScalar>(s: &FdtdSetup) -> Result<FdtdSources> {
-    check_supported(s)?;
     let ty = cuda_type::<T>();
     let precision = precision_of::<T>();
     let l = launch();
@@ -778,6 +782,7 @@ pub(super) fn sources<T: CudaScalar>(s: &FdtdSetup) -> Result<FdtdSources> {
         }),
         dft: (!(s.monitors.is_empty() && s.fluxes.is_empty()))
             .then(|| super::fdtd_monitors::source(ty, precision)),
+        tfsf: (!s.plane_waves.is_empty()).then(|| super::fdtd_tfsf::source(ty, precision)),
     })
 }
 
@@ -863,6 +868,9 @@ impl<T: CudaScalar> Stepper for FdtdGpu<T> {
         if let Some(m) = self.monitors.as_mut() {
             m.prepare(&self.gpu, self.step, steps, self.dt)?;
         }
+        if let Some(w) = self.waves.as_mut() {
+            w.prepare(&self.gpu, self.step, steps, self.dt)?;
+        }
         for i in 0..steps {
             self.queue_step(i, cfg)?;
             if let Some(m) = self.monitors.as_mut() {
@@ -940,6 +948,9 @@ impl<T: CudaScalar> Stepper for FdtdGpu<T> {
             }
             parts.push(("dispersion".into(), to_bytes(&pq)));
         }
+        if let Some(w) = &self.waves {
+            parts.push(("plane_waves".into(), to_bytes(&w.state())));
+        }
         if let Some(m) = &self.monitors {
             parts.push(("dft".into(), to_bytes(&m.state(&self.gpu)?)));
         }
@@ -981,6 +992,10 @@ impl<T: CudaScalar> Stepper for FdtdGpu<T> {
             get(parts, "dispersion", poles_len)?
         } else {
             Vec::new()
+        };
+        let lines: Vec<f64> = match &self.waves {
+            Some(w) => get(parts, "plane_waves", w.state_len())?,
+            None => Vec::new(),
         };
         let dft: Vec<f64> = match &self.monitors {
             Some(m) => get(parts, "dft", m.state_len())?,
@@ -1029,6 +1044,9 @@ impl<T: CudaScalar> Stepper for FdtdGpu<T> {
         }
         if let Some(m) = self.monitors.as_mut() {
             m.restore(&self.gpu, &dft)?;
+        }
+        if let Some(w) = self.waves.as_mut() {
+            w.restore(&lines);
         }
         self.traces = (0..np).map(|i| tr[i * ns..(i + 1) * ns].to_vec()).collect();
         self.step = step;

@@ -8,6 +8,7 @@ mod fdtd;
 mod fdtd_fused;
 mod fdtd_kernels;
 mod fdtd_monitors;
+mod fdtd_tfsf;
 mod heat;
 mod kernels;
 pub mod temporal;
@@ -15,7 +16,7 @@ mod temporal_kernel;
 mod tiled;
 mod wave;
 
-pub use fdtd::{check_supported as fdtd_supported, FdtdGpu};
+pub use fdtd::FdtdGpu;
 pub use heat::HeatGpu;
 pub use wave::WaveGpu;
 
@@ -349,8 +350,7 @@ fn source(stem: &str, body: &str, precision: Precision, l: Launch) -> CudaSource
 }
 
 /// Every kernel the GPU stepper of `setup` compiles, generated without a GPU (so that they
-/// can be compiled with NVRTC anywhere). An FDTD case with a feature the GPU does not run
-/// (see [`fdtd_supported`]) is an error.
+/// can be compiled with NVRTC anywhere).
 pub fn kernel_sources(
     setup: &crate::setup::Setup,
     precision: crate::case::PrecisionName,

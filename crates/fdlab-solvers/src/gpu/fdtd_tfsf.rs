@@ -1,0 +1,231 @@
+//! Plane waves (TFSF) of the GPU FDTD stepper. The incident lines do not depend on the grid's
+//! fields, so the host advances them for a whole call ahead and uploads, per step, the few
+//! line values the corrections read; after each half step a kernel applies the corrections.
+//! Corrections that hit the same cell (edges and corners of the box, several waves) go to one
+//! thread, in the CPU's order and with its roundings, so the fields match the CPU's.
+
+use super::{driver, Gpu};
+use crate::fdtd::tfsf::{Correction, IncidentPlan, PlaneWaves};
+use crate::fdtd::Component;
+use crate::Result;
+use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use fdlab_core::Precision;
+use fdlab_cuda::codegen::CudaSource;
+use fdlab_cuda::{CudaScalar, Kernel};
+use std::sync::Arc;
+
+/// The kernel for fields of C type `ty`: one thread per corrected cell, its corrections in
+/// order, each added in f64 and rounded to the field's type as the CPU does.
+pub(super) fn source(ty: &str, precision: Precision) -> CudaSource {
+    let body = format!(
+        "extern \"C\" __global__ void @NAME@({ty}* __restrict__ ex, {ty}* __restrict__ ey,\n\
+         \x20   {ty}* __restrict__ ez, {ty}* __restrict__ hx, {ty}* __restrict__ hy,\n\
+         \x20   {ty}* __restrict__ hz, const {ty}* __restrict__ cb, const int* __restrict__ comp,\n\
+         \x20   const long long* __restrict__ cell, const int* __restrict__ start,\n\
+         \x20   const double* __restrict__ k, const int* __restrict__ slot,\n\
+         \x20   const double* __restrict__ row, const int n, const int with_cb) {{\n\
+         \x20 {ty}* const f[6] = {{ex, ey, ez, hx, hy, hz}};\n\
+         \x20 for (int g = blockIdx.x * blockDim.x + threadIdx.x; g < n; g += gridDim.x * blockDim.x) {{\n\
+         \x20   {ty}* const a = f[comp[g]];\n\
+         \x20   const long long c = cell[g];\n\
+         \x20   double v = (double)a[c];\n\
+         \x20   for (int j = start[g]; j < start[g + 1]; ++j) {{\n\
+         \x20     // H: (Δt·coef)·e; E: (cb·coef)·h, as the CPU multiplies.\n\
+         \x20     const double term = with_cb ? __dmul_rn(__dmul_rn((double)cb[c], k[j]), row[slot[j]])\n\
+         \x20                                 : __dmul_rn(k[j], row[slot[j]]);\n\
+         \x20     v = (double)({ty})__dadd_rn(v, term);\n\
+         \x20   }}\n\
+         \x20   a[c] = ({ty})v;\n\
+         \x20 }}\n\
+         }}\n"
+    );
+    let launch = super::kernels::Launch {
+        bx: 256,
+        by: 1,
+        chunk: 1,
+        ahead: 0,
+        vec: 1,
+        tile: false,
+        unroll: 0,
+    };
+    super::source("fdtd_tfsf", &body, precision, launch)
+}
+
+/// The corrections of one half step on the device, grouped by the cell they hit.
+struct Group {
+    comp: CudaSlice<i32>,
+    cell: CudaSlice<i64>,
+    /// Group `g`'s corrections are `start[g] .. start[g + 1]`.
+    start: CudaSlice<i32>,
+    k: CudaSlice<f64>,
+    slot: CudaSlice<i32>,
+    /// Groups.
+    n: i32,
+}
+
+impl Group {
+    fn new(gpu: &Gpu, list: &[Correction]) -> Result<Group> {
+        // Groups in the order of their first correction; within a group, the list's order.
+        let mut index = std::collections::HashMap::new();
+        let mut groups: Vec<Vec<&Correction>> = Vec::new();
+        for c in list {
+            let g = *index
+                .entry((component(c.component), c.cell))
+                .or_insert_with(|| {
+                    groups.push(Vec::new());
+                    groups.len() - 1
+                });
+            groups[g].push(c);
+        }
+        let mut start = vec![0i32];
+        let (mut comp, mut cell, mut k, mut slot) = (vec![], vec![], vec![], vec![]);
+        for g in &groups {
+            comp.push(component(g[0].component));
+            cell.push(g[0].cell as i64);
+            for c in g {
+                k.push(c.k);
+                slot.push(c.slot as i32);
+            }
+            start.push(k.len() as i32);
+        }
+        // Empty lists still need valid pointers: one unused element.
+        let or_one = |v: Vec<i32>| if v.is_empty() { vec![0] } else { v };
+        Ok(Group {
+            n: groups.len() as i32,
+            comp: gpu.upload(&or_one(comp))?,
+            cell: gpu.upload(if cell.is_empty() { &[0] } else { &cell[..] })?,
+            start: gpu.upload(&start)?,
+            k: gpu.upload(if k.is_empty() { &[0.0] } else { &k[..] })?,
+            slot: gpu.upload(&or_one(slot))?,
+        })
+    }
+}
+
+/// The component's number in the kernels.
+fn component(c: Component) -> i32 {
+    match c {
+        Component::Ex => 0,
+        Component::Ey => 1,
+        Component::Ez => 2,
+        Component::Hx => 3,
+        Component::Hy => 4,
+        Component::Hz => 5,
+    }
+}
+
+/// The plane waves of a GPU FDTD stepper: the incident lines on the host, the corrections on
+/// the device.
+pub(super) struct DeviceWaves {
+    kernel: Arc<Kernel>,
+    lines: PlaneWaves,
+    plan: IncidentPlan,
+    h: Group,
+    e: Group,
+    /// The incident values of each step of the current call, a row per step.
+    rows_h: CudaSlice<f64>,
+    rows_e: CudaSlice<f64>,
+}
+
+impl DeviceWaves {
+    /// `lines` (a simulation's plane waves, as they stand) with their corrections on the
+    /// device; `None` without plane waves.
+    pub(super) fn new(
+        gpu: &Gpu,
+        kernel: Arc<Kernel>,
+        lines: &PlaneWaves,
+        dt: f64,
+    ) -> Result<Option<Self>> {
+        if lines.is_empty() {
+            return Ok(None);
+        }
+        let plan = lines.plan(dt);
+        Ok(Some(DeviceWaves {
+            kernel,
+            h: Group::new(gpu, &plan.h)?,
+            e: Group::new(gpu, &plan.e)?,
+            rows_h: gpu.zeros(1)?,
+            rows_e: gpu.zeros(1)?,
+            lines: lines.clone(),
+            plan,
+        }))
+    }
+
+    /// Advances the lines over the `steps` steps after step `first` and uploads the values
+    /// their corrections read.
+    pub(super) fn prepare(&mut self, gpu: &Gpu, first: u64, steps: usize, dt: f64) -> Result<()> {
+        let (mut h, mut e) = (Vec::new(), Vec::new());
+        for i in 0..steps {
+            let t = (first + i as u64 + 1) as f64 * dt;
+            self.lines.step_lines(&self.plan, t, &mut h, &mut e);
+        }
+        for (v, buf) in [(h, &mut self.rows_h), (e, &mut self.rows_e)] {
+            if v.is_empty() {
+                continue;
+            }
+            if buf.len() < v.len() {
+                *buf = gpu.zeros(v.len())?;
+            }
+            gpu.stream
+                .memcpy_htod(&v, buf)
+                .map_err(driver("cuMemcpyHtoD"))?;
+        }
+        Ok(())
+    }
+
+    /// Queues step `i`'s corrections after the H update (`after_e` false) or after the E
+    /// update (true).
+    pub(super) fn queue<T: CudaScalar>(
+        &self,
+        gpu: &Gpu,
+        fields: [&mut CudaSlice<T>; 6],
+        cb: &CudaSlice<T>,
+        i: usize,
+        after_e: bool,
+    ) -> Result<()> {
+        let (g, rows, slots) = if after_e {
+            (&self.e, &self.rows_e, self.plan.slots_e())
+        } else {
+            (&self.h, &self.rows_h, self.plan.slots_h())
+        };
+        if g.n == 0 {
+            return Ok(());
+        }
+        let row = rows.slice(i * slots..(i + 1) * slots);
+        let with_cb = after_e as i32;
+        let mut b = gpu.stream.launch_builder(self.kernel.function());
+        for f in fields {
+            b.arg(f);
+        }
+        b.arg(cb)
+            .arg(&g.comp)
+            .arg(&g.cell)
+            .arg(&g.start)
+            .arg(&g.k)
+            .arg(&g.slot);
+        b.arg(&row).arg(&g.n).arg(&with_cb);
+        let cfg = LaunchConfig {
+            grid_dim: ((g.n as u32).div_ceil(256).clamp(1, 1024), 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: the arguments match the kernel above; every group's cell lies in the grid,
+        // its corrections' slots in this step's row, and no two groups hit the same cell.
+        unsafe { b.launch(cfg) }.map_err(driver("cuLaunchKernel"))?;
+        Ok(())
+    }
+
+    /// The lines, as the CPU stepper saves them.
+    pub(super) fn state(&self) -> Vec<f64> {
+        self.lines.state()
+    }
+
+    /// Values [`DeviceWaves::state`] returns.
+    pub(super) fn state_len(&self) -> usize {
+        self.lines.len()
+    }
+
+    /// Put back what [`DeviceWaves::state`] returned (its length checked by the caller).
+    pub(super) fn restore(&mut self, state: &[f64]) {
+        self.lines.set_state(state);
+    }
+}
