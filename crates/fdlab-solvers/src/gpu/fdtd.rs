@@ -24,7 +24,7 @@ use super::{cuda_type, driver, launch_config, precision_of, tag, Gpu};
 use crate::fdtd::{Component, FdtdCpu, FdtdSetup, Waveform};
 use crate::layout::to_bytes;
 use crate::stepper::{StatePart, Stepper};
-use crate::Result;
+use crate::{Error, Result};
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use fdlab_cuda::codegen::CudaSource;
 use fdlab_cuda::{CudaScalar, Kernel};
@@ -147,14 +147,48 @@ struct DrudeCells {
     branches: Vec<DrudeBranch>,
 }
 
-/// One E component's Drude cells on the device: storage cells, `kJ`, `βJ`, `J` (f64) and how
-/// many (the buffers hold one unused element when there are none).
+/// One E component's Drude cells on the device: storage cells, each cell's medium (an index
+/// into `kb`, the media's `(kJ, βJ)`), `J` (f64) and how many (the buffers hold one unused
+/// element when there are none).
 struct DrudeBranch {
-    cells: CudaSlice<i64>,
-    k: CudaSlice<f64>,
-    b: CudaSlice<f64>,
+    cells: CudaSlice<u32>,
+    medium: CudaSlice<u16>,
+    kb: CudaSlice<f64>,
     j: CudaSlice<f64>,
     n: i32,
+}
+
+/// A Drude branch's cells as 32-bit indices, each cell's medium as an index into the table
+/// of distinct `(kJ, βJ)` pairs (flattened), or an error when the grid or the media are too
+/// many for those widths.
+fn drude_lists(cells: &[usize], k: &[f64], b: &[f64]) -> Result<(Vec<u32>, Vec<u16>, Vec<f64>)> {
+    let idx = cells
+        .iter()
+        .map(|&c| u32::try_from(c))
+        .collect::<std::result::Result<Vec<u32>, _>>()
+        .map_err(|_| {
+            Error::Invalid(
+                "the GPU indexes Drude cells with 32 bits: use a grid of fewer than 2³² points"
+                    .into(),
+            )
+        })?;
+    let mut table: Vec<(u64, u64)> = Vec::new();
+    let mut medium = Vec::with_capacity(k.len());
+    for (&kk, &bb) in k.iter().zip(b) {
+        let key = (kk.to_bits(), bb.to_bits());
+        let m = table.iter().position(|&t| t == key).unwrap_or_else(|| {
+            table.push(key);
+            table.len() - 1
+        });
+        medium.push(u16::try_from(m).map_err(|_| {
+            Error::Invalid("more than 65536 distinct Drude media on the GPU".into())
+        })?);
+    }
+    let kb = table
+        .iter()
+        .flat_map(|&(kk, bb)| [f64::from_bits(kk), f64::from_bits(bb)])
+        .collect();
+    Ok((idx, medium, kb))
 }
 
 /// The Lorentz and Debye cells on the device, and their two kernels.
@@ -271,13 +305,13 @@ impl<T: CudaScalar> FdtdGpu<T> {
             Some((advance, apply)) => {
                 let mut branches = Vec::new();
                 for (cells, k, b, j) in sim.drude_cells().branches() {
+                    let (idx, medium, kb) = drude_lists(cells, k, b)?;
                     // Empty lists still need a valid pointer: one unused element.
                     let or_one = |v: &[f64]| if v.is_empty() { vec![0.0] } else { v.to_vec() };
-                    let idx: Vec<i64> = cells.iter().map(|&c| c as i64).collect();
                     branches.push(DrudeBranch {
                         cells: gpu.upload(if idx.is_empty() { &[0] } else { &idx[..] })?,
-                        k: gpu.upload(&or_one(k))?,
-                        b: gpu.upload(&or_one(b))?,
+                        medium: gpu.upload(if medium.is_empty() { &[0] } else { &medium[..] })?,
+                        kb: gpu.upload(&or_one(&kb))?,
                         j: gpu.upload(&or_one(j))?,
                         n: cells.len() as i32,
                     });
@@ -368,10 +402,11 @@ impl<T: CudaScalar> FdtdGpu<T> {
                     continue;
                 }
                 let mut b = stream.launch_builder(d.advance.function());
-                b.arg(e).arg(&br.cells).arg(&br.k).arg(&br.b);
+                b.arg(e).arg(&br.cells).arg(&br.medium).arg(&br.kb);
                 b.arg(&mut br.j).arg(&br.n);
                 // SAFETY: the arguments match the generated signature; `cells` holds `n`
-                // indices inside the grid and k, βJ and J `n` values each.
+                // indices inside the grid, `medium` `n` indices into `kb`'s pairs and J `n`
+                // values.
                 unsafe { b.launch(drude_config(br.n)) }.map_err(driver("cuLaunchKernel"))?;
             }
         }
@@ -1064,5 +1099,26 @@ impl<T: CudaScalar> Stepper for FdtdGpu<T> {
 
     fn backend(&self) -> &'static str {
         "cuda"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::drude_lists;
+
+    /// Each cell's medium points at its own `(kJ, βJ)`: the table holds each pair once.
+    #[test]
+    fn drude_lists_keep_every_cells_coefficients() {
+        let cells = [5usize, 9, 12, 40];
+        let k = [0.9, 0.8, 0.9, 0.8];
+        let b = [0.1, 0.2, 0.1, 0.3];
+        let (idx, medium, kb) = drude_lists(&cells, &k, &b).unwrap();
+        assert_eq!(idx, [5, 9, 12, 40]);
+        assert_eq!(kb.len(), 2 * 3);
+        for i in 0..4 {
+            let m = medium[i] as usize;
+            assert_eq!((kb[2 * m], kb[2 * m + 1]), (k[i], b[i]));
+        }
+        assert!(drude_lists(&[1 << 33], &[0.5], &[0.5]).is_err());
     }
 }

@@ -418,12 +418,15 @@ pub(crate) fn after_step(ty: &str) -> String {
 
 /// Drude currents before the step, `J = kJ·J + βJ·E` (E still at step n), one thread per
 /// dispersive cell of one E component; `J`, `kJ` and `βJ` in f64 as on the CPU, with the same
-/// roundings (no fused multiply-add).
+/// roundings (no fused multiply-add). Each cell names its medium's `(kJ, βJ)` in a small table
+/// rather than carrying both: the currents' lists are most of a dispersive step's traffic.
 pub(crate) fn drude_advance(ty: &str) -> String {
     format!(
-        "extern \"C\" __global__ void __launch_bounds__(256) @NAME@(const {ty}* __restrict__ e, const long long* __restrict__ cells, const double* __restrict__ k, const double* __restrict__ b, double* __restrict__ j, const int n) {{
-  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
-    j[i] = __dadd_rn(__dmul_rn(k[i], j[i]), __dmul_rn(b[i], (double)e[cells[i]]));
+        "extern \"C\" __global__ void __launch_bounds__(256) @NAME@(const {ty}* __restrict__ e, const unsigned int* __restrict__ cells, const unsigned short* __restrict__ medium, const double* __restrict__ kb, double* __restrict__ j, const int n) {{
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {{
+    const int m = medium[i];
+    j[i] = __dadd_rn(__dmul_rn(kb[2 * m], j[i]), __dmul_rn(kb[2 * m + 1], (double)e[cells[i]]));
+  }}
 }}
 "
     )
@@ -433,9 +436,9 @@ pub(crate) fn drude_advance(ty: &str) -> String {
 /// E component, rounded as on the CPU.
 pub(crate) fn drude_apply(ty: &str) -> String {
     format!(
-        "extern \"C\" __global__ void __launch_bounds__(256) @NAME@({ty}* __restrict__ e, const {ty}* __restrict__ cb, const long long* __restrict__ cells, const double* __restrict__ j, const int n) {{
+        "extern \"C\" __global__ void __launch_bounds__(256) @NAME@({ty}* __restrict__ e, const {ty}* __restrict__ cb, const unsigned int* __restrict__ cells, const double* __restrict__ j, const int n) {{
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {{
-    const long long c = cells[i];
+    const unsigned int c = cells[i];
     e[c] = ({ty})__dsub_rn((double)e[c], __dmul_rn((double)cb[c], j[i]));
   }}
 }}
