@@ -940,6 +940,16 @@ impl<T: CudaScalar> Stepper for FdtdGpu<T> {
             .download_f64(self.f.all()[comp(self.plot) as usize])
     }
 
+    fn values(&self, range: std::ops::Range<usize>) -> Result<Vec<f64>> {
+        self.gpu
+            .download_range_f64(self.f.all()[comp(self.plot) as usize], range)
+    }
+
+    fn plane(&self, p: crate::PlaneSample) -> Result<Vec<f64>> {
+        self.gpu
+            .download_plane_f64(self.f.all()[comp(self.plot) as usize], p)
+    }
+
     fn traces(&self) -> &[Vec<f64>] {
         &self.traces
     }
