@@ -212,7 +212,7 @@ struct PoleBranch {
 }
 
 /// The component's number in the kernels: ex, ey, ez, hx, hy, hz.
-fn comp(c: Component) -> i32 {
+pub(super) fn comp(c: Component) -> i32 {
     match c {
         Component::Ex => 0,
         Component::Ey => 1,
@@ -724,15 +724,7 @@ pub(super) fn sources<T: CudaScalar>(s: &FdtdSetup) -> Result<FdtdSources> {
         cpml: s.grid.boundary.map(|b| b.cpml().map(|p| p.thickness)),
         launch: l,
     };
-    let flat = Launch {
-        bx: 256,
-        by: 1,
-        chunk: 1,
-        ahead: 0,
-        vec: 1,
-        tile: false,
-        unroll: 0,
-    };
+    let flat = Launch::flat(256);
     let has_cpml = spec.cpml.iter().any(|c| c.is_some());
     let main = fused_launch(std::mem::size_of::<T>(), has_cpml);
     let with_halo = |l: Launch| Launch {

@@ -6,8 +6,9 @@
 //! rounding (a product, then a sum: no fused multiply-add), so the spectra differ from the
 //! CPU's only as much as the fields do.
 
+use super::fdtd::comp;
 use super::{driver, Gpu};
-use crate::fdtd::{Component, DftMonitor};
+use crate::fdtd::DftMonitor;
 use crate::Result;
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use fdlab_core::Precision;
@@ -61,28 +62,8 @@ pub(super) fn source(ty: &str, precision: Precision) -> CudaSource {
          \x20 }}\n\
          }}\n"
     );
-    let launch = super::kernels::Launch {
-        bx: 256,
-        by: 1,
-        chunk: 1,
-        ahead: 0,
-        vec: 1,
-        tile: false,
-        unroll: 0,
-    };
+    let launch = super::kernels::Launch::flat(256);
     super::source("fdtd_dft", &body, precision, launch)
-}
-
-/// The component's number in the kernels.
-fn comp(c: Component) -> i32 {
-    match c {
-        Component::Ex => 0,
-        Component::Ey => 1,
-        Component::Ez => 2,
-        Component::Hx => 3,
-        Component::Hy => 4,
-        Component::Hz => 5,
-    }
 }
 
 impl DeviceMonitors {

@@ -4,9 +4,9 @@
 //! Corrections that hit the same cell (edges and corners of the box, several waves) go to one
 //! thread, in the CPU's order and with its roundings, so the fields match the CPU's.
 
+use super::fdtd::comp;
 use super::{driver, Gpu};
 use crate::fdtd::tfsf::{Correction, IncidentPlan, PlaneWaves};
-use crate::fdtd::Component;
 use crate::Result;
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use fdlab_core::Precision;
@@ -39,15 +39,7 @@ pub(super) fn source(ty: &str, precision: Precision) -> CudaSource {
          \x20 }}\n\
          }}\n"
     );
-    let launch = super::kernels::Launch {
-        bx: 256,
-        by: 1,
-        chunk: 1,
-        ahead: 0,
-        vec: 1,
-        tile: false,
-        unroll: 0,
-    };
+    let launch = super::kernels::Launch::flat(256);
     super::source("fdtd_tfsf", &body, precision, launch)
 }
 
@@ -69,18 +61,16 @@ impl Group {
         let mut index = std::collections::HashMap::new();
         let mut groups: Vec<Vec<&Correction>> = Vec::new();
         for c in list {
-            let g = *index
-                .entry((component(c.component), c.cell))
-                .or_insert_with(|| {
-                    groups.push(Vec::new());
-                    groups.len() - 1
-                });
+            let g = *index.entry((comp(c.component), c.cell)).or_insert_with(|| {
+                groups.push(Vec::new());
+                groups.len() - 1
+            });
             groups[g].push(c);
         }
         let mut start = vec![0i32];
-        let (mut comp, mut cell, mut k, mut slot) = (vec![], vec![], vec![], vec![]);
+        let (mut comps, mut cell, mut k, mut slot) = (vec![], vec![], vec![], vec![]);
         for g in &groups {
-            comp.push(component(g[0].component));
+            comps.push(comp(g[0].component));
             cell.push(g[0].cell as i64);
             for c in g {
                 k.push(c.k);
@@ -92,24 +82,12 @@ impl Group {
         let or_one = |v: Vec<i32>| if v.is_empty() { vec![0] } else { v };
         Ok(Group {
             n: groups.len() as i32,
-            comp: gpu.upload(&or_one(comp))?,
+            comp: gpu.upload(&or_one(comps))?,
             cell: gpu.upload(if cell.is_empty() { &[0] } else { &cell[..] })?,
             start: gpu.upload(&start)?,
             k: gpu.upload(if k.is_empty() { &[0.0] } else { &k[..] })?,
             slot: gpu.upload(&or_one(slot))?,
         })
-    }
-}
-
-/// The component's number in the kernels.
-fn component(c: Component) -> i32 {
-    match c {
-        Component::Ex => 0,
-        Component::Ey => 1,
-        Component::Ez => 2,
-        Component::Hx => 3,
-        Component::Hy => 4,
-        Component::Hz => 5,
     }
 }
 

@@ -30,6 +30,20 @@ pub(crate) struct Launch {
 }
 
 impl Launch {
+    /// A row of `bx` threads, one point each: the shape of the small kernels over lists
+    /// (sources, dispersive cells, picture samples).
+    pub(crate) const fn flat(bx: u32) -> Launch {
+        Launch {
+            bx,
+            by: 1,
+            chunk: 1,
+            ahead: 0,
+            vec: 1,
+            tile: false,
+            unroll: 0,
+        }
+    }
+
     /// The shape for a stencil of radius `r` on a grid of `n` points in `dim` dimensions,
     /// elements of `bytes` bytes: 32 × 8 threads in 3-D and 128 in a row in 2-D, each with
     /// 16 bytes of x points where `nx` allows; longer marches for wider stencils, whose

@@ -243,15 +243,7 @@ impl Gpu {
              }}\n",
             t = cuda_type::<T>()
         );
-        let launch = Launch {
-            bx: 128,
-            by: 1,
-            chunk: 1,
-            ahead: 0,
-            vec: 1,
-            tile: false,
-            unroll: 0,
-        };
+        let launch = Launch::flat(128);
         let kernel = self.kernel(&source("sample", &body, precision_of::<T>(), launch))?;
         let mut buffers = self.samples.lock().map_err(|_| {
             Error::Invalid("a picture's sample buffers were poisoned by a panic".into())

@@ -344,15 +344,7 @@ pub(super) fn sources<T: CudaScalar>(s: &WaveSetup, ranged: bool) -> Result<Wave
     let cpml = co.cpml.as_ref().map(|_| CpmlSpec {
         w1: march_order(&co.w1, s.dim, vec![0.0; r + 1]),
     });
-    let one_block = Launch {
-        bx: 256,
-        by: 1,
-        chunk: 1,
-        ahead: 0,
-        vec: 1,
-        tile: false,
-        unroll: 0,
-    };
+    let one_block = Launch::flat(256);
     let has_points = !(s.sources.is_empty() && s.receivers.is_empty());
     Ok(WaveSources {
         step: super::source(
