@@ -90,8 +90,9 @@ pub struct Summary {
     /// Seconds from the start of the run to step 1: validation, device, compiling, the
     /// initial field.
     pub setup_s: f64,
-    /// Seconds drawing the pictures (frames, `final.png`, the GIF) after the last step.
-    pub pictures_s: f64,
+    /// Seconds writing what comes after the last step: the pictures (frames, `final.png`,
+    /// the GIF), seismograms, probe and monitor files.
+    pub outputs_s: f64,
     /// Seconds from the start of the run to its end, everything included.
     pub total_s: f64,
 }
@@ -117,8 +118,8 @@ impl std::fmt::Display for Summary {
         )?;
         write!(
             f,
-            "\n{:.2} s in all: setup {:.2} s, steps and field files {:.2} s, pictures {:.2} s",
-            self.total_s, self.setup_s, self.wall_s, self.pictures_s
+            "\n{:.2} s in all: setup {:.2} s, steps and field files {:.2} s, final outputs {:.2} s",
+            self.total_s, self.setup_s, self.wall_s, self.outputs_s
         )
     }
 }
@@ -354,11 +355,11 @@ pub fn run_stepper(
         backend: lp.stepper.backend().to_string(),
         steps_per_pass: lp.stepper.steps_per_pass(),
         setup_s,
-        pictures_s: outputs_s,
+        outputs_s,
         total_s: started.elapsed().as_secs_f64(),
     };
     let json = format!(
-        "{{\"steps\": {}, \"final_step\": {}, \"wall_s\": {}, \"cell_updates_per_s\": {}, \"gbps\": {}, \"interrupted\": {}, \"backend\": \"{}\", \"steps_per_pass\": {}, \"setup_s\": {}, \"pictures_s\": {}, \"total_s\": {}}}\n",
+        "{{\"steps\": {}, \"final_step\": {}, \"wall_s\": {}, \"cell_updates_per_s\": {}, \"gbps\": {}, \"interrupted\": {}, \"backend\": \"{}\", \"steps_per_pass\": {}, \"setup_s\": {}, \"outputs_s\": {}, \"total_s\": {}}}\n",
         s.steps,
         s.final_step,
         s.wall_s,
@@ -368,7 +369,7 @@ pub fn run_stepper(
         s.backend,
         s.steps_per_pass,
         s.setup_s,
-        s.pictures_s,
+        s.outputs_s,
         s.total_s
     );
     if root {
