@@ -574,6 +574,11 @@ impl<T: CudaScalar> FdtdGpu<T> {
         Ok(())
     }
 
+    /// The component the outputs show.
+    fn plotted(&self) -> &CudaSlice<T> {
+        self.f.all()[comp(self.plot) as usize]
+    }
+
     /// Flags the first non-finite cell of the fields after a call of `steps` steps.
     fn queue_scan(&mut self, steps: usize) -> Result<()> {
         let cells = self.cells() as i64;
@@ -928,18 +933,15 @@ impl<T: CudaScalar> Stepper for FdtdGpu<T> {
     }
 
     fn field(&self) -> Result<Vec<f64>> {
-        self.gpu
-            .download_f64(self.f.all()[comp(self.plot) as usize])
+        self.gpu.download_f64(self.plotted())
     }
 
     fn values(&self, range: std::ops::Range<usize>) -> Result<Vec<f64>> {
-        self.gpu
-            .download_range_f64(self.f.all()[comp(self.plot) as usize], range)
+        self.gpu.download_range_f64(self.plotted(), range)
     }
 
     fn plane(&self, p: crate::PlaneSample) -> Result<Vec<f64>> {
-        self.gpu
-            .download_plane_f64(self.f.all()[comp(self.plot) as usize], p)
+        self.gpu.download_plane_f64(self.plotted(), p)
     }
 
     fn traces(&self) -> &[Vec<f64>] {
