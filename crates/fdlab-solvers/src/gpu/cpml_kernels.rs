@@ -1,8 +1,8 @@
 //! CUDA C for the wave step's CPML: the ψ update before the step and the terms after it, each
-//! over the layers' shell only, one point per thread. Kept out of the step kernel: in it, their
-//! code doubled its registers and halved its speed everywhere.
+//! launched over the layers' shell only ([`Shell`]), one cell per thread. Kept out of the step
+//! kernel: in it, their code doubled its registers and halved its speed everywhere.
 
-use super::kernels::{literal, Launch, StepSpec, AX, PRELUDE};
+use super::kernels::{literal, StepSpec, AX, PRELUDE};
 use std::fmt::Write;
 
 /// First-derivative weights per march-order axis for the CPML terms.
@@ -22,21 +22,101 @@ fn axis(a: usize) -> (&'static str, &'static str, &'static str) {
     }
 }
 
-/// The opening of the one-point-per-thread shell kernels: signature, the thread's x, row and
-/// run of planes, strides and its column's first index.
-fn shell_head(g: &mut String, params: &str, ty: &str, l: Launch) {
+/// Threads per block of the shell kernels.
+pub(crate) const SHELL_BLOCK: u32 = 256;
+
+/// The cells a shell kernel visits: per axis (x, middle, march) the first `lo` and last `hi`
+/// indices, and every cell with an index in them along some axis. The cells are numbered
+/// march-axis slabs first (whole planes), then middle-axis slabs (whole rows of the planes
+/// left), then the x ends of the rows left, x fastest in each, so a warp's cells lie in one
+/// or two runs of memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Shell {
+    pub lo: [u32; 3],
+    pub hi: [u32; 3],
+    /// The cells of the shell.
+    pub cells: u64,
+}
+
+impl Shell {
+    /// The smallest shell holding every flagged index of each axis (`flags[a]` has one entry
+    /// per index of axis `a`); `n`: the sizes in kernel order.
+    pub fn covering(n: [usize; 3], flags: [&[bool]; 3]) -> Shell {
+        let mut lo = [0u32; 3];
+        let mut hi = [0u32; 3];
+        for a in 0..3 {
+            let f = flags[a];
+            let half = n[a].div_ceil(2).min(f.len());
+            // lo ≤ ⌈n/2⌉ and hi ≤ n − ⌈n/2⌉: the two ends never overlap.
+            lo[a] = f[..half].iter().rposition(|&v| v).map_or(0, |i| i + 1) as u32;
+            hi[a] = f[half..]
+                .iter()
+                .position(|&v| v)
+                .map_or(0, |i| f.len() - half - i) as u32;
+        }
+        let [nx, no, nm] = n.map(|v| v as u64);
+        let (lo64, hi64) = (lo.map(u64::from), hi.map(u64::from));
+        let mi = nm - lo64[2] - hi64[2];
+        let oi = no - lo64[1] - hi64[1];
+        let cells = (lo64[2] + hi64[2]) * nx * no
+            + (lo64[1] + hi64[1]) * nx * mi
+            + (lo64[0] + hi64[0]) * oi * mi;
+        Shell { lo, hi, cells }
+    }
+
+    /// One thread per cell, in blocks of [`SHELL_BLOCK`].
+    pub fn blocks(&self) -> u32 {
+        self.cells.div_ceil(SHELL_BLOCK as u64) as u32
+    }
+}
+
+/// The parameters a shell kernel takes after its own: the shell's ends and size.
+const SHELL_PARAMS: &str = ", const int xlo, const int xhi, const int olo, const int ohi, const int mlo, const int mhi, const long long cells";
+
+/// The opening of the shell kernels: the signature, then the thread's cell (`x`, `o`, `m`),
+/// the strides and its index `c` (see [`Shell`] for the numbering).
+fn shell_head(g: &mut String, params: &str, ty: &str) {
     let _ = writeln!(
         g,
-        "extern \"C\" __global__ void __launch_bounds__({}) @NAME@({params}) {{",
-        l.bx * l.by
+        "extern \"C\" __global__ void __launch_bounds__({SHELL_BLOCK}) @NAME@({params}{SHELL_PARAMS}) {{"
     );
-    let _ = writeln!(g, "  const int x = blockIdx.x * {} + threadIdx.x;", l.bx);
-    let _ = writeln!(g, "  const int o = blockIdx.y * {} + threadIdx.y;", l.by);
-    g.push_str("  if (x >= nx || o >= no) return;\n");
-    let _ = writeln!(g, "  const int m0 = blockIdx.z * {};", l.chunk);
-    let _ = writeln!(g, "  const int m1 = min(m0 + {}, nm);", l.chunk);
-    g.push_str("  const long long so = nx, sm = (long long)nx * no;\n");
-    g.push_str("  const long long col = x + so * o;\n");
+    let _ = writeln!(
+        g,
+        "  const long long t = (long long)blockIdx.x * {SHELL_BLOCK} + threadIdx.x;"
+    );
+    g.push_str(
+        "  if (t >= cells) return;
+  const long long so = nx, sm = (long long)nx * no;
+  const long long ms = (long long)(mlo + mhi) * sm;  // cells in the march-axis slabs
+  const int mi = nm - mlo - mhi;                      // planes between them
+  const long long orow = (long long)(olo + ohi) * nx; // cells of a plane in the middle slabs
+  int x, o, m;
+  if (t < ms) {
+    const int p = (int)(t / sm);
+    const long long r = t - p * sm;
+    o = (int)(r / nx);
+    x = (int)(r - (long long)o * nx);
+    m = p < mlo ? p : nm - mhi + (p - mlo);
+  } else if (t - ms < orow * mi) {
+    const long long u = t - ms;
+    const int p = (int)(u / orow);
+    const long long r = u - p * orow;
+    const int oo = (int)(r / nx);
+    x = (int)(r - (long long)oo * nx);
+    o = oo < olo ? oo : no - ohi + (oo - olo);
+    m = mlo + p;
+  } else {
+    const long long u = t - ms - orow * mi;
+    const int xw = xlo + xhi, oi = no - olo - ohi;
+    const long long row = u / xw;
+    const int xx = (int)(u - row * xw);
+    x = xx < xlo ? xx : nx - xhi + (xx - xlo);
+    o = olo + (int)(row % oi);
+    m = mlo + (int)(row / oi);
+  }
+  const long long c = x + so * o + sm * m;
+",
+    );
     let _ = writeln!(g, "  const {ty} zero = ({ty})0;");
 }
 
@@ -45,7 +125,6 @@ fn shell_head(g: &mut String, params: &str, ty: &str, l: Launch) {
 pub(crate) fn psi(spec: &StepSpec, cp: &CpmlSpec) -> String {
     let ty = spec.ty;
     let r = spec.r;
-    let l = spec.launch;
     let mut g = String::from(PRELUDE);
     let mut params =
         format!("const {ty}* __restrict__ u, const int nx, const int no, const int nm");
@@ -55,19 +134,14 @@ pub(crate) fn psi(spec: &StepSpec, cp: &CpmlSpec) -> String {
             ", {ty}* __restrict__ psi_{a}, const {ty}* __restrict__ pa_{a}, const {ty}* __restrict__ pb_{a}"
         );
     }
-    shell_head(&mut g, &params, ty, l);
+    shell_head(&mut g, &params, ty);
     let axes = spec.axes();
     let _ = writeln!(g, "  const {ty} a_x = pa_x[x], b_x = pb_x[x];");
     if spec.three {
         let _ = writeln!(g, "  const {ty} a_o = pa_o[o], b_o = pb_o[o];");
-        g.push_str("  const bool side = a_x != zero || a_o != zero;\n");
-    } else {
-        g.push_str("  const bool side = a_x != zero;\n");
     }
-    g.push_str("  for (int m = m0; m < m1; ++m) {\n");
-    let _ = writeln!(g, "    const {ty} a_m = pa_m[m], b_m = pb_m[m];");
-    g.push_str("    if (!side && a_m == zero) continue;\n");
-    g.push_str("    const long long c = col + (long long)m * sm;\n");
+    let _ = writeln!(g, "  const {ty} a_m = pa_m[m], b_m = pb_m[m];");
+    g.push_str("  {\n");
     for &a in &axes {
         let name = AX[a];
         let (pos, n, s) = axis(a);
@@ -94,7 +168,7 @@ pub(crate) fn psi(spec: &StepSpec, cp: &CpmlSpec) -> String {
 /// The CPML's terms after the wave step, on the cells within its layers' reach (flagged in
 /// `act_*`): `q += c²Δt² Σ_a (∂_a ψ_a + ζ_a)` with `ζ_a = b ζ_a + a (∂²_a p + ∂_a ψ_a)`.
 pub(crate) fn cpml_terms(spec: &StepSpec, cp: &CpmlSpec) -> String {
-    let (ty, r, l) = (spec.ty, spec.r, spec.launch);
+    let (ty, r) = (spec.ty, spec.r);
     let mut g = String::from(PRELUDE);
     let mut params = format!(
         "const {ty}* __restrict__ u, {ty}* __restrict__ q, const {ty}* __restrict__ c2, const int nx, const int no, const int nm, unsigned long long* __restrict__ bad, double* __restrict__ badval, const unsigned long long tag"
@@ -105,19 +179,14 @@ pub(crate) fn cpml_terms(spec: &StepSpec, cp: &CpmlSpec) -> String {
             ", const {ty}* __restrict__ psi_{a}, {ty}* __restrict__ zeta_{a}, const {ty}* __restrict__ pa_{a}, const {ty}* __restrict__ pb_{a}, const unsigned char* __restrict__ act_{a}"
         );
     }
-    shell_head(&mut g, &params, ty, l);
+    shell_head(&mut g, &params, ty);
     g.push_str("  const bool act_x0 = act_x[x];\n");
     let axes = spec.axes();
     if spec.three {
         g.push_str("  const bool act_o0 = act_o[o];\n");
-        g.push_str("  const bool side = act_x0 || act_o0;\n");
-    } else {
-        g.push_str("  const bool side = act_x0;\n");
     }
-    g.push_str("  for (int m = m0; m < m1; ++m) {\n");
+    g.push_str("  {\n");
     g.push_str("    const bool act_m0 = act_m[m];\n");
-    g.push_str("    if (!side && !act_m0) continue;\n");
-    g.push_str("    const long long c = col + (long long)m * sm;\n");
     let _ = writeln!(g, "    const {ty} pc = __ldg(u + c);");
     let _ = writeln!(g, "    {ty} extra = zero;");
     for &a in &axes {
@@ -175,4 +244,81 @@ pub(crate) fn cpml_terms(spec: &StepSpec, cp: &CpmlSpec) -> String {
     g.push_str("    }\n");
     g.push_str("  }\n}\n");
     g
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Shell;
+
+    /// The kernels' numbering of the shell (`shell_head`'s arithmetic, in Rust).
+    fn cell(s: &Shell, n: [usize; 3], t: u64) -> [usize; 3] {
+        let (lo, hi) = (s.lo.map(|v| v as u64), s.hi.map(|v| v as u64));
+        let [nx, no, nm] = n.map(|v| v as u64);
+        let sm = nx * no;
+        let ms = (lo[2] + hi[2]) * sm;
+        let mi = nm - lo[2] - hi[2];
+        let orow = (lo[1] + hi[1]) * nx;
+        let end = |i: u64, a: usize, len: u64| {
+            if i < lo[a] {
+                i
+            } else {
+                len - hi[a] + (i - lo[a])
+            }
+        };
+        let (x, o, m) = if t < ms {
+            let p = t / sm;
+            let r = t - p * sm;
+            (r % nx, r / nx, end(p, 2, nm))
+        } else if t - ms < orow * mi {
+            let u = t - ms;
+            let p = u / orow;
+            let r = u - p * orow;
+            (r % nx, end(r / nx, 1, no), lo[2] + p)
+        } else {
+            let u = t - ms - orow * mi;
+            let xw = lo[0] + hi[0];
+            let oi = no - lo[1] - hi[1];
+            let row = u / xw;
+            (end(u % xw, 0, nx), lo[1] + row % oi, lo[2] + row / oi)
+        };
+        [x, o, m].map(|v| v as usize)
+    }
+
+    /// Every flagged cell is numbered exactly once, and nothing else, for layers of odd
+    /// widths, one-sided layers, axes without layers and a 2-D grid's single middle index.
+    #[test]
+    fn the_shell_numbers_each_cell_in_reach_of_a_layer_once() {
+        let ends = |n: usize, lo: usize, hi: usize| -> Vec<bool> {
+            (0..n).map(|i| i < lo || i >= n - hi).collect()
+        };
+        let cases = [
+            ([13usize, 7, 9], [(3usize, 2usize), (1, 1), (2, 3)]),
+            ([16, 5, 11], [(0, 4), (0, 0), (3, 0)]),
+            ([9, 1, 12], [(2, 2), (0, 0), (4, 4)]),
+            ([6, 6, 6], [(3, 3), (0, 0), (0, 0)]),
+            ([5, 4, 3], [(0, 0), (0, 0), (0, 0)]),
+        ];
+        for (n, w) in cases {
+            let flags: Vec<Vec<bool>> = (0..3).map(|a| ends(n[a], w[a].0, w[a].1)).collect();
+            let s = Shell::covering(n, [&flags[0], &flags[1], &flags[2]]);
+            let mut seen = vec![0u32; n.iter().product()];
+            for t in 0..s.cells {
+                let [x, o, m] = cell(&s, n, t);
+                assert!(
+                    x < n[0] && o < n[1] && m < n[2],
+                    "{n:?} {w:?}: {t} → {x} {o} {m}"
+                );
+                seen[x + n[0] * (o + n[1] * m)] += 1;
+            }
+            for m in 0..n[2] {
+                for o in 0..n[1] {
+                    for x in 0..n[0] {
+                        let want = flags[0][x] || flags[1][o] || flags[2][m];
+                        let got = seen[x + n[0] * (o + n[1] * m)];
+                        assert_eq!(got, want as u32, "{n:?} {w:?} at {x} {o} {m}");
+                    }
+                }
+            }
+        }
+    }
 }

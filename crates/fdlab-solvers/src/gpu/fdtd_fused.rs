@@ -47,10 +47,13 @@ pub(crate) fn fused_step(spec: &FdtdSpec) -> String {
              const {ty}* __restrict__ coef_e_{x}"
         );
     }
+    let bounds = match spec.min_blocks {
+        0 => format!("{}", tx * ty_),
+        b => format!("{}, {b}", tx * ty_),
+    };
     let _ = writeln!(
         g,
-        "extern \"C\" __global__ void __launch_bounds__({}) @NAME@({params}) {{",
-        tx * ty_
+        "extern \"C\" __global__ void __launch_bounds__({bounds}) @NAME@({params}) {{"
     );
     // H of the block's plane, double-buffered by plane parity: one barrier per plane.
     let _ = writeln!(g, "  __shared__ {ty} sh[2][3][{ty_}][{tx}];");

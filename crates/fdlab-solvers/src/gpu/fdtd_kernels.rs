@@ -31,6 +31,9 @@ pub(crate) struct FdtdSpec {
     pub cpml: [Option<usize>; 3],
     /// Launch shape (`vec` 1, `ahead` 0).
     pub launch: Launch,
+    /// Blocks the one-pass kernel must fit on an SM (`__launch_bounds__`), 0 for the
+    /// compiler's choice.
+    pub min_blocks: u32,
 }
 
 pub(super) const E: [&str; 3] = ["ex", "ey", "ez"];
@@ -532,6 +535,7 @@ mod tests {
                 tile: false,
                 unroll: 0,
             },
+            min_blocks: 0,
         }
     }
 

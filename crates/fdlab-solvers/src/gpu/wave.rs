@@ -4,11 +4,11 @@
 //! only that shell. When the case has sources or receivers, one small kernel adds the one and
 //! samples the other.
 
-use super::cpml_kernels::{self, CpmlSpec};
+use super::cpml_kernels::{self, CpmlSpec, Shell, SHELL_BLOCK};
 use super::kernels::{self, Launch, StepSpec};
 use super::{
-    cuda_type, driver, launch_config, march_order, march_sizes, precision_of, tag, DeviceStepper,
-    Gpu, StepExchange,
+    cuda_type, driver, march_order, march_sizes, precision_of, tag, DeviceStepper, Gpu,
+    StepExchange,
 };
 use crate::layout::{to_bytes, Layout};
 use crate::physics::CpmlProfile;
@@ -28,8 +28,10 @@ struct CpmlBuffers<T> {
     active: [CudaSlice<u8>; 3],
     psi_kernel: Arc<Kernel>,
     terms_kernel: Arc<Kernel>,
-    /// Both CPML kernels' shape.
-    psi_launch: Launch,
+    /// The cells where some axis's ψ changes (its profile's `a` is not zero).
+    psi_shell: Shell,
+    /// The cells within some layer's reach (flagged active), which take the CPML terms.
+    terms_shell: Shell,
 }
 
 /// Sources and receivers on the device, and the kernel that applies and samples them.
@@ -118,6 +120,11 @@ impl<T: CudaScalar> WaveGpu<T> {
                     ])
                 };
                 let flags = |p: &CpmlProfile| p.active.iter().map(|&x| x as u8).collect::<Vec<_>>();
+                let (nx, no, nm) = march_sizes(s.n, s.dim);
+                let sizes = [nx, no, nm].map(|v| v as usize);
+                let changing = prof
+                    .each_ref()
+                    .map(|p| p.a.iter().map(|&a| a != 0.0).collect::<Vec<_>>());
                 Some(CpmlBuffers {
                     psi: fields(&gpu)?,
                     zeta: fields(&gpu)?,
@@ -130,7 +137,11 @@ impl<T: CudaScalar> WaveGpu<T> {
                     ],
                     psi_kernel,
                     terms_kernel,
-                    psi_launch: psi_launch(launch),
+                    psi_shell: Shell::covering(sizes, changing.each_ref().map(|v| v.as_slice())),
+                    terms_shell: Shell::covering(
+                        sizes,
+                        prof.each_ref().map(|p| p.active.as_slice()),
+                    ),
                 })
             }
             _ => None,
@@ -190,17 +201,18 @@ impl<T: CudaScalar> WaveGpu<T> {
     ) -> Result<()> {
         let (nx, no, nm) = march_sizes(self.n, self.dim);
         let stream = self.gpu.stream.clone();
-        if let Some(c) = self.cpml.as_mut() {
-            let l = c.psi_launch;
-            let cfg = launch_config(l, l.grid(nx as usize, no as usize, nm as usize));
+        if let Some(c) = self.cpml.as_mut().filter(|c| c.psi_shell.cells > 0) {
+            let sh = ShellArgs::of(&c.psi_shell);
             let mut b = stream.launch_builder(c.psi_kernel.function());
             b.arg(&self.p).arg(&nx).arg(&no).arg(&nm);
             for ((psi, pa), pb) in c.psi.iter_mut().zip(&c.a).zip(&c.b) {
                 b.arg(psi).arg(pa).arg(pb);
             }
+            sh.push(&mut b);
             // SAFETY: the arguments match the generated signature; ψ and p hold the grid's
-            // values and the profiles one value per cell along their axis.
-            unsafe { b.launch(cfg) }.map_err(driver("cuLaunchKernel"))?;
+            // values, the profiles one value per cell along their axis, and the shell's ends
+            // lie inside the grid.
+            unsafe { b.launch(sh.config) }.map_err(driver("cuLaunchKernel"))?;
         }
         for e in &ranges.edges {
             self.queue_planes(e.clone(), i)?;
@@ -210,9 +222,8 @@ impl<T: CudaScalar> WaveGpu<T> {
         }
         self.queue_planes(ranges.interior.clone(), i)?;
         let t = tag(i);
-        if let Some(c) = self.cpml.as_mut() {
-            let l = c.psi_launch;
-            let cfg = launch_config(l, l.grid(nx as usize, no as usize, nm as usize));
+        if let Some(c) = self.cpml.as_mut().filter(|c| c.terms_shell.cells > 0) {
+            let sh = ShellArgs::of(&c.terms_shell);
             let mut b = stream.launch_builder(c.terms_kernel.function());
             b.arg(&self.p).arg(&mut self.q).arg(&self.c2dt2);
             b.arg(&nx).arg(&no).arg(&nm);
@@ -221,8 +232,9 @@ impl<T: CudaScalar> WaveGpu<T> {
             for ((((psi, zeta), pa), pb), active) in axes.zip(&c.active) {
                 b.arg(psi).arg(zeta).arg(pa).arg(pb).arg(active);
             }
-            // SAFETY: as above; each thread reads and writes q and ζ at its own points only.
-            unsafe { b.launch(cfg) }.map_err(driver("cuLaunchKernel"))?;
+            sh.push(&mut b);
+            // SAFETY: as above; each thread reads and writes q and ζ at its own cell only.
+            unsafe { b.launch(sh.config) }.map_err(driver("cuLaunchKernel"))?;
         }
         if let Some(pt) = self.points.as_mut() {
             let time = self.step as f64 * self.dt + i as f64 * self.dt;
@@ -309,17 +321,31 @@ impl WaveSources {
     }
 }
 
-/// The ψ update's shape: one x point per thread, short marches (most of a march outside the
-/// layers has nothing to do, so many short ones spread the layer cells over the GPU).
-fn psi_launch(step: Launch) -> Launch {
-    Launch {
-        by: step.by.min(4),
-        vec: 1,
-        chunk: 16,
-        ahead: 0,
-        tile: false,
-        unroll: 0,
-        ..step
+/// A shell kernel's trailing arguments and its launch: one thread per cell of the shell.
+struct ShellArgs {
+    ends: [i32; 6],
+    cells: i64,
+    config: LaunchConfig,
+}
+
+impl ShellArgs {
+    fn of(s: &Shell) -> Self {
+        ShellArgs {
+            ends: [s.lo[0], s.hi[0], s.lo[1], s.hi[1], s.lo[2], s.hi[2]].map(|v| v as i32),
+            cells: s.cells as i64,
+            config: LaunchConfig {
+                grid_dim: (s.blocks(), 1, 1),
+                block_dim: (SHELL_BLOCK, 1, 1),
+                shared_mem_bytes: 0,
+            },
+        }
+    }
+
+    fn push<'a>(&'a self, b: &mut cudarc::driver::LaunchArgs<'a>) {
+        for v in &self.ends {
+            b.arg(v);
+        }
+        b.arg(&self.cells);
     }
 }
 
@@ -358,7 +384,7 @@ pub(super) fn sources<T: CudaScalar>(s: &WaveSetup, ranged: bool) -> Result<Wave
             launch,
         ),
         psi: cpml.as_ref().map(|c| {
-            let l = psi_launch(launch);
+            let l = Launch::flat(SHELL_BLOCK);
             let spec = StepSpec {
                 launch: l,
                 ..spec.clone()
