@@ -15,7 +15,7 @@
 //! the fields after each half step ([`super::fdtd_tfsf`]), so a case with them runs the two
 //! half-step kernels.
 
-use super::fdtd_fused;
+use super::fdtd_fused::{self, Core};
 use super::fdtd_kernels::{self, FdtdSpec};
 use super::fdtd_monitors::DeviceMonitors;
 use super::fdtd_tfsf::DeviceWaves;
@@ -77,9 +77,9 @@ struct Fused<T> {
     kernel: Arc<Kernel>,
     /// The tile both kernels were generated for.
     launch: Launch,
-    /// With CPML layers: the kernel without their terms and the box of blocks it steps
-    /// (which `kernel` skips).
-    core: Option<(Arc<Kernel>, fdtd_fused::Box3)>,
+    /// With CPML layers: the box of blocks clear of them, and the kernel without their terms
+    /// that steps those blocks when `kernel` skips them (`None`: `kernel` steps them itself).
+    core: Option<(Option<Arc<Kernel>>, fdtd_fused::Box3)>,
     next: DeviceFields<T>,
     /// Per CPML axis, in the order of [`FdtdGpu::cpml`].
     next_psi_h: Vec<[CudaSlice<T>; 2]>,
@@ -278,6 +278,16 @@ fn shell_blocks(bytes: usize) -> u32 {
         .unwrap_or(if bytes == 4 { 4 } else { 3 })
 }
 
+/// Whether the blocks clear of the CPML layers run in the same launch as the others (a
+/// branch per block between two copies of the march) or in a launch of their own, for
+/// values of `bytes` bytes: the same launch in `f64`, their own in `f32`
+/// (`FDLAB_FDTD_MERGED=1` or `0` chooses, for measuring). On an H100 at 384³ with a 10-cell
+/// CPML, in two runs each: `f64` 69.5% of the copy in one launch against 67.3–67.5% in
+/// two; `f32` 62.1% against 63.0–63.2%.
+fn merged_wanted(bytes: usize) -> bool {
+    std::env::var("FDLAB_FDTD_MERGED").map_or(bytes == 8, |v| v != "0")
+}
+
 /// Whether blocks clear of the CPML layers run a kernel without their terms (the default), or
 /// the kernel with them steps every cell (`FDLAB_FDTD_CORE=0`, for measuring).
 fn core_wanted() -> bool {
@@ -471,7 +481,7 @@ impl<T: CudaScalar> FdtdGpu<T> {
             // axis's slab and profile; the old and new arrays are distinct, each thread
             // writes only the cells it owns, and E-side ψ only at its own cells.
             unsafe { b.launch(cfg) }.map_err(driver("cuLaunchKernel"))?;
-            if let Some((core, r)) = &fu.core {
+            if let Some((Some(core), r)) = &fu.core {
                 let w = [l.bx, l.by, l.chunk].map(|v| v as usize);
                 let cells: fdtd_fused::Box3 =
                     std::array::from_fn(|a| r[a].start * w[a]..(r[a].end * w[a]).min(self.n[a]));
@@ -744,6 +754,8 @@ pub(super) fn sources<T: CudaScalar>(s: &FdtdSetup) -> Result<FdtdSources> {
     };
     let flat = Launch::flat(256);
     let has_cpml = spec.cpml.iter().any(|c| c.is_some());
+    // Blocks clear of the layers run without the CPML terms.
+    let split = has_cpml && core_wanted();
     let main = fused_launch(std::mem::size_of::<T>(), has_cpml);
     let with_halo = |l: Launch| Launch {
         bx: l.bx + 1,
@@ -756,15 +768,22 @@ pub(super) fn sources<T: CudaScalar>(s: &FdtdSetup) -> Result<FdtdSources> {
         e: super::source("fdtd_e", &fdtd_kernels::e_step(&spec), precision, l),
         fused: super::source(
             "fdtd_step",
-            &fdtd_fused::fused_step(&FdtdSpec {
-                launch: main,
-                min_blocks: shell_blocks(std::mem::size_of::<T>()),
-                ..spec.clone()
-            }),
+            &fdtd_fused::fused_step(
+                &FdtdSpec {
+                    launch: main,
+                    min_blocks: shell_blocks(std::mem::size_of::<T>()),
+                    ..spec.clone()
+                },
+                if split && merged_wanted(std::mem::size_of::<T>()) {
+                    Core::Here
+                } else {
+                    Core::Skip
+                },
+            ),
             precision,
             with_halo(main),
         ),
-        fused_core: (has_cpml && core_wanted()).then(|| {
+        fused_core: (split && !merged_wanted(std::mem::size_of::<T>())).then(|| {
             let core = FdtdSpec {
                 cpml: [None; 3],
                 launch: main,
@@ -772,7 +791,7 @@ pub(super) fn sources<T: CudaScalar>(s: &FdtdSetup) -> Result<FdtdSources> {
             };
             super::source(
                 "fdtd_core",
-                &fdtd_fused::fused_step(&core),
+                &fdtd_fused::fused_step(&core, Core::Skip),
                 precision,
                 with_halo(main),
             )
@@ -879,8 +898,11 @@ impl<T: CudaScalar> Fused<T> {
         let kernel = gpu.kernel(&src.fused)?;
         let l = fused_launch(std::mem::size_of::<T>(), !cpml.is_empty());
         let tile = [l.bx, l.by, l.chunk].map(|v| v as usize);
-        let core = match (&src.fused_core, fdtd_fused::core_blocks(n, thickness, tile)) {
-            (Some(core), Some(r)) => Some((gpu.kernel(core)?, r)),
+        let core = match fdtd_fused::core_blocks(n, thickness, tile) {
+            Some(r) if !cpml.is_empty() && core_wanted() => {
+                let kernel = src.fused_core.as_ref().map(|k| gpu.kernel(k)).transpose()?;
+                Some((kernel, r))
+            }
             _ => None,
         };
         let next = DeviceFields::zeros(gpu, cells)?;

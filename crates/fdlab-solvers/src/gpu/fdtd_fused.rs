@@ -21,7 +21,7 @@ use std::fmt::Write;
 /// The fused step's kernel for `spec`: block `(bx + 1) × (by + 1)`, grid
 /// `⌈(x1 − x0)/bx⌉ × ⌈(y1 − y0)/by⌉ × ⌈(z1 − z0)/chunk⌉` for the box of cells it is given,
 /// less a box of blocks left to another launch (see [`core_blocks`]).
-pub(crate) fn fused_step(spec: &FdtdSpec) -> String {
+pub(crate) fn fused_step(spec: &FdtdSpec, core: Core) -> String {
     let ty = spec.ty;
     let l = spec.launch;
     let (bx, by) = (l.bx as usize, l.by as usize);
@@ -57,10 +57,47 @@ pub(crate) fn fused_step(spec: &FdtdSpec) -> String {
     );
     // H of the block's plane, double-buffered by plane parity: one barrier per plane.
     let _ = writeln!(g, "  __shared__ {ty} sh[2][3][{ty_}][{tx}];");
-    // The launch steps the box of cells [x0, x1) × [y0, y1) × [z0, z1), less its blocks in
-    // the box [s0, s1) of block indices, which another launch steps (see `core_blocks`; the
-    // whole block returns, so no barrier is left waiting).
-    g.push_str("  if (blockIdx.x >= sx0 && blockIdx.x < sx1 && blockIdx.y >= sy0 && blockIdx.y < sy1 && blockIdx.z >= sz0 && blockIdx.z < sz1) return;\n");
+    // The launch steps the box of cells [x0, x1) × [y0, y1) × [z0, z1); its blocks in the box
+    // [s0, s1) of block indices (see `core_blocks`) hold no CPML cell.
+    g.push_str("  const bool core = blockIdx.x >= sx0 && blockIdx.x < sx1 && blockIdx.y >= sy0 && blockIdx.y < sy1 && blockIdx.z >= sz0 && blockIdx.z < sz1;\n");
+    match core {
+        // Another launch steps them (the whole block returns, so no barrier is left waiting).
+        Core::Skip => {
+            g.push_str("  if (core) return;\n");
+            body(spec, &mut g);
+        }
+        // The same kernel steps them without the CPML terms: the choice is the whole
+        // block's, so its threads still meet at every barrier.
+        Core::Here => {
+            let plain = FdtdSpec {
+                cpml: [None; 3],
+                ..spec.clone()
+            };
+            g.push_str("  if (core) {\n");
+            body(&plain, &mut g);
+            g.push_str("  } else {\n");
+            body(spec, &mut g);
+            g.push_str("  }\n");
+        }
+    }
+    g.push_str("}\n");
+    g
+}
+
+/// What a one-pass kernel does with the blocks in its box of core blocks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Core {
+    /// Returns at once: another launch steps them.
+    Skip,
+    /// Steps them with the terms of no CPML (needs `spec`'s CPML parameters all the same).
+    Here,
+}
+
+/// The march of one block: H and then E at each plane of its chunk.
+fn body(spec: &FdtdSpec, g: &mut String) {
+    let ty = spec.ty;
+    let l = spec.launch;
+    let (bx, by) = (l.bx as usize, l.by as usize);
     g.push_str("  const int tx = threadIdx.x, ty = threadIdx.y;\n");
     let _ = writeln!(g, "  const int ri = x0 + blockIdx.x * {bx} + tx - 1;");
     let _ = writeln!(g, "  const int rj = y0 + blockIdx.y * {by} + ty - 1;");
@@ -102,8 +139,8 @@ pub(crate) fn fused_step(spec: &FdtdSpec) -> String {
             );
         }
     }
-    spec.side(&mut g, 0, true);
-    spec.side(&mut g, 1, true);
+    spec.side(g, 0, true);
+    spec.side(g, 1, true);
     for a in 0..2 {
         let wall = if spec.periodic[a] {
             "false".to_string()
@@ -132,19 +169,18 @@ pub(crate) fn fused_step(spec: &FdtdSpec) -> String {
     g.push_str("  for (int t = t0; k0 + t < k1; ++t) {\n");
     g.push_str("    const int k = t < 0 ? kf : k0 + t;\n");
     g.push_str("    const long long c = col + (long long)k * sz;\n");
-    spec.z_layer(&mut g);
-    h_part(spec, &mut g);
+    spec.z_layer(g);
+    h_part(spec, g);
     g.push_str("    if (t >= 0) {\n");
     g.push_str("      const int b = t & 1;\n");
     g.push_str("      sh[b][0][ty][tx] = nhx; sh[b][1][ty][tx] = nhy; sh[b][2][ty][tx] = nhz;\n");
     g.push_str("      __syncthreads();\n");
     g.push_str("      if (own) {\n");
-    e_part(spec, &mut g);
+    e_part(spec, g);
     g.push_str("      }\n    }\n");
     g.push_str("    hx_z = nhx;\n    hy_z = nhy;\n");
     g.push_str("    ex_c = ex_z;\n    ey_c = ey_z;\n");
-    g.push_str("  }\n}\n");
-    g
+    g.push_str("  }\n");
 }
 
 /// H at the thread's cell and plane `k` from the old fields (zero outside the grid), written
