@@ -26,22 +26,58 @@ fn axis(a: usize) -> (&'static str, &'static str, &'static str) {
 pub(crate) const SHELL_BLOCK: u32 = 256;
 
 /// The cells a shell kernel visits: per axis (x, middle, march) the first `lo` and last `hi`
-/// indices, and every cell with an index in them along some axis. The cells are numbered
-/// march-axis slabs first (whole planes), then middle-axis slabs (whole rows of the planes
-/// left), then the x ends of the rows left, x fastest in each, so a warp's cells lie in one
-/// or two runs of memory.
+/// indices, and every cell with an index in them along some axis. Threads take them in three
+/// parts, each a whole number of blocks: the march-axis slabs, by tiles of [`tile`] cells of
+/// a plane (a block's tile through every slab plane before the next tile, so the planes a
+/// derivative along the march reads are still in L2 when their own turn comes); then the
+/// middle-axis slabs, whole rows of the planes between; then the x ends of the rows left, x
+/// fastest in both.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Shell {
     pub lo: [u32; 3],
     pub hi: [u32; 3],
-    /// The cells of the shell.
-    pub cells: u64,
+    /// The tile of the march-axis slabs ([`tile`]).
+    pub tile: [u32; 2],
+    /// Threads of the launch: the cells, and the idle threads of tiles that cross the grid's
+    /// edge.
+    pub threads: u64,
+}
+
+/// Threads of a tile of a march-axis slab plane along x and the middle axis: 32 × 8, or 256 × 1
+/// when the middle axis has one index (a 2-D grid). `FDLAB_SHELL_TILE=tx,to` sets another
+/// (`plane` for whole planes), for measuring.
+pub(crate) fn tile(nx: u64, no: u64) -> (u64, u64) {
+    let env = std::env::var("FDLAB_SHELL_TILE").ok();
+    match env.as_deref() {
+        Some("plane") => (nx, no),
+        Some(v) => {
+            let t: Vec<u64> = v.split(',').filter_map(|x| x.parse().ok()).collect();
+            match t[..] {
+                [tx, to] if tx > 0 && to > 0 => (tx, to.min(no)),
+                _ => tile_default(no),
+            }
+        }
+        None => tile_default(no),
+    }
+}
+
+fn tile_default(no: u64) -> (u64, u64) {
+    if no == 1 {
+        (256, 1)
+    } else {
+        (32, 8)
+    }
 }
 
 impl Shell {
     /// The smallest shell holding every flagged index of each axis (`flags[a]` has one entry
     /// per index of axis `a`); `n`: the sizes in kernel order.
     pub fn covering(n: [usize; 3], flags: [&[bool]; 3]) -> Shell {
+        Self::covering_in(n, flags, tile(n[0] as u64, n[1] as u64))
+    }
+
+    /// As [`Shell::covering`], with the march-axis slabs in tiles of `tile` (x, middle).
+    pub fn covering_in(n: [usize; 3], flags: [&[bool]; 3], tile: (u64, u64)) -> Shell {
         let mut lo = [0u32; 3];
         let mut hi = [0u32; 3];
         for a in 0..3 {
@@ -58,20 +94,33 @@ impl Shell {
         let (lo64, hi64) = (lo.map(u64::from), hi.map(u64::from));
         let mi = nm - lo64[2] - hi64[2];
         let oi = no - lo64[1] - hi64[1];
-        let cells = (lo64[2] + hi64[2]) * nx * no
+        let (tx, to) = tile;
+        let tiles = nx.div_ceil(tx) * no.div_ceil(to);
+        let threads = tiles * tx * to * (lo64[2] + hi64[2])
             + (lo64[1] + hi64[1]) * nx * mi
             + (lo64[0] + hi64[0]) * oi * mi;
-        Shell { lo, hi, cells }
+        Shell {
+            lo,
+            hi,
+            tile: [tx as u32, to as u32],
+            threads,
+        }
     }
 
-    /// One thread per cell, in blocks of [`SHELL_BLOCK`].
+    /// Whether the launch's thread indices fit the kernels' 32-bit arithmetic (a grid that
+    /// fits in a GPU's memory with layers of a sensible thickness always does).
+    pub fn fits(&self) -> bool {
+        self.threads + u64::from(SHELL_BLOCK) < 1 << 32
+    }
+
+    /// Blocks of [`SHELL_BLOCK`] threads.
     pub fn blocks(&self) -> u32 {
-        self.cells.div_ceil(SHELL_BLOCK as u64) as u32
+        self.threads.div_ceil(SHELL_BLOCK as u64) as u32
     }
 }
 
 /// The parameters a shell kernel takes after its own: the shell's ends and size.
-const SHELL_PARAMS: &str = ", const int xlo, const int xhi, const int olo, const int ohi, const int mlo, const int mhi, const long long cells";
+const SHELL_PARAMS: &str = ", const int xlo, const int xhi, const int olo, const int ohi, const int mlo, const int mhi, const int tx, const int to, const unsigned threads";
 
 /// The opening of the shell kernels: the signature, then the thread's cell (`x`, `o`, `m`),
 /// the strides and its index `c` (see [`Shell`] for the numbering).
@@ -80,35 +129,39 @@ fn shell_head(g: &mut String, params: &str, ty: &str) {
         g,
         "extern \"C\" __global__ void __launch_bounds__({SHELL_BLOCK}) @NAME@({params}{SHELL_PARAMS}) {{"
     );
+    // 32-bit index arithmetic (the launch has fewer than 2³² threads, see `Shell::fits`):
+    // 64-bit divisions cost the f32 kernels a few points.
     let _ = writeln!(
         g,
-        "  const long long t = (long long)blockIdx.x * {SHELL_BLOCK} + threadIdx.x;"
+        "  const unsigned t = blockIdx.x * {SHELL_BLOCK}u + threadIdx.x;"
     );
     g.push_str(
-        "  if (t >= cells) return;
+        "  if (t >= threads) return;
   const long long so = nx, sm = (long long)nx * no;
-  const long long ms = (long long)(mlo + mhi) * sm;  // cells in the march-axis slabs
-  const int mi = nm - mlo - mhi;                      // planes between them
-  const long long orow = (long long)(olo + ohi) * nx; // cells of a plane in the middle slabs
+  const unsigned ntx = (nx + tx - 1) / tx, slabs = mlo + mhi, area = tx * to;
+  const unsigned ms = ntx * ((no + to - 1) / to) * slabs * area;
+  const unsigned mi = nm - mlo - mhi;                 // planes between the march-axis slabs
+  const unsigned orow = (olo + ohi) * nx;             // cells of a plane in the middle slabs
   int x, o, m;
   if (t < ms) {
-    const int p = (int)(t / sm);
-    const long long r = t - p * sm;
-    o = (int)(r / nx);
-    x = (int)(r - (long long)o * nx);
-    m = p < mlo ? p : nm - mhi + (p - mlo);
+    const unsigned b = t / area;                      // (tile, plane), planes fastest
+    const unsigned w = t - b * area;
+    const unsigned p = b % slabs, tile = b / slabs;
+    x = (int)((tile % ntx) * tx + w % tx);
+    o = (int)((tile / ntx) * to + w / tx);
+    if (x >= nx || o >= no) return;
+    m = (int)p < mlo ? (int)p : nm - mhi + ((int)p - mlo);
   } else if (t - ms < orow * mi) {
-    const long long u = t - ms;
-    const int p = (int)(u / orow);
-    const long long r = u - p * orow;
+    const unsigned u = t - ms;
+    const unsigned p = u / orow, r = u - p * orow;
     const int oo = (int)(r / nx);
-    x = (int)(r - (long long)oo * nx);
+    x = (int)r - oo * nx;
     o = oo < olo ? oo : no - ohi + (oo - olo);
-    m = mlo + p;
+    m = mlo + (int)p;
   } else {
-    const long long u = t - ms - orow * mi;
-    const int xw = xlo + xhi, oi = no - olo - ohi;
-    const long long row = u / xw;
+    const unsigned u = t - ms - orow * mi;
+    const unsigned xw = xlo + xhi, oi = no - olo - ohi;
+    const unsigned row = u / xw;
     const int xx = (int)(u - row * xw);
     x = xx < xlo ? xx : nx - xhi + (xx - xlo);
     o = olo + (int)(row % oi);
@@ -250,12 +303,15 @@ pub(crate) fn cpml_terms(spec: &StepSpec, cp: &CpmlSpec) -> String {
 mod tests {
     use super::Shell;
 
-    /// The kernels' numbering of the shell (`shell_head`'s arithmetic, in Rust).
-    fn cell(s: &Shell, n: [usize; 3], t: u64) -> [usize; 3] {
+    /// The kernels' numbering of the shell (`shell_head`'s arithmetic, in Rust); `None` for
+    /// an idle thread.
+    fn cell(s: &Shell, n: [usize; 3], t: u64) -> Option<[usize; 3]> {
         let (lo, hi) = (s.lo.map(|v| v as u64), s.hi.map(|v| v as u64));
         let [nx, no, nm] = n.map(|v| v as u64);
-        let sm = nx * no;
-        let ms = (lo[2] + hi[2]) * sm;
+        let (tx, to) = (s.tile[0] as u64, s.tile[1] as u64);
+        let ntx = nx.div_ceil(tx);
+        let slabs = lo[2] + hi[2];
+        let ms = ntx * no.div_ceil(to) * slabs * tx * to;
         let mi = nm - lo[2] - hi[2];
         let orow = (lo[1] + hi[1]) * nx;
         let end = |i: u64, a: usize, len: u64| {
@@ -266,9 +322,14 @@ mod tests {
             }
         };
         let (x, o, m) = if t < ms {
-            let p = t / sm;
-            let r = t - p * sm;
-            (r % nx, r / nx, end(p, 2, nm))
+            let b = t / (tx * to);
+            let w = t - b * tx * to;
+            let tile = b / slabs;
+            let (x, o) = ((tile % ntx) * tx + w % tx, (tile / ntx) * to + w / tx);
+            if x >= nx || o >= no {
+                return None;
+            }
+            (x, o, end(b % slabs, 2, nm))
         } else if t - ms < orow * mi {
             let u = t - ms;
             let p = u / orow;
@@ -281,7 +342,7 @@ mod tests {
             let row = u / xw;
             (end(u % xw, 0, nx), lo[1] + row % oi, lo[2] + row / oi)
         };
-        [x, o, m].map(|v| v as usize)
+        Some([x, o, m].map(|v| v as usize))
     }
 
     /// Every flagged cell is numbered exactly once, and nothing else, for layers of odd
@@ -297,25 +358,33 @@ mod tests {
             ([9, 1, 12], [(2, 2), (0, 0), (4, 4)]),
             ([6, 6, 6], [(3, 3), (0, 0), (0, 0)]),
             ([5, 4, 3], [(0, 0), (0, 0), (0, 0)]),
+            ([70, 19, 9], [(4, 4), (4, 4), (3, 3)]),
+            ([300, 1, 11], [(5, 5), (0, 0), (2, 2)]),
         ];
         for (n, w) in cases {
             let flags: Vec<Vec<bool>> = (0..3).map(|a| ends(n[a], w[a].0, w[a].1)).collect();
-            let s = Shell::covering(n, [&flags[0], &flags[1], &flags[2]]);
-            let mut seen = vec![0u32; n.iter().product()];
-            for t in 0..s.cells {
-                let [x, o, m] = cell(&s, n, t);
-                assert!(
-                    x < n[0] && o < n[1] && m < n[2],
-                    "{n:?} {w:?}: {t} → {x} {o} {m}"
-                );
-                seen[x + n[0] * (o + n[1] * m)] += 1;
-            }
-            for m in 0..n[2] {
-                for o in 0..n[1] {
-                    for x in 0..n[0] {
-                        let want = flags[0][x] || flags[1][o] || flags[2][m];
-                        let got = seen[x + n[0] * (o + n[1] * m)];
-                        assert_eq!(got, want as u32, "{n:?} {w:?} at {x} {o} {m}");
+            let f = [&flags[0][..], &flags[1], &flags[2]];
+            let plane = (n[0] as u64, n[1] as u64);
+            for tile in [(32, 8.min(plane.1)), (256, 1), plane, (7, 3.min(plane.1))] {
+                let s = Shell::covering_in(n, f, tile);
+                let mut seen = vec![0u32; n.iter().product()];
+                for t in 0..s.threads {
+                    let Some([x, o, m]) = cell(&s, n, t) else {
+                        continue;
+                    };
+                    assert!(
+                        x < n[0] && o < n[1] && m < n[2],
+                        "{n:?} {w:?}: {t} → {x} {o} {m}"
+                    );
+                    seen[x + n[0] * (o + n[1] * m)] += 1;
+                }
+                for m in 0..n[2] {
+                    for o in 0..n[1] {
+                        for x in 0..n[0] {
+                            let want = flags[0][x] || flags[1][o] || flags[2][m];
+                            let got = seen[x + n[0] * (o + n[1] * m)];
+                            assert_eq!(got, want as u32, "{n:?} {w:?} {tile:?} at {x} {o} {m}");
+                        }
                     }
                 }
             }

@@ -125,6 +125,16 @@ impl<T: CudaScalar> WaveGpu<T> {
                 let changing = prof
                     .each_ref()
                     .map(|p| p.a.iter().map(|&a| a != 0.0).collect::<Vec<_>>());
+                let psi_shell = Shell::covering(sizes, changing.each_ref().map(|v| v.as_slice()));
+                let terms_shell =
+                    Shell::covering(sizes, prof.each_ref().map(|p| p.active.as_slice()));
+                if !(psi_shell.fits() && terms_shell.fits()) {
+                    return Err(Error::Invalid(format!(
+                        "the CPML layers of this {:?} grid hold {} cells, more than the GPU \
+                         wave stepper's 2^32: make the layers thinner or run on the CPU",
+                        s.n, terms_shell.threads
+                    )));
+                }
                 Some(CpmlBuffers {
                     psi: fields(&gpu)?,
                     zeta: fields(&gpu)?,
@@ -137,11 +147,8 @@ impl<T: CudaScalar> WaveGpu<T> {
                     ],
                     psi_kernel,
                     terms_kernel,
-                    psi_shell: Shell::covering(sizes, changing.each_ref().map(|v| v.as_slice())),
-                    terms_shell: Shell::covering(
-                        sizes,
-                        prof.each_ref().map(|p| p.active.as_slice()),
-                    ),
+                    psi_shell,
+                    terms_shell,
                 })
             }
             _ => None,
@@ -201,7 +208,7 @@ impl<T: CudaScalar> WaveGpu<T> {
     ) -> Result<()> {
         let (nx, no, nm) = march_sizes(self.n, self.dim);
         let stream = self.gpu.stream.clone();
-        if let Some(c) = self.cpml.as_mut().filter(|c| c.psi_shell.cells > 0) {
+        if let Some(c) = self.cpml.as_mut().filter(|c| c.psi_shell.threads > 0) {
             let sh = ShellArgs::of(&c.psi_shell);
             let mut b = stream.launch_builder(c.psi_kernel.function());
             b.arg(&self.p).arg(&nx).arg(&no).arg(&nm);
@@ -222,7 +229,7 @@ impl<T: CudaScalar> WaveGpu<T> {
         }
         self.queue_planes(ranges.interior.clone(), i)?;
         let t = tag(i);
-        if let Some(c) = self.cpml.as_mut().filter(|c| c.terms_shell.cells > 0) {
+        if let Some(c) = self.cpml.as_mut().filter(|c| c.terms_shell.threads > 0) {
             let sh = ShellArgs::of(&c.terms_shell);
             let mut b = stream.launch_builder(c.terms_kernel.function());
             b.arg(&self.p).arg(&mut self.q).arg(&self.c2dt2);
@@ -323,16 +330,19 @@ impl WaveSources {
 
 /// A shell kernel's trailing arguments and its launch: one thread per cell of the shell.
 struct ShellArgs {
-    ends: [i32; 6],
-    cells: i64,
+    ends: [i32; 8],
+    threads: i64,
     config: LaunchConfig,
 }
 
 impl ShellArgs {
     fn of(s: &Shell) -> Self {
         ShellArgs {
-            ends: [s.lo[0], s.hi[0], s.lo[1], s.hi[1], s.lo[2], s.hi[2]].map(|v| v as i32),
-            cells: s.cells as i64,
+            ends: [
+                s.lo[0], s.hi[0], s.lo[1], s.hi[1], s.lo[2], s.hi[2], s.tile[0], s.tile[1],
+            ]
+            .map(|v| v as i32),
+            threads: s.threads as i64,
             config: LaunchConfig {
                 grid_dim: (s.blocks(), 1, 1),
                 block_dim: (SHELL_BLOCK, 1, 1),
@@ -345,7 +355,7 @@ impl ShellArgs {
         for v in &self.ends {
             b.arg(v);
         }
-        b.arg(&self.cells);
+        b.arg(&self.threads);
     }
 }
 
