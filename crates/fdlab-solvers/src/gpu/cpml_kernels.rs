@@ -10,6 +10,9 @@ use std::fmt::Write;
 pub(crate) struct CpmlSpec {
     /// Weights for offsets 0..=r per axis (x, o, m); offset −k has −w[k].
     pub w1: [Vec<f64>; 3],
+    /// Blocks the shell kernels must fit on an SM (`__launch_bounds__`), 0 for the compiler's
+    /// choice.
+    pub min_blocks: u32,
 }
 
 /// Axis `a`'s position variable, its size and the stride suffix of a step along it, in the
@@ -124,10 +127,14 @@ const SHELL_PARAMS: &str = ", const int xlo, const int xhi, const int olo, const
 
 /// The opening of the shell kernels: the signature, then the thread's cell (`x`, `o`, `m`),
 /// the strides and its index `c` (see [`Shell`] for the numbering).
-fn shell_head(g: &mut String, params: &str, ty: &str) {
+fn shell_head(g: &mut String, params: &str, ty: &str, min_blocks: u32) {
+    let bounds = match min_blocks {
+        0 => format!("{SHELL_BLOCK}"),
+        b => format!("{SHELL_BLOCK}, {b}"),
+    };
     let _ = writeln!(
         g,
-        "extern \"C\" __global__ void __launch_bounds__({SHELL_BLOCK}) @NAME@({params}{SHELL_PARAMS}) {{"
+        "extern \"C\" __global__ void __launch_bounds__({bounds}) @NAME@({params}{SHELL_PARAMS}) {{"
     );
     // 32-bit index arithmetic (the launch has fewer than 2³² threads, see `Shell::fits`):
     // 64-bit divisions cost the f32 kernels a few points.
@@ -187,7 +194,7 @@ pub(crate) fn psi(spec: &StepSpec, cp: &CpmlSpec) -> String {
             ", {ty}* __restrict__ psi_{a}, const {ty}* __restrict__ pa_{a}, const {ty}* __restrict__ pb_{a}"
         );
     }
-    shell_head(&mut g, &params, ty);
+    shell_head(&mut g, &params, ty, cp.min_blocks);
     let axes = spec.axes();
     let _ = writeln!(g, "  const {ty} a_x = pa_x[x], b_x = pb_x[x];");
     if spec.three {
@@ -232,7 +239,7 @@ pub(crate) fn cpml_terms(spec: &StepSpec, cp: &CpmlSpec) -> String {
             ", const {ty}* __restrict__ psi_{a}, {ty}* __restrict__ zeta_{a}, const {ty}* __restrict__ pa_{a}, const {ty}* __restrict__ pb_{a}, const unsigned char* __restrict__ act_{a}"
         );
     }
-    shell_head(&mut g, &params, ty);
+    shell_head(&mut g, &params, ty, cp.min_blocks);
     g.push_str("  const bool act_x0 = act_x[x];\n");
     let axes = spec.axes();
     if spec.three {

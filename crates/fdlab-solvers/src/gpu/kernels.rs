@@ -730,6 +730,7 @@ mod tests {
             &spec(false, false, 4),
             &super::super::cpml_kernels::CpmlSpec {
                 w1: std::array::from_fn(|_| vec![0.0, 0.8, -0.2, 0.04, -0.004]),
+                min_blocks: 0,
             },
         );
         assert!(w.contains("zeta_m[c] = zn;") && !w.contains("zeta_o[c]"));
