@@ -19,8 +19,9 @@ use super::fdtd_kernels::{e_update, h_update, FdtdSpec, Psi, AXN, IDX, N};
 use std::fmt::Write;
 
 /// The fused step's kernel for `spec`: block `(bx + 1) × (by + 1)`, grid
-/// `⌈(x1 − x0)/bx⌉ × ⌈(y1 − y0)/by⌉ × ⌈(z1 − z0)/chunk⌉` for the box of cells it is given,
-/// less a box of blocks left to another launch (see [`core_blocks`]).
+/// `⌈(x1 − x0)/bx⌉ × ⌈(y1 − y0)/by⌉ × ⌈(z1 − z0)/chunk⌉` for the box of cells it is given.
+/// Its blocks in a box of core blocks (clear of every CPML layer, see [`core_blocks`]) are
+/// left to another launch or stepped without the CPML terms, as `core` says.
 pub(crate) fn fused_step(spec: &FdtdSpec, core: Core) -> String {
     let ty = spec.ty;
     let l = spec.launch;
@@ -89,7 +90,8 @@ pub(crate) fn fused_step(spec: &FdtdSpec, core: Core) -> String {
 pub(crate) enum Core {
     /// Returns at once: another launch steps them.
     Skip,
-    /// Steps them with the terms of no CPML (needs `spec`'s CPML parameters all the same).
+    /// Steps them itself, with a copy of the march generated without the CPML terms (the
+    /// kernel's parameters stay `spec`'s, CPML arrays included).
     Here,
 }
 
@@ -277,7 +279,47 @@ pub(crate) fn core_blocks(n: [usize; 3], t: [Option<usize>; 3], tile: [usize; 3]
 
 #[cfg(test)]
 mod tests {
-    use super::core_blocks;
+    use super::{core_blocks, fused_step, Core};
+    use crate::gpu::fdtd_kernels::FdtdSpec;
+    use crate::gpu::kernels::Launch;
+
+    fn spec(min_blocks: u32) -> FdtdSpec {
+        FdtdSpec {
+            ty: "float",
+            periodic: [false; 3],
+            spacing: [1.0; 3],
+            dt: 0.5,
+            cpml: [Some(6); 3],
+            launch: Launch {
+                bx: 32,
+                by: 8,
+                chunk: 32,
+                ahead: 0,
+                vec: 1,
+                tile: false,
+                unroll: 0,
+            },
+            min_blocks,
+        }
+    }
+
+    /// A kernel that skips the core blocks holds one march, with the CPML terms; one that
+    /// steps them holds a second march without them, chosen per block; the bound on blocks
+    /// per SM reaches `__launch_bounds__`.
+    #[test]
+    fn core_blocks_are_skipped_or_stepped_without_the_cpml_terms() {
+        let skip = fused_step(&spec(0), Core::Skip);
+        assert!(skip.contains("if (core) return;"), "{skip}");
+        assert_eq!(skip.matches("for (int t = t0;").count(), 1);
+        assert!(skip.contains("__launch_bounds__(297)"));
+        let here = fused_step(&spec(4), Core::Here);
+        assert!(!here.contains("if (core) return;") && here.contains("if (core) {"));
+        assert_eq!(here.matches("for (int t = t0;").count(), 2);
+        assert!(here.contains("__launch_bounds__(297, 4)"));
+        // The CPML terms (the layer tests) only in the second march, after `else`.
+        let (plain, layers) = here.split_once("} else {").expect("two marches");
+        assert!(!plain.contains("if (in_x)") && layers.contains("if (in_x)"));
+    }
 
     /// The box against a direct test of every block's cells.
     #[test]
