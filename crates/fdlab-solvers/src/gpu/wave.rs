@@ -343,7 +343,7 @@ fn shell_min_blocks(bytes: usize) -> u32 {
 /// A shell kernel's trailing arguments and its launch: one thread per cell of the shell.
 struct ShellArgs {
     ends: [i32; 8],
-    threads: i64,
+    threads: u32,
     config: LaunchConfig,
 }
 
@@ -354,7 +354,7 @@ impl ShellArgs {
                 s.lo[0], s.hi[0], s.lo[1], s.hi[1], s.lo[2], s.hi[2], s.tile[0], s.tile[1],
             ]
             .map(|v| v as i32),
-            threads: s.threads as i64,
+            threads: s.threads as u32,
             config: LaunchConfig {
                 grid_dim: (s.blocks(), 1, 1),
                 block_dim: (SHELL_BLOCK, 1, 1),
