@@ -20,7 +20,7 @@ use super::fdtd_kernels::{self, FdtdSpec};
 use super::fdtd_monitors::DeviceMonitors;
 use super::fdtd_tfsf::DeviceWaves;
 use super::kernels::Launch;
-use super::{cuda_type, driver, launch_config, precision_of, tag, Gpu};
+use super::{cuda_type, driver, env_count, env_switch, launch_config, precision_of, tag, Gpu};
 use crate::fdtd::{Component, FdtdCpu, FdtdSetup, Waveform};
 use crate::layout::to_bytes;
 use crate::stepper::{StatePart, Stepper};
@@ -226,15 +226,7 @@ pub(super) fn comp(c: Component) -> i32 {
 /// The half-step kernels' shape: 32 × 8 columns per block, 32 planes each, one point per
 /// thread (`FDLAB_SOLVER_LAUNCH` overrides the threads and planes, for measuring).
 fn launch() -> Launch {
-    let base = Launch::from_env().unwrap_or(Launch {
-        bx: 32,
-        by: 8,
-        chunk: 32,
-        ahead: 0,
-        vec: 1,
-        tile: false,
-        unroll: 0,
-    });
+    let base = Launch::from_env().unwrap_or(Launch::columns(32, 8, 32));
     Launch {
         ahead: 0,
         vec: 1,
@@ -255,15 +247,9 @@ fn fused_launch(bytes: usize, cpml: bool) -> Launch {
     } else {
         (32, 8)
     };
-    Launch::from_env().filter(fits).unwrap_or(Launch {
-        bx,
-        by,
-        chunk: 32,
-        ahead: 0,
-        vec: 1,
-        tile: false,
-        unroll: 0,
-    })
+    Launch::from_env()
+        .filter(fits)
+        .unwrap_or(Launch::columns(bx, by, 32))
 }
 
 /// Blocks per SM the one-pass kernel with the CPML terms must fit, for values of `bytes`
@@ -272,10 +258,7 @@ fn fused_launch(bytes: usize, cpml: bool) -> Launch {
 /// on an H100 at 384³ with a 10-cell CPML, four ran the step at 63.2% of the copy against
 /// 61.4% (five: 50.5%, spilling), and three `f64` blocks 67.8% against 65.6% (four: 61.9%).
 fn shell_blocks(bytes: usize) -> u32 {
-    std::env::var("FDLAB_FDTD_SHELL_BLOCKS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(if bytes == 4 { 4 } else { 3 })
+    env_count("FDLAB_FDTD_SHELL_BLOCKS", if bytes == 4 { 4 } else { 3 })
 }
 
 /// Whether the blocks clear of the CPML layers run in the same launch as the others (a
@@ -285,13 +268,13 @@ fn shell_blocks(bytes: usize) -> u32 {
 /// CPML, in two runs each: `f64` 69.5% of the copy in one launch against 67.3–67.5% in
 /// two; `f32` 62.1% against 63.0–63.2%.
 fn merged_wanted(bytes: usize) -> bool {
-    std::env::var("FDLAB_FDTD_MERGED").map_or(bytes == 8, |v| v != "0")
+    env_switch("FDLAB_FDTD_MERGED", bytes == 8)
 }
 
 /// Whether blocks clear of the CPML layers run a kernel without their terms (the default), or
 /// the kernel with them steps every cell (`FDLAB_FDTD_CORE=0`, for measuring).
 fn core_wanted() -> bool {
-    std::env::var("FDLAB_FDTD_CORE").map_or(true, |v| v != "0")
+    env_switch("FDLAB_FDTD_CORE", true)
 }
 
 impl<T: CudaScalar> FdtdGpu<T> {
@@ -854,7 +837,7 @@ pub(super) fn sources<T: CudaScalar>(s: &FdtdSetup) -> Result<FdtdSources> {
 /// Whether the step runs as one pass (the default) or as two half-step kernels
 /// (`FDLAB_FDTD_FUSED=0`, for measuring).
 fn fused_wanted() -> bool {
-    std::env::var("FDLAB_FDTD_FUSED").map_or(true, |v| v != "0")
+    env_switch("FDLAB_FDTD_FUSED", true)
 }
 
 /// The arguments both fused kernels start with: new fields, old fields, coefficients, sizes,

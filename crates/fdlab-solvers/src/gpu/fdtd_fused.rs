@@ -290,15 +290,7 @@ mod tests {
             spacing: [1.0; 3],
             dt: 0.5,
             cpml: [Some(6); 3],
-            launch: Launch {
-                bx: 32,
-                by: 8,
-                chunk: 32,
-                ahead: 0,
-                vec: 1,
-                tile: false,
-                unroll: 0,
-            },
+            launch: Launch::columns(32, 8, 32),
             min_blocks,
         }
     }

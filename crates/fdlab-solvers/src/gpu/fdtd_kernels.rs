@@ -526,15 +526,7 @@ mod tests {
             spacing: [1.0, 0.5, 0.25],
             dt: 0.1,
             cpml,
-            launch: Launch {
-                bx: 32,
-                by: 8,
-                chunk: 16,
-                ahead: 0,
-                vec: 1,
-                tile: false,
-                unroll: 0,
-            },
+            launch: Launch::columns(32, 8, 16),
             min_blocks: 0,
         }
     }

@@ -44,6 +44,17 @@ impl Launch {
         }
     }
 
+    /// One thread per (x, y) column of a `bx` × `by` block, marching `chunk` planes, one
+    /// point per thread: the shape of the FDTD kernels.
+    pub(crate) const fn columns(bx: u32, by: u32, chunk: u32) -> Launch {
+        Launch {
+            bx,
+            by,
+            chunk,
+            ..Launch::flat(bx)
+        }
+    }
+
     /// The shape for a stencil of radius `r` on a grid of `n` points in `dim` dimensions,
     /// elements of `bytes` bytes: 32 × 8 threads in 3-D and 128 in a row in 2-D, each with
     /// 16 bytes of x points where `nx` allows; longer marches for wider stencils, whose

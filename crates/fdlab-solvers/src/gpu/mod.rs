@@ -374,6 +374,20 @@ pub fn heat_pass_source(
 }
 
 /// The step-within-call tag of the non-finite flag.
+/// A count from the environment variable `name` (a switch for measuring), else `default`.
+fn env_count(name: &str, default: u32) -> u32 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// An on/off switch from the environment variable `name` (`0` is off, anything else on),
+/// else `default`.
+fn env_switch(name: &str, default: bool) -> bool {
+    std::env::var(name).map_or(default, |v| v != "0")
+}
+
 fn tag(i: usize) -> u64 {
     (i as u64) << CELL_BITS
 }

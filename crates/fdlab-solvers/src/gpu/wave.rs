@@ -7,7 +7,7 @@
 use super::cpml_kernels::{self, CpmlSpec, Shell, SHELL_BLOCK};
 use super::kernels::{self, Launch, StepSpec};
 use super::{
-    cuda_type, driver, march_order, march_sizes, precision_of, tag, DeviceStepper, Gpu,
+    cuda_type, driver, env_count, march_order, march_sizes, precision_of, tag, DeviceStepper, Gpu,
     StepExchange,
 };
 use crate::layout::{to_bytes, Layout};
@@ -334,10 +334,7 @@ impl WaveSources {
 /// of the copy against 49.4–49.7% (six blocks 50.1–50.5%); `f64` 53.4% against 52.6–52.7%
 /// (eight blocks spill: 50.0–50.2%).
 fn shell_min_blocks(bytes: usize) -> u32 {
-    std::env::var("FDLAB_SHELL_BLOCKS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(if bytes == 4 { 8 } else { 6 })
+    env_count("FDLAB_SHELL_BLOCKS", if bytes == 4 { 8 } else { 6 })
 }
 
 /// A shell kernel's trailing arguments and its launch: one thread per cell of the shell.
