@@ -80,6 +80,8 @@ struct Fused<T> {
     /// With CPML layers: the box of blocks clear of them, and the kernel without their terms
     /// that steps those blocks when `kernel` skips them (`None`: `kernel` steps them itself).
     core: Option<(Option<Arc<Kernel>>, fdtd_fused::Box3)>,
+    /// Where the blocks start per axis (zero or below: see [`fdtd_fused::z_origin`]).
+    origin: [i64; 3],
     next: DeviceFields<T>,
     /// Per CPML axis, in the order of [`FdtdGpu::cpml`].
     next_psi_h: Vec<[CudaSlice<T>; 2]>,
@@ -271,6 +273,13 @@ fn merged_wanted(bytes: usize) -> bool {
     env_switch("FDLAB_FDTD_MERGED", bytes == 8)
 }
 
+/// Whether the one-pass step's chunks of planes are laid from the z layer's edge
+/// ([`fdtd_fused::z_origin`]; the default) or from plane 0 (`FDLAB_FDTD_ZALIGN=0`, for
+/// measuring).
+fn z_aligned_wanted() -> bool {
+    env_switch("FDLAB_FDTD_ZALIGN", true)
+}
+
 /// Whether blocks clear of the CPML layers run a kernel without their terms (the default), or
 /// the kernel with them steps every cell (`FDLAB_FDTD_CORE=0`, for measuring).
 fn core_wanted() -> bool {
@@ -439,8 +448,13 @@ impl<T: CudaScalar> FdtdGpu<T> {
                 ]
                 .map(|v| v as i32)
             };
-            // The whole grid, less the core's blocks when the core has a kernel of its own.
-            let whole = flat(&[0..self.n[0], 0..self.n[1], 0..self.n[2]]);
+            let o = fu.origin;
+            // The whole grid from the blocks' origin, less the core's blocks when the core has
+            // a kernel of its own.
+            let whole = std::array::from_fn::<i32, 6, _>(|i| match i % 2 {
+                0 => o[i / 2] as i32,
+                _ => self.n[i / 2] as i32,
+            });
             let skip = fu.core.as_ref().map_or([0; 6], |(_, r)| flat(r));
             let bounds: [i32; 12] =
                 std::array::from_fn(|i| if i < 6 { whole[i] } else { skip[i - 6] });
@@ -453,7 +467,8 @@ impl<T: CudaScalar> FdtdGpu<T> {
                 let [p0, p1] = &mut c.psi_e;
                 b.arg(p0).arg(p1).arg(&c.coef_e);
             }
-            let [gx, gy, gz] = l.grid(self.n[0], self.n[1], self.n[2]);
+            let from = |a: usize| (self.n[a] as i64 - o[a]) as usize;
+            let [gx, gy, gz] = l.grid(from(0), from(1), from(2));
             let cfg = LaunchConfig {
                 grid_dim: (gx, gy, gz),
                 block_dim: block,
@@ -466,8 +481,9 @@ impl<T: CudaScalar> FdtdGpu<T> {
             unsafe { b.launch(cfg) }.map_err(driver("cuLaunchKernel"))?;
             if let Some((Some(core), r)) = &fu.core {
                 let w = [l.bx, l.by, l.chunk].map(|v| v as usize);
+                let at = |a: usize, b: usize| (o[a] + (b * w[a]) as i64) as usize;
                 let cells: fdtd_fused::Box3 =
-                    std::array::from_fn(|a| r[a].start * w[a]..(r[a].end * w[a]).min(self.n[a]));
+                    std::array::from_fn(|a| at(a, r[a].start)..at(a, r[a].end).min(self.n[a]));
                 let c = flat(&cells);
                 let bounds: [i32; 12] = std::array::from_fn(|i| if i < 6 { c[i] } else { 0 });
                 let mut b = stream.launch_builder(core.function());
@@ -881,7 +897,11 @@ impl<T: CudaScalar> Fused<T> {
         let kernel = gpu.kernel(&src.fused)?;
         let l = fused_launch(std::mem::size_of::<T>(), !cpml.is_empty());
         let tile = [l.bx, l.by, l.chunk].map(|v| v as usize);
-        let core = match fdtd_fused::core_blocks(n, thickness, tile) {
+        let origin = match z_aligned_wanted() {
+            true => [0, 0, fdtd_fused::z_origin(n[2], thickness[2], tile[2])],
+            false => [0; 3],
+        };
+        let core = match fdtd_fused::core_blocks(n, thickness, tile, origin) {
             Some(r) if !cpml.is_empty() && core_wanted() => {
                 let kernel = src.fused_core.as_ref().map(|k| gpu.kernel(k)).transpose()?;
                 Some((kernel, r))
@@ -898,6 +918,7 @@ impl<T: CudaScalar> Fused<T> {
             kernel,
             launch: l,
             core,
+            origin,
             next,
             next_psi_h,
         }))

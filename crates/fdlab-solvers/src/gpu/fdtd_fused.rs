@@ -126,8 +126,11 @@ fn body(spec: &FdtdSpec, g: &mut String) {
         inside(1, "rj")
     );
     g.push_str("  const bool own = tx > 0 && ty > 0 && ri < x1 && rj < y1;\n");
-    let _ = writeln!(g, "  const int k0 = z0 + blockIdx.z * {};", l.chunk);
-    let _ = writeln!(g, "  const int k1 = min(k0 + {}, z1);", l.chunk);
+    // A launch's box may start below the grid along z (see `z_origin`): its first chunk is
+    // cut at plane 0.
+    let _ = writeln!(g, "  const int kb = z0 + (int)blockIdx.z * {};", l.chunk);
+    g.push_str("  const int k0 = max(kb, 0);\n");
+    let _ = writeln!(g, "  const int k1 = min(kb + {}, z1);", l.chunk);
     g.push_str("  const long long sy = nx, sz = (long long)nx * ny;\n");
     g.push_str("  const long long col = i + sy * j;\n");
     let _ = writeln!(g, "  const {ty} zero = ({ty})0;");
@@ -249,25 +252,48 @@ fn e_part(spec: &FdtdSpec, g: &mut String) {
 /// A range of indices per axis.
 pub(crate) type Box3 = [std::ops::Range<usize>; 3];
 
+/// Where the chunks of planes start along z, at or below plane 0, for `nz` planes, a z CPML
+/// of thickness `t` and chunks of `chunk` planes: with a layer, so that a chunk starts
+/// right above the layer's last plane and the plane below it (which a chunk recomputes H
+/// on), and the first chunk, cut at plane 0, holds only those `t + 1` planes. Chunks laid
+/// from plane 0 would mix up to `chunk − 1` core planes into each layer chunk, which then
+/// run with the CPML terms.
+pub(crate) fn z_origin(nz: usize, t: Option<usize>, chunk: usize) -> i64 {
+    match t {
+        Some(t) if t + 1 < nz => match ((t + 1) % chunk) as i64 {
+            0 => 0,
+            r => r - chunk as i64,
+        },
+        _ => 0,
+    }
+}
+
 /// The box of blocks (a range of block indices per axis) whose cells, the halo and the plane
 /// below included, lie outside every CPML layer: a kernel generated without the CPML terms
 /// (fewer registers, no branches) steps them, and the kernel with them skips them. `None`
 /// when the box is empty. `t`: the CPML thickness per axis; `n`: cells; `tile`: bx, by,
-/// chunk.
-pub(crate) fn core_blocks(n: [usize; 3], t: [Option<usize>; 3], tile: [usize; 3]) -> Option<Box3> {
+/// chunk; `origin`: where the blocks start per axis (zero or below, see [`z_origin`]).
+pub(crate) fn core_blocks(
+    n: [usize; 3],
+    t: [Option<usize>; 3],
+    tile: [usize; 3],
+    origin: [i64; 3],
+) -> Option<Box3> {
     let mut r: Box3 = Default::default();
     for a in 0..3 {
-        let w = tile[a];
+        let (w, o) = (tile[a] as i64, origin[a]);
+        let blocks = (n[a] as i64 - o).div_euclid(w) + i64::from((n[a] as i64 - o) % w != 0);
         r[a] = match t[a] {
-            None => 0..n[a].div_ceil(w),
-            // Block b holds cells b·w − 1 … b·w + w − 1: all in [t, n − 1 − t].
+            None => 0..blocks as usize,
+            // Block b holds cells o + b·w − 1 … o + b·w + w − 1: all in [t, n − 1 − t].
             Some(t) => {
-                if n[a] < t + w {
+                let (t, n) = (t as i64, n[a] as i64);
+                if n < t + w {
                     return None;
                 }
-                let lo = (t + 1).div_ceil(w);
-                let hi = (n[a] - t - w) / w + 1;
-                lo..hi.max(lo)
+                let lo = (t + 1 - o + w - 1).div_euclid(w);
+                let hi = (n - t - w - o).div_euclid(w) + 1;
+                lo as usize..hi.max(lo) as usize
             }
         };
         if r[a].is_empty() {
@@ -279,7 +305,7 @@ pub(crate) fn core_blocks(n: [usize; 3], t: [Option<usize>; 3], tile: [usize; 3]
 
 #[cfg(test)]
 mod tests {
-    use super::{core_blocks, fused_step, Core};
+    use super::{core_blocks, fused_step, z_origin, Core};
     use crate::gpu::fdtd_kernels::FdtdSpec;
     use crate::gpu::kernels::Launch;
 
@@ -319,15 +345,34 @@ mod tests {
         for n in [20usize, 37, 64, 100] {
             for w in [4usize, 8, 32] {
                 for t in [4usize, 5, 10] {
-                    let direct: Vec<usize> = (0..n.div_ceil(w))
-                        .filter(|&b| b * w > t && b * w + w <= n - t)
-                        .collect();
-                    match core_blocks([n; 3], [Some(t), None, None], [w, 1, 1]) {
-                        Some(r) => {
-                            assert_eq!(r[0].clone().collect::<Vec<_>>(), direct, "{n} {w} {t}");
-                            assert_eq!(r[1], 0..n, "{n} {w} {t}");
+                    let shifted = z_origin(n, Some(t), w);
+                    // A chunk starts right above the layer and the plane below it.
+                    assert!(shifted <= 0 && shifted > -(w as i64));
+                    assert_eq!((t as i64 + 1 - shifted) % w as i64, 0, "{n} {w} {t}");
+                    for o in [0, shifted] {
+                        let (w, n, t) = (w as i64, n as i64, t as i64);
+                        let blocks = (0..).take_while(|&b| o + b * w < n).count();
+                        // Block b holds cells o + b·w − 1 … o + b·w + w − 1.
+                        let direct: Vec<usize> = (0..blocks)
+                            .filter(|&b| {
+                                let first = o + b as i64 * w;
+                                first > t && first + w <= n - t
+                            })
+                            .collect();
+                        let (n, t) = (n as usize, t as usize);
+                        let w = w as usize;
+                        let got = core_blocks([n; 3], [Some(t), None, None], [w, 1, 1], [o, 0, 0]);
+                        match got {
+                            Some(r) => {
+                                assert_eq!(
+                                    r[0].clone().collect::<Vec<_>>(),
+                                    direct,
+                                    "{n} {w} {t} {o}"
+                                );
+                                assert_eq!(r[1], 0..n, "{n} {w} {t} {o}");
+                            }
+                            None => assert!(direct.is_empty(), "{n} {w} {t} {o}"),
                         }
-                        None => assert!(direct.is_empty(), "{n} {w} {t}"),
                     }
                 }
             }
