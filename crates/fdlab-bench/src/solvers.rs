@@ -159,6 +159,10 @@ pub struct SolverResult {
     /// Time steps per pass over the grid (the `temporal` suite's rows; absent elsewhere).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steps_per_pass: Option<usize>,
+    /// Temporal suite: whether the row runs the device's default shape (what a run without
+    /// `FDLAB_TEMPORAL` uses) rather than a shape the suite asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub as_shipped: Option<bool>,
 }
 
 /// Runs `case` in `precision` for `reps` timed steps (after one untimed step) on the CPU,
@@ -285,6 +289,7 @@ pub(crate) fn result(
         copy_gbps,
         pct_of_copy: 100.0 * gbps / copy_gbps,
         steps_per_pass: None,
+        as_shipped: None,
     }
 }
 

@@ -85,19 +85,22 @@ pub fn batch(k: usize) -> usize {
     k * 24usize.div_ceil(k)
 }
 
-/// The requests of the suite: k = 1 (single steps) … 8 with the model's tile for each, or
-/// only what `FDLAB_TEMPORAL` asks for when it is set (to measure other shapes).
-pub fn requests() -> Vec<Request> {
+/// The requests of the suite: k = 1 (single steps), the device's default (`None`: what a run
+/// uses as shipped), then k = 2 … 8 with the model's tile for each; or only what
+/// `FDLAB_TEMPORAL` asks for when it is set (to measure other shapes).
+pub fn requests() -> Vec<Option<Request>> {
     use fdlab_solvers::gpu::temporal::{from_env, K_MAX};
     match from_env() {
-        Some(r) => vec![r],
-        None => std::iter::once(Request::Off)
-            .chain((2..=K_MAX).map(Request::K))
+        Some(r) => vec![Some(r)],
+        None => [Some(Request::Off), None]
+            .into_iter()
+            .chain((2..=K_MAX).map(|k| Some(Request::K(k))))
             .collect(),
     }
 }
 
-/// Runs `case` (set up as `s`) in `precision` with temporal blocking as `request` says for
+/// Runs `case` (set up as `s`) in `precision` with temporal blocking as `request` says (`None`:
+/// the device's default, as a run without `FDLAB_TEMPORAL` picks it) for
 /// `reps` timed batches of [`batch`] steps (wall clock, after one untimed batch), beside the
 /// device's copy bandwidth over `copy_bytes` measured just before. `None` when no tile fits
 /// (shared memory or registers) or the shape does not suit the case's dimension.
@@ -107,24 +110,25 @@ pub fn run(
     case: &TemporalCase,
     s: &HeatSetup,
     precision: PrecisionName,
-    request: Request,
+    request: Option<Request>,
     reps: usize,
 ) -> Result<Option<SolverResult>, fdlab_solvers::Error> {
     let bytes = match precision {
         PrecisionName::F32 => 4,
         PrecisionName::F64 => 8,
     };
-    if fdlab_solvers::gpu::temporal::plan(s.dim, s.n, bytes, Some(request)).is_err() {
+    let class = fdlab_cuda::choose::device_class(&device.info.name);
+    if fdlab_solvers::gpu::temporal::plan(s.dim, s.n, bytes, class, request).is_err() {
         return Ok(None);
     }
     let (mut stepper, shape): (Box<dyn Stepper>, Option<String>) = match precision {
         PrecisionName::F32 => {
-            let g = HeatGpu::<f32>::with_temporal(s, Some(request))?;
+            let g = HeatGpu::<f32>::with_temporal(s, request)?;
             let shape = g.temporal().map(|t| t.to_string());
             (Box::new(g), shape)
         }
         PrecisionName::F64 => {
-            let g = HeatGpu::<f64>::with_temporal(s, Some(request))?;
+            let g = HeatGpu::<f64>::with_temporal(s, request)?;
             let shape = g.temporal().map(|t| t.to_string());
             (Box::new(g), shape)
         }
@@ -149,6 +153,7 @@ pub fn run(
     let mut r = result(&solver_case, precision, shape_axes, what, &times, copy_gbps);
     r.suite = "temporal".into();
     r.steps_per_pass = Some(stepper.steps_per_pass());
+    r.as_shipped = Some(request.is_none());
     if let Some(t) = shape {
         r.description = format!("{}; FDLAB_TEMPORAL={t}", r.description);
     }

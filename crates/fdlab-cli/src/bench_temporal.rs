@@ -89,9 +89,10 @@ pub fn bench_temporal(a: &BenchArgs) -> Result<()> {
         for &p in &precisions {
             for &request in &requests {
                 let k = match request {
-                    Request::Off => 1,
-                    Request::K(k) => k,
-                    Request::Shape(t) => t.k,
+                    Some(Request::Off) => "1".to_string(),
+                    Some(Request::K(k)) => k.to_string(),
+                    Some(Request::Shape(t)) => t.k.to_string(),
+                    None => "default".to_string(),
                 };
                 pb.set_message(format!("{} {p:?} k={k}", case.name));
                 let prec = format!("{p:?}").to_lowercase();
@@ -103,12 +104,15 @@ pub fn bench_temporal(a: &BenchArgs) -> Result<()> {
                     pb.inc(1);
                     continue;
                 };
-                let shape = r
+                let mut shape = r
                     .description
                     .split("FDLAB_TEMPORAL=")
                     .nth(1)
                     .unwrap_or("single steps")
                     .to_string();
+                if request.is_none() {
+                    shape.push_str(" (default)");
+                }
                 say(
                     &pb,
                     format!(

@@ -9,7 +9,7 @@ use crate::conformance::{
     cpu, finish, label, non_finite_after, random_field, relative_error, resume, tolerance,
     CheckCase, CheckResult, MakeStepper, Setup,
 };
-use crate::gpu::temporal::{best_for_k, measured, Request, Temporal};
+use crate::gpu::temporal::{best_for_k, measured_shapes, Request, Temporal};
 use crate::physics::heat_dt_limit;
 use crate::{Error, HeatSetup, Result, Stepper};
 use rand::rngs::SmallRng;
@@ -81,7 +81,7 @@ pub fn temporal_cases() -> Vec<TemporalCase> {
                     let requests: Vec<Request> = match i {
                         0 => [Request::K(2), Request::K(4), Request::K(8), small(dim)]
                             .into_iter()
-                            .chain(measured(dim, bytes).map(Request::Shape))
+                            .chain(measured_shapes(dim, bytes).into_iter().map(Request::Shape))
                             .collect(),
                         1 => vec![small(dim)],
                         _ => vec![Request::K(3)],

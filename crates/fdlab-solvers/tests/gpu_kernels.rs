@@ -75,12 +75,12 @@ fn every_solver_kernel_compiles_for_sm_90() {
 
 /// Every temporal-blocking pass the stepper may run compiles for sm_90: for each dimension,
 /// precision and boundary, the model's shape for every k (what `FDLAB_TEMPORAL=k` and
-/// `fdlab bench --suite temporal` run) and the measured default. `FDLAB_PTXAS_INFO=1` prints
+/// `fdlab bench --suite temporal` run) and every device class's measured default. `FDLAB_PTXAS_INFO=1` prints
 /// each one's registers and spills.
 #[test]
 fn every_temporal_pass_compiles_for_sm_90() {
     use fdlab_solvers::gpu::heat_pass_source;
-    use fdlab_solvers::gpu::temporal::{measured, Request, K_MAX};
+    use fdlab_solvers::gpu::temporal::{measured_shapes, Request, K_MAX};
     use fdlab_solvers::HeatSetup;
     if !nvrtc_or_skip() {
         return;
@@ -100,8 +100,8 @@ fn every_temporal_pass_compiles_for_sm_90() {
             };
             for p in [PrecisionName::F32, PrecisionName::F64] {
                 let bytes = if p == PrecisionName::F32 { 4 } else { 8 };
-                let default = measured(dim, bytes).expect("a measured default");
-                let requests = (2..=K_MAX).map(Request::K).chain([Request::Shape(default)]);
+                let defaults = measured_shapes(dim, bytes).into_iter().map(Request::Shape);
+                let requests = (2..=K_MAX).map(Request::K).chain(defaults);
                 for request in requests {
                     // Shapes that do not fit are refused, not compiled.
                     if let Ok(Some((src, _))) = heat_pass_source(&setup, p, request) {

@@ -51,7 +51,8 @@ impl<T: CudaScalar> HeatGpu<T> {
     }
 
     /// As [`HeatGpu::new`], with temporal blocking as `request` says instead of the
-    /// environment or the model (`Some(Request::Off)`: single steps only). A setup that
+    /// environment, the device's measured default or the model (`Some(Request::Off)`: single
+    /// steps only; `None`: as [`HeatGpu::new`]). A setup that
     /// blocking does not apply to (order above 2, κ varying in space) runs single steps.
     pub fn with_temporal(s: &HeatSetup, request: Option<Request>) -> Result<Self> {
         Self::build(s, request, 0, false)
@@ -85,7 +86,7 @@ impl<T: CudaScalar> HeatGpu<T> {
         };
         let u = gpu.upload(&to_t(&s.initial))?;
         let v = gpu.zeros(cells)?;
-        let pass = match pass_source::<T>(s, request)? {
+        let pass = match pass_source::<T>(s, class, request)? {
             Some((src, shape)) => open_pass(&gpu, &src, shape)?,
             None => None,
         };
@@ -210,9 +211,11 @@ fn replay_from_v(passes: usize, bad: usize) -> bool {
 }
 
 /// The k-step pass kernel of `s` in `T` and its shape, where temporal blocking applies and
-/// `request` (else the environment, else the model) asks for it.
+/// `request` (else the environment, else the default measured on a device of `class`, else
+/// the model) asks for it.
 pub(super) fn pass_source<T: CudaScalar>(
     s: &HeatSetup,
+    class: Option<&str>,
     request: Option<Request>,
 ) -> Result<Option<(CudaSource, Temporal)>> {
     let co = s.coefficients()?;
@@ -220,7 +223,7 @@ pub(super) fn pass_source<T: CudaScalar>(
         return Ok(None);
     }
     let bytes = std::mem::size_of::<T>();
-    let shape = temporal::plan(s.dim, s.n, bytes, request).map_err(Error::Invalid)?;
+    let shape = temporal::plan(s.dim, s.n, bytes, class, request).map_err(Error::Invalid)?;
     let Some(shape) = shape else {
         return Ok(None);
     };
@@ -289,8 +292,12 @@ pub(super) fn all_sources<T: CudaScalar>(s: &HeatSetup) -> Result<Vec<CudaSource
             out.push(sources::<T>(s, class, ranged)?);
         }
     }
-    if let Some((src, _)) = pass_source::<T>(s, None)? {
-        out.push(src);
+    for class in [None, Some("h100"), Some("h200")] {
+        if let Some((src, _)) = pass_source::<T>(s, class, None)? {
+            if !out.iter().any(|o| o.name == src.name) {
+                out.push(src);
+            }
+        }
     }
     Ok(out)
 }

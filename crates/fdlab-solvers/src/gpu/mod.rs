@@ -368,8 +368,8 @@ pub fn heat_pass_source(
     request: temporal::Request,
 ) -> Result<Option<(CudaSource, temporal::Temporal)>> {
     match precision {
-        crate::case::PrecisionName::F32 => heat::pass_source::<f32>(setup, Some(request)),
-        crate::case::PrecisionName::F64 => heat::pass_source::<f64>(setup, Some(request)),
+        crate::case::PrecisionName::F32 => heat::pass_source::<f32>(setup, None, Some(request)),
+        crate::case::PrecisionName::F64 => heat::pass_source::<f64>(setup, None, Some(request)),
     }
 }
 
