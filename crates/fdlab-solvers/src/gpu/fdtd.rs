@@ -241,17 +241,22 @@ fn launch() -> Launch {
 /// otherwise, 32 planes each. On an H100 at 384³: `f32` PEC box 85.4% of the copy against
 /// 83.5%; `f32` with a CPML 61.2% against 59.6%; `f64` 86.8% against 75.5% (PEC) and 65.3%
 /// against 61.7% (CPML); 32 × 4, 64 × 2, 64 × 8, 128 × 2, 128 × 4 and 16 or 64 planes did
-/// no better. `FDLAB_SOLVER_LAUNCH` overrides it as for the half-step kernels.
-fn fused_launch(bytes: usize, cpml: bool) -> Launch {
+/// no better. On an H200 (`class`, as fdlab-cuda's `device_class`) at 384³: `f64` without
+/// layers 64 × 4 columns and 64 planes, 85.8% against 83.2%; with a CPML 16 planes, `f32`
+/// 56.3% against 54.9% and `f64` 65.2% against 62.9% (one run each, in one machine start).
+/// `FDLAB_SOLVER_LAUNCH` overrides it as for the half-step kernels.
+fn fused_launch(bytes: usize, cpml: bool, class: Option<&str>) -> Launch {
     let fits = |l: &Launch| (l.bx + 1) * (l.by + 1) <= 1024;
-    let (bx, by) = if bytes == 4 && !cpml {
-        (64, 4)
-    } else {
-        (32, 8)
+    let h200 = class == Some("h200");
+    let (bx, by, chunk) = match (bytes, cpml) {
+        (_, true) if h200 => (32, 8, 16),
+        (8, false) if h200 => (64, 4, 64),
+        (4, false) => (64, 4, 32),
+        _ => (32, 8, 32),
     };
     Launch::from_env()
         .filter(fits)
-        .unwrap_or(Launch::columns(bx, by, 32))
+        .unwrap_or(Launch::columns(bx, by, chunk))
 }
 
 /// Blocks per SM the one-pass kernel with the CPML terms must fit, for values of `bytes`
@@ -268,9 +273,10 @@ fn shell_blocks(bytes: usize) -> u32 {
 /// values of `bytes` bytes: the same launch in `f64`, their own in `f32`
 /// (`FDLAB_FDTD_MERGED=1` or `0` chooses, for measuring). On an H100 at 384³ with a 10-cell
 /// CPML, in two runs each: `f64` 69.5% of the copy in one launch against 67.3–67.5% in
-/// two; `f32` 62.1% against 63.0–63.2%.
-fn merged_wanted(bytes: usize) -> bool {
-    env_switch("FDLAB_FDTD_MERGED", bytes == 8)
+/// two; `f32` 62.1% against 63.0–63.2%. On an H200 (`class`) two launches in both: `f64`
+/// 62.9% against 62.4% (32-plane chunks), 65.2% against 62.6% (16).
+fn merged_wanted(bytes: usize, class: Option<&str>) -> bool {
+    env_switch("FDLAB_FDTD_MERGED", bytes == 8 && class != Some("h200"))
 }
 
 /// Whether the one-pass step's chunks of planes are laid from the z layer's edge
@@ -294,8 +300,9 @@ impl<T: CudaScalar> FdtdGpu<T> {
         // coefficients and CPML profiles; the GPU takes them as they are.
         let cpu = FdtdCpu::<T>::new(s)?;
         let sim = cpu.sim();
-        let src = sources::<T>(s)?;
         let gpu = Gpu::open()?;
+        let class = fdlab_cuda::choose::device_class(&gpu.dev.info.name);
+        let src = sources::<T>(s, class)?;
         let h_kernel = gpu.kernel(&src.h)?;
         let e_kernel = gpu.kernel(&src.e)?;
         let scan_kernel = gpu.kernel(&src.scan)?;
@@ -707,6 +714,8 @@ pub(super) struct FdtdSources {
     pub e: CudaSource,
     /// The whole step in one pass.
     pub fused: CudaSource,
+    /// The tile `fused` and `fused_core` were generated for (threads less the halo).
+    pub fused_launch: Launch,
     /// With CPML layers, the same without their terms, for the blocks clear of them.
     pub fused_core: Option<CudaSource>,
     /// The end-of-call non-finite scan.
@@ -723,8 +732,21 @@ pub(super) struct FdtdSources {
     pub tfsf: Option<CudaSource>,
 }
 
+/// Every kernel of `s` in `T` on any device class, each once (to compile them all anywhere).
+pub(super) fn all_sources<T: CudaScalar>(s: &FdtdSetup) -> Result<Vec<CudaSource>> {
+    let mut out: Vec<CudaSource> = vec![];
+    for class in [None, Some("h100"), Some("h200")] {
+        for src in sources::<T>(s, class)?.all() {
+            if !out.iter().any(|o| o.name == src.name) {
+                out.push(src);
+            }
+        }
+    }
+    Ok(out)
+}
+
 impl FdtdSources {
-    pub(super) fn all(self) -> Vec<CudaSource> {
+    fn all(self) -> Vec<CudaSource> {
         [self.h, self.e, self.fused, self.scan]
             .into_iter()
             .chain(self.fused_core)
@@ -737,8 +759,8 @@ impl FdtdSources {
     }
 }
 
-/// The kernels of `s` in `T`.
-pub(super) fn sources<T: CudaScalar>(s: &FdtdSetup) -> Result<FdtdSources> {
+/// The kernels of `s` in `T` for a device of `class` (`None`: the default shapes).
+pub(super) fn sources<T: CudaScalar>(s: &FdtdSetup, class: Option<&str>) -> Result<FdtdSources> {
     let ty = cuda_type::<T>();
     let precision = precision_of::<T>();
     let l = launch();
@@ -755,7 +777,9 @@ pub(super) fn sources<T: CudaScalar>(s: &FdtdSetup) -> Result<FdtdSources> {
     let has_cpml = spec.cpml.iter().any(|c| c.is_some());
     // Blocks clear of the layers run without the CPML terms.
     let split = has_cpml && core_wanted();
-    let main = fused_launch(std::mem::size_of::<T>(), has_cpml);
+    let bytes = std::mem::size_of::<T>();
+    let main = fused_launch(bytes, has_cpml, class);
+    let merged = split && merged_wanted(bytes, class);
     let with_halo = |l: Launch| Launch {
         bx: l.bx + 1,
         by: l.by + 1,
@@ -773,16 +797,13 @@ pub(super) fn sources<T: CudaScalar>(s: &FdtdSetup) -> Result<FdtdSources> {
                     min_blocks: shell_blocks(std::mem::size_of::<T>()),
                     ..spec.clone()
                 },
-                if split && merged_wanted(std::mem::size_of::<T>()) {
-                    Core::Here
-                } else {
-                    Core::Skip
-                },
+                if merged { Core::Here } else { Core::Skip },
             ),
             precision,
             with_halo(main),
         ),
-        fused_core: (split && !merged_wanted(std::mem::size_of::<T>())).then(|| {
+        fused_launch: main,
+        fused_core: (split && !merged).then(|| {
             let core = FdtdSpec {
                 cpml: [None; 3],
                 launch: main,
@@ -895,7 +916,7 @@ impl<T: CudaScalar> Fused<T> {
             return Ok(None);
         }
         let kernel = gpu.kernel(&src.fused)?;
-        let l = fused_launch(std::mem::size_of::<T>(), !cpml.is_empty());
+        let l = src.fused_launch;
         let tile = [l.bx, l.by, l.chunk].map(|v| v as usize);
         let origin = match z_aligned_wanted() {
             true => [0, 0, fdtd_fused::z_origin(n[2], thickness[2], tile[2])],

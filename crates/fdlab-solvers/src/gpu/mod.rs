@@ -354,8 +354,8 @@ pub fn kernel_sources(
         (Setup::Heat(s), F64) => heat::all_sources::<f64>(s)?,
         (Setup::Wave(s), F32) => wave::all_sources::<f32>(s)?,
         (Setup::Wave(s), F64) => wave::all_sources::<f64>(s)?,
-        (Setup::Fdtd(s), F32) => fdtd::sources::<f32>(s)?.all(),
-        (Setup::Fdtd(s), F64) => fdtd::sources::<f64>(s)?.all(),
+        (Setup::Fdtd(s), F32) => fdtd::all_sources::<f32>(s)?,
+        (Setup::Fdtd(s), F64) => fdtd::all_sources::<f64>(s)?,
     })
 }
 
