@@ -515,12 +515,16 @@ impl Device {
             .map_err(driver("cuMemcpyHtoD"))
     }
 
-    /// Copies a device buffer to the host.
+    /// Copies a device buffer to the host (and waits for the copy: with event tracking off,
+    /// cudarc does not).
     pub fn download<T: CudaScalar>(&self, buf: &CudaSlice<T>) -> Result<Vec<T>> {
-        self.inner
+        let v = self
+            .inner
             .stream
             .clone_dtoh(buf)
-            .map_err(driver("cuMemcpyDtoH"))
+            .map_err(driver("cuMemcpyDtoH"))?;
+        self.synchronize()?;
+        Ok(v)
     }
 
     /// Waits for all queued work; reports errors of earlier launches.

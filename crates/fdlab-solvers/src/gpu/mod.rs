@@ -200,7 +200,22 @@ impl Gpu {
     }
 
     fn download<T: DeviceRepr + Default + Clone>(&self, buf: &CudaSlice<T>) -> Result<Vec<T>> {
-        self.stream.clone_dtoh(buf).map_err(driver("cuMemcpyDtoH"))
+        let v = self
+            .stream
+            .clone_dtoh(buf)
+            .map_err(driver("cuMemcpyDtoH"))?;
+        self.copied()?;
+        Ok(v)
+    }
+
+    /// Waits for the stream's copies to the host. fdlab turns off cudarc's event tracking, so
+    /// cudarc neither records a pinned buffer's event nor waits after a copy: without this a
+    /// read of a pinned buffer raced the copy into it (a picture's strided samples came back
+    /// stale), and a copy into pageable memory rested on the driver returning late.
+    fn copied(&self) -> Result<()> {
+        self.stream
+            .synchronize()
+            .map_err(driver("cuStreamSynchronize"))
     }
 
     /// A device field's values as f64.
@@ -221,6 +236,7 @@ impl Gpu {
             .stream
             .clone_dtoh(&buf.slice(range))
             .map_err(driver("cuMemcpyDtoH"))?;
+        self.copied()?;
         Ok(part.iter().map(|v| v.as_f64()).collect())
     }
 
@@ -281,6 +297,7 @@ impl Gpu {
         self.stream
             .memcpy_dtoh(&*out, host)
             .map_err(driver("cuMemcpyDtoH"))?;
+        self.copied()?;
         Ok(host
             .as_slice()
             .map_err(driver("cuEventSynchronize"))?
