@@ -164,6 +164,26 @@ pub fn run(
 mod tests {
     use super::*;
 
+    /// Without `FDLAB_TEMPORAL`: single steps, the device's default once, then every k ≥ 2.
+    #[test]
+    fn the_suite_times_the_default_beside_every_k() {
+        use fdlab_solvers::gpu::temporal::K_MAX;
+        if std::env::var("FDLAB_TEMPORAL").is_ok() {
+            return;
+        }
+        let r = requests();
+        assert_eq!(r[0], Some(Request::Off));
+        assert_eq!(r.iter().filter(|x| x.is_none()).count(), 1);
+        let ks: Vec<u32> = r
+            .iter()
+            .filter_map(|x| match x {
+                Some(Request::K(k)) => Some(*k),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(ks, (2..=K_MAX).collect::<Vec<_>>());
+    }
+
     #[test]
     fn batches_are_whole_passes_and_setups_are_stable() {
         for k in 1..=8 {
