@@ -735,7 +735,7 @@ pub(super) struct FdtdSources {
 /// Every kernel of `s` in `T` on any device class, each once (to compile them all anywhere).
 pub(super) fn all_sources<T: CudaScalar>(s: &FdtdSetup) -> Result<Vec<CudaSource>> {
     let mut out: Vec<CudaSource> = vec![];
-    for class in [None, Some("h100"), Some("h200")] {
+    for class in super::DEVICE_CLASSES {
         for src in sources::<T>(s, class)?.all() {
             if !out.iter().any(|o| o.name == src.name) {
                 out.push(src);

@@ -288,11 +288,11 @@ fn open_pass(gpu: &Gpu, src: &CudaSource, shape: Temporal) -> Result<Option<Pass
 pub(super) fn all_sources<T: CudaScalar>(s: &HeatSetup) -> Result<Vec<CudaSource>> {
     let mut out = vec![];
     for ranged in [false, true] {
-        for class in [None, Some("h100"), Some("h200")] {
+        for class in super::DEVICE_CLASSES {
             out.push(sources::<T>(s, class, ranged)?);
         }
     }
-    for class in [None, Some("h100"), Some("h200")] {
+    for class in super::DEVICE_CLASSES {
         if let Some((src, _)) = pass_source::<T>(s, class, None)? {
             if !out.iter().any(|o| o.name == src.name) {
                 out.push(src);

@@ -390,6 +390,10 @@ pub fn heat_pass_source(
     }
 }
 
+/// The device classes whose tuned shapes the steppers know (`None`: the default shapes), as
+/// fdlab-cuda's `device_class` names them: to generate and check every variant on any device.
+pub(crate) const DEVICE_CLASSES: [Option<&str>; 3] = [None, Some("h100"), Some("h200")];
+
 /// The step-within-call tag of the non-finite flag.
 /// A count from the environment variable `name` (a switch for measuring), else `default`.
 fn env_count(name: &str, default: u32) -> u32 {

@@ -402,7 +402,7 @@ pub fn measured(dim: usize, bytes: usize, class: Option<&str>) -> Option<Tempora
 /// check them all on any device).
 pub fn measured_shapes(dim: usize, bytes: usize) -> Vec<Temporal> {
     let mut out: Vec<Temporal> = vec![];
-    for class in [None, Some("h100"), Some("h200")] {
+    for class in super::DEVICE_CLASSES {
         if let Some(t) = measured(dim, bytes, class) {
             if !out.contains(&t) {
                 out.push(t);
@@ -456,7 +456,7 @@ mod tests {
                 } else {
                     [512, 512, 1]
                 };
-                for class in [None, Some("h100"), Some("h200")] {
+                for class in crate::gpu::DEVICE_CLASSES {
                     let t = measured(dim, bytes, class).expect("a measured shape");
                     assert_eq!(t.invalid(dim, bytes), None, "{t}");
                     assert!(measured_shapes(dim, bytes).contains(&t));
