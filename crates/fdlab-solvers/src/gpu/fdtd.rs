@@ -228,12 +228,9 @@ pub(super) fn comp(c: Component) -> i32 {
 /// The half-step kernels' shape: 32 × 8 columns per block, 32 planes each, one point per
 /// thread (`FDLAB_SOLVER_LAUNCH` overrides the threads and planes, for measuring).
 fn launch() -> Launch {
-    let base = Launch::from_env().unwrap_or(Launch::columns(32, 8, 32));
-    Launch {
-        ahead: 0,
-        vec: 1,
-        ..base
-    }
+    Launch::from_env().map_or(Launch::columns(32, 8, 32), |l| {
+        Launch::columns(l.bx, l.by, l.chunk)
+    })
 }
 
 /// The one-pass step's tile for values of `bytes` bytes, with or without CPML layers:
@@ -254,8 +251,10 @@ fn fused_launch(bytes: usize, cpml: bool, class: Option<&str>) -> Launch {
         (4, false) => (64, 4, 32),
         _ => (32, 8, 32),
     };
+    // The override's shape only: one point per thread, whatever its vector width says.
     Launch::from_env()
         .filter(fits)
+        .map(|l| Launch::columns(l.bx, l.by, l.chunk))
         .unwrap_or(Launch::columns(bx, by, chunk))
 }
 
