@@ -27,12 +27,6 @@ pub(crate) struct Launch {
     pub tile: bool,
     /// `#pragma unroll` factor of the march loop; 0 leaves it to the compiler.
     pub unroll: u32,
-    /// The tiled step keeps three plane slots and waits on a split (arrive, then wait)
-    /// cluster barrier around each plane's arithmetic instead of a block barrier before it.
-    pub split: bool,
-    /// Blocks along the middle axis per thread-block cluster of the split tiled step; the
-    /// blocks of a cluster pass each other their edge rows through distributed shared memory.
-    pub cluster: u32,
 }
 
 impl Launch {
@@ -47,8 +41,6 @@ impl Launch {
             vec: 1,
             tile: false,
             unroll: 0,
-            split: false,
-            cluster: 1,
         }
     }
 
@@ -95,8 +87,6 @@ impl Launch {
             vec: wide,
             tile: false,
             unroll: 0,
-            split: false,
-            cluster: 1,
         });
         // Vectors must tile each row exactly: the widest that divides nx.
         let vec = [4, 2, 1]
@@ -159,43 +149,37 @@ impl Launch {
         }
     }
 
-    /// `FDLAB_SOLVER_LAUNCH=bx,by,chunk,ahead,vec[,tile[,unroll[,split[,cluster]]]]`: another
-    /// shape, for measuring.
+    /// `FDLAB_SOLVER_LAUNCH=bx,by,chunk,ahead,vec[,tile[,unroll]]`: another shape, for
+    /// measuring.
     pub(crate) fn from_env() -> Option<Launch> {
         let v: Vec<u32> = std::env::var("FDLAB_SOLVER_LAUNCH")
             .ok()?
             .split(',')
             .map(|x| x.trim().parse().ok())
             .collect::<Option<_>>()?;
-        if !(5..=9).contains(&v.len()) {
-            return None;
-        }
-        let at = |i: usize, default: u32| v.get(i).copied().unwrap_or(default);
-        let [bx, by, chunk, ahead, vec] = [v[0], v[1], v[2], v[3], v[4]];
-        let cluster = at(8, 1);
-        let split = at(7, 0) != 0 || cluster > 1;
-        let shape_ok = bx * by <= 1024 && bx * by > 0 && chunk > 0 && vec > 0;
-        (shape_ok && (1..=8).contains(&cluster)).then_some(Launch {
+        let (shape, tile, unroll) = match v[..] {
+            [a, b, c, d, e] => ([a, b, c, d, e], false, 0),
+            [a, b, c, d, e, t] => ([a, b, c, d, e], t != 0, 0),
+            [a, b, c, d, e, t, u] => ([a, b, c, d, e], t != 0, u),
+            _ => return None,
+        };
+        let [bx, by, chunk, ahead, vec] = shape;
+        (bx * by <= 1024 && bx * by > 0 && chunk > 0 && vec > 0).then_some(Launch {
             bx,
             by,
             chunk,
             ahead,
             vec,
-            tile: at(5, 0) != 0 || split,
-            unroll: at(6, 0),
-            split,
-            cluster,
+            tile,
+            unroll,
         })
     }
 
     /// Blocks along x, the middle axis and the march for sizes `(nx, no, nm)`.
-    /// The middle axis's block count is a whole number of clusters: the blocks past the
-    /// grid's edge only take part in their cluster's barriers.
     pub(crate) fn grid(&self, nx: usize, no: usize, nm: usize) -> [u32; 3] {
-        let cluster = self.cluster.max(1) as usize;
         [
             nx.div_ceil((self.bx * self.vec) as usize) as u32,
-            (no.div_ceil(self.by as usize).div_ceil(cluster) * cluster) as u32,
+            no.div_ceil(self.by as usize) as u32,
             nm.div_ceil(self.chunk as usize) as u32,
         ]
     }

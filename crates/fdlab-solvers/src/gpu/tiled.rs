@@ -14,18 +14,6 @@
 //! Threads past the grid's edge (a block hanging over `nx` or `no`) stay in the loop for the
 //! barriers: they load the wrapped column (periodic) or put zeros in their slots, and store
 //! nothing.
-//!
-//! The split variant ([`Launch::split`](super::kernels::Launch)) keeps three plane slots: it
-//! writes plane `m + 1` into the next slot, arrives at a cluster barrier, computes plane `m`,
-//! and only then waits, so the barrier's latency hides behind the arithmetic instead of
-//! stalling every warp before it. With clusters of `C` blocks along the middle axis
-//! ([`Launch::cluster`](super::kernels::Launch)), each block stores its `r` edge rows straight
-//! into its neighbours' halo rows (distributed shared memory), so only the cluster's outer
-//! halo rows come through L2. Three slots make one barrier per plane enough: a slot is
-//! rewritten two planes after it was read, past a barrier every reader has arrived at.
-//! Measured on an H100 (8th-order wave, 512³) it loses to the block barrier: `f32` 82–84% of
-//! the copy with one block per cluster and 65–72% with two or four, against 92%; it is kept
-//! as an option of `FDLAB_SOLVER_LAUNCH` for measuring on other GPUs.
 
 use super::kernels::{literal, StepSpec, PRELUDE};
 use std::fmt::Write;
@@ -48,38 +36,12 @@ pub(crate) fn tiled(spec: &StepSpec, update: Update) -> String {
     assert!(spec.three, "the tiled steps are 3-D");
     let t = Tile::new(spec, update);
     let mut g = String::from(PRELUDE);
-    if t.split() {
-        g.push_str(CLUSTER_HELPERS);
-    }
     t.head(&mut g);
     t.halo_slots(&mut g);
     t.prologue(&mut g);
-    if t.split() {
-        t.split_loop(&mut g);
-    } else {
-        t.plane_loop(&mut g);
-    }
+    t.plane_loop(&mut g);
     g
 }
-
-/// Inline PTX for the split step: this block's rank in its cluster, a shared address mapped
-/// into another block of the cluster, stores there, and the two halves of the cluster barrier
-/// (release on arrive, acquire on wait, as PTX's defaults).
-const CLUSTER_HELPERS: &str = "\
-#ifndef FDLAB_CLUSTER_HELPERS
-#define FDLAB_CLUSTER_HELPERS
-__device__ __forceinline__ unsigned fd_cluster_rank() { unsigned r; asm volatile(\"mov.u32 %0, %%cluster_ctarank;\" : \"=r\"(r)); return r; }
-__device__ __forceinline__ unsigned fd_shared_addr(const void* p) { unsigned a; asm(\"{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }\" : \"=r\"(a) : \"l\"(p)); return a; }
-__device__ __forceinline__ unsigned fd_map_shared(unsigned a, unsigned rank) { unsigned d; asm volatile(\"mapa.shared::cluster.u32 %0, %1, %2;\" : \"=r\"(d) : \"r\"(a), \"r\"(rank)); return d; }
-__device__ __forceinline__ void fd_cluster_arrive() { asm volatile(\"barrier.cluster.arrive.aligned;\" ::: \"memory\"); }
-__device__ __forceinline__ void fd_cluster_wait() { asm volatile(\"barrier.cluster.wait.aligned;\" ::: \"memory\"); }
-__device__ __forceinline__ void fd_st_remote(unsigned a, float x) { asm volatile(\"st.shared::cluster.f32 [%0], %1;\" :: \"r\"(a), \"f\"(x) : \"memory\"); }
-__device__ __forceinline__ void fd_st_remote(unsigned a, float2 x) { asm volatile(\"st.shared::cluster.v2.f32 [%0], {%1, %2};\" :: \"r\"(a), \"f\"(x.x), \"f\"(x.y) : \"memory\"); }
-__device__ __forceinline__ void fd_st_remote(unsigned a, float4 x) { asm volatile(\"st.shared::cluster.v4.f32 [%0], {%1, %2, %3, %4};\" :: \"r\"(a), \"f\"(x.x), \"f\"(x.y), \"f\"(x.z), \"f\"(x.w) : \"memory\"); }
-__device__ __forceinline__ void fd_st_remote(unsigned a, double x) { asm volatile(\"st.shared::cluster.f64 [%0], %1;\" :: \"r\"(a), \"d\"(x) : \"memory\"); }
-__device__ __forceinline__ void fd_st_remote(unsigned a, double2 x) { asm volatile(\"st.shared::cluster.v2.f64 [%0], {%1, %2};\" :: \"r\"(a), \"d\"(x.x), \"d\"(x.y) : \"memory\"); }
-#endif
-";
 
 /// The tile's geometry: `bx × by` threads of `v` x points, `p` halo points each side in x
 /// (whole vectors), `r` halo rows above and below.
@@ -97,10 +59,6 @@ struct Tile<'a> {
     tw: usize,
     /// Rows of a shared plane.
     th: usize,
-    /// Plane slots in shared memory: 2, or 3 for the split barrier.
-    slots_n: usize,
-    /// Blocks per cluster along the middle axis (1: no neighbour exchange).
-    cluster: usize,
 }
 
 impl<'a> Tile<'a> {
@@ -119,25 +77,6 @@ impl<'a> Tile<'a> {
             p,
             tw: bx * v + 2 * p,
             th: by + 2 * r,
-            slots_n: if s.launch.split { 3 } else { 2 },
-            cluster: if s.launch.split {
-                s.launch.cluster.max(1) as usize
-            } else {
-                1
-            },
-        }
-    }
-
-    fn split(&self) -> bool {
-        self.slots_n == 3
-    }
-
-    /// Bytes per element.
-    fn bytes(&self) -> usize {
-        if self.ty == "float" {
-            4
-        } else {
-            8
         }
     }
 
@@ -170,14 +109,9 @@ impl<'a> Tile<'a> {
     /// the march queue's declarations.
     fn head(&self, g: &mut String) {
         let ty = self.ty;
-        let cluster = if self.cluster > 1 {
-            format!("__cluster_dims__(1, {}, 1) ", self.cluster)
-        } else {
-            String::new()
-        };
         let _ = writeln!(
             g,
-            "extern \"C\" __global__ void {cluster}__launch_bounds__({}) @NAME@({}, const int nx, const int no, const int nm, const int mlo, const int mhi, unsigned long long* __restrict__ bad, double* __restrict__ badval, const unsigned long long tag) {{",
+            "extern \"C\" __global__ void __launch_bounds__({}) @NAME@({}, const int nx, const int no, const int nm, const int mlo, const int mhi, unsigned long long* __restrict__ bad, double* __restrict__ badval, const unsigned long long tag) {{",
             self.threads(),
             match self.update {
                 Update::Wave => format!("const {ty}* __restrict__ u, {ty}* __restrict__ q, const {ty}* __restrict__ c2"),
@@ -186,22 +120,9 @@ impl<'a> Tile<'a> {
         );
         let _ = writeln!(
             g,
-            "  __shared__ __align__(16) {ty} tile[{}][{}][{}];",
-            self.slots_n, self.th, self.tw
+            "  __shared__ __align__(16) {ty} tile[2][{}][{}];",
+            self.th, self.tw
         );
-        if self.cluster > 1 {
-            // This block's rank and its neighbours' planes, above (rank − 1) and below.
-            g.push_str("  const unsigned rank = fd_cluster_rank();\n");
-            g.push_str("  const unsigned tile_at = fd_shared_addr(&tile[0][0][0]);\n");
-            g.push_str(
-                "  const unsigned up_at = rank > 0 ? fd_map_shared(tile_at, rank - 1) : 0u;\n",
-            );
-            let _ = writeln!(
-                g,
-                "  const unsigned down_at = rank + 1 < {} ? fd_map_shared(tile_at, rank + 1) : 0u;",
-                self.cluster
-            );
-        }
         let _ = writeln!(g, "  const int tx = threadIdx.x, ty = threadIdx.y;");
         let _ = writeln!(g, "  const int tid = ty * {} + tx;", self.bx);
         let _ = writeln!(g, "  const int xb = blockIdx.x * {};", self.bx * self.v);
@@ -247,16 +168,7 @@ impl<'a> Tile<'a> {
         let rows = 2 * r * bx;
         for base in (0..rows).step_by(self.threads()) {
             let _ = writeln!(g, "  const int hi{j} = tid + {base};");
-            if self.cluster > 1 {
-                // Inner halo rows arrive from the neighbours in the cluster.
-                let _ = writeln!(
-                    g,
-                    "  const bool hu{j} = hi{j} < {rows} && (hi{j} / {bx} < {r} ? rank == 0 : rank == {});",
-                    self.cluster - 1
-                );
-            } else {
-                let _ = writeln!(g, "  const bool hu{j} = hi{j} < {rows};");
-            }
+            let _ = writeln!(g, "  const bool hu{j} = hi{j} < {rows};");
             let _ = writeln!(
                 g,
                 "  const int hr{j} = hi{j} / {bx} < {r} ? hi{j} / {bx} : hi{j} / {bx} + {by};"
@@ -354,7 +266,8 @@ impl<'a> Tile<'a> {
     /// The march: each plane into shared memory, one barrier, then the taps across the plane
     /// from shared memory and along the march from the queue.
     fn plane_loop(&self, g: &mut String) {
-        let (r, s) = (self.r, self.s);
+        let (r, v, p) = (self.r, self.v, self.p);
+        let s = self.s;
         let slots = self.slots();
         let ahead = r + s.launch.ahead as usize;
         s.unroll_pragma(g);
@@ -367,8 +280,31 @@ impl<'a> Tile<'a> {
             "u",
             &format!("m + {ahead}"),
         );
-        // This plane into the shared slot: own points and the halo loaded one plane ago.
-        self.write_plane(g, 4, "sl", r);
+        // This plane into the shared slot: own points (zeros for a hanging thread when the
+        // outside is zero) and the halo loaded one plane ago.
+        let own = if s.periodic {
+            self.packed(&format!("q{r}"))
+        } else {
+            let zero = if v == 1 {
+                "zero".to_string()
+            } else {
+                format!("{}{{}}", s.vt())
+            };
+            format!("active ? {} : {zero}", self.packed(&format!("q{r}")))
+        };
+        let _ = writeln!(
+            g,
+            "    {} = {own};",
+            self.sh("sl", &format!("ty + {r}"), &format!("{p} + tx * {v}"))
+        );
+        for j in 0..slots {
+            let _ = writeln!(
+                g,
+                "    if (hu{j}) {} = {};",
+                self.sh("sl", &format!("hr{j}"), &format!("hx{j}")),
+                self.packed(&format!("h{j}"))
+            );
+        }
         // The next plane's halo and this plane's other fields are in flight over the barrier.
         g.push_str("    if (m + 1 < m1) {\n");
         self.load_halo(g, 6, "m + 1", slots);
@@ -376,121 +312,6 @@ impl<'a> Tile<'a> {
         g.push_str("    const long long c = col + (long long)m * sm;\n");
         self.load_point_fields(g, 4, "n", "c + sm", "active && m + 1 < m1");
         g.push_str("    __syncthreads();\n");
-        self.compute_plane(g);
-        self.close_loop(g);
-    }
-
-    /// The split march: plane `m0` goes into slot 0 before the loop; each turn writes plane
-    /// `m + 1` into the next slot (own points from the queue's `q{r+1}`, the halo loaded a
-    /// turn ago, edge rows into the neighbours), arrives, computes plane `m`, and waits.
-    fn split_loop(&self, g: &mut String) {
-        let (r, s) = (self.r, self.s);
-        let slots = self.slots();
-        let ahead = r + s.launch.ahead as usize;
-        if self.cluster > 1 {
-            // Every block of the cluster is running before anyone stores into it.
-            g.push_str("  fd_cluster_arrive();\n  fd_cluster_wait();\n");
-        }
-        self.write_plane(g, 2, "0", r);
-        g.push_str("  if (m0 + 1 < m1) {\n");
-        self.load_halo(g, 4, "m0 + 1", slots);
-        g.push_str("  }\n");
-        g.push_str("  fd_cluster_arrive();\n  fd_cluster_wait();\n");
-        g.push_str("  int sl = 0;\n");
-        s.unroll_pragma(g);
-        g.push_str("  for (int m = m0; m < m1; ++m) {\n");
-        g.push_str("    const int nsl = sl == 2 ? 0 : sl + 1;\n");
-        let next = format!("q{}", s.last());
-        let next_plane = format!("m + {ahead}");
-        // The queue's last slot is plane m + 1 itself when nothing is loaded ahead of a
-        // radius-1 stencil: then it must arrive before the plane is written.
-        let written_from_last = s.last() == r + 1;
-        if written_from_last {
-            s.march_load(g, 4, &next, "u", &next_plane);
-        }
-        // Arrive right after the shared stores: the arrive's release would otherwise wait
-        // for the global loads issued before it, which are meant to stay in flight.
-        g.push_str("    if (m + 1 < m1) {\n");
-        self.write_plane(g, 6, "nsl", r + 1);
-        g.push_str("    }\n");
-        g.push_str("    fd_cluster_arrive();\n");
-        if !written_from_last {
-            s.march_load(g, 4, &next, "u", &next_plane);
-        }
-        g.push_str("    if (m + 2 < m1) {\n");
-        self.load_halo(g, 6, "m + 2", slots);
-        g.push_str("    }\n");
-        g.push_str("    const long long c = col + (long long)m * sm;\n");
-        self.load_point_fields(g, 4, "n", "c + sm", "active && m + 1 < m1");
-        self.compute_plane(g);
-        g.push_str("    fd_cluster_wait();\n");
-        g.push_str("    sl = nsl;\n");
-        self.close_loop(g);
-    }
-
-    /// Writes the plane whose own points are the queue's `q{own}` into `slot`: own points
-    /// (zeros for a hanging thread when the outside is zero), the halo slots `h{j}`, and in a
-    /// cluster the edge rows into the neighbours' halo rows.
-    fn write_plane(&self, g: &mut String, indent: usize, slot: &str, own: usize) {
-        let (r, v, p, by) = (self.r, self.v, self.p, self.by);
-        let pad = " ".repeat(indent);
-        let value = if self.s.periodic {
-            self.packed(&format!("q{own}"))
-        } else {
-            let zero = if v == 1 {
-                "zero".to_string()
-            } else {
-                format!("{}{{}}", self.s.vt())
-            };
-            format!("active ? {} : {zero}", self.packed(&format!("q{own}")))
-        };
-        let vt = if v == 1 {
-            self.ty.to_string()
-        } else {
-            self.s.vt()
-        };
-        let _ = writeln!(g, "{pad}{{");
-        let _ = writeln!(g, "{pad}  const {vt} own = {value};");
-        let _ = writeln!(
-            g,
-            "{pad}  {} = own;",
-            self.sh(slot, &format!("ty + {r}"), &format!("{p} + tx * {v}"))
-        );
-        if self.cluster > 1 {
-            let (th, tw, b) = (self.th, self.tw, self.bytes());
-            let at = |base: &str, row: &str| {
-                format!(
-                    "{base} + (unsigned)((({slot}) * {th} + {row}) * {tw} + {p} + tx * {v}) * {b}u"
-                )
-            };
-            let _ = writeln!(
-                g,
-                "{pad}  if (rank > 0 && ty < {r}) fd_st_remote({}, own);",
-                at("up_at", &format!("ty + {}", by + r))
-            );
-            let _ = writeln!(
-                g,
-                "{pad}  if (rank + 1 < {} && ty >= {}) fd_st_remote({}, own);",
-                self.cluster,
-                by - r,
-                at("down_at", &format!("ty - {}", by - r))
-            );
-        }
-        let _ = writeln!(g, "{pad}}}");
-        for j in 0..self.slots() {
-            let _ = writeln!(
-                g,
-                "{pad}if (hu{j}) {} = {};",
-                self.sh(slot, &format!("hr{j}"), &format!("hx{j}")),
-                self.packed(&format!("h{j}"))
-            );
-        }
-    }
-
-    /// Plane `m`'s taps from slot `sl` and the queue, the update and its store.
-    fn compute_plane(&self, g: &mut String) {
-        let (r, v, p) = (self.r, self.v, self.p);
-        let s = self.s;
         g.push_str("    if (active) {\n");
         // The row segment around this thread's points: 2·xv + 1 vectors.
         let xv = p / v;
@@ -544,13 +365,8 @@ impl<'a> Tile<'a> {
             let _ = writeln!(g, "  {line}");
         }
         g.push_str("    }\n");
-    }
-
-    /// Shifts the queue and the point fields by one plane; closes the loop and the kernel.
-    fn close_loop(&self, g: &mut String) {
-        let s = self.s;
         for t in 0..s.last() {
-            for l in 0..self.v {
+            for l in 0..v {
                 let _ = writeln!(g, "    q{t}_{l} = q{}_{l};", t + 1);
             }
         }
@@ -672,19 +488,17 @@ impl<'a> Tile<'a> {
     }
 }
 
-/// Whether `spec` asks for the tiled step and can have it: 3-D, its plane slots within the
-/// 48 KiB of static shared memory, and for a cluster, edge rows no taller than the block
-/// (else the register-queue kernel runs).
+/// Whether `spec` asks for the tiled step and can have it: 3-D, and two planes within the
+/// 48 KiB of static shared memory (else the register-queue kernel runs).
 pub(crate) fn usable(spec: &StepSpec) -> bool {
-    let rows_fit =
-        !spec.launch.split || spec.launch.cluster <= 1 || spec.launch.by as usize >= spec.r;
-    spec.launch.tile && spec.three && shared_bytes(spec) <= 48 * 1024 && rows_fit
+    spec.launch.tile && spec.three && shared_bytes(spec) <= 48 * 1024
 }
 
 /// Shared memory the tiled step of `spec` declares, in bytes.
 pub(crate) fn shared_bytes(spec: &StepSpec) -> usize {
     let t = Tile::new(spec, Update::Wave);
-    t.slots_n * t.th * t.tw * t.bytes()
+    let bytes = if spec.ty == "float" { 4 } else { 8 };
+    2 * t.th * t.tw * bytes
 }
 
 #[cfg(test)]
@@ -703,41 +517,6 @@ mod tests {
             w0: -6.0,
             launch: Launch::for_wave(3, 4, [512, 512, 512], bytes),
             ranged: false,
-        }
-    }
-
-    /// The split step in clusters of 1, 2 and 4 blocks compiles for sm_90 (its inline PTX is
-    /// checked only by ptxas): one NVRTC call for all of them. Skips without NVRTC unless
-    /// `FDLAB_REQUIRE_NVRTC=1`.
-    #[test]
-    fn split_steps_compile_for_sm_90() {
-        use fdlab_cuda::nvrtc;
-        if !nvrtc::available() {
-            assert_ne!(std::env::var("FDLAB_REQUIRE_NVRTC").as_deref(), Ok("1"));
-            eprintln!("SKIPPED: libnvrtc not found");
-            return;
-        }
-        let mut unit = String::new();
-        for ty in ["float", "double"] {
-            for periodic in [true, false] {
-                for cluster in [1, 2, 4] {
-                    let mut s = spec(ty, periodic);
-                    s.launch.split = true;
-                    s.launch.cluster = cluster;
-                    assert!(usable(&s));
-                    let body = tiled(&s, Update::Wave);
-                    assert_eq!(body.contains("__cluster_dims__"), cluster > 1);
-                    assert_eq!(
-                        body.matches("fd_cluster_wait();").count(),
-                        2 + usize::from(cluster > 1)
-                    );
-                    let name = format!("split_{ty}_{periodic}_{cluster}");
-                    unit.push_str(&body.replace("@NAME@", &name));
-                }
-            }
-        }
-        if let Err(e) = nvrtc::compile_cubin("split_steps", &unit, "sm_90") {
-            panic!("{e}");
         }
     }
 
