@@ -217,7 +217,7 @@ fn tune_cache_round_trips_through_its_file() {
 
 /// The tuner's candidates for the custom z-difference stencil (the roofline's ceiling row, a
 /// stencil no conformance operator has) and its TMA-fed candidates for the interior Laplacians
-/// compile with NVRTC for sm_90, one module per case and type.
+/// compile with NVRTC, one module per case and type: all to PTX, two of each to sm_90 CUBIN.
 /// Skipped, saying so, where libnvrtc is missing (CI installs it and sets FDLAB_REQUIRE_NVRTC).
 #[test]
 fn newest_tuning_candidates_compile_for_sm90() {
@@ -265,6 +265,13 @@ fn newest_tuning_candidates_compile_for_sm90() {
         assert!(!sources.is_empty(), "no candidates for {}", case.name);
         let refs: Vec<_> = sources.iter().collect();
         let module = fdlab_cuda::codegen::module_source(&refs);
+        // Every candidate through the front end to PTX, the first and the last also through
+        // the optimizer and ptxas (their inline PTX is checked only there): a tenth of the
+        // time of all of them to CUBIN.
+        fdlab_cuda::nvrtc::compile_unoptimized(&case.name, &module, "compute_90")
+            .unwrap_or_else(|e| panic!("{} {:?}: {e}", case.name, case.precision));
+        let ends = [refs[0], refs[refs.len() - 1]];
+        let module = fdlab_cuda::codegen::module_source(&ends);
         fdlab_cuda::nvrtc::compile_cubin(&case.name, &module, "sm_90")
             .unwrap_or_else(|e| panic!("{} {:?}: {e}", case.name, case.precision));
     });

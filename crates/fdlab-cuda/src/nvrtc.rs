@@ -31,15 +31,30 @@ pub fn dump(name: &str, source: &str) {
 
 /// Compiles `source` (named `name` in errors) for `arch` (e.g. `sm_90`).
 pub fn compile(name: &str, source: &str, arch: &'static str) -> Result<Ptx> {
+    compile_with(name, source, arch, &[])
+}
+
+/// As [`compile`], with NVVM's optimizer off: the same front end and lowering to PTX, so
+/// every error in generated CUDA C still shows. With a virtual `arch` (`compute_90`) NVRTC
+/// also skips ptxas: 0.4 s against 4.7 s for `sm_90` with the optimizer on, on a module of
+/// eight large unrolled kernels. For tests that check that generated code compiles; kernels
+/// that run are compiled with [`compile`] or [`compile_cubin`].
+pub fn compile_unoptimized(name: &str, source: &str, arch: &'static str) -> Result<Ptx> {
+    compile_with(name, source, arch, &["-Xnvvm", "-opt=0"])
+}
+
+fn compile_with(name: &str, source: &str, arch: &'static str, extra: &[&str]) -> Result<Ptx> {
     if !available() {
         return Err(Error::NoNvrtc {
             reason: "libnvrtc could not be loaded".into(),
         });
     }
     dump(name, source);
+    let mut options: Vec<String> = vec!["--std=c++17".into(), "-default-device".into()];
+    options.extend(extra.iter().map(|o| o.to_string()));
     let opts = CompileOptions {
         arch: Some(arch),
-        options: vec!["--std=c++17".into(), "-default-device".into()],
+        options,
         name: Some(format!("{name}.cu")),
         ..Default::default()
     };
