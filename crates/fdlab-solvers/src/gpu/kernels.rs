@@ -128,25 +128,58 @@ impl Launch {
     }
 
     /// The wave step's shape: as [`Launch::new`], but a 3-D step puts its planes in shared
-    /// memory, eight rows per block for `f32` and sixteen for `f64` (the halo rows are then
-    /// a half or a third of each plane's loads), marches 64 planes (H100 f32: 90.3% of the
-    /// copy against 89.4% for 32) and unrolls the march four times: `f32` 91.9% of the copy
-    /// against 89.0–89.6% on an H100, 82.2% against 77.3% on an H200; `f64` 88.4 and 88.8%
-    /// against 88.3 and 87.5% (H100), 80.9% against 79.3% (H200). Eight `f64` rows unrolled
-    /// four times, or any tile unrolled 2, 3 or 8 times, loses 20 to 35 points on both.
+    /// memory, sixteen rows per block (the halo rows are then a third of each plane's loads)
+    /// and unrolls the march four times: `f32` with eight rows 91.9% of the copy against
+    /// 89.0–89.6% on an H100, 82.2% against 77.3% on an H200; `f64` 88.4 and 88.8% against
+    /// 88.3 and 87.5% (H100), 80.9% against 79.3% (H200). Eight `f64` rows unrolled four
+    /// times, or any tile unrolled 2, 3 or 8 times, loses 20 to 35 points on both.
+    ///
+    /// The march length comes from [`Launch::wave_chunk`]: 64 planes at 512³, shorter where
+    /// 64 would leave the last wave of blocks mostly empty.
     pub(crate) fn for_wave(dim: usize, r: usize, n: [usize; 3], bytes: usize) -> Launch {
         let base = Launch::new(dim, r, n, bytes);
         if dim != 3 || Self::from_env().is_some() {
             return base;
         }
-        Launch {
-            by: if bytes == 4 { 8 } else { 16 },
+        let tiled = Launch {
+            by: 16,
             chunk: 64,
-            ahead: 0,
+            // f32: the plane after next in flight too (H200 512³: 83.8–83.9% of the copy
+            // against 81.4% for eight rows without; H100 92.7–93.0% against 91.8–92.7%).
+            ahead: u32::from(bytes == 4).min(n[2].saturating_sub(r + 1) as u32),
             tile: true,
             unroll: 4,
             ..base
+        };
+        // One block of 512 threads per SM (about 128 registers each).
+        Launch {
+            chunk: tiled.wave_chunk(r, n, 1),
+            ..tiled
         }
+    }
+
+    /// The march length (planes per block) of a tiled wave step on `n` points that costs the
+    /// least by a model of two losses: each block first loads the `2r` planes before its
+    /// chunk (the step moves four fields a plane: `(4c + 2r) / 4c`), and the blocks run in
+    /// waves of `resident` per SM on 132 SMs, so a last wave that is partly empty costs a whole
+    /// one (`⌈W⌉ / W`). The model ranks the measured marches (docs/solvers.md), e.g. the
+    /// H200 `f32` step at 640³: 81.5% with 48 planes (the pick), 80.5–80.6% with 32 or 64; at
+    /// 256³ 78.5% with 64 (the pick) against 58.6–75.4% with 32 or 48. At 512³ it picks 64.
+    pub(crate) fn wave_chunk(&self, r: usize, n: [usize; 3], resident: usize) -> u32 {
+        let columns =
+            n[0].div_ceil((self.bx * self.vec) as usize) * n[1].div_ceil(self.by as usize);
+        let slots = resident * super::temporal::SMS as usize;
+        let cost = |c: usize| {
+            let blocks = columns * n[2].div_ceil(c);
+            let waves = blocks as f64 / slots as f64;
+            let warm_up = (4 * c + 2 * r) as f64 / (4 * c) as f64;
+            warm_up * waves.ceil() / waves
+        };
+        // Longest first, so that a tie keeps the longer march.
+        [64, 48, 32, 24]
+            .into_iter()
+            .min_by(|&a, &b| cost(a).total_cmp(&cost(b)))
+            .unwrap_or(64) as u32
     }
 
     /// `FDLAB_SOLVER_LAUNCH=bx,by,chunk,ahead,vec[,tile[,unroll]]`: another shape, for
@@ -709,6 +742,28 @@ mod tests {
             w0: -6.0,
             launch: Launch::new(if three { 3 } else { 2 }, r, [64, 64, 64], 4),
             ranged: false,
+        }
+    }
+
+    /// The picks the sweeps confirmed (docs/solvers.md): 64 planes where the blocks fill their
+    /// waves (256³ and 512³, and 640³ `f64`), shorter marches at 384³ and 48 planes for the
+    /// `f32` step at 640³.
+    #[test]
+    fn the_wave_march_is_shorter_where_long_chunks_leave_the_last_wave_empty() {
+        if Launch::from_env().is_some() {
+            return;
+        }
+        let chunk = |n: usize, bytes: usize| Launch::for_wave(3, 4, [n; 3], bytes).chunk;
+        assert_eq!(chunk(512, 4), 64);
+        assert_eq!(chunk(256, 4), 64);
+        assert!([24, 32].contains(&chunk(384, 4)), "{}", chunk(384, 4));
+        assert_eq!(chunk(640, 4), 48);
+        assert_eq!(chunk(512, 8), 64);
+        assert_eq!(chunk(640, 8), 64);
+        assert_eq!(chunk(384, 8), 48);
+        // Small grids: whatever the pick, a valid march.
+        for n in [9, 23, 64, 100] {
+            assert!([24, 32, 48, 64].contains(&chunk(n, 4)));
         }
     }
 

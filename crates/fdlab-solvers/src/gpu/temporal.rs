@@ -242,7 +242,7 @@ fn tiles(dim: usize) -> Vec<(u32, u32, u32)> {
 const CHUNKS: [u32; 5] = [32, 64, 128, 256, 512];
 
 /// SMs of the devices the model is for (H100 SXM and H200: 132).
-const SMS: u32 = 132;
+pub(crate) const SMS: u32 = 132;
 
 /// The model's best shape with `k` steps per pass for a grid of `n` points in `dim` dimensions
 /// and `bytes`-byte values, keeping at least two blocks and 16 warps per SM; `None` when none fits.
