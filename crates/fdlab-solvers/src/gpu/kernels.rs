@@ -168,7 +168,7 @@ impl Launch {
     pub(crate) fn wave_chunk(&self, r: usize, n: [usize; 3], resident: usize) -> u32 {
         let columns =
             n[0].div_ceil((self.bx * self.vec) as usize) * n[1].div_ceil(self.by as usize);
-        let slots = resident * super::temporal::SMS as usize;
+        let slots = resident * super::SMS as usize;
         let cost = |c: usize| {
             let blocks = columns * n[2].div_ceil(c);
             let waves = blocks as f64 / slots as f64;

@@ -394,6 +394,9 @@ pub fn heat_pass_source(
 /// fdlab-cuda's `device_class` names them: to generate and check every variant on any device.
 pub(crate) const DEVICE_CLASSES: [Option<&str>; 3] = [None, Some("h100"), Some("h200")];
 
+/// SMs of the devices the launch models are for (H100 SXM and H200: 132).
+pub(crate) const SMS: u32 = 132;
+
 /// The step-within-call tag of the non-finite flag.
 /// A count from the environment variable `name` (a switch for measuring), else `default`.
 fn env_count(name: &str, default: u32) -> u32 {

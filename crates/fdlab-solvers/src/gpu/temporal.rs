@@ -196,7 +196,7 @@ impl Temporal {
         let compute = work_per_update(dim, bytes) * redundancy * warm;
         let g = self.grid(dim, n[0], if dim == 3 { n[1] } else { 1 }, n[dim - 1]);
         let blocks = g.iter().map(|&b| b as f64).product::<f64>();
-        let waves = blocks / (self.blocks_per_sm(dim, bytes).max(1) * SMS) as f64;
+        let waves = blocks / (self.blocks_per_sm(dim, bytes).max(1) * super::SMS) as f64;
         let tail = waves.ceil() / waves;
         (memory.max(compute) + 0.25 * memory.min(compute)) * tail
     }
@@ -240,9 +240,6 @@ fn tiles(dim: usize) -> Vec<(u32, u32, u32)> {
 /// March chunks the model tries: long ones make the `2k` warm-up planes cheap, short ones
 /// give more blocks (a fuller last wave).
 const CHUNKS: [u32; 5] = [32, 64, 128, 256, 512];
-
-/// SMs of the devices the model is for (H100 SXM and H200: 132).
-pub(crate) const SMS: u32 = 132;
 
 /// The model's best shape with `k` steps per pass for a grid of `n` points in `dim` dimensions
 /// and `bytes`-byte values, keeping at least two blocks and 16 warps per SM; `None` when none fits.
