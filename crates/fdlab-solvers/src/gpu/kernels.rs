@@ -27,6 +27,9 @@ pub(crate) struct Launch {
     pub tile: bool,
     /// `#pragma unroll` factor of the march loop; 0 leaves it to the compiler.
     pub unroll: u32,
+    /// With `tile`: planes whose loads are in flight through a ring of shared-memory slots
+    /// ([`super::ring`]); 0 for the tiled step's loads through registers.
+    pub ring: u32,
 }
 
 impl Launch {
@@ -41,6 +44,7 @@ impl Launch {
             vec: 1,
             tile: false,
             unroll: 0,
+            ring: 0,
         }
     }
 
@@ -87,6 +91,7 @@ impl Launch {
             vec: wide,
             tile: false,
             unroll: 0,
+            ring: 0,
         });
         // Vectors must tile each row exactly: the widest that divides nx.
         let vec = [4, 2, 1]
@@ -128,11 +133,13 @@ impl Launch {
     }
 
     /// The wave step's shape: as [`Launch::new`], but a 3-D step puts its planes in shared
-    /// memory, sixteen rows per block (the halo rows are then a third of each plane's loads)
-    /// and unrolls the march four times: `f32` with eight rows 91.9% of the copy against
-    /// 89.0–89.6% on an H100, 82.2% against 77.3% on an H200; `f64` 88.4 and 88.8% against
-    /// 88.3 and 87.5% (H100), 80.9% against 79.3% (H200). Eight `f64` rows unrolled four
-    /// times, or any tile unrolled 2, 3 or 8 times, loses 20 to 35 points on both.
+    /// memory, sixteen rows per block (the halo rows are then a third of each plane's loads),
+    /// unrolls the march four times, and keeps its loads in flight through a ring of shared
+    /// slots two planes ahead ([`super::ring`]). At 512³, % of the copy, ring against the
+    /// same tiles with their loads in registers, same machine start: H100 `f32` 94.1 against
+    /// 93.2, `f64` 92.3 against 88.5; H200 `f32` 91.6 against 84.2, `f64` 93.0 against 80.6.
+    /// One plane ahead loses 10 to 20 points, three lose up to 5 on an H100 and gain at most
+    /// 1.5 on an H200 (docs/solvers.md has the sweep over sizes).
     ///
     /// The march length comes from [`Launch::wave_chunk`]: 64 planes at 512³, shorter where
     /// 64 would leave the last wave of blocks mostly empty.
@@ -144,14 +151,14 @@ impl Launch {
         let tiled = Launch {
             by: 16,
             chunk: 64,
-            // f32: the plane after next in flight too (H200 512³: 83.8–83.9% of the copy
-            // against 81.4% for eight rows without; H100 92.7–93.0% against 91.8–92.7%).
-            ahead: u32::from(bytes == 4).min(n[2].saturating_sub(r + 1) as u32),
+            // The ring holds the planes ahead; the march queue only the stencil's.
+            ahead: 0,
             tile: true,
             unroll: 4,
+            ring: 2,
             ..base
         };
-        // One block of 512 threads per SM (about 128 registers each).
+        // One block of 512 threads per SM (its ring takes more than half the shared memory).
         Launch {
             chunk: tiled.wave_chunk(r, n, 1),
             ..tiled
@@ -182,18 +189,19 @@ impl Launch {
             .unwrap_or(64) as u32
     }
 
-    /// `FDLAB_SOLVER_LAUNCH=bx,by,chunk,ahead,vec[,tile[,unroll]]`: another shape, for
-    /// measuring.
+    /// `FDLAB_SOLVER_LAUNCH=bx,by,chunk,ahead,vec[,tile[,unroll[,ring]]]`: another shape,
+    /// for measuring.
     pub(crate) fn from_env() -> Option<Launch> {
         let v: Vec<u32> = std::env::var("FDLAB_SOLVER_LAUNCH")
             .ok()?
             .split(',')
             .map(|x| x.trim().parse().ok())
             .collect::<Option<_>>()?;
-        let (shape, tile, unroll) = match v[..] {
-            [a, b, c, d, e] => ([a, b, c, d, e], false, 0),
-            [a, b, c, d, e, t] => ([a, b, c, d, e], t != 0, 0),
-            [a, b, c, d, e, t, u] => ([a, b, c, d, e], t != 0, u),
+        let (shape, tile, unroll, ring) = match v[..] {
+            [a, b, c, d, e] => ([a, b, c, d, e], false, 0, 0),
+            [a, b, c, d, e, t] => ([a, b, c, d, e], t != 0, 0, 0),
+            [a, b, c, d, e, t, u] => ([a, b, c, d, e], t != 0, u, 0),
+            [a, b, c, d, e, t, u, g] => ([a, b, c, d, e], t != 0, u, g),
             _ => return None,
         };
         let [bx, by, chunk, ahead, vec] = shape;
@@ -205,6 +213,7 @@ impl Launch {
             vec,
             tile,
             unroll,
+            ring,
         })
     }
 

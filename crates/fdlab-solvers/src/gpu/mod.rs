@@ -11,6 +11,7 @@ mod fdtd_monitors;
 mod fdtd_tfsf;
 mod heat;
 mod kernels;
+mod ring;
 pub mod temporal;
 mod temporal_kernel;
 mod tiled;

@@ -38,6 +38,9 @@ pub(crate) fn tiled(spec: &StepSpec, update: Update) -> String {
     let mut g = String::from(PRELUDE);
     t.head(&mut g);
     t.halo_slots(&mut g);
+    for k in 0..t.slots() {
+        spec.decl(&mut g, 2, &format!("h{k}"));
+    }
     t.prologue(&mut g);
     t.plane_loop(&mut g);
     g
@@ -45,7 +48,7 @@ pub(crate) fn tiled(spec: &StepSpec, update: Update) -> String {
 
 /// The tile's geometry: `bx × by` threads of `v` x points, `p` halo points each side in x
 /// (whole vectors), `r` halo rows above and below.
-struct Tile<'a> {
+pub(super) struct Tile<'a> {
     s: &'a StepSpec,
     update: Update,
     ty: &'static str,
@@ -56,13 +59,13 @@ struct Tile<'a> {
     /// Halo points each side along x: whole vectors covering `r`.
     p: usize,
     /// Row length of a shared plane, in elements.
-    tw: usize,
+    pub(super) tw: usize,
     /// Rows of a shared plane.
-    th: usize,
+    pub(super) th: usize,
 }
 
 impl<'a> Tile<'a> {
-    fn new(s: &'a StepSpec, update: Update) -> Tile<'a> {
+    pub(super) fn new(s: &'a StepSpec, update: Update) -> Tile<'a> {
         let (r, v) = (s.r, s.v());
         let (bx, by) = (s.launch.bx as usize, s.launch.by as usize);
         let p = s.x_vectors() * v;
@@ -80,7 +83,12 @@ impl<'a> Tile<'a> {
         }
     }
 
-    fn threads(&self) -> usize {
+    /// Halo points each side along x.
+    pub(super) fn p(&self) -> usize {
+        self.p
+    }
+
+    pub(super) fn threads(&self) -> usize {
         self.bx * self.by
     }
 
@@ -97,7 +105,7 @@ impl<'a> Tile<'a> {
     }
 
     /// The vector `name_0 … name_{v−1}` as one value of the vector type.
-    fn packed(&self, name: &str) -> String {
+    pub(super) fn packed(&self, name: &str) -> String {
         if self.v == 1 {
             return format!("{name}_0");
         }
@@ -105,24 +113,36 @@ impl<'a> Tile<'a> {
         format!("make_{}({})", self.s.vt(), parts.join(", "))
     }
 
-    /// Signature, thread position, the column each thread loads (wrapped past the edge) and
-    /// the march queue's declarations.
+    /// Signature, two static shared planes, then [`Tile::coordinates`].
     fn head(&self, g: &mut String) {
+        self.signature(g, "");
+        let _ = writeln!(
+            g,
+            "  __shared__ __align__(16) {} tile[2][{}][{}];",
+            self.ty, self.th, self.tw
+        );
+        self.coordinates(g);
+    }
+
+    /// The kernel's signature; `bounds_extra` follows the thread count in
+    /// `__launch_bounds__` (e.g. `", 1"` for one block per SM).
+    pub(super) fn signature(&self, g: &mut String, bounds_extra: &str) {
         let ty = self.ty;
         let _ = writeln!(
             g,
-            "extern \"C\" __global__ void __launch_bounds__({}) @NAME@({}, const int nx, const int no, const int nm, const int mlo, const int mhi, unsigned long long* __restrict__ bad, double* __restrict__ badval, const unsigned long long tag) {{",
+            "extern \"C\" __global__ void __launch_bounds__({}{bounds_extra}) @NAME@({}, const int nx, const int no, const int nm, const int mlo, const int mhi, unsigned long long* __restrict__ bad, double* __restrict__ badval, const unsigned long long tag) {{",
             self.threads(),
             match self.update {
                 Update::Wave => format!("const {ty}* __restrict__ u, {ty}* __restrict__ q, const {ty}* __restrict__ c2"),
                 Update::Heat { .. } => format!("const {ty}* __restrict__ u, {ty}* __restrict__ v, const {ty}* __restrict__ kap"),
             }
         );
-        let _ = writeln!(
-            g,
-            "  __shared__ __align__(16) {ty} tile[2][{}][{}];",
-            self.th, self.tw
-        );
+    }
+
+    /// Thread position, the column each thread loads (wrapped past the edge) and the march
+    /// queue's declarations.
+    pub(super) fn coordinates(&self, g: &mut String) {
+        let ty = self.ty;
         let _ = writeln!(g, "  const int tx = threadIdx.x, ty = threadIdx.y;");
         let _ = writeln!(g, "  const int tid = ty * {} + tx;", self.bx);
         let _ = writeln!(g, "  const int xb = blockIdx.x * {};", self.bx * self.v);
@@ -144,7 +164,7 @@ impl<'a> Tile<'a> {
     }
 
     /// The plane offset of march index `mm`: wrapped, or with a flag when outside.
-    fn plane(&self, mm: &str) -> (String, Option<String>) {
+    pub(super) fn plane(&self, mm: &str) -> (String, Option<String>) {
         if self.s.periodic {
             (format!("(long long)fd_wrap({mm}, nm) * sm"), None)
         } else {
@@ -158,8 +178,9 @@ impl<'a> Tile<'a> {
     /// The halo loads each thread does per plane: the rows above and below the tile
     /// (`r` rows of `bx` vectors each side) and the vectors left and right of its rows.
     /// Each slot gets its global column (`hc{j}`), whether it is inside the grid (`hv{j}`)
-    /// and where it goes in the shared plane (`hr{j}`, `hx{j}`).
-    fn halo_slots(&self, g: &mut String) {
+    /// and where it goes in the shared plane (`hr{j}`, `hx{j}`); whether this thread has
+    /// the slot at all is `hu{j}`.
+    pub(super) fn halo_slots(&self, g: &mut String) {
         let (r, v, bx, by, p) = (self.r, self.v, self.bx, self.by, self.p);
         let xv = p / v;
         let wrap = |n: &str, e: &str| format!("((({e}) % {n} + {n}) % {n})");
@@ -198,13 +219,10 @@ impl<'a> Tile<'a> {
             j += 1;
         }
         debug_assert_eq!(j, self.slots());
-        for k in 0..j {
-            self.s.decl(g, 2, &format!("h{k}"));
-        }
     }
 
     /// Halo loads per thread and plane: the rows above and below, then the sides.
-    fn slots(&self) -> usize {
+    pub(super) fn slots(&self) -> usize {
         let rows = 2 * self.r * self.bx;
         let sides = 2 * (self.p / self.v) * self.by;
         rows.div_ceil(self.threads()) + sides.div_ceil(self.threads())
@@ -312,6 +330,22 @@ impl<'a> Tile<'a> {
         g.push_str("    const long long c = col + (long long)m * sm;\n");
         self.load_point_fields(g, 4, "n", "c + sm", "active && m + 1 < m1");
         g.push_str("    __syncthreads();\n");
+        self.compute(g);
+        for t in 0..s.last() {
+            for l in 0..v {
+                let _ = writeln!(g, "    q{t}_{l} = q{}_{l};", t + 1);
+            }
+        }
+        self.rotate_point_fields(g);
+        g.push_str("  }\n}\n");
+    }
+
+    /// The active threads' points of the plane in slot `sl`: the taps across the plane from
+    /// shared memory, along the march from the queue, the update with the point fields
+    /// (`old_…`, `cc_…` or `kk_…`), the store and the non-finite check.
+    pub(super) fn compute(&self, g: &mut String) {
+        let (r, v, p) = (self.r, self.v, self.p);
+        let s = self.s;
         g.push_str("    if (active) {\n");
         // The row segment around this thread's points: 2·xv + 1 vectors.
         let xv = p / v;
@@ -322,6 +356,7 @@ impl<'a> Tile<'a> {
                 &format!("xs{w}"),
                 &format!("ty + {r}"),
                 &format!("tx * {v} + {}", w * v),
+                "sl",
             );
         }
         for k in 1..=r {
@@ -332,6 +367,7 @@ impl<'a> Tile<'a> {
                     &format!("{name}{k}"),
                     &format!("ty + {r} {sign} {k}"),
                     &format!("{p} + tx * {v}"),
+                    "sl",
                 );
             }
         }
@@ -365,18 +401,11 @@ impl<'a> Tile<'a> {
             let _ = writeln!(g, "  {line}");
         }
         g.push_str("    }\n");
-        for t in 0..s.last() {
-            for l in 0..v {
-                let _ = writeln!(g, "    q{t}_{l} = q{}_{l};", t + 1);
-            }
-        }
-        self.rotate_point_fields(g);
-        g.push_str("  }\n}\n");
     }
 
     /// The other fields the update reads at the thread's points: the wave's p⁻ (read, then
     /// overwritten by this thread only: a plain load) and c²Δt², or the heat step's Δtκ.
-    fn point_fields(&self) -> Vec<(&'static str, &'static str, bool)> {
+    pub(super) fn point_fields(&self) -> Vec<(&'static str, &'static str, bool)> {
         match self.update {
             Update::Wave => vec![("old", "q", false), ("cc", "c2", true)],
             Update::Heat {
@@ -432,7 +461,7 @@ impl<'a> Tile<'a> {
 
     /// Lane `l`'s stencil sum and `out_l`, summed in the order of the register-queue kernel
     /// of the same update (so both give the same bits).
-    fn sum_and_update(
+    pub(super) fn sum_and_update(
         &self,
         g: &mut String,
         l: usize,
@@ -470,16 +499,16 @@ impl<'a> Tile<'a> {
         }
     }
 
-    /// Reads the shared vector at (`row`, `col`) of the current slot into `dst_0 …`.
-    fn read_shared(&self, g: &mut String, dst: &str, row: &str, col: &str) {
+    /// Reads the shared vector at (`row`, `col`) of slot `slot` into `dst_0 …`.
+    pub(super) fn read_shared(&self, g: &mut String, dst: &str, row: &str, col: &str, slot: &str) {
         if self.v == 1 {
-            let _ = writeln!(g, "      {dst}_0 = tile[sl][{row}][{col}];");
+            let _ = writeln!(g, "      {dst}_0 = tile[{slot}][{row}][{col}];");
             return;
         }
         let vt = self.s.vt();
         let _ = writeln!(
             g,
-            "      {{ const {vt} t = *reinterpret_cast<const {vt}*>(&tile[sl][{row}][{col}]);"
+            "      {{ const {vt} t = *reinterpret_cast<const {vt}*>(&tile[{slot}][{row}][{col}]);"
         );
         for (l, comp) in ["x", "y", "z", "w"].iter().enumerate().take(self.v) {
             let _ = writeln!(g, "        {dst}_{l} = t.{comp};");

@@ -6,6 +6,7 @@
 
 use super::cpml_kernels::{self, CpmlSpec, Shell, SHELL_BLOCK};
 use super::kernels::{self, Launch, StepSpec};
+use super::ring::Ring;
 use super::{
     cuda_type, driver, env_count, march_order, march_sizes, precision_of, tag, DeviceStepper, Gpu,
     StepExchange,
@@ -61,6 +62,8 @@ pub struct WaveGpu<T: CudaScalar> {
     /// Whether the step kernel takes its planes from its arguments (a split run's slab).
     ranged: bool,
     launch: Launch,
+    /// Dynamic shared memory of the step kernel (its ring of planes), in bytes.
+    shared: u32,
     cpml: Option<CpmlBuffers<T>>,
     points: Option<Points>,
     traces: Vec<Vec<f64>>,
@@ -90,8 +93,17 @@ impl<T: CudaScalar> WaveGpu<T> {
         let co = s.coefficients()?;
         let r = s.order / 2;
         let launch = Launch::for_wave(s.dim, r, s.n, std::mem::size_of::<T>());
-        let src = sources::<T>(s, ranged)?;
+        let shared_limit = gpu.dev.info.max_shared_per_block.max(0) as usize;
+        let src = sources::<T>(s, ranged, shared_limit)?;
         let kernel = gpu.kernel(&src.step)?;
+        let shared = src.step.shared_bytes;
+        if shared > 48 * 1024 {
+            let attr = cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+            kernel
+                .function()
+                .set_attribute(attr, shared as i32)
+                .map_err(driver("cuFuncSetAttribute"))?;
+        }
         let to_t = |v: &[f64]| v.iter().map(|&x| T::from_f64(x)).collect::<Vec<T>>();
         let cells: usize = s.n.iter().product();
         let p = gpu.upload(&to_t(&s.initial))?;
@@ -189,6 +201,7 @@ impl<T: CudaScalar> WaveGpu<T> {
             c2dt2,
             kernel,
             launch,
+            shared,
             cpml,
             points,
             traces: vec![vec![]; s.receivers.len()],
@@ -280,7 +293,8 @@ impl<T: CudaScalar> WaveGpu<T> {
         if planes.is_empty() {
             return Ok(());
         }
-        let (cfg, sizes) = super::plane_launch(self.launch, self.n, self.dim, &planes);
+        let (mut cfg, sizes) = super::plane_launch(self.launch, self.n, self.dim, &planes);
+        cfg.shared_mem_bytes = self.shared;
         let t = tag(i);
         let stream = self.gpu.stream.clone();
         let mut b = stream.launch_builder(self.kernel.function());
@@ -312,10 +326,38 @@ pub(super) struct WaveSources {
     pub after: Option<CudaSource>,
 }
 
-/// Every kernel of `s` in `T`: the whole-grid set and the split run's step.
+/// The step kernel of `spec`: with a ring of planes in shared memory where the launch asks
+/// for one and `shared_limit` bytes hold it, else the tiled or the register-queue step.
+fn step_source(
+    spec: &StepSpec,
+    precision: fdlab_core::Precision,
+    shared_limit: usize,
+) -> CudaSource {
+    let update = super::tiled::Update::Wave;
+    if let Some(ring) = Ring::of(spec, update, shared_limit) {
+        let mut src = super::source(
+            "wave_step",
+            &super::ring::ring_step(spec, update, ring),
+            precision,
+            spec.launch,
+        );
+        src.shared_bytes = ring.bytes as u32;
+        return src;
+    }
+    let body = if super::tiled::usable(spec) {
+        super::tiled::tiled(spec, update)
+    } else {
+        kernels::wave(spec)
+    };
+    super::source("wave_step", &body, precision, spec.launch)
+}
+
+/// Every kernel of `s` in `T`: the whole-grid set and the split run's step, for a GPU with
+/// the shared memory of an H100.
 pub(super) fn all_sources<T: CudaScalar>(s: &WaveSetup) -> Result<Vec<CudaSource>> {
-    let mut out = sources::<T>(s, false)?.all();
-    out.push(sources::<T>(s, true)?.step);
+    let limit = super::ring::H100_SHARED;
+    let mut out = sources::<T>(s, false, limit)?.all();
+    out.push(sources::<T>(s, true, limit)?.step);
     Ok(out)
 }
 
@@ -369,8 +411,13 @@ impl ShellArgs {
 }
 
 /// The kernels of `s` in `T`; the step over the planes its arguments name when `ranged` (a
-/// split run's slab), else over the whole grid.
-pub(super) fn sources<T: CudaScalar>(s: &WaveSetup, ranged: bool) -> Result<WaveSources> {
+/// split run's slab), else over the whole grid; its ring of planes (if any) within
+/// `shared_limit` bytes of shared memory.
+pub(super) fn sources<T: CudaScalar>(
+    s: &WaveSetup,
+    ranged: bool,
+    shared_limit: usize,
+) -> Result<WaveSources> {
     let co = s.coefficients()?;
     let r = s.order / 2;
     let launch = Launch::for_wave(s.dim, r, s.n, std::mem::size_of::<T>());
@@ -393,16 +440,7 @@ pub(super) fn sources<T: CudaScalar>(s: &WaveSetup, ranged: bool) -> Result<Wave
     let one_block = Launch::flat(256);
     let has_points = !(s.sources.is_empty() && s.receivers.is_empty());
     Ok(WaveSources {
-        step: super::source(
-            "wave_step",
-            &if super::tiled::usable(&spec) {
-                super::tiled::tiled(&spec, super::tiled::Update::Wave)
-            } else {
-                kernels::wave(&spec)
-            },
-            precision,
-            launch,
-        ),
+        step: step_source(&spec, precision, shared_limit),
         psi: cpml.as_ref().map(|c| {
             let l = Launch::flat(SHELL_BLOCK);
             let spec = StepSpec {
