@@ -286,27 +286,13 @@ impl Writer<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::kernels::Launch;
+    use super::super::tiled::tests::spec;
     use super::*;
-
-    fn spec(ty: &'static str, periodic: bool, n: usize) -> StepSpec {
-        let bytes = if ty == "float" { 4 } else { 8 };
-        StepSpec {
-            ty,
-            r: 4,
-            three: true,
-            periodic,
-            w2: std::array::from_fn(|_| vec![-2.0, 1.0, 0.5, 0.25, 0.125]),
-            w0: -6.0,
-            launch: Launch::for_wave(3, 4, [n, n, n], bytes),
-            ranged: false,
-        }
-    }
 
     #[test]
     fn the_ring_holds_the_stencils_planes_and_those_in_flight_within_the_shared_memory() {
         for ty in ["float", "double"] {
-            let s = spec(ty, true, 512);
+            let s = spec(ty, true);
             let ring = Ring::of(&s, Update::Wave, H100_SHARED).expect("a ring at 512³");
             assert_eq!(ring.depth, s.launch.ring as usize);
             assert_eq!(ring.tiles, s.r + ring.depth + 1);
@@ -323,7 +309,7 @@ mod tests {
     fn each_march_step_waits_for_its_plane_then_passes_one_barrier_before_reusing_a_slot() {
         for ty in ["float", "double"] {
             for periodic in [true, false] {
-                let s = spec(ty, periodic, 512);
+                let s = spec(ty, periodic);
                 let ring = Ring::of(&s, Update::Wave, H100_SHARED).expect("a ring");
                 let k = ring_step(&s, Update::Wave, ring);
                 if std::env::var_os("FDLAB_PRINT_RING").is_some() {

@@ -531,11 +531,12 @@ pub(crate) fn shared_bytes(spec: &StepSpec) -> usize {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::super::kernels::Launch;
     use super::*;
 
-    fn spec(ty: &'static str, periodic: bool) -> StepSpec {
+    /// The 8th-order 3-D wave step of 512³ points with the default launch.
+    pub(in super::super) fn spec(ty: &'static str, periodic: bool) -> StepSpec {
         let bytes = if ty == "float" { 4 } else { 8 };
         StepSpec {
             ty,
