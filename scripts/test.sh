@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs fdlab's tests from a fresh clone: installs NVRTC from PyPI (so every generated CUDA kernel
-# is compiled for sm_90 even without a GPU), then `cargo test` over the whole workspace.
+# is compiled for sm_90 even without a GPU), then `cargo test` over the whole workspace, the
+# front's examples and python/test.sh (which runs beside the Rust tests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,12 +24,33 @@ export LD_LIBRARY_PATH="$lib:${LD_LIBRARY_PATH:-}"
 # The codegen tests fail (instead of skipping) if NVRTC cannot be loaded.
 export FDLAB_REQUIRE_NVRTC=1
 SECONDS=0
+target="${CARGO_TARGET_DIR:-$PWD/target}"
+mkdir -p "$target"
+echo "==> cargo test --workspace --no-run (builds every test, example and the fdlab binary)"
+cargo test --workspace --no-run "$@"
+# The Rust tests leave one of the two cores idle at times: the Python package builds (maturin,
+# through pip, in release) and is tested meanwhile. Its output is printed at the end.
+py_log="$target/python-test.log"
+echo "==> python/test.sh in the background (pip install . in a fresh venv, then pytest; log: $py_log)"
+setsid ./python/test.sh >"$py_log" 2>&1 &
+py_pid=$!
+trap 'kill -- -"$py_pid" 2>/dev/null || true' EXIT
 echo "==> cargo test --workspace (NVRTC from $lib)"
 cargo test --workspace "$@"
-echo "==> cargo test took ${SECONDS} s; the front's examples on the CPU"
+echo "==> cargo test took ${SECONDS} s; the front's examples on the CPU (built by cargo test)"
 for ex in 01_derivative 02_custom_stencil 03_gradient; do
-    FDLAB_BACKEND=cpu cargo run --quiet --profile test -p fdlab --example "$ex"
+    if [ -x "$target/debug/examples/$ex" ]; then
+        FDLAB_BACKEND=cpu "$target/debug/examples/$ex"
+    else
+        FDLAB_BACKEND=cpu cargo run --quiet --profile test -p fdlab --example "$ex"
+    fi
 done
-echo "==> python/test.sh (pip install . in a fresh venv, then pytest)"
-./python/test.sh
+echo "==> waiting for python/test.sh"
+py_status=0
+wait "$py_pid" || py_status=$?
+cat "$py_log"
+if [ "$py_status" -ne 0 ]; then
+    echo "error: python/test.sh failed (exit $py_status)" >&2
+    exit "$py_status"
+fi
 echo "==> scripts/test.sh done: ${SECONDS} s after the NVRTC install"

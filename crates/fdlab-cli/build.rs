@@ -7,8 +7,16 @@ fn main() {
         .filter(|o| o.status.success())
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
         .unwrap_or_else(|| "unknown".into());
+    // --no-optional-locks: `git status` would otherwise rewrite a stale index (as a fresh
+    // clone's is), which the rerun-if-changed below then takes for a change: every second
+    // cargo command rebuilt the binary and its tests.
     let dirty = std::process::Command::new("git")
-        .args(["status", "--porcelain", "--untracked-files=no"])
+        .args([
+            "--no-optional-locks",
+            "status",
+            "--porcelain",
+            "--untracked-files=no",
+        ])
         .output()
         .ok()
         .map(|o| !o.stdout.is_empty())

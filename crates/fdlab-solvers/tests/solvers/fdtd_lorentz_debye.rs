@@ -6,7 +6,7 @@
 use fdlab_solvers::fdtd::{lorentz_dt_limit, Boundary, Debye, Fdtd, Grid, Lorentz};
 use std::f64::consts::PI;
 
-mod common;
+use crate::common;
 use common::quiet;
 
 /// Which dispersion a test box gets.

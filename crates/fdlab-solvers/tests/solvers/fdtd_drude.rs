@@ -5,7 +5,7 @@
 use fdlab_solvers::fdtd::{drude_dt_limit, Boundary, Drude, Fdtd, Grid};
 use std::f64::consts::PI;
 
-mod common;
+use crate::common;
 use common::quiet;
 
 /// A 12 × 10 × 8 PEC box (Δ = 0.1) with a Drude block in the middle and a smooth Ez inside.

@@ -8,7 +8,7 @@ use fdlab_solvers::output::read_npy;
 use fdlab_solvers::{run, Case};
 use std::f64::consts::PI;
 
-mod common;
+use crate::common;
 use common::{case_error, quiet};
 
 /// The largest |E| over the whole grid, and over the cells outside the box `lo ..= hi` (nodes).

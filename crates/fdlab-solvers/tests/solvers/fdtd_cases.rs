@@ -5,7 +5,7 @@ use fdlab_solvers::output::read_npy;
 use fdlab_solvers::{run, validate, Case, Error};
 use std::f64::consts::PI;
 
-mod common;
+use crate::common;
 use common::quiet;
 
 /// A PEC box 1.0 × 0.8 × 0.4 (20 × 16 × 8 cells), Ricker source and probe on Ez.

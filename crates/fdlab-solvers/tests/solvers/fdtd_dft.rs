@@ -7,7 +7,7 @@ use fdlab_solvers::output::read_npy;
 use fdlab_solvers::{run, Case};
 use std::f64::consts::PI;
 
-mod common;
+use crate::common;
 use common::{case_error, quiet};
 
 /// Complex product and quotient on (re, im) pairs.

@@ -2,7 +2,7 @@
 //! dispersive half-space for the FDTD media tests (each fills the half-space with its medium
 //! and gives that medium's ε(ω); the reflection measured from a DFT monitor is compared with
 //! Fresnel's).
-// Each test binary compiles this module and uses only part of it.
+// Not every helper is used by every test module.
 #![allow(dead_code)]
 
 use fdlab_solvers::output::read_npy;

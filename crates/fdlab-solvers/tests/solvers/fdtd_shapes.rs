@@ -8,7 +8,7 @@ use fdlab_solvers::fdtd::{
 use fdlab_solvers::{validate, Case};
 use std::f64::consts::PI;
 
-mod common;
+use crate::common;
 use common::{case_error, quiet};
 
 /// A sphere of radius r fills about 4/3·π·r³ of cells, and refuses to reach outside the grid.

@@ -7,7 +7,7 @@ use fdlab_solvers::fdtd::{Boundary, Component, Cpml, Fdtd, Grid, PointSource, Wa
 use fdlab_solvers::output::read_npy;
 use fdlab_solvers::{run, validate, Case};
 
-mod common;
+use crate::common;
 use common::{case_error, quiet};
 
 /// Ricker pulse on Ez at the centre of a cubic grid of `n` cells (spacing 1), probe `offset`

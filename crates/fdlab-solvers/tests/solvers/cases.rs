@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-mod common;
+use crate::common;
 use common::quiet;
 
 fn cases_dir() -> PathBuf {
@@ -208,7 +208,7 @@ fn child_solve() {
 fn solve(args: &[String]) -> Command {
     let mut c = Command::new(std::env::current_exe().unwrap());
     c.args([
-        "child_solve",
+        "cases::child_solve",
         "--exact",
         "--nocapture",
         "--test-threads",
