@@ -75,6 +75,20 @@ where
     bad.into_iter().flatten().min_by_key(|(i, _)| *i)
 }
 
+/// Runs of planes each plane's `per_plane` bands are cut into, so that the columns number at
+/// least four per thread and a whole multiple of the `threads` where `nz` allows: with equal
+/// columns, a last round of fewer columns than threads leaves the others idle. (256³ `f32`
+/// heat on two threads: three bands a plane in three runs made nine columns, five for one
+/// thread and four for the other.)
+fn column_runs(per_plane: usize, nz: usize, threads: usize) -> usize {
+    let nz = nz.max(1);
+    let mut runs = (4 * threads).div_ceil(per_plane.max(1)).clamp(1, nz);
+    while runs < nz && !(per_plane * nz.div_ceil(nz.div_ceil(runs))).is_multiple_of(threads) {
+        runs += 1;
+    }
+    runs
+}
+
 /// The bands (in memory order, `nz` planes of them) regrouped into columns: each column is
 /// one band's rows through a run of consecutive planes, so that a thread marching up a column
 /// finds the planes below and at its rows still in cache and reads only the leading plane's
@@ -86,8 +100,8 @@ fn columns<'a, T, C>(
     nz: usize,
 ) -> Vec<Vec<(usize, usize, &'a mut [T], &'a mut [C])>> {
     let per_plane = bands.len() / nz.max(1);
-    let want = 4 * rayon::current_num_threads();
-    let runs = want.div_ceil(per_plane.max(1)).clamp(1, nz.max(1));
+    let threads = rayon::current_num_threads().max(1);
+    let runs = column_runs(per_plane, nz, threads);
     let run_len = nz.div_ceil(runs);
     let mut cols: Vec<Vec<_>> = (0..per_plane * nz.div_ceil(run_len))
         .map(|_| Vec::new())
@@ -234,6 +248,28 @@ fn fill_periodic_yz<T: Scalar>(l: &Layout, u: &mut [T]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn columns_come_in_whole_rounds_of_the_threads_where_the_planes_allow() {
+        // 256³ f32 heat on two threads: three bands a plane, four runs (twelve columns).
+        assert_eq!(column_runs(3, 256, 2), 4);
+        // Five bands a plane: two runs already make ten.
+        assert_eq!(column_runs(5, 256, 2), 2);
+        for (per_plane, nz, threads) in [(3, 256, 2), (7, 100, 4), (1, 64, 3), (2, 9, 4)] {
+            let runs = column_runs(per_plane, nz, threads);
+            let columns = per_plane * nz.div_ceil(nz.div_ceil(runs));
+            assert!(
+                columns >= 4 * threads || runs == nz,
+                "{per_plane} {nz} {threads}"
+            );
+            assert!(
+                columns % threads == 0 || runs == nz,
+                "{per_plane} {nz} {threads}"
+            );
+        }
+        // Too few planes to round up: every plane its own run.
+        assert_eq!(column_runs(1, 3, 2), 3);
+    }
 
     /// The sweep writes each interior point once, in place, and fills halos exactly as the
     /// layout's own periodic fill does.
