@@ -262,12 +262,11 @@ fn open_pass(gpu: &Gpu, src: &CudaSource, shape: Temporal) -> Result<Option<Pass
     let kernel = gpu.kernel(src)?;
     let shared = src.shared_bytes;
     let f = kernel.function();
-    if shared > 48 * 1024 {
-        let attr = cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
-        if let Err(e) = f.set_attribute(attr, shared as i32) {
-            eprintln!("note: temporal blocking {shape} off: {shared} bytes of shared memory refused ({e:?})");
-            return Ok(None);
-        }
+    if let Err(e) = super::allow_shared(f, shared) {
+        eprintln!(
+            "note: temporal blocking {shape} off: {shared} bytes of shared memory refused ({e:?})"
+        );
+        return Ok(None);
     }
     match f.occupancy_max_active_blocks_per_multiprocessor(shape.threads(), shared as usize, None) {
         Ok(b) if b > 0 => Ok(Some(Pass {

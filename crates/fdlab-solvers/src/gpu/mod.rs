@@ -443,6 +443,20 @@ fn launch_config(l: Launch, grid: [u32; 3]) -> LaunchConfig {
     }
 }
 
+/// Lets `f` launch with `bytes` of dynamic shared memory: above the default 48 KiB a kernel
+/// must opt in (up to the device's per-block limit).
+fn allow_shared(
+    f: &cudarc::driver::CudaFunction,
+    bytes: u32,
+) -> std::result::Result<(), cudarc::driver::DriverError> {
+    if bytes <= 48 * 1024 {
+        return Ok(());
+    }
+    let attr =
+        cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+    f.set_attribute(attr, bytes as i32)
+}
+
 /// `"float"` or `"double"`.
 fn cuda_type<T: CudaScalar>() -> &'static str {
     if std::mem::size_of::<T>() == 4 {

@@ -97,13 +97,7 @@ impl<T: CudaScalar> WaveGpu<T> {
         let src = sources::<T>(s, ranged, shared_limit)?;
         let kernel = gpu.kernel(&src.step)?;
         let shared = src.step.shared_bytes;
-        if shared > 48 * 1024 {
-            let attr = cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
-            kernel
-                .function()
-                .set_attribute(attr, shared as i32)
-                .map_err(driver("cuFuncSetAttribute"))?;
-        }
+        super::allow_shared(kernel.function(), shared).map_err(driver("cuFuncSetAttribute"))?;
         let to_t = |v: &[f64]| v.iter().map(|&x| T::from_f64(x)).collect::<Vec<T>>();
         let cells: usize = s.n.iter().product();
         let p = gpu.upload(&to_t(&s.initial))?;
