@@ -12,10 +12,17 @@
 //! global memory. Each thread owns `p` points of the tile and computes every level at them,
 //! so the march-axis neighbours of a level are the thread's own registers (two planes per
 //! level, the third just computed); only the in-plane neighbours need other threads' values,
-//! through shared memory, which holds each level's last two planes (`(plane & 1)` picks the
-//! buffer: one level reads plane `t − j` while the level below writes `t − j + 1`, so one
+//! through shared memory, which holds each level's last two planes (the plane's parity picks
+//! the buffer: one level reads plane `t − j` while the level below writes `t − j + 1`, so one
 //! `__syncthreads()` per plane of advance is enough). The next input plane is loaded one
 //! advance ahead, so that its latency hides behind the levels' work and the barrier.
+//!
+//! In 3-D a thread's points are a column of `p` consecutive rows at one x, so the y
+//! neighbours inside the column are its own registers too: per level, `2p + 2` shared loads
+//! for `p` points instead of `4p`. The march is written out two advances per iteration, so
+//! that the parity of every plane, and with it every shared address, is a constant. The pass
+//! is limited inside the SM (instruction issue in `f32`, shared-memory bandwidth in `f64`),
+//! and both cut its work per point: 3-D `f32` on an H100 from 171% to 202% of the copy.
 //!
 //! Each level loses one point of validity per side in the plane: a tile's output is
 //! `(sx − 2k) × (sy − 2k)` and neighbouring tiles overlap by `2k` points (redundant compute,
@@ -371,18 +378,16 @@ pub fn plan(
 /// within a `k` but not across tiles, so the defaults are these where they apply.
 pub fn measured(dim: usize, bytes: usize, class: Option<&str>) -> Option<Temporal> {
     let (k, sx, sy, p, chunk) = match (dim, bytes) {
-        // H200: 148.9% of the copy against 137.8% for the H100's shape below (one machine
-        // start; the H100's own default stays the fastest measured there).
-        (3, 8) if class == Some("h200") => (3, 64, 32, 4, 64),
-        // H100: 170.3 and 169.9% of the copy with its march unrolled twice (see
-        // `temporal_kernel::march_unroll`), against 147.8% for the earlier default
-        // k=3,32,64,8,128 (H200: 128.6% against 106.7%).
-        (3, 4) => (3, 64, 32, 2, 64),
-        // H100: 182.6% unrolled, 163% without; H200 123% without.
-        (3, 8) => (3, 32, 32, 4, 64),
-        // 303% / 206%.
+        // Columns of eight rows per thread: H100 202.0% of the copy, H200 152.5% (the
+        // earlier k=3,64,32,2,64 with one point per row group: 170.8% and 128.6%).
+        (3, 4) => (3, 64, 32, 8, 64),
+        // H200: 162.6% (k=4,32,32,4,64 160.5%, k=3,64,32,4,64 156.1%).
+        (3, 8) if class == Some("h200") => (3, 32, 32, 4, 64),
+        // H100: 224.5% (k=3,32,32,4,64 201.6%).
+        (3, 8) => (4, 64, 32, 4, 64),
+        // H100 370.7%, H200 255.2%.
         (2, 4) => (7, 128, 1, 1, 512),
-        // 392% / 293%.
+        // H100 437.9%, H200 320.5%.
         (2, 8) => (7, 128, 1, 1, 64),
         _ => return None,
     };

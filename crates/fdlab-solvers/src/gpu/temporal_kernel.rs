@@ -67,7 +67,8 @@ pub(crate) fn heat_pass(spec: &PassSpec) -> String {
     }
     g.push_str("  const int m0 = (int)blockIdx.z * CH, m1 = min(m0 + CH, nm);\n");
     g.push_str("  const long long sm = (long long)nx * no;\n");
-    point_setup(&mut g, three, periodic);
+    let column = column_layout(spec);
+    point_setup(&mut g, three, periodic, column);
     let _ = writeln!(
         g,
         "  // Per level below K and point: planes t-j-1 (lo) and t-j (ce) of level j before advance t.\n  {ty} lo[K][P], ce[K][P];"
@@ -88,29 +89,63 @@ pub(crate) fn heat_pass(spec: &PassSpec) -> String {
     }
     g.push_str("  // Advance t: level 0 takes plane t, level j computes plane t - j; the output (level K)\n");
     g.push_str("  // is plane t - K, so t runs K planes before and after the chunk.\n");
-    if let Some(n) = march_unroll(spec) {
-        let _ = writeln!(g, "  #pragma unroll {n}");
+    match march_unroll() {
+        Some(2) => {
+            // Two advances per iteration, so that which of a level's two shared planes each
+            // reads and writes ((plane - (m0 - K)) & 1) is a constant: every shared address
+            // is then a register plus an immediate offset, none computed per advance.
+            g.push_str("  int t = m0 - K;\n  for (; t + 1 < m1 + K; t += 2) {\n");
+            advance(&mut g, spec, column, Some(0), "t");
+            advance(&mut g, spec, column, Some(1), "t + 1");
+            g.push_str("  }\n  if (t < m1 + K) {\n");
+            advance(&mut g, spec, column, Some(0), "t");
+            g.push_str("  }\n}\n");
+        }
+        n => {
+            if let Some(n) = n {
+                let _ = writeln!(g, "  #pragma unroll {n}");
+            }
+            g.push_str("  for (int t = m0 - K; t < m1 + K; ++t) {\n");
+            advance(&mut g, spec, column, None, "t");
+            g.push_str("  }\n}\n");
+        }
     }
-    g.push_str("  for (int t = m0 - K; t < m1 + K; ++t) {\n");
+    g
+}
+
+/// One advance at plane `tc` (an expression): the input plane into shared memory, the next
+/// one's load issued, every level, the barrier. `parity`: which of the two shared planes the
+/// input plane takes, when known when generating (`None`: `tc & 1`, at run time).
+fn advance(g: &mut String, spec: &PassSpec, column: bool, parity: Option<u32>, tc: &str) {
+    let (ty, periodic) = (spec.ty, spec.periodic);
+    let _ = writeln!(g, "  {{\n    const int tc = {tc};");
+    match parity {
+        Some(u) => {
+            let _ = writeln!(g, "    constexpr int U = {u};  // (tc - (m0 - K)) & 1");
+        }
+        None => g.push_str("    const int U = tc & 1;\n"),
+    }
     let _ = writeln!(
         g,
         "    {ty} nw[P];  // the newest plane of the level below the one being computed"
     );
     g.push_str("#pragma unroll\n    for (int q = 0; q < P; ++q) {\n");
     g.push_str("      nw[q] = pre[q];\n");
-    g.push_str("      sh[(t & 1) * PLANE + si[q]] = nw[q];\n    }\n");
+    g.push_str(if column {
+        "      sh[U * PLANE + S0 + q * RX] = nw[q];\n    }\n"
+    } else {
+        "      sh[U * PLANE + si[q]] = nw[q];\n    }\n"
+    });
     g.push_str(
-        "    // Plane t + 1 (past the chunk's last advance: a load in bounds, never used).\n",
+        "    // Plane tc + 1 (past the chunk's last advance: a load in bounds, never used).\n",
     );
-    load_plane(&mut g, periodic, "t + 1", "    ");
+    load_plane(g, periodic, "tc + 1", "    ");
     if periodic {
         g.push_str("    mw = mw + 1 == nm ? 0 : mw + 1;\n");
     }
-    level_loop(&mut g, spec);
+    level_loop(g, spec, column);
     g.push_str("    // Every level's plane of this advance is in shared memory before the next reads it.\n");
-    g.push_str("    __syncthreads();\n");
-    g.push_str("  }\n}\n");
-    g
+    g.push_str("    __syncthreads();\n  }\n");
 }
 
 /// Loads plane `plane` of the input at each point into `pre`: plane `mw` (already wrapped)
@@ -141,11 +176,27 @@ fn load_plane(g: &mut String, periodic: bool, plane: &str, pad: &str) {
     }
 }
 
+/// Whether the 3-D pass gives each thread a column of `p` consecutive rows at one x (its
+/// points' y neighbours inside the column come from its own registers: per level and `p`
+/// points, `2p + 2` shared loads instead of `4p`) rather than `p` points a block apart.
+/// `FDLAB_TEMPORAL_LAYOUT=spread` selects the older layout, for measuring.
+pub(crate) fn column_layout(spec: &PassSpec) -> bool {
+    spec.dim == 3
+        && spec.t.sy.is_multiple_of(spec.t.p.max(1))
+        && std::env::var("FDLAB_TEMPORAL_LAYOUT").as_deref() != Ok("spread")
+}
+
 /// Each point's in-plane offset (wrapped when periodic), shared index, inside flag (zero
 /// boundary) and whether it is one of this block's outputs.
-fn point_setup(g: &mut String, three: bool, periodic: bool) {
+fn point_setup(g: &mut String, three: bool, periodic: bool, column: bool) {
     g.push_str("  long long off[P];  // in-plane index of the point (or its periodic image)\n");
-    g.push_str("  int si[P];         // its index in a shared plane\n");
+    if column {
+        g.push_str("  // A column of P rows at one x; consecutive threads take consecutive x (coalesced).\n");
+        g.push_str("  const int lx = (int)threadIdx.x % SX, ly0 = ((int)threadIdx.x / SX) * P, gx = xs + lx;\n");
+        g.push_str("  const int S0 = (ly0 + 1) * RX + lx + 1;  // the first point's index in a shared plane\n");
+    } else {
+        g.push_str("  int si[P];         // its index in a shared plane\n");
+    }
     g.push_str(
         "  bool own[P];       // one of this block's outputs (inside the grid, past the halo)\n",
     );
@@ -155,14 +206,22 @@ fn point_setup(g: &mut String, three: bool, periodic: bool) {
         );
     }
     g.push_str("#pragma unroll\n  for (int q = 0; q < P; ++q) {\n");
-    g.push_str(
-        "    // Thread-major numbering: consecutive threads take consecutive x (coalesced).\n",
-    );
-    g.push_str("    const int i = (int)threadIdx.x + q * NT;\n");
-    g.push_str("    const int lx = i % SX, gx = xs + lx;\n");
+    if column {
+        g.push_str("    const int ly = ly0 + q, gy = ys + ly;\n");
+    } else {
+        g.push_str(
+            "    // Thread-major numbering: consecutive threads take consecutive x (coalesced).\n",
+        );
+        g.push_str("    const int i = (int)threadIdx.x + q * NT;\n");
+        g.push_str("    const int lx = i % SX, gx = xs + lx;\n");
+        if three {
+            g.push_str("    const int ly = i / SX, gy = ys + ly;\n");
+            g.push_str("    si[q] = (ly + 1) * RX + lx + 1;\n");
+        } else {
+            g.push_str("    si[q] = lx + 1;\n");
+        }
+    }
     if three {
-        g.push_str("    const int ly = i / SX, gy = ys + ly;\n");
-        g.push_str("    si[q] = (ly + 1) * RX + lx + 1;\n");
         g.push_str("    own[q] = lx >= K && lx < SX - K && ly >= K && ly < SY - K && gx < nx && gy < no;\n");
         if periodic {
             g.push_str("    off[q] = fd_tb_mod(gx, nx) + (long long)nx * fd_tb_mod(gy, no);\n");
@@ -171,7 +230,6 @@ fn point_setup(g: &mut String, three: bool, periodic: bool) {
             g.push_str("    off[q] = in[q] ? gx + (long long)nx * gy : 0;\n");
         }
     } else {
-        g.push_str("    si[q] = lx + 1;\n");
         g.push_str("    own[q] = lx >= K && lx < SX - K && gx < nx;\n");
         if periodic {
             g.push_str("    off[q] = fd_tb_mod(gx, nx);\n");
@@ -185,23 +243,33 @@ fn point_setup(g: &mut String, three: bool, periodic: bool) {
 
 /// Levels 1 … K of one advance: the update in the one-step kernel's order, the level below
 /// moved on one plane, the new plane into shared memory, or (level K) to `v`.
-fn level_loop(g: &mut String, spec: &PassSpec) {
+fn level_loop(g: &mut String, spec: &PassSpec, column: bool) {
     let (ty, three, periodic) = (spec.ty, spec.dim == 3, spec.periodic);
     let lit = |w: f64| literal(w, ty);
     g.push_str("#pragma unroll\n    for (int j = 1; j <= K; ++j) {\n");
-    g.push_str("      const int pj = t - j;  // the plane level j computes\n");
+    g.push_str("      const int pj = tc - j;  // the plane level j computes\n");
+    g.push_str("      const int PJ = (U + j) & 1;  // its shared plane (the parity of tc - j)\n");
     let _ = writeln!(
         g,
-        "      // Level j-1's plane pj, written during the previous advance.\n      const {ty}* sp = sh + ((j - 1) * 2 + (pj & 1)) * PLANE;"
+        "      // Level j-1's plane pj, written during the previous advance.\n      const {ty}* sp = sh + ((j - 1) * 2 + PJ) * PLANE;"
     );
     if !periodic {
         g.push_str("      const bool pin = pj >= 0 && pj < nm;\n");
     }
+    // Every point of the level first (in a column, a point's y neighbours are the level
+    // below's values at the points beside it, which move on only after all are computed).
+    let _ = writeln!(g, "      {ty} out[P];");
     g.push_str("#pragma unroll\n      for (int q = 0; q < P; ++q) {\n");
-    let _ = writeln!(
-        g,
-        "        const {ty} cc = ce[j - 1][q];\n        const int s = si[q];"
-    );
+    let _ = writeln!(g, "        const {ty} cc = ce[j - 1][q];");
+    if column {
+        g.push_str("        const int s = S0 + q * RX;\n");
+        let _ = writeln!(
+            g,
+            "        // y neighbours: inside the column from registers, past its ends from shared memory.\n        const {ty} up = q == 0 ? sp[S0 - RX] : ce[j - 1][q > 0 ? q - 1 : 0];\n        const {ty} dn = q == P - 1 ? sp[S0 + P * RX] : ce[j - 1][q + 1 < P ? q + 1 : 0];"
+        );
+    } else {
+        g.push_str("        const int s = si[q];\n");
+    }
     // The one-step kernel's order: w0·c, then (x pair), (middle pair), (march pair).
     let _ = writeln!(g, "        {ty} lap = {} * cc;", lit(spec.w0));
     let mut line = format!(
@@ -209,7 +277,12 @@ fn level_loop(g: &mut String, spec: &PassSpec) {
         lit(spec.w[0])
     );
     if three {
-        let _ = write!(line, " + {} * (sp[s - RX] + sp[s + RX])", lit(spec.w[1]));
+        let pair = if column {
+            "(up + dn)"
+        } else {
+            "(sp[s - RX] + sp[s + RX])"
+        };
+        let _ = write!(line, " + {} * {pair}", lit(spec.w[1]));
     }
     let _ = write!(line, " + {} * (lo[j - 1][q] + nw[q]);", lit(spec.w[2]));
     let _ = writeln!(g, "{line}");
@@ -219,11 +292,18 @@ fn level_loop(g: &mut String, spec: &PassSpec) {
             "        o = (pin && in[q]) ? o : zero;  // outside the grid: zero at every level\n",
         );
     }
-    g.push_str("        lo[j - 1][q] = cc;  // level j-1 moves on one plane\n");
+    g.push_str("        out[q] = o;\n      }\n");
+    g.push_str("#pragma unroll\n      for (int q = 0; q < P; ++q) {\n");
+    g.push_str("        const auto o = out[q];\n");
+    g.push_str("        lo[j - 1][q] = ce[j - 1][q];  // level j-1 moves on one plane\n");
     g.push_str("        ce[j - 1][q] = nw[q];\n");
     g.push_str("        nw[q] = o;\n");
     g.push_str("        if (j < K) {\n");
-    g.push_str("          sh[(j * 2 + (pj & 1)) * PLANE + s] = o;\n");
+    if column {
+        g.push_str("          sh[(j * 2 + PJ) * PLANE + S0 + q * RX] = o;\n");
+    } else {
+        g.push_str("          sh[(j * 2 + PJ) * PLANE + si[q]] = o;\n");
+    }
     g.push_str("        } else if (own[q] && pj >= m0 && pj < m1) {\n");
     g.push_str("          const long long c = off[q] + (long long)pj * sm;\n");
     g.push_str("          v[c] = o;\n");
@@ -235,23 +315,21 @@ fn level_loop(g: &mut String, spec: &PassSpec) {
     g.push_str("      }\n    }\n");
 }
 
-/// How many times the march over the planes is unrolled (`None`: the compiler's choice).
-/// Twice for the 3-D passes of three steps with at most four points per thread, where every
-/// shape measured gained (H100, % of the copy unrolled against not: `f64` k=3,32,32,4,64
-/// 180.6 against 163.6; `f32` k=3,32,32,2,64 157.0 against 124.2, k=3,32,64,4,128 141.4
-/// against 115.3, k=3,64,32,4,128 142.0 against 116.8); with eight points per thread it
-/// loses (`f32` k=3,32,64,8,128: 67.9 against 147.7), as it does in 2-D (`f32`
-/// k=7,128,1,1,512: 207.8 against 301.7). `FDLAB_TEMPORAL_UNROLL=n` sets it for any pass, for
-/// measuring.
-pub(crate) fn march_unroll(spec: &PassSpec) -> Option<u32> {
+/// How many advances one iteration of the march holds: 2, written out twice, so that which
+/// of a level's two shared planes each reads and writes is a constant and every shared
+/// address a register plus an immediate. H200, % of the copy with two advances against one
+/// (the compiler's unrolling): 3-D column layout `f32` k=3,64,32,8,64 152.5 against 129.5,
+/// `f64` k=3,32,32,4,64 162.9 against 149.3; 2-D `f32` k=7,128,1,1,512 255.2 against 199.4,
+/// `f64` k=7,128,1,1,64 320.5 against 291.5. `FDLAB_TEMPORAL_UNROLL=n` sets it for any pass,
+/// for measuring (2: two advances written out; other values: `#pragma unroll n` over one).
+pub(crate) fn march_unroll() -> Option<u32> {
     if let Some(n) = std::env::var("FDLAB_TEMPORAL_UNROLL")
         .ok()
         .and_then(|v| v.parse::<u32>().ok())
     {
         return Some(n);
     }
-    let t = spec.t;
-    (spec.dim == 3 && t.k == 3 && t.p <= 4).then_some(2)
+    Some(2)
 }
 
 #[cfg(test)]
@@ -281,7 +359,7 @@ mod tests {
     fn the_update_sums_in_the_one_step_kernels_order() {
         let k = heat_pass(&spec(3, true));
         assert!(
-            k.contains("lap = lap + 1.0 * (sp[s - 1] + sp[s + 1]) + 0.5 * (sp[s - RX] + sp[s + RX]) + 0.25 * (lo[j - 1][q] + nw[q]);"),
+            k.contains("lap = lap + 1.0 * (sp[s - 1] + sp[s + 1]) + 0.5 * (up + dn) + 0.25 * (lo[j - 1][q] + nw[q]);"),
             "{k}"
         );
         assert!(k.contains("double lap = -3.5 * cc;") && k.contains("cc + 0.1 * lap"));
@@ -289,6 +367,25 @@ mod tests {
         let z = heat_pass(&spec(2, false));
         assert!(z.contains("0.25 * (lo[j - 1][q] + nw[q]);") && !z.contains("RX]"));
         assert!(z.contains("o = (pin && in[q]) ? o : zero;"));
+    }
+
+    #[test]
+    fn shared_planes_are_chosen_when_generating() {
+        // Two advances per iteration: each names its shared planes by a constant parity.
+        for dim in [2, 3] {
+            let k = heat_pass(&spec(dim, true));
+            assert!(k.contains("constexpr int U = 0;") && k.contains("constexpr int U = 1;"));
+            assert!(!k.contains("tc & 1"), "{k}");
+        }
+        // 3-D: a column of rows per thread, its y neighbours inside the column in registers.
+        let k = heat_pass(&spec(3, false));
+        assert!(k.contains("const int S0 = ") && !k.contains("si[q]"), "{k}");
+        assert!(k.contains("q == 0 ? sp[S0 - RX] : ce[j - 1]"));
+        // A tile whose rows do not divide into columns keeps one point per row group.
+        let mut odd = spec(3, true);
+        odd.t.sy = 18;
+        odd.t.p = 4;
+        assert!(heat_pass(&odd).contains("si[q]"));
     }
 
     /// Writes pass kernels for a CPU emulation (`FDLAB_TB_DUMP=dir`): each as `NAME.cu` with
@@ -300,8 +397,10 @@ mod tests {
             return;
         };
         // Small tiles (several per axis on the emulated grids) and two of the model's.
-        let shapes: [(usize, u32, u32, u32, u32, u32); 8] = [
+        let shapes: [(usize, u32, u32, u32, u32, u32); 10] = [
             (3, 3, 32, 16, 2, 8),
+            (3, 3, 64, 32, 2, 64),
+            (3, 3, 64, 32, 4, 64),
             (3, 2, 32, 8, 1, 5),
             (3, 4, 32, 32, 4, 16),
             (3, 3, 32, 64, 8, 128),
