@@ -318,9 +318,9 @@ fn level_loop(g: &mut String, spec: &PassSpec, column: bool) {
 /// How many advances one iteration of the march holds: 2, written out twice, so that which
 /// of a level's two shared planes each reads and writes is a constant and every shared
 /// address a register plus an immediate. H200, % of the copy with two advances against one
-/// (the compiler's unrolling): 3-D column layout `f32` k=3,64,32,8,64 152.5 against 129.5,
-/// `f64` k=3,32,32,4,64 162.9 against 149.3; 2-D `f32` k=7,128,1,1,512 255.2 against 199.4,
-/// `f64` k=7,128,1,1,64 320.5 against 291.5. `FDLAB_TEMPORAL_UNROLL=n` sets it for any pass,
+/// (the compiler's unrolling), one machine start each: 3-D column layout `f32` k=4,64,32,4,64
+/// 112.1 against 103.9, `f64` k=3,32,32,4,64 162.9 against 149.3; 2-D `f32` k=7,128,1,1,512
+/// 255.2 against 199.4, `f64` k=7,128,1,1,64 320.5 against 291.5. `FDLAB_TEMPORAL_UNROLL=n` sets it for any pass,
 /// for measuring (2: two advances written out; other values: `#pragma unroll n` over one).
 pub(crate) fn march_unroll() -> Option<u32> {
     if let Some(n) = std::env::var("FDLAB_TEMPORAL_UNROLL")
