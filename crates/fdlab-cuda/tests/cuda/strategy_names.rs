@@ -5,7 +5,7 @@
 use fdlab_cuda::{families, strategies_help, OptionSyntax, SmCopy, Strategy, StrategyError};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 
-const RESULT_NAMES: &str = include_str!("data/result_strategies.txt");
+const RESULT_NAMES: &str = include_str!("../data/result_strategies.txt");
 
 /// The error for `name`, whose nearest name must itself parse back to itself.
 fn refused(name: &str) -> StrategyError {
