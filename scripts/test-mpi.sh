@@ -6,6 +6,8 @@
 # libclang-dev).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# As scripts/test.sh builds (no incremental cache), so that its build is reused here.
+export CARGO_INCREMENTAL=0
 SECONDS=0
 if ! command -v mpirun >/dev/null; then
     echo "error: mpirun not found; install an MPI (e.g. apt-get install openmpi-bin libopenmpi-dev libclang-dev)" >&2

@@ -670,10 +670,11 @@ impl CudaRunner {
     ) -> Result<Arc<Prepared<T>>, BenchError> {
         let key = case_key(case);
         let mut slot = self.prepared.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(p) = slot.as_ref().and_then(T::get) {
-            if p.key == key && (p.want.is_some() || !opts.check) {
-                return Ok(p);
-            }
+        if let Some(p) = slot.as_ref().and_then(T::get)
+            && p.key == key
+            && (p.want.is_some() || !opts.check)
+        {
+            return Ok(p);
         }
         // Free the previous case's buffers before making this one's.
         *slot = None;
@@ -747,33 +748,33 @@ impl CudaRunner {
             time_applies(dev, opts.warmup, opts.reps, &plan, u, outs)
         })?;
         r.time_ms = Timing::of(&times);
-        if case.latency_bound {
-            if let (Some(cp), Some(du)) = (plan.cuda(), u.as_device()) {
-                let mut d_outs: Vec<fdlab_cuda::DeviceField<T>> = case
-                    .stencils
-                    .iter()
-                    .map(|_| fdlab_cuda::DeviceField::zeros(dev, &case.grid))
-                    .collect::<Result<_, _>>()?;
-                let mut refs: Vec<&mut fdlab_cuda::DeviceField<T>> = d_outs.iter_mut().collect();
-                // NVIDIA's method: calls issued back to back between two events.
-                let mut failed = None;
-                let b2b = dev.time(1, opts.reps, || {
-                    for _ in 0..crate::report::BACK_TO_BACK {
-                        if failed.is_none() {
-                            failed = cp.apply(du, &mut refs).err();
-                        }
+        if case.latency_bound
+            && let (Some(cp), Some(du)) = (plan.cuda(), u.as_device())
+        {
+            let mut d_outs: Vec<fdlab_cuda::DeviceField<T>> = case
+                .stencils
+                .iter()
+                .map(|_| fdlab_cuda::DeviceField::zeros(dev, &case.grid))
+                .collect::<Result<_, _>>()?;
+            let mut refs: Vec<&mut fdlab_cuda::DeviceField<T>> = d_outs.iter_mut().collect();
+            // NVIDIA's method: calls issued back to back between two events.
+            let mut failed = None;
+            let b2b = dev.time(1, opts.reps, || {
+                for _ in 0..crate::report::BACK_TO_BACK {
+                    if failed.is_none() {
+                        failed = cp.apply(du, &mut refs).err();
                     }
-                    Ok(())
-                })?;
-                if let Some(e) = failed {
-                    return Err(e.into());
                 }
-                let per = crate::report::BACK_TO_BACK as f64;
-                r.back_to_back_us = Some(Timing::of(&b2b).median * 1e3 / per);
-                let graph = cp.graph(du, &mut refs, 100)?;
-                let g = dev.time(1, opts.reps, || graph.launch())?;
-                r.graph_us = Some(Timing::of(&g).median * 1e3 / graph.launches() as f64);
+                Ok(())
+            })?;
+            if let Some(e) = failed {
+                return Err(e.into());
             }
+            let per = crate::report::BACK_TO_BACK as f64;
+            r.back_to_back_us = Some(Timing::of(&b2b).median * 1e3 / per);
+            let graph = cp.graph(du, &mut refs, 100)?;
+            let g = dev.time(1, opts.reps, || graph.launch())?;
+            r.graph_us = Some(Timing::of(&g).median * 1e3 / graph.launches() as f64);
         }
         let peak = match case.precision {
             Precision::F32 => self.meta.peak_gflops_f32,

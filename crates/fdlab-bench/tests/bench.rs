@@ -168,7 +168,9 @@ fn every_tuning_candidate_generates_and_round_trips_its_name() {
 fn tune_cache_round_trips_through_its_file() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("sub").join("tune.json");
-    std::env::set_var("FDLAB_TUNE_CACHE", &path);
+    // SAFETY: the other tests of this binary read the environment through `std::env`, which
+    // locks against this write; none reads it from C meanwhile.
+    unsafe { std::env::set_var("FDLAB_TUNE_CACHE", &path) };
     let case = &cases(
         "roofline",
         Target::Cuda,

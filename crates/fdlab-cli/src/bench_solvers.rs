@@ -184,15 +184,15 @@ pub fn bench_solvers(a: &BenchArgs) -> Result<()> {
 /// Refuses `--size n` before any work when the suite's host memory `need` (bytes) exceeds
 /// what is available.
 pub(crate) fn ensure_host_memory(suite: &str, n: usize, need: u64) -> Result<()> {
-    if let Some(free) = fdlab_bench::runner::host_available() {
-        if need > free {
-            bail!(
-                "--size {n}: the {suite} suite needs about {:.1} GiB, {:.1} GiB available; \
+    if let Some(free) = fdlab_bench::runner::host_available()
+        && need > free
+    {
+        bail!(
+            "--size {n}: the {suite} suite needs about {:.1} GiB, {:.1} GiB available; \
                  give a smaller --size",
-                need as f64 / 1073741824.0,
-                free as f64 / 1073741824.0
-            );
-        }
+            need as f64 / 1073741824.0,
+            free as f64 / 1073741824.0
+        );
     }
     Ok(())
 }

@@ -34,10 +34,10 @@ pub fn open_backend(arg: BackendArg) -> Result<Backend> {
 
 /// Refuses GPU-only options on the CPU instead of ignoring them.
 pub fn refuse_gpu_only(backend: &Backend, given: &[(&str, bool)]) -> Result<()> {
-    if backend.device().is_none() {
-        if let Some((flag, _)) = given.iter().find(|(_, on)| *on) {
-            bail!("{flag} applies to the CUDA backend only; drop it or use --backend cuda");
-        }
+    if backend.device().is_none()
+        && let Some((flag, _)) = given.iter().find(|(_, on)| *on)
+    {
+        bail!("{flag} applies to the CUDA backend only; drop it or use --backend cuda");
     }
     Ok(())
 }
@@ -175,10 +175,10 @@ pub fn suite_options(
     precision: Option<&str>,
 ) -> Result<fdlab_bench::SuiteOptions> {
     for (flag, v) in [("--size", size), ("--depth", depth)] {
-        if let Some(n) = v {
-            if !(9..=1 << 15).contains(&n) {
-                bail!("{flag} {n}: give 9 to 32768 points per axis (the 8th-order stencils need at least 9)");
-            }
+        if let Some(n) = v
+            && !(9..=1 << 15).contains(&n)
+        {
+            bail!("{flag} {n}: give 9 to 32768 points per axis (the 8th-order stencils need at least 9)");
         }
     }
     Ok(fdlab_bench::SuiteOptions {

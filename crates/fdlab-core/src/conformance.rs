@@ -57,10 +57,10 @@ pub fn operators(grid: &Grid) -> Vec<Vec<Stencil>> {
             ops.push(vec![s]);
         }
     }
-    if grid.dim() > 1 {
-        if let Ok(g) = Stencil::gradient(grid, 8) {
-            ops.push(g);
-        }
+    if grid.dim() > 1
+        && let Ok(g) = Stencil::gradient(grid, 8)
+    {
+        ops.push(g);
     }
     // An asymmetric custom stencil touching every axis of the grid.
     let mut taps = vec![([0, 0, 0], 0.5), ([-2, 0, 0], -1.25), ([1, 0, 0], 2.0)];

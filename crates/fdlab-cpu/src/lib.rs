@@ -7,6 +7,9 @@
 //!
 //! Both take the same arguments and write the same points.
 #![warn(missing_docs)]
+// The SIMD helpers are `unsafe fn`s made of intrinsics, each called only where its CPU feature
+// was detected: their bodies stay one unsafe context, as before edition 2024.
+#![allow(unsafe_op_in_unsafe_fn)]
 
 pub mod copy;
 pub mod fast;

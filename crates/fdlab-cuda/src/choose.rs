@@ -444,11 +444,10 @@ pub fn candidates(req: &Request<'_>) -> Vec<(Strategy, Choice)> {
     if let Some(s) = req.tuned {
         out.push((s, Choice::Tuned));
     }
-    if let Some(class) = req.class {
-        if let Some(s) = device_default(class, req.stencils, req.boundary, req.grid, req.precision)
-        {
-            out.push((s, Choice::DeviceDefault));
-        }
+    if let Some(class) = req.class
+        && let Some(s) = device_default(class, req.stencils, req.boundary, req.grid, req.precision)
+    {
+        out.push((s, Choice::DeviceDefault));
     }
     out.push((
         heuristic(req.stencils, req.boundary, req.grid, req.precision, req.tma),

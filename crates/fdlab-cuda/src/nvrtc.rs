@@ -113,7 +113,8 @@ pub fn compile_cubin(name: &str, source: &str, arch: &str) -> Result<Vec<u8>> {
     }
     // SAFETY: `prog` was just created and is destroyed once below; the buffers passed to
     // nvrtcGetCUBIN are sized by nvrtcGetCUBINSize.
-    let out = unsafe {
+
+    unsafe {
         let compiled = result::compile_program(prog, &opts);
         let r = match compiled {
             Err(e) => {
@@ -123,13 +124,11 @@ pub fn compile_cubin(name: &str, source: &str, arch: &str) -> Result<Vec<u8>> {
                 Err(fail(log))
             }
             Ok(()) => {
-                if info {
-                    if let Ok(l) = result::get_program_log(prog) {
-                        eprintln!(
-                            "{name}: {}",
-                            CStr::from_ptr(l.as_ptr()).to_string_lossy().trim()
-                        );
-                    }
+                if info && let Ok(l) = result::get_program_log(prog) {
+                    eprintln!(
+                        "{name}: {}",
+                        CStr::from_ptr(l.as_ptr()).to_string_lossy().trim()
+                    );
                 }
                 let mut size = 0usize;
                 let mut bin = Vec::new();
@@ -148,8 +147,7 @@ pub fn compile_cubin(name: &str, source: &str, arch: &str) -> Result<Vec<u8>> {
         };
         let _ = result::destroy_program(prog);
         r
-    };
-    out
+    }
 }
 
 /// NVRTC's version (major, minor), part of the kernel cache's key.

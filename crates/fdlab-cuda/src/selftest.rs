@@ -311,10 +311,10 @@ fn run_case<T: CudaScalar>(
     let plan: Plan<T> = dev
         .plan(&case.stencils, case.boundary, &case.grid, case.opts)
         .map_err(e)?;
-    if let Some(c) = case.choice {
-        if plan.choice() != c {
-            return Err(format!("chose by {}, expected {c}", plan.choice()));
-        }
+    if let Some(c) = case.choice
+        && plan.choice() != c
+    {
+        return Err(format!("chose by {}, expected {c}", plan.choice()));
     }
     let region = case
         .boundary

@@ -196,7 +196,7 @@ impl DistStepper {
             // Rank by rank, each rank's receivers in global order, `new` samples each.
             let mut at = 0;
             for r in 0..ranks {
-                for (g, _) in self.owners.iter().enumerate().filter(|(_, &o)| o == r) {
+                for (g, _) in self.owners.iter().enumerate().filter(|&(_, &o)| o == r) {
                     self.traces[g].extend_from_slice(&all[at..at + new]);
                     at += new;
                 }

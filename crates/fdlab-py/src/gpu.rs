@@ -121,20 +121,20 @@ fn describe(o: &Bound<'_, PyAny>, what: &str, dlpack_stream: Option<u64>) -> PyR
             "{what}'s 'data' is not a (pointer, read-only) pair"
         ))
     })?;
-    if let Some(m) = cai.get_item("mask")? {
-        if !m.is_none() {
-            return Err(type_error(format!(
-                "{what} is a masked array; fdlab needs plain arrays"
-            )));
-        }
+    if let Some(m) = cai.get_item("mask")?
+        && !m.is_none()
+    {
+        return Err(type_error(format!(
+            "{what} is a masked array; fdlab needs plain arrays"
+        )));
     }
-    if let Some(s) = cai.get_item("strides")? {
-        if !s.is_none() {
-            let strides: Vec<i64> = s
-                .extract()
-                .map_err(|_| type_error(format!("{what}'s strides are not a tuple of ints")))?;
-            check_c_contiguous(what, &np_shape, &strides, precision.size())?;
-        }
+    if let Some(s) = cai.get_item("strides")?
+        && !s.is_none()
+    {
+        let strides: Vec<i64> = s
+            .extract()
+            .map_err(|_| type_error(format!("{what}'s strides are not a tuple of ints")))?;
+        check_c_contiguous(what, &np_shape, &strides, precision.size())?;
     }
     Ok(GpuArray {
         ptr,

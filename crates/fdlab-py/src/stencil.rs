@@ -239,13 +239,13 @@ impl PyStencil {
                 })?),
             },
         };
-        if let Spacing::PerAxis(h) = &spacing {
-            if !(1..=3).contains(&h.len()) {
-                return Err(value_error(format!(
-                    "give 1 to 3 spacings (x, y, z), got {}",
-                    h.len()
-                )));
-            }
+        if let Spacing::PerAxis(h) = &spacing
+            && !(1..=3).contains(&h.len())
+        {
+            return Err(value_error(format!(
+                "give 1 to 3 spacings (x, y, z), got {}",
+                h.len()
+            )));
         }
         PyStencil::new(Desc::Laplacian {
             accuracy: parse_order("accuracy", accuracy)?,

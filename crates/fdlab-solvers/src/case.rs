@@ -525,21 +525,21 @@ impl Case {
                 ));
             }
         }
-        if let Initial::Gaussian { center, width, .. } = &s.initial {
-            if center.len() != dim || width.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
-                return Err(self.invalid(
-                    "center",
-                    format!("needs {dim} coordinates and a positive width"),
-                ));
-            }
+        if let Initial::Gaussian { center, width, .. } = &s.initial
+            && (center.len() != dim || width.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater))
+        {
+            return Err(self.invalid(
+                "center",
+                format!("needs {dim} coordinates and a positive width"),
+            ));
         }
         if s.output.every == 0 {
             return Err(self.invalid("every", "must be at least 1".into()));
         }
-        if let (Some(z), 3) = (s.output.slice, dim) {
-            if z >= s.grid.shape[2] {
-                return Err(self.invalid("slice", format!("{z} is outside 0..{}", s.grid.shape[2])));
-            }
+        if let (Some(z), 3) = (s.output.slice, dim)
+            && z >= s.grid.shape[2]
+        {
+            return Err(self.invalid("slice", format!("{z} is outside 0..{}", s.grid.shape[2])));
         }
         Ok(())
     }

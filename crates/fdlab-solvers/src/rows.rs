@@ -127,6 +127,8 @@ impl Isa {
 /// the instruction set of `isa`; the caller fences ([`store_fence`]) before another thread
 /// reads what was written.
 #[inline(always)]
+// The body is one unsafe context (intrinsics on `dst`), as before edition 2024.
+#[allow(unsafe_op_in_unsafe_fn)]
 pub(crate) unsafe fn stream_block<T: Copy, const B: usize>(isa: Isa, dst: *mut T, v: &[T; B]) {
     let bytes = std::mem::size_of::<[T; B]>();
     let (d, s) = (dst.cast::<u8>(), v.as_ptr().cast::<u8>());

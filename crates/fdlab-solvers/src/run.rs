@@ -173,14 +173,14 @@ fn check_out_dir(case: &Case, p: &Prepared, opts: &RunOptions) -> Result<()> {
     std::fs::write(&probe, b"ok").map_err(io_err(&dir))?;
     let _ = std::fs::remove_file(&probe);
     let needed = planned_bytes(case, p, opts);
-    if let Some(free) = free_bytes(&dir) {
-        if free < needed {
-            return Err(Error::DiskSpace {
-                path: dir,
-                needed,
-                free,
-            });
-        }
+    if let Some(free) = free_bytes(&dir)
+        && free < needed
+    {
+        return Err(Error::DiskSpace {
+            path: dir,
+            needed,
+            free,
+        });
     }
     Ok(())
 }

@@ -143,7 +143,8 @@ impl Backend {
     /// The backend [`BACKEND_ENV`] (`FDLAB_BACKEND`) names; `auto` when it is unset.
     ///
     /// ```
-    /// std::env::set_var("FDLAB_BACKEND", "cpu");
+    /// // SAFETY: nothing else runs in this program yet.
+    /// unsafe { std::env::set_var("FDLAB_BACKEND", "cpu") };
     /// assert_eq!(fdlab::Backend::from_env().unwrap().name(), "cpu");
     /// ```
     pub fn from_env() -> Result<Backend> {
@@ -260,7 +261,8 @@ impl BackendKind {
     /// The kind [`BACKEND_ENV`] names; `Auto` when unset, an error when it names none.
     ///
     /// ```
-    /// std::env::set_var("FDLAB_BACKEND", "cuda");
+    /// // SAFETY: nothing else runs in this program yet.
+    /// unsafe { std::env::set_var("FDLAB_BACKEND", "cuda") };
     /// assert_eq!(fdlab::BackendKind::from_env().unwrap(), fdlab::BackendKind::Cuda);
     /// ```
     pub fn from_env() -> Result<BackendKind> {

@@ -5,7 +5,8 @@
 //!
 //! ```
 //! use fdlab::{Axis, Backend, Boundary, Field, Grid, PlanOptions, Stencil};
-//! std::env::set_var("FDLAB_BACKEND", "cpu");
+//! // SAFETY: nothing else runs in this program yet.
+//! unsafe { std::env::set_var("FDLAB_BACKEND", "cpu") };
 //! let backend = Backend::from_env()?;
 //! let grid = Grid::unit(&[32, 32, 32])?;
 //! let dy = Stencil::derivative(&grid, Axis::Y, 1, 8)?;

@@ -344,16 +344,15 @@ impl Device {
             return nvrtc::compile(name, src, arch);
         }
         let key = Key::new(src, nvrtc::version()?, arch);
-        if !fresh {
-            if let Some(img) = self
+        if !fresh
+            && let Some(img) = self
                 .inner
                 .images
                 .lock()
                 .expect("image cache lock")
                 .get(&key.0)
-            {
-                return Ok(Ptx::from_binary(img.to_vec()));
-            }
+        {
+            return Ok(Ptx::from_binary(img.to_vec()));
         }
         let bytes = if fresh {
             let bytes = nvrtc::compile_cubin(name, src, arch)?;

@@ -206,16 +206,16 @@ fn with_default(parts: &[&str], i: usize, fam: &FamilyDoc, k: usize) -> Option<S
 
 /// The family a name's first word names, and the number in it for `pptN`.
 fn find_family(name: &str, head: &str) -> Result<(&'static FamilyDoc, Option<u64>), StrategyError> {
-    if let Some(f) = family(head) {
-        if f.options.first().map(|o| o.syntax) != Some(OptionSyntax::Head) {
-            return Ok((f, None));
-        }
+    if let Some(f) = family(head)
+        && f.options.first().map(|o| o.syntax) != Some(OptionSyntax::Head)
+    {
+        return Ok((f, None));
     }
     for f in families() {
-        if let Some(o) = f.options.first().filter(|o| o.syntax == OptionSyntax::Head) {
-            if let Some(n) = head.strip_prefix(o.key).and_then(number) {
-                return Ok((f, Some(n)));
-            }
+        if let Some(o) = f.options.first().filter(|o| o.syntax == OptionSyntax::Head)
+            && let Some(n) = head.strip_prefix(o.key).and_then(number)
+        {
+            return Ok((f, Some(n)));
         }
     }
     let nearest = families()

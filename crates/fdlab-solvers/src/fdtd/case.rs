@@ -765,10 +765,10 @@ pub fn prepare(case: &Case) -> Result<(Plan, FdtdSetup)> {
     if o.every == 0 {
         return Err(case.invalid("output.every", "must be at least 1".into()));
     }
-    if let Some(z) = o.slice {
-        if z >= grid.n[2] {
-            return Err(case.invalid("output.slice", format!("{z} is outside 0..{}", grid.n[2])));
-        }
+    if let Some(z) = o.slice
+        && z >= grid.n[2]
+    {
+        return Err(case.invalid("output.slice", format!("{z} is outside 0..{}", grid.n[2])));
     }
     Ok((
         plan,

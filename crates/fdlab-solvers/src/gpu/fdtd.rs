@@ -975,13 +975,13 @@ impl<T: CudaScalar> Stepper for FdtdGpu<T> {
         // The scan's tag is the call's last step, the step the CPU reports; like the CPU,
         // a call that ends with a non-finite value keeps no probe samples.
         self.gpu.check_finite(first, self.n)?;
-        if let Some(pt) = &self.points {
-            if pt.np > 0 {
-                let rows = self.gpu.download(&pt.rows)?;
-                for row in rows.chunks_exact(pt.np as usize).take(steps) {
-                    for (tr, v) in self.traces.iter_mut().zip(row) {
-                        tr.push(*v);
-                    }
+        if let Some(pt) = &self.points
+            && pt.np > 0
+        {
+            let rows = self.gpu.download(&pt.rows)?;
+            for row in rows.chunks_exact(pt.np as usize).take(steps) {
+                for (tr, v) in self.traces.iter_mut().zip(row) {
+                    tr.push(*v);
                 }
             }
         }

@@ -292,10 +292,10 @@ pub(super) fn all_sources<T: CudaScalar>(s: &HeatSetup) -> Result<Vec<CudaSource
         }
     }
     for class in super::DEVICE_CLASSES {
-        if let Some((src, _)) = pass_source::<T>(s, class, None)? {
-            if !out.iter().any(|o| o.name == src.name) {
-                out.push(src);
-            }
+        if let Some((src, _)) = pass_source::<T>(s, class, None)?
+            && !out.iter().any(|o| o.name == src.name)
+        {
+            out.push(src);
         }
     }
     Ok(out)

@@ -405,10 +405,10 @@ pub fn measured(dim: usize, bytes: usize, class: Option<&str>) -> Option<Tempora
 pub fn measured_shapes(dim: usize, bytes: usize) -> Vec<Temporal> {
     let mut out: Vec<Temporal> = vec![];
     for class in super::DEVICE_CLASSES {
-        if let Some(t) = measured(dim, bytes, class) {
-            if !out.contains(&t) {
-                out.push(t);
-            }
+        if let Some(t) = measured(dim, bytes, class)
+            && !out.contains(&t)
+        {
+            out.push(t);
         }
     }
     out

@@ -477,14 +477,14 @@ impl<T: CudaScalar> WaveGpu<T> {
         }
         let first = self.step;
         self.step += steps as u64;
-        if let Some(pt) = &self.points {
-            if pt.nr > 0 {
-                let rows = self.gpu.download(&pt.rows)?;
-                let nr = pt.nr as usize;
-                for row in rows.chunks_exact(nr).take(steps) {
-                    for (tr, v) in self.traces.iter_mut().zip(row) {
-                        tr.push(*v);
-                    }
+        if let Some(pt) = &self.points
+            && pt.nr > 0
+        {
+            let rows = self.gpu.download(&pt.rows)?;
+            let nr = pt.nr as usize;
+            for row in rows.chunks_exact(nr).take(steps) {
+                for (tr, v) in self.traces.iter_mut().zip(row) {
+                    tr.push(*v);
                 }
             }
         }

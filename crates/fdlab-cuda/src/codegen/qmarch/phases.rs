@@ -222,7 +222,7 @@ pub(super) fn plane_windows(
     at: &dyn Fn(i32, i32) -> String,
     v: i32,
     vt: &str,
-) -> impl Fn(i32, i32, i32) -> String {
+) -> impl Fn(i32, i32, i32) -> String + use<> {
     let ty = g.ty;
     let comps = ["x", "y", "z", "w"];
     let kfirst = move |mn: i32| mn.div_euclid(v);

@@ -11,7 +11,8 @@
 //! FNV-1a hash over the case labels, the full module sources and the launch metadata.
 //!
 //! A change that is meant to change kernels regenerates the file with
-//! `FDLAB_BLESS=1 cargo test -p fdlab-cuda --test kernels_unchanged` and says why in its commit.
+//! `FDLAB_BLESS=1 cargo test -p fdlab-cuda --test cuda kernels_unchanged` and says why in its
+//! commit.
 
 use fdlab_core::{conformance, Axis, Boundary, Grid, Precision, Stencil};
 use fdlab_cuda::codegen::{fnv1a, generate, CudaSource, KernelSpec};
@@ -19,7 +20,7 @@ use fdlab_cuda::{Coefficients, Strategy};
 use rayon::prelude::*;
 
 const GOLDEN: &str = "tests/data/kernel_hashes.txt";
-const NAMES: &str = include_str!("data/result_strategies.txt");
+const NAMES: &str = include_str!("../data/result_strategies.txt");
 
 /// A case: label, stencils, boundary.
 type Case = (String, Vec<Stencil>, Boundary);

@@ -5,7 +5,7 @@
 use fdlab_cuda::{families, strategies_help, OptionSyntax, SmCopy, Strategy, StrategyError};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 
-const RESULT_NAMES: &str = include_str!("data/result_strategies.txt");
+const RESULT_NAMES: &str = include_str!("../data/result_strategies.txt");
 
 /// The error for `name`, whose nearest name must itself parse back to itself.
 fn refused(name: &str) -> StrategyError {
@@ -190,7 +190,7 @@ fn random_strategy(r: &mut StdRng) -> Strategy {
                 lines: c * pick(r, 1, 4),
                 threads_along: a,
                 threads_across: c,
-                window: r.gen(),
+                window: r.r#gen(),
             }
         }
         3 => {
@@ -200,7 +200,7 @@ fn random_strategy(r: &mut StdRng) -> Strategy {
                 by,
                 vec,
                 chunk: pick(r, 1, 65536),
-                streaming: r.gen(),
+                streaming: r.r#gen(),
                 unroll: pick(r, 1, 8),
                 rows: pick(r, 1, 8),
             }
@@ -215,13 +215,13 @@ fn random_strategy(r: &mut StdRng) -> Strategy {
                 depth: pick(r, 1, 8),
                 vec,
                 copy: [SmCopy::Async, SmCopy::Bulk, SmCopy::Registers(1)][r.gen_range(0..3)],
-                edge_reads: r.gen(),
+                edge_reads: r.r#gen(),
             }
         }
         _ => {
             let (bx, by) = tile(r);
-            let tma = if r.gen() { 0 } else { pick(r, 1, 8) };
-            let accumulate = tma > 0 && r.gen();
+            let tma = if r.r#gen() { 0 } else { pick(r, 1, 8) };
+            let accumulate = tma > 0 && r.r#gen();
             Strategy::QMarch {
                 bx,
                 by,
@@ -230,8 +230,8 @@ fn random_strategy(r: &mut StdRng) -> Strategy {
                 vec,
                 tma,
                 accumulate,
-                split: accumulate && r.gen(),
-                streaming: r.gen(),
+                split: accumulate && r.r#gen(),
+                streaming: r.r#gen(),
             }
         }
     }
