@@ -1,4 +1,5 @@
-//! The roofline chart: measured points against the copy-bandwidth and arithmetic ceilings.
+//! Charts of bench results: the roofline (measured points against the copy-bandwidth and
+//! arithmetic ceilings) and the temporal-blocking suite (% of the copy against steps per pass).
 
 use crate::report::Report;
 use plotters::prelude::*;
@@ -129,4 +130,125 @@ pub fn roofline_png(report: &Report, path: &Path) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     root.present().map_err(|e| e.to_string())?;
     Ok(())
+}
+
+/// Draws the temporal-blocking rows of `report` (`fdlab bench --suite temporal`) into a PNG at
+/// `path`: T_eff per step as % of the copy against the steps fused per pass, one line per case
+/// and precision through the model's shape for each `k`, the device's default shape as a
+/// larger marker, and the 100% line a single step cannot cross.
+pub fn temporal_png(report: &Report, path: &Path) -> Result<(), String> {
+    register_font();
+    let rows: Vec<&crate::solvers::SolverResult> = report
+        .solvers
+        .iter()
+        .filter(|r| r.suite == "temporal" && r.time_ms.median > 0.0)
+        .collect();
+    if rows.is_empty() {
+        return Err("no temporal-suite rows to plot (from `fdlab bench --suite temporal`)".into());
+    }
+    let k_of = |r: &crate::solvers::SolverResult| r.steps_per_pass.unwrap_or(1) as f64;
+    let k_max = rows.iter().map(|r| k_of(r)).fold(1.0, f64::max);
+    let y_max = rows.iter().map(|r| r.pct_of_copy).fold(100.0, f64::max) * 1.1;
+    let m = &report.meta;
+    let root = BitMapBackend::new(path, (1200, 800)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| e.to_string())?;
+    let title = format!(
+        "fdlab temporal blocking: {}, copy {:.0} GB/s",
+        m.device, m.copy_gbps
+    );
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 26))
+        .margin(20)
+        .x_label_area_size(55)
+        .y_label_area_size(80)
+        .build_cartesian_2d(0.5..k_max + 0.5, 0.0..y_max)
+        .map_err(|e| e.to_string())?;
+    chart
+        .configure_mesh()
+        .x_desc("time steps per pass over the grid (k)")
+        .y_desc("T_eff per step, % of the copy bandwidth")
+        .axis_desc_style(("sans-serif", 20))
+        .label_style(("sans-serif", 16))
+        .x_labels(k_max as usize + 1)
+        .x_label_formatter(&|k| format!("{}", k.round() as i64))
+        .y_label_formatter(&|y| format!("{y:.0}%"))
+        .draw()
+        .map_err(|e| e.to_string())?;
+    chart
+        .draw_series(LineSeries::new(
+            vec![(0.5, 100.0), (k_max + 0.5, 100.0)],
+            BLACK.stroke_width(2),
+        ))
+        .map_err(|e| e.to_string())?
+        .label("the copy: the most a single step can reach")
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.stroke_width(2)));
+    // One series per case and precision, in the order the suite ran them.
+    let mut keys: Vec<(String, String)> = vec![];
+    for r in &rows {
+        let key = (r.case.clone(), r.precision.clone());
+        if !keys.contains(&key) {
+            keys.push(key);
+        }
+    }
+    for (i, (case, precision)) in keys.iter().enumerate() {
+        let colour = Palette99::pick(i).to_rgba();
+        let of_key =
+            |r: &&&crate::solvers::SolverResult| &r.case == case && &r.precision == precision;
+        let mut line: Vec<(f64, f64)> = rows
+            .iter()
+            .filter(of_key)
+            .filter(|r| r.as_shipped != Some(true))
+            .map(|r| (k_of(r), r.pct_of_copy))
+            .collect();
+        line.sort_by(|a, b| a.0.total_cmp(&b.0));
+        chart
+            .draw_series(LineSeries::new(line.clone(), colour.stroke_width(2)))
+            .map_err(|e| e.to_string())?
+            .label(format!("{case} {precision}: the model's shape for each k"))
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2))
+            });
+        chart
+            .draw_series(line.iter().map(|&p| Circle::new(p, 4, colour.filled())))
+            .map_err(|e| e.to_string())?;
+        for r in rows
+            .iter()
+            .filter(of_key)
+            .filter(|r| r.as_shipped == Some(true))
+        {
+            let p = (k_of(r), r.pct_of_copy);
+            chart
+                .draw_series(std::iter::once(TriangleMarker::new(p, 11, colour.filled())))
+                .map_err(|e| e.to_string())?
+                .label(format!(
+                    "{case} {precision}: the default shape, {:.0}%",
+                    r.pct_of_copy
+                ))
+                .legend(move |(x, y)| TriangleMarker::new((x + 10, y), 7, colour.filled()));
+        }
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .label_font(("sans-serif", 14))
+        .draw()
+        .map_err(|e| e.to_string())?;
+    root.present().map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_report_without_temporal_rows_is_refused_before_drawing() {
+        let dir = std::env::temp_dir().join(format!("fdlab-plot-{}", std::process::id()));
+        let path = dir.join("never.png");
+        let e = temporal_png(&Report::default(), &path).unwrap_err();
+        assert!(e.contains("no temporal-suite rows"), "{e}");
+        assert!(!path.exists());
+    }
 }

@@ -22,7 +22,6 @@ pub fn bench_temporal(a: &BenchArgs) -> Result<()> {
         ("--strategy", !a.strategies.is_empty()),
         ("--coefficients", a.coefficients.is_some()),
         ("--depth", a.depth.is_some()),
-        ("--plot", a.plot.is_some()),
     ];
     if let Some((flag, _)) = refused.iter().find(|(_, given)| *given) {
         bail!("{flag} does not apply to --suite temporal (the GPU heat step, k = 1 … {K_MAX})");
@@ -43,6 +42,9 @@ pub fn bench_temporal(a: &BenchArgs) -> Result<()> {
     super::bench_solvers::ensure_host_memory("temporal", n, need)?;
     if let Some(p) = &a.json {
         check_out_path("--json", p, OutKind::Json)?;
+    }
+    if let Some(p) = &a.plot {
+        check_out_path("--plot", p, OutKind::Png)?;
     }
     let copy_bytes = (4 * 8 * n.pow(3)).clamp(256 << 20, 1 << 30);
     eprintln!(
@@ -139,5 +141,10 @@ pub fn bench_temporal(a: &BenchArgs) -> Result<()> {
     }
     pb.finish_and_clear();
     eprintln!("wrote {}", json.display());
+    if let Some(path) = &a.plot {
+        fdlab_bench::plot::temporal_png(&report, path)
+            .map_err(|e| anyhow::anyhow!("temporal plot: {e}"))?;
+        eprintln!("wrote {}", path.display());
+    }
     Ok(())
 }

@@ -80,7 +80,8 @@ enum Command {
         /// Write the results as JSON here (default: fdlab-results/bench-<backend>-<time>.json).
         #[arg(long)]
         json: Option<PathBuf>,
-        /// Draw a roofline chart of the results into this PNG.
+        /// Draw a chart of the results into this PNG: the roofline, or for `--suite temporal`
+        /// % of the copy against the steps fused per pass.
         #[arg(long)]
         plot: Option<PathBuf>,
     },
@@ -113,7 +114,8 @@ enum Command {
         #[arg(long)]
         strategy: Vec<String>,
     },
-    /// Draw a roofline chart (PNG) from JSON that `fdlab bench` or `fdlab tune` wrote.
+    /// Draw a roofline chart (PNG) from JSON that `fdlab bench` or `fdlab tune` wrote (the
+    /// temporal-blocking chart for `fdlab bench --suite temporal` JSON).
     Plot {
         /// Bench or tune JSON files (their results are drawn together; the first one's
         /// device and copy bandwidth label the chart).

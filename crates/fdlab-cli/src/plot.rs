@@ -1,4 +1,5 @@
-//! `fdlab plot`: a roofline chart from bench or tune JSON.
+//! `fdlab plot`: a roofline chart from bench or tune JSON, or the temporal-blocking chart from
+//! `fdlab bench --suite temporal` JSON.
 
 use crate::common::{check_out_path, OutKind};
 use anyhow::{Context, Result};
@@ -20,10 +21,19 @@ pub fn plot(files: Vec<PathBuf>, out: PathBuf, best: bool) -> Result<()> {
         })?;
         match &mut merged {
             None => merged = Some(r),
-            Some(m) => m.results.extend(r.results),
+            Some(m) => {
+                m.results.extend(r.results);
+                m.solvers.extend(r.solvers);
+            }
         }
     }
     let mut report = merged.context("give at least one JSON file")?;
+    if report.results.is_empty() && report.solvers.iter().any(|r| r.suite == "temporal") {
+        fdlab_bench::plot::temporal_png(&report, &out)
+            .map_err(|e| anyhow::anyhow!("temporal plot: {e}"))?;
+        eprintln!("wrote {} ({} rows)", out.display(), report.solvers.len());
+        return Ok(());
+    }
     if best {
         let mut winners: std::collections::BTreeMap<String, BenchResult> = Default::default();
         for r in report.results.drain(..) {

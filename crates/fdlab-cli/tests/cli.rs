@@ -552,3 +552,25 @@ fn scaling_suite_needs_gpus() {
         "splits a grid over GPUs",
     );
 }
+
+/// A temporal-suite JSON (the committed H100 run) draws the temporal chart: % of the copy
+/// against the steps per pass, not a roofline (its rows have no FLOP counts to draw).
+#[test]
+fn plot_draws_the_temporal_suite() {
+    let json = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/results/h100/temporal.json");
+    let dir = tempfile::tempdir().unwrap();
+    let png = dir.path().join("temporal.png");
+    let out = fdlab(&[
+        "plot",
+        json.to_str().unwrap(),
+        "--out",
+        png.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("rows)"), "{err}");
+    assert!(
+        std::fs::metadata(&png).unwrap().len() > 10_000,
+        "plot too small"
+    );
+}
