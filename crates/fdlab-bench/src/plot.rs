@@ -16,6 +16,24 @@ fn register_font() {
     });
 }
 
+/// Draws the legend of `chart` at `position` and writes the picture `root` holds: the last
+/// step of every chart here.
+fn legend_and_save<'a, CT: CoordTranslate>(
+    chart: &mut ChartContext<'a, BitMapBackend<'a>, CT>,
+    root: &DrawingArea<BitMapBackend<'a>, plotters::coord::Shift>,
+    position: SeriesLabelPosition,
+) -> Result<(), String> {
+    chart
+        .configure_series_labels()
+        .position(position)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .label_font(("sans-serif", 14))
+        .draw()
+        .map_err(|e| e.to_string())?;
+    root.present().map_err(|e| e.to_string())
+}
+
 /// Draws `report` as a log-log roofline (GFLOP/s against FLOP/byte) into a PNG at `path`.
 /// Only the fastest strategy of each case is drawn, labelled, so the chart stays readable.
 pub fn roofline_png(report: &Report, path: &Path) -> Result<(), String> {
@@ -120,16 +138,7 @@ pub fn roofline_png(report: &Report, path: &Path) -> Result<(), String> {
             .label(text)
             .legend(move |(x, y)| Circle::new((x + 10, y), 5, colour.filled()));
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::LowerRight)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .label_font(("sans-serif", 14))
-        .draw()
-        .map_err(|e| e.to_string())?;
-    root.present().map_err(|e| e.to_string())?;
-    Ok(())
+    legend_and_save(&mut chart, &root, SeriesLabelPosition::LowerRight)
 }
 
 /// Draws the temporal-blocking rows of `report` (`fdlab bench --suite temporal`) into a PNG at
@@ -227,16 +236,7 @@ pub fn temporal_png(report: &Report, path: &Path) -> Result<(), String> {
                 .legend(move |(x, y)| TriangleMarker::new((x + 10, y), 7, colour.filled()));
         }
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .label_font(("sans-serif", 14))
-        .draw()
-        .map_err(|e| e.to_string())?;
-    root.present().map_err(|e| e.to_string())?;
-    Ok(())
+    legend_and_save(&mut chart, &root, SeriesLabelPosition::UpperLeft)
 }
 
 #[cfg(test)]
