@@ -1,9 +1,10 @@
 //! The `temporal` suite: the GPU heat step (order 2, periodic, constant κ: the 3-D 7-point
-//! and 2-D 5-point Laplacians) with k = 1 … 8 time steps fused per pass over the grid
-//! ([`fdlab_solvers::gpu::temporal`]), beside the copy bandwidth measured in the same run.
+//! and 2-D 5-point Laplacians) and the 3-D 8th-order wave step (periodic, two time levels)
+//! with k = 1 … 8 time steps fused per pass over the grid ([`fdlab_solvers::gpu::temporal`],
+//! [`fdlab_solvers::gpu::wave_pass`]), beside the copy bandwidth measured in the same run.
 //!
-//! A row's effective bandwidth is that of a single step (the field read once and written
-//! once, [`fdlab_solvers::Stepper::bytes_per_step`]) over the time per step, so k passes
+//! A row's effective bandwidth is that of a single step (each field read once and the new
+//! one written once, [`fdlab_solvers::Stepper::bytes_per_step`]) over the time per step, so k passes
 //! that move the grid once per k steps can exceed the copy bandwidth: that ratio is the
 //! speed-up of the blocking over a memory-bound single step.
 
@@ -11,8 +12,9 @@ use crate::report::Timing;
 use crate::solvers::{result, SolverCase, SolverResult, SolverSetup};
 use fdlab_solvers::case::PrecisionName;
 use fdlab_solvers::gpu::temporal::Request;
-use fdlab_solvers::gpu::HeatGpu;
-use fdlab_solvers::{HeatSetup, Stepper};
+use fdlab_solvers::gpu::{HeatGpu, WaveGpu};
+use fdlab_solvers::setup::Setup;
+use fdlab_solvers::{HeatSetup, Stepper, WaveBoundary, WaveSetup};
 use std::time::Instant;
 
 /// One grid of the suite.
@@ -26,10 +28,12 @@ pub struct TemporalCase {
     pub dim: usize,
     /// Grid points (nz = 1 in 2-D).
     pub n: [usize; 3],
+    /// The 8th-order wave step (else the 2nd-order heat step).
+    pub wave: bool,
 }
 
-/// The suite's grids: the 3-D heat step on `n3`³ points (default 512) and the 2-D one on
-/// `n2`² points (default 8192).
+/// The suite's grids: the 3-D heat and wave steps on `n3`³ points (default 512) and the 2-D
+/// heat step on `n2`² points (default 8192).
 pub fn temporal_cases(n3: usize, n2: usize) -> Vec<TemporalCase> {
     vec![
         TemporalCase {
@@ -37,22 +41,30 @@ pub fn temporal_cases(n3: usize, n2: usize) -> Vec<TemporalCase> {
             description: "heat step, 7-point Laplacian, periodic, constant diffusivity",
             dim: 3,
             n: [n3; 3],
+            wave: false,
         },
         TemporalCase {
             name: "heat2d-2nd",
             description: "heat step, 5-point Laplacian, periodic, constant diffusivity",
             dim: 2,
             n: [n2, n2, 1],
+            wave: false,
+        },
+        TemporalCase {
+            name: "wave3d-8th",
+            description: "acoustic wave step, 8th-order Laplacian, periodic, c²Δt² per point",
+            dim: 3,
+            n: [n3; 3],
+            wave: true,
         },
     ]
 }
 
-/// The case's setup: unit spacing and diffusivity, half the stable time step, a wide
-/// Gaussian pulse (every value stays a normal number, as in a real run).
-pub fn setup(case: &TemporalCase) -> Result<HeatSetup, fdlab_solvers::Error> {
+/// The case's setup: unit spacing, half the stable time step (unit diffusivity or velocity),
+/// a wide Gaussian pulse (every value stays a normal number, as in a real run).
+pub fn setup(case: &TemporalCase) -> Result<Setup, fdlab_solvers::Error> {
     let (dim, n) = (case.dim, case.n);
     let spacing = [1.0; 3];
-    let dt = 0.5 * fdlab_solvers::physics::heat_dt_limit(2, &spacing[..dim], 1.0)?;
     let width = n[0] as f64 / 4.0;
     let centre = |i: usize, a: usize| i as f64 - n[a] as f64 / 2.0;
     let mut initial = Vec::with_capacity(n.iter().product());
@@ -67,7 +79,24 @@ pub fn setup(case: &TemporalCase) -> Result<HeatSetup, fdlab_solvers::Error> {
             }
         }
     }
-    Ok(HeatSetup {
+    if case.wave {
+        let dt = 0.5 * fdlab_solvers::physics::wave_dt_limit(8, &spacing[..dim], 1.0)?;
+        return Ok(Setup::Wave(WaveSetup {
+            n,
+            dim,
+            spacing,
+            order: 8,
+            dt,
+            velocity: vec![1.0],
+            boundary: WaveBoundary::Periodic,
+            initial,
+            previous: None,
+            sources: vec![],
+            receivers: vec![],
+        }));
+    }
+    let dt = 0.5 * fdlab_solvers::physics::heat_dt_limit(2, &spacing[..dim], 1.0)?;
+    Ok(Setup::Heat(HeatSetup {
         n,
         dim,
         spacing,
@@ -76,7 +105,7 @@ pub fn setup(case: &TemporalCase) -> Result<HeatSetup, fdlab_solvers::Error> {
         kappa: vec![1.0],
         periodic: true,
         initial,
-    })
+    }))
 }
 
 /// Steps timed together: a multiple of `k` (whole passes, one synchronisation per batch for
@@ -108,7 +137,7 @@ pub fn run(
     device: &fdlab_cuda::Device,
     copy_bytes: usize,
     case: &TemporalCase,
-    s: &HeatSetup,
+    s: &Setup,
     precision: PrecisionName,
     request: Option<Request>,
     reps: usize,
@@ -118,19 +147,46 @@ pub fn run(
         PrecisionName::F64 => 8,
     };
     let class = fdlab_cuda::choose::device_class(&device.info.name);
-    if fdlab_solvers::gpu::temporal::plan(s.dim, s.n, bytes, class, request).is_err() {
-        return Ok(None);
-    }
-    let (mut stepper, shape): (Box<dyn Stepper>, Option<String>) = match precision {
-        PrecisionName::F32 => {
-            let g = HeatGpu::<f32>::with_temporal(s, request)?;
-            let shape = g.temporal().map(|t| t.to_string());
-            (Box::new(g), shape)
+    let (mut stepper, shape): (Box<dyn Stepper>, Option<String>) = match s {
+        Setup::Heat(s) => {
+            if fdlab_solvers::gpu::temporal::plan(s.dim, s.n, bytes, class, request).is_err() {
+                return Ok(None);
+            }
+            match precision {
+                PrecisionName::F32 => {
+                    let g = HeatGpu::<f32>::with_temporal(s, request)?;
+                    let shape = g.temporal().map(|t| t.to_string());
+                    (Box::new(g), shape)
+                }
+                PrecisionName::F64 => {
+                    let g = HeatGpu::<f64>::with_temporal(s, request)?;
+                    let shape = g.temporal().map(|t| t.to_string());
+                    (Box::new(g), shape)
+                }
+            }
         }
-        PrecisionName::F64 => {
-            let g = HeatGpu::<f64>::with_temporal(s, request)?;
-            let shape = g.temporal().map(|t| t.to_string());
-            (Box::new(g), shape)
+        Setup::Wave(s) => {
+            let r = (s.order / 2) as u32;
+            if fdlab_solvers::gpu::wave_pass::plan(s.dim, r, bytes, request).is_err() {
+                return Ok(None);
+            }
+            match precision {
+                PrecisionName::F32 => {
+                    let g = WaveGpu::<f32>::with_temporal(s, request)?;
+                    let shape = g.temporal().map(|t| t.t.to_string());
+                    (Box::new(g), shape)
+                }
+                PrecisionName::F64 => {
+                    let g = WaveGpu::<f64>::with_temporal(s, request)?;
+                    let shape = g.temporal().map(|t| t.t.to_string());
+                    (Box::new(g), shape)
+                }
+            }
+        }
+        Setup::Fdtd(_) => {
+            return Err(fdlab_solvers::Error::Invalid(
+                "the temporal suite runs the heat and wave steps".into(),
+            ));
         }
     };
     let copies = device.copy_times(copy_bytes, 2, 5)?;
@@ -190,9 +246,16 @@ mod tests {
             assert_eq!(batch(k) % k, 0);
             assert!((24..32).contains(&batch(k)), "{k}");
         }
-        let c = &temporal_cases(16, 32)[1];
-        let s = setup(c).unwrap();
+        let cases = temporal_cases(16, 32);
+        let Setup::Heat(s) = setup(&cases[1]).unwrap() else {
+            panic!("the 2-D case is a heat step");
+        };
         assert_eq!(s.initial.len(), 32 * 32);
         assert!(s.initial.iter().all(|v| v.is_normal()));
+        let Setup::Wave(w) = setup(&cases[2]).unwrap() else {
+            panic!("the third case is a wave step");
+        };
+        assert_eq!((w.order, w.n), (8, [16; 3]));
+        assert!(w.initial.iter().all(|v| v.is_normal()));
     }
 }

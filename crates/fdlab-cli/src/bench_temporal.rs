@@ -1,5 +1,6 @@
 //! `fdlab bench --suite temporal`: the GPU heat step with k = 1 … 8 steps per pass (temporal
-//! blocking) on the 3-D 7-point and 2-D 5-point Laplacians, beside the copy bandwidth measured
+//! blocking) on the 3-D 7-point and 2-D 5-point Laplacians and the 3-D 8th-order wave step,
+//! beside the copy bandwidth measured
 //! in the same run; with `FDLAB_TEMPORAL` set, only the shape it gives.
 
 use crate::bench::BenchArgs;
@@ -24,7 +25,7 @@ pub fn bench_temporal(a: &BenchArgs) -> Result<()> {
         ("--depth", a.depth.is_some()),
     ];
     if let Some((flag, _)) = refused.iter().find(|(_, given)| *given) {
-        bail!("{flag} does not apply to --suite temporal (the GPU heat step, k = 1 … {K_MAX})");
+        bail!("{flag} does not apply to --suite temporal (the GPU heat and wave steps, k = 1 … {K_MAX})");
     }
     if a.backend == BackendArg::Cpu {
         bail!("--suite temporal times the GPU's temporal blocking: it runs on --backend cuda only");
@@ -77,7 +78,7 @@ pub fn bench_temporal(a: &BenchArgs) -> Result<()> {
     say(
         &pb,
         "k: steps per pass; step ms: median time per step over batches of whole passes; GB/s: \
-         T_eff per step (the field read and written once: 2 × cells × bytes / step ms); copy: \
+         T_eff per step (heat: the field read and written once, 2 × cells × bytes / step ms; wave: p, p⁻ and c²Δt² read, p⁺ written, 4 × cells × bytes / step ms); copy: \
          the device copy measured just before; FDLAB_TEMPORAL=<shape> reruns a row's shape",
     );
     let mut report = Report {

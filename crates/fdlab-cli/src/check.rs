@@ -21,6 +21,8 @@ pub enum Section {
     Decomposed,
     /// Only the FDTD cases (random boxes, and the FDTD examples on a GPU) against the CPU.
     Fdtd,
+    /// Only the GPU's temporal blocking (heat and wave k-step passes against single steps).
+    Temporal,
 }
 
 /// Runs the conformance suite and prints one row per strategy and precision, then the
@@ -192,8 +194,11 @@ fn solver_checks(
 ) -> Result<usize> {
     let only_decomposed = only == Some(Section::Decomposed);
     let only_fdtd = only == Some(Section::Fdtd);
+    let only_temporal = only == Some(Section::Temporal);
     let wanted_case = |c: &fdlab_solvers::conformance::CheckCase| {
-        !only_decomposed && (!only_fdtd || matches!(c.setup, fdlab_solvers::setup::Setup::Fdtd(_)))
+        !only_decomposed
+            && !only_temporal
+            && (!only_fdtd || matches!(c.setup, fdlab_solvers::setup::Setup::Fdtd(_)))
     };
     use fdlab_solvers::case::PrecisionName;
     use fdlab_solvers::conformance::{
@@ -207,8 +212,10 @@ fn solver_checks(
             Precision::F64 => PrecisionName::F64,
         })
         .collect();
-    if only_decomposed && !on_gpu {
-        bail!("--only decomposed checks GPU slabs: give --backend cuda on a machine with a GPU");
+    if (only_decomposed || only_temporal) && !on_gpu {
+        bail!(
+            "--only decomposed and --only temporal check GPU steppers: give --backend cuda on a machine with a GPU"
+        );
     }
     let mut cases: Vec<_> = cases(!on_gpu)
         .into_iter()
@@ -217,13 +224,13 @@ fn solver_checks(
     // The repository's example cases too, at their own sizes, when run from its root (the
     // CPU's reference loops would take minutes on them: GPU only).
     let examples = std::path::Path::new("examples/cases");
-    if on_gpu && examples.is_dir() && !only_decomposed {
+    if on_gpu && examples.is_dir() && !only_decomposed && !only_temporal {
         cases.extend(
             fdlab_solvers::conformance::example_cases(examples)?
                 .into_iter()
                 .filter(|c| wanted_case(c)),
         );
-    } else if on_gpu && !only_decomposed {
+    } else if on_gpu && !only_decomposed && !only_temporal {
         println!("solvers: no examples/cases here (run from the repository root to check them)");
     }
     println!(
@@ -242,14 +249,14 @@ fn solver_checks(
     };
     pb.finish_and_clear();
     if on_gpu && !only_fdtd {
-        // The heat step with temporal blocking: k-step passes against the CPU and against
-        // the GPU's own single steps.
+        // The heat and wave steps with temporal blocking: k-step passes against the CPU and
+        // against the GPU's own single steps.
         let temporal: Vec<_> = temporal_cases()
             .into_iter()
             .filter(|c| wanted.contains(&c.case.precision) && !only_decomposed)
             .collect();
         println!(
-            "solvers: {} temporal-blocking cases (heat order 2, odd shapes, both boundaries, k = 2 … 8 and small tiles): fields after 100 steps against the CPU and the GPU's single steps, resume, NaN after passes",
+            "solvers: {} temporal-blocking cases (heat order 2 with k = 2 … 8, wave orders 4 and 8 with k = 2 and 3, odd shapes, both boundaries, small tiles): fields after 100 steps against the CPU and the GPU's single steps, resume, NaN after passes",
             temporal.len()
         );
         let pb = progress_bar(temporal.len() as u64);
@@ -258,6 +265,8 @@ fn solver_checks(
             pb.set_position(done as u64)
         }));
         pb.finish_and_clear();
+    }
+    if on_gpu && !only_fdtd && !only_temporal {
         let split = fdlab_dist::gpu_check::split_cases()
             .into_iter()
             .filter(|c| wanted.contains(&c.precision))

@@ -1,8 +1,9 @@
-//! Conformance of the GPU heat step with temporal blocking ([`crate::gpu::temporal`]): k-step
-//! passes on odd shapes (none a multiple of a tile, some smaller than one), both boundaries and
-//! both precisions, against the CPU's fused stepper and against the GPU's own single steps,
-//! over 100 steps in calls that mix passes and single steps; resume from a checkpoint; the
-//! non-finite report after a pass met it (replayed with single steps).
+//! Conformance of the GPU heat and wave steps with temporal blocking ([`crate::gpu::temporal`],
+//! [`crate::gpu::wave_pass`]): k-step passes on odd shapes (none a multiple of a tile, some
+//! smaller than one), both boundaries and both precisions, against the CPU's fused stepper and
+//! against the GPU's own single steps, over 100 steps in calls that mix passes and single
+//! steps; resume from a checkpoint; the non-finite report after a pass met it (replayed with
+//! single steps).
 
 use crate::case::PrecisionName;
 use crate::conformance::{
@@ -10,15 +11,15 @@ use crate::conformance::{
     CheckCase, CheckResult, MakeStepper, Setup,
 };
 use crate::gpu::temporal::{best_for_k, measured_shapes, Request, Temporal};
-use crate::physics::heat_dt_limit;
-use crate::{Error, HeatSetup, Result, Stepper};
+use crate::physics::{heat_dt_limit, wave_dt_limit};
+use crate::{Error, HeatSetup, Result, Stepper, WaveBoundary, WaveSetup};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 
-/// A heat case and the temporal blocking its GPU stepper is asked to run.
+/// A heat or wave case and the temporal blocking its GPU stepper is asked to run.
 #[derive(Debug, Clone)]
 pub struct TemporalCase {
-    /// The case (order 2, constant κ).
+    /// The case (heat: order 2, constant κ; wave: no CPML, sources or receivers).
     pub case: CheckCase,
     /// Steps per pass and tile.
     pub request: Request,
@@ -126,12 +127,97 @@ pub fn temporal_cases() -> Vec<TemporalCase> {
             }
         }
     }
+    out.extend(wave_cases(&mut rng));
     out
 }
 
-/// The GPU heat stepper with temporal blocking as `request` says.
+/// The wave cases: 3-D 37×29×23, 70×41×19 and 6×5×4 and 2-D 67×45, 1031×29 and 9×6, order 8
+/// (and order 4 with three steps per pass on the first grid), periodic and rigid, f64 and f32,
+/// a velocity that varies in space and a `p⁻` unlike `p`: two steps per pass with the default
+/// tile on the first grid, a small tile (several tiles and chunks per axis) on the others.
+fn wave_cases(rng: &mut SmallRng) -> Vec<TemporalCase> {
+    let mut out = vec![];
+    let small = |dim: usize, r: u32| {
+        Request::Shape(if dim == 3 {
+            Temporal {
+                k: 2,
+                sx: 32,
+                sy: 8 * r,
+                p: r,
+                chunk: 8,
+            }
+        } else {
+            Temporal {
+                k: 2,
+                sx: 32,
+                sy: 1,
+                p: 1,
+                chunk: 7,
+            }
+        })
+    };
+    for precision in [PrecisionName::F64, PrecisionName::F32] {
+        for dim in [2, 3] {
+            let shapes: [[usize; 3]; 3] = if dim == 3 {
+                [[37, 29, 23], [70, 41, 19], [6, 5, 4]]
+            } else {
+                [[67, 45, 1], [1031, 29, 1], [9, 6, 1]]
+            };
+            for boundary in [WaveBoundary::Periodic, WaveBoundary::Rigid] {
+                for (i, n) in shapes.into_iter().enumerate() {
+                    let runs: Vec<(usize, Request)> = match i {
+                        0 => vec![(8, Request::K(2)), (4, Request::K(3))],
+                        _ => vec![(8, small(dim, 4))],
+                    };
+                    for (order, request) in runs {
+                        let spacing = [1.0, 0.8, 1.3];
+                        let cells = n.iter().product();
+                        let velocity = random_field(rng, cells, 1.0, 2.0);
+                        let dt = 0.5 * wave_dt_limit(order, &spacing[..dim], 2.0).unwrap_or(0.0);
+                        let what = match request {
+                            Request::Shape(t) => format!("FDLAB_TEMPORAL={t}"),
+                            Request::K(k) => format!("k={k}"),
+                            Request::Off => "off".into(),
+                        };
+                        out.push(TemporalCase {
+                            case: CheckCase {
+                                name: format!(
+                                    "wave {dim}-D order {order} {} c(x) {precision:?} {} temporal {what}",
+                                    if boundary == WaveBoundary::Periodic {
+                                        "periodic"
+                                    } else {
+                                        "rigid"
+                                    },
+                                    label(n, dim)
+                                ),
+                                setup: Setup::Wave(WaveSetup {
+                                    n,
+                                    dim,
+                                    spacing,
+                                    order,
+                                    dt,
+                                    velocity,
+                                    boundary,
+                                    initial: random_field(rng, cells, -1.0, 1.0),
+                                    previous: Some(random_field(rng, cells, -1.0, 1.0)),
+                                    sources: vec![],
+                                    receivers: vec![],
+                                }),
+                                precision,
+                            },
+                            request,
+                        });
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The GPU heat or wave stepper with temporal blocking as `request` says.
 fn gpu_with(request: Request) -> impl Fn(&Setup, PrecisionName) -> Result<Box<dyn Stepper>> + Copy {
-    use crate::gpu::HeatGpu;
+    use crate::gpu::{HeatGpu, WaveGpu};
     move |setup, precision| match (setup, precision) {
         (Setup::Heat(s), PrecisionName::F64) => {
             Ok(Box::new(HeatGpu::<f64>::with_temporal(s, Some(request))?))
@@ -139,8 +225,14 @@ fn gpu_with(request: Request) -> impl Fn(&Setup, PrecisionName) -> Result<Box<dy
         (Setup::Heat(s), PrecisionName::F32) => {
             Ok(Box::new(HeatGpu::<f32>::with_temporal(s, Some(request))?))
         }
+        (Setup::Wave(s), PrecisionName::F64) => {
+            Ok(Box::new(WaveGpu::<f64>::with_temporal(s, Some(request))?))
+        }
+        (Setup::Wave(s), PrecisionName::F32) => {
+            Ok(Box::new(WaveGpu::<f32>::with_temporal(s, Some(request))?))
+        }
         _ => Err(Error::Invalid(
-            "temporal blocking runs the heat step only".into(),
+            "temporal blocking runs the heat and wave steps only".into(),
         )),
     }
 }
@@ -237,6 +329,9 @@ mod tests {
             "3-D",
             "k=8",
             "FDLAB",
+            "wave 3-D order 8",
+            "wave 2-D order 4",
+            "rigid",
         ] {
             assert!(cases.iter().any(|c| c.case.name.contains(want)), "{want}");
         }

@@ -206,7 +206,7 @@ impl<T: CudaScalar> HeatGpu<T> {
 /// whether the state before pass `bad` is now in v (else u). Pass p read the buffer that was
 /// u after p swaps, and the passes after `bad` wrote nothing, so it is in u when an even
 /// number of swaps separates it from now.
-fn replay_from_v(passes: usize, bad: usize) -> bool {
+pub(super) fn replay_from_v(passes: usize, bad: usize) -> bool {
     (passes - bad) % 2 == 1
 }
 

@@ -16,6 +16,7 @@ pub mod temporal;
 mod temporal_kernel;
 mod tiled;
 mod wave;
+pub mod wave_pass;
 
 pub use fdtd::FdtdGpu;
 pub use heat::HeatGpu;
@@ -388,6 +389,20 @@ pub fn heat_pass_source(
     match precision {
         crate::case::PrecisionName::F32 => heat::pass_source::<f32>(setup, None, Some(request)),
         crate::case::PrecisionName::F64 => heat::pass_source::<f64>(setup, None, Some(request)),
+    }
+}
+
+/// The k-step wave pass of `setup` in `precision` for `request` (`None`: the environment's,
+/// else the default) and its shape, generated without a GPU; `None` where temporal blocking
+/// does not apply (a CPML, sources or receivers) or the request turns it off.
+pub fn wave_pass_source(
+    setup: &crate::WaveSetup,
+    precision: crate::case::PrecisionName,
+    request: Option<temporal::Request>,
+) -> Result<Option<(CudaSource, wave_pass::WaveShape)>> {
+    match precision {
+        crate::case::PrecisionName::F32 => wave::pass_source::<f32>(setup, request),
+        crate::case::PrecisionName::F64 => wave::pass_source::<f64>(setup, request),
     }
 }
 

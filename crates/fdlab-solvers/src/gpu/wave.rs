@@ -7,6 +7,8 @@
 use super::cpml_kernels::{self, CpmlSpec, Shell, SHELL_BLOCK};
 use super::kernels::{self, Launch, StepSpec};
 use super::ring::Ring;
+use super::temporal::Request;
+use super::wave_pass::{self, WavePassSpec, WaveShape};
 use super::{
     cuda_type, driver, env_count, march_order, march_sizes, precision_of, tag, DeviceStepper, Gpu,
     StepExchange,
@@ -66,9 +68,22 @@ pub struct WaveGpu<T: CudaScalar> {
     shared: u32,
     cpml: Option<CpmlBuffers<T>>,
     points: Option<Points>,
+    /// The k-step pass, when temporal blocking is on.
+    pass: Option<Pass<T>>,
     traces: Vec<Vec<f64>>,
     dt: f64,
     step: u64,
+}
+
+/// A compiled k-step pass, its shape and the two fields it writes (the grid is read by
+/// neighbouring tiles while a pass runs, so it cannot be written in place).
+struct Pass<T> {
+    kernel: Arc<Kernel>,
+    shape: WaveShape,
+    /// Dynamic shared memory per block, bytes.
+    shared: u32,
+    p2: CudaSlice<T>,
+    q2: CudaSlice<T>,
 }
 
 /// Linear index of grid point `c` (x fastest).
@@ -77,18 +92,36 @@ fn linear(n: [usize; 3], c: [usize; 3]) -> i64 {
 }
 
 impl<T: CudaScalar> WaveGpu<T> {
-    /// Opens the first GPU, compiles the step kernels and uploads the fields.
+    /// Opens the first GPU, compiles the step kernels (and the k-step pass that
+    /// `FDLAB_TEMPORAL` or the default picks, where it applies) and uploads the fields.
     pub fn new(s: &WaveSetup) -> Result<Self> {
-        Self::build(s, 0, false)
+        Self::build(s, None, 0, false)
+    }
+
+    /// As [`WaveGpu::new`], with temporal blocking as `request` says instead of the
+    /// environment or the default (`Some(Request::Off)`: single steps only). A case that
+    /// blocking does not apply to (a CPML, sources or receivers) runs single steps.
+    pub fn with_temporal(s: &WaveSetup, request: Option<Request>) -> Result<Self> {
+        Self::build(s, request, 0, false)
+    }
+
+    /// The temporal-blocking shape in use, if any.
+    pub fn temporal(&self) -> Option<WaveShape> {
+        self.pass.as_ref().map(|p| p.shape)
     }
 
     /// As [`WaveGpu::new`] on device `ordinal`, for a split run: the step kernel takes the
     /// planes it computes from its arguments.
     pub fn on_device(s: &WaveSetup, ordinal: usize) -> Result<Self> {
-        Self::build(s, ordinal, true)
+        Self::build(s, Some(Request::Off), ordinal, true)
     }
 
-    fn build(s: &WaveSetup, ordinal: usize, ranged: bool) -> Result<Self> {
+    fn build(
+        s: &WaveSetup,
+        request: Option<Request>,
+        ordinal: usize,
+        ranged: bool,
+    ) -> Result<Self> {
         let gpu = Gpu::open_on(ordinal)?;
         let co = s.coefficients()?;
         let r = s.order / 2;
@@ -185,6 +218,10 @@ impl<T: CudaScalar> WaveGpu<T> {
         } else {
             None
         };
+        let pass = match pass_source::<T>(s, request)? {
+            Some((src, shape)) => open_pass(&gpu, &src, shape, cells)?,
+            None => None,
+        };
         Ok(WaveGpu {
             gpu,
             n: s.n,
@@ -198,6 +235,7 @@ impl<T: CudaScalar> WaveGpu<T> {
             shared,
             cpml,
             points,
+            pass,
             traces: vec![vec![]; s.receivers.len()],
             dt: s.dt,
             ranged,
@@ -308,6 +346,131 @@ impl<T: CudaScalar> WaveGpu<T> {
     pub fn previous(&self) -> Result<Vec<f64>> {
         self.gpu.download_f64(&self.q)
     }
+
+    /// `passes` k-step passes, each tagged with its index in the non-finite flag. Returns the
+    /// index of the pass that met a non-finite value, after which no pass wrote anything.
+    fn passes(&mut self, passes: usize) -> Result<Option<usize>> {
+        let Some(pass) = self.pass.as_mut() else {
+            return Ok(None);
+        };
+        let (nx, no, nm) = march_sizes(self.n, self.dim);
+        let g = pass
+            .shape
+            .grid(self.dim, nx as usize, no as usize, nm as usize);
+        let cfg = LaunchConfig {
+            grid_dim: (g[0], g[1], g[2]),
+            block_dim: (pass.shape.t.threads(), 1, 1),
+            shared_mem_bytes: pass.shared,
+        };
+        let stream = self.gpu.stream.clone();
+        for i in 0..passes {
+            let t = tag(i);
+            let mut b = stream.launch_builder(pass.kernel.function());
+            b.arg(&self.p).arg(&self.q).arg(&self.c2dt2);
+            b.arg(&mut pass.p2).arg(&mut pass.q2);
+            b.arg(&nx).arg(&no).arg(&nm);
+            b.arg(&mut self.gpu.bad).arg(&mut self.gpu.badval).arg(&t);
+            // SAFETY: the arguments match the generated signature; every field holds
+            // nx·no·nm values, the kernel indexes only inside the grid (wrapped or guarded),
+            // writes only p2 and q2, and its shared memory is the size it was generated for
+            // (attribute set when opened).
+            unsafe { b.launch(cfg) }.map_err(driver("cuLaunchKernel"))?;
+            std::mem::swap(&mut self.p, &mut pass.p2);
+            std::mem::swap(&mut self.q, &mut pass.q2);
+        }
+        self.gpu.flagged_call(passes)
+    }
+}
+
+/// The k-step pass kernel of `s` in `T` and its shape, where temporal blocking applies (no
+/// CPML, sources or receivers) and `request` (else the environment, else the default) asks
+/// for it.
+pub(super) fn pass_source<T: CudaScalar>(
+    s: &WaveSetup,
+    request: Option<Request>,
+) -> Result<Option<(CudaSource, WaveShape)>> {
+    let blockable = !matches!(s.boundary, crate::WaveBoundary::Cpml { .. })
+        && s.sources.is_empty()
+        && s.receivers.is_empty();
+    if !blockable {
+        return Ok(None);
+    }
+    let co = s.coefficients()?;
+    let r = s.order / 2;
+    let bytes = std::mem::size_of::<T>();
+    let shape = wave_pass::plan(s.dim, r as u32, bytes, request).map_err(Error::Invalid)?;
+    let Some(shape) = shape else {
+        return Ok(None);
+    };
+    // CUDA's limit on blocks along y and z: a grid beyond it runs single steps.
+    let (nx, no, nm) = march_sizes(s.n, s.dim);
+    let g = shape.grid(s.dim, nx as usize, no as usize, nm as usize);
+    // The pass indexes a plane with 32-bit integers.
+    if g[1] > 65535 || g[2] > 65535 || (nx as i64) * (no as i64) >= 1 << 31 {
+        return Ok(None);
+    }
+    let spec = WavePassSpec {
+        ty: cuda_type::<T>(),
+        dim: s.dim,
+        periodic: s.boundary == crate::WaveBoundary::Periodic,
+        w2: march_order(&co.w2, s.dim, vec![0.0; r + 1]),
+        w0: co.w0,
+        s: shape,
+    };
+    let body = wave_pass::wave_pass(&spec);
+    let mut src = super::source(
+        "wave_pass",
+        &body,
+        precision_of::<T>(),
+        Launch::new(s.dim, r, s.n, bytes),
+    );
+    src.block = [shape.t.threads(), 1, 1];
+    src.shared_bytes = shape.shared_bytes(s.dim, bytes);
+    Ok(Some((src, shape)))
+}
+
+/// Compiles the pass, allows its shared memory, checks that a block fits an SM and allocates
+/// the two fields it writes; `None` (single steps, with a note on stderr) where any of these
+/// is refused.
+fn open_pass<T: CudaScalar>(
+    gpu: &Gpu,
+    src: &CudaSource,
+    shape: WaveShape,
+    cells: usize,
+) -> Result<Option<Pass<T>>> {
+    let kernel = gpu.kernel(src)?;
+    let shared = src.shared_bytes;
+    let f = kernel.function();
+    let t = shape.t;
+    if let Err(e) = super::allow_shared(f, shared) {
+        eprintln!(
+            "note: temporal blocking {t} off: {shared} bytes of shared memory refused ({e:?})"
+        );
+        return Ok(None);
+    }
+    match f.occupancy_max_active_blocks_per_multiprocessor(t.threads(), shared as usize, None) {
+        Ok(b) if b > 0 => {}
+        r => {
+            eprintln!("note: temporal blocking {t} off: no block fits an SM ({r:?})");
+            return Ok(None);
+        }
+    }
+    let (p2, q2) = match (gpu.zeros(cells), gpu.zeros(cells)) {
+        (Ok(a), Ok(b)) => (a, b),
+        (Err(e), _) | (_, Err(e)) => {
+            eprintln!(
+                "note: temporal blocking {t} off: no device memory for its two more fields ({e})"
+            );
+            return Ok(None);
+        }
+    };
+    Ok(Some(Pass {
+        kernel,
+        shape,
+        shared,
+        p2,
+        q2,
+    }))
 }
 
 /// The kernels of a wave stepper.
@@ -352,6 +515,9 @@ pub(super) fn all_sources<T: CudaScalar>(s: &WaveSetup) -> Result<Vec<CudaSource
     let limit = super::ring::H100_SHARED;
     let mut out = sources::<T>(s, false, limit)?.all();
     out.push(sources::<T>(s, true, limit)?.step);
+    if let Some((src, _)) = pass_source::<T>(s, None)? {
+        out.push(src);
+    }
     Ok(out)
 }
 
@@ -510,8 +676,32 @@ impl<T: CudaScalar> DeviceStepper<T> for WaveGpu<T> {
 }
 
 impl<T: CudaScalar> Stepper for WaveGpu<T> {
+    /// ⌊steps / k⌋ k-step passes, then single steps for the rest. When a pass meets a
+    /// non-finite value, the passes after it wrote nothing: the state before it is still in
+    /// one of the two pairs of fields, and the steps from there are replayed singly, so that
+    /// the report names the exact step and cell.
     fn advance(&mut self, steps: usize) -> Result<()> {
-        self.hooked_steps(steps, None)
+        let k = self.steps_per_pass();
+        let passes = if k > 1 { steps / k } else { 0 };
+        if passes > 0 {
+            let first = self.step;
+            if let Some(bad) = self.passes(passes)? {
+                if super::heat::replay_from_v(passes, bad)
+                    && let Some(pass) = self.pass.as_mut()
+                {
+                    std::mem::swap(&mut self.p, &mut pass.p2);
+                    std::mem::swap(&mut self.q, &mut pass.q2);
+                }
+                self.step = first + (bad * k) as u64;
+                return self.hooked_steps(steps - bad * k, None);
+            }
+            self.step = first + (passes * k) as u64;
+        }
+        self.hooked_steps(steps - passes * k, None)
+    }
+
+    fn steps_per_pass(&self) -> usize {
+        self.pass.as_ref().map_or(1, |p| p.shape.t.k as usize)
     }
 
     fn step(&self) -> u64 {

@@ -73,15 +73,16 @@ fn every_solver_kernel_compiles_for_sm_90() {
     );
 }
 
-/// Every temporal-blocking pass the stepper may run compiles for sm_90: for each dimension,
-/// precision and boundary, the model's shape for every k (what `FDLAB_TEMPORAL=k` and
-/// `fdlab bench --suite temporal` run) and every device class's measured default. `FDLAB_PTXAS_INFO=1` prints
+/// Every temporal-blocking pass the steppers may run compiles for sm_90: for the heat step,
+/// for each dimension, precision and boundary, the model's shape for every k (what `FDLAB_TEMPORAL=k` and
+/// `fdlab bench --suite temporal` run) and every device class's measured default; for the
+/// wave step, every order (below). `FDLAB_PTXAS_INFO=1` prints
 /// each one's registers and spills.
 #[test]
 fn every_temporal_pass_compiles_for_sm_90() {
-    use fdlab_solvers::gpu::heat_pass_source;
     use fdlab_solvers::gpu::temporal::{measured_shapes, Request, K_MAX};
-    use fdlab_solvers::HeatSetup;
+    use fdlab_solvers::gpu::{heat_pass_source, wave_pass_source};
+    use fdlab_solvers::{HeatSetup, WaveBoundary, WaveSetup};
     if !nvrtc_or_skip() {
         return;
     }
@@ -111,7 +112,41 @@ fn every_temporal_pass_compiles_for_sm_90() {
             }
         }
     }
-    assert!(kernels.len() >= 40, "only {} pass kernels", kernels.len());
+    let heat = kernels.len();
+    assert!(heat >= 40, "only {heat} heat pass kernels");
+    // The wave's: every order in 3-D and 2-D, both boundaries and precisions, two and three
+    // steps per pass where a tile fits, and the default.
+    for (dim, n) in [(2, [8192, 8192, 1]), (3, [512, 512, 512])] {
+        for order in [2, 4, 6, 8] {
+            for boundary in [WaveBoundary::Periodic, WaveBoundary::Rigid] {
+                let setup = WaveSetup {
+                    n,
+                    dim,
+                    spacing: [1.0, 0.8, 1.3],
+                    order,
+                    dt: 0.05,
+                    velocity: vec![1.5],
+                    boundary,
+                    initial: vec![],
+                    previous: None,
+                    sources: vec![],
+                    receivers: vec![],
+                };
+                for p in [PrecisionName::F32, PrecisionName::F64] {
+                    for request in [None, Some(Request::K(2)), Some(Request::K(3))] {
+                        if let Ok(Some((src, _))) = wave_pass_source(&setup, p, request) {
+                            kernels.insert(src.name.clone(), src);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        kernels.len() - heat >= 32,
+        "only {} wave pass kernels",
+        kernels.len() - heat
+    );
     // Two translation units (their helpers are guarded): one NVRTC call each, instead of one
     // per kernel, keeps the test short on few cores.
     let all: Vec<_> = kernels.values().collect();
