@@ -114,10 +114,11 @@ fn every_temporal_pass_compiles_for_sm_90() {
     }
     let heat = kernels.len();
     assert!(heat >= 40, "only {heat} heat pass kernels");
-    // The wave's: every order in 3-D and 2-D, both boundaries and precisions, two and three
-    // steps per pass where a tile fits, and the default.
+    // The wave's (off by default: what `FDLAB_TEMPORAL=2` and `3` run): orders 4 and 8 (the
+    // others differ only in their weights and radius) in 3-D and 2-D, both boundaries and
+    // precisions, two and three steps per pass where a tile fits.
     for (dim, n) in [(2, [8192, 8192, 1]), (3, [512, 512, 512])] {
-        for order in [2, 4, 6, 8] {
+        for order in [4, 8] {
             for boundary in [WaveBoundary::Periodic, WaveBoundary::Rigid] {
                 let setup = WaveSetup {
                     n,
@@ -133,7 +134,7 @@ fn every_temporal_pass_compiles_for_sm_90() {
                     receivers: vec![],
                 };
                 for p in [PrecisionName::F32, PrecisionName::F64] {
-                    for request in [None, Some(Request::K(2)), Some(Request::K(3))] {
+                    for request in [Some(Request::K(2)), Some(Request::K(3))] {
                         if let Ok(Some((src, _))) = wave_pass_source(&setup, p, request) {
                             kernels.insert(src.name.clone(), src);
                         }
@@ -143,7 +144,7 @@ fn every_temporal_pass_compiles_for_sm_90() {
         }
     }
     assert!(
-        kernels.len() - heat >= 32,
+        kernels.len() - heat >= 24,
         "only {} wave pass kernels",
         kernels.len() - heat
     );
