@@ -73,7 +73,7 @@ pub const SOLVER_SUITE: &str = "solvers";
 /// The suite that times the FDTD step on all CPU cores and on the GPU, side by side.
 pub const FDTD_SUITE: &str = "fdtd";
 
-/// The suite that times the GPU heat step with k = 1 … 8 steps per pass (temporal blocking,
+/// The suite that times the GPU heat and wave steps with k = 1 … 8 steps per pass (temporal blocking,
 /// [`crate::temporal`]), which runs on its own.
 pub const TEMPORAL_SUITE: &str = "temporal";
 

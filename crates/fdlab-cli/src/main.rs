@@ -48,8 +48,8 @@ enum Command {
         /// Suite(s) to run (repeatable): nvidia-derivative, laplace-variants, amd-laplacian,
         /// roofline, probes (diagnostic cases for profiling). Default: the first three (and
         /// roofline on a GPU). `solvers` (whole heat, wave and FDTD steps, on the CPU, default size
-        /// 256) runs on its own, as does `temporal` (the GPU heat step with k = 1 … 8 steps per
-        /// pass; --size N gives 3-D N³ and 2-D (16 N)², default 512).
+        /// 256) runs on its own, as does `temporal` (the GPU heat and 8th-order wave steps with
+        /// k = 1 … 8 steps per pass; --size N gives 3-D N³ and 2-D (16 N)², default 512).
         #[arg(long)]
         suite: Vec<String>,
         /// Grid points per axis, 9 to 32768, for every case of every suite: 1-D cases get N

@@ -338,6 +338,10 @@ fn gpu_only_options_are_refused_on_the_cpu() {
         &["check", "--strategy", "naive-32x4x1"],
         "--strategy applies to the CUDA backend only",
     );
+    fails_with(
+        &["check", "--backend", "cpu", "--only", "temporal"],
+        "--only temporal check GPU steppers",
+    );
 }
 
 #[test]
