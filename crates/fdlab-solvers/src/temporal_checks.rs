@@ -65,11 +65,7 @@ pub fn temporal_cases() -> Vec<TemporalCase> {
     };
     for precision in [PrecisionName::F64, PrecisionName::F32] {
         for dim in [2, 3] {
-            let shapes: [[usize; 3]; 3] = if dim == 3 {
-                [[37, 29, 23], [70, 41, 19], [6, 5, 4]]
-            } else {
-                [[67, 45, 1], [1031, 29, 1], [9, 6, 1]]
-            };
+            let shapes = grids(dim);
             for periodic in [true, false] {
                 for (i, n) in shapes.into_iter().enumerate() {
                     let bytes = if precision == PrecisionName::F32 {
@@ -96,11 +92,7 @@ pub fn temporal_cases() -> Vec<TemporalCase> {
                         let spacing = [1.0, 0.8, 1.3];
                         let cells = n.iter().product();
                         let dt = 0.4 * heat_dt_limit(2, &spacing[..dim], 0.7).unwrap_or(0.0);
-                        let what = match request {
-                            Request::Shape(t) => format!("FDLAB_TEMPORAL={t}"),
-                            Request::K(k) => format!("k={k}"),
-                            Request::Off => "off".into(),
-                        };
+                        let what = label_of(request);
                         out.push(TemporalCase {
                             case: CheckCase {
                                 name: format!(
@@ -158,11 +150,7 @@ fn wave_cases(rng: &mut SmallRng) -> Vec<TemporalCase> {
     };
     for precision in [PrecisionName::F64, PrecisionName::F32] {
         for dim in [2, 3] {
-            let shapes: [[usize; 3]; 3] = if dim == 3 {
-                [[37, 29, 23], [70, 41, 19], [6, 5, 4]]
-            } else {
-                [[67, 45, 1], [1031, 29, 1], [9, 6, 1]]
-            };
+            let shapes = grids(dim);
             for boundary in [WaveBoundary::Periodic, WaveBoundary::Rigid] {
                 for (i, n) in shapes.into_iter().enumerate() {
                     let runs: Vec<(usize, Request)> = match i {
@@ -174,11 +162,7 @@ fn wave_cases(rng: &mut SmallRng) -> Vec<TemporalCase> {
                         let cells = n.iter().product();
                         let velocity = random_field(rng, cells, 1.0, 2.0);
                         let dt = 0.5 * wave_dt_limit(order, &spacing[..dim], 2.0).unwrap_or(0.0);
-                        let what = match request {
-                            Request::Shape(t) => format!("FDLAB_TEMPORAL={t}"),
-                            Request::K(k) => format!("k={k}"),
-                            Request::Off => "off".into(),
-                        };
+                        let what = label_of(request);
                         out.push(TemporalCase {
                             case: CheckCase {
                                 name: format!(
@@ -213,6 +197,25 @@ fn wave_cases(rng: &mut SmallRng) -> Vec<TemporalCase> {
         }
     }
     out
+}
+
+/// The grids of the cases in `dim` dimensions: none a multiple of a tile, the last smaller
+/// than one.
+fn grids(dim: usize) -> [[usize; 3]; 3] {
+    if dim == 3 {
+        [[37, 29, 23], [70, 41, 19], [6, 5, 4]]
+    } else {
+        [[67, 45, 1], [1031, 29, 1], [9, 6, 1]]
+    }
+}
+
+/// How a case's name gives its request.
+fn label_of(request: Request) -> String {
+    match request {
+        Request::Shape(t) => format!("FDLAB_TEMPORAL={t}"),
+        Request::K(k) => format!("k={k}"),
+        Request::Off => "off".into(),
+    }
 }
 
 /// The GPU heat or wave stepper with temporal blocking as `request` says.
