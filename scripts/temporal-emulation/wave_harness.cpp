@@ -3,12 +3,7 @@
 // bit for bit.
 #include "cuda_shim.hpp"
 #include "kernel.cu"
-
-static TY at(const std::vector<TY>& u, int x, int y, int z, int nx, int no, int nm) {
-  if (PERIODIC) { x = (x % nx + nx) % nx; y = (y % no + no) % no; z = (z % nm + nm) % nm; }
-  else if (x < 0 || x >= nx || y < 0 || y >= no || z < 0 || z >= nm) return (TY)0;
-  return u[x + (long long)nx * (y + (long long)no * z)];
-}
+#include "grid_value.hpp"
 
 int main(int argc, char** argv) {
   int nx = atoi(argv[1]), no = atoi(argv[2]), nm = atoi(argv[3]), passes = atoi(argv[4]);

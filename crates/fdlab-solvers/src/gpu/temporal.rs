@@ -176,16 +176,7 @@ impl Temporal {
 
     /// Blocks along x, y and the march for sizes `(nx, no, nm)` (kernel order).
     pub fn grid(&self, dim: usize, nx: usize, no: usize, nm: usize) -> [u32; 3] {
-        let (ox, oy) = self.out(dim);
-        [
-            nx.div_ceil(ox as usize) as u32,
-            if dim == 3 {
-                no.div_ceil(oy as usize) as u32
-            } else {
-                1
-            },
-            nm.div_ceil(self.chunk as usize) as u32,
-        ]
+        pass_grid(self.out(dim), self.chunk, dim, [nx, no, nm])
     }
 
     /// The model's estimate of a step's time relative to one memory-bound single step on a
@@ -207,6 +198,20 @@ impl Temporal {
         let tail = waves.ceil() / waves;
         (memory.max(compute) + 0.25 * memory.min(compute)) * tail
     }
+}
+
+/// Blocks along x, y and the march of a pass whose tiles output `out` points along x and y
+/// and `chunk` planes, on `n = (nx, no, nm)` points (kernel order).
+pub(crate) fn pass_grid(out: (u32, u32), chunk: u32, dim: usize, n: [usize; 3]) -> [u32; 3] {
+    [
+        n[0].div_ceil(out.0 as usize) as u32,
+        if dim == 3 {
+            n[1].div_ceil(out.1 as usize) as u32
+        } else {
+            1
+        },
+        n[2].div_ceil(chunk as usize) as u32,
+    ]
 }
 
 /// The in-SM time of one point update of one level (shared loads and stores, the stencil's

@@ -153,16 +153,7 @@ impl WaveShape {
 
     /// Blocks along x, y and the march for sizes `(nx, no, nm)` (kernel order).
     pub fn grid(&self, dim: usize, nx: usize, no: usize, nm: usize) -> [u32; 3] {
-        let (ox, oy) = self.out(dim);
-        [
-            nx.div_ceil(ox as usize) as u32,
-            if dim == 3 {
-                no.div_ceil(oy as usize) as u32
-            } else {
-                1
-            },
-            nm.div_ceil(self.t.chunk as usize) as u32,
-        ]
+        super::temporal::pass_grid(self.out(dim), self.t.chunk, dim, [nx, no, nm])
     }
 }
 
