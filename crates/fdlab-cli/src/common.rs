@@ -187,3 +187,46 @@ pub fn suite_options(
         precision: precision.map(str::parse).transpose()?,
     })
 }
+
+/// The text of an error for the terminal: each cause in the chain after the first, joined by
+/// `: `, except causes whose message the text already holds. fdlab's error types put their
+/// cause's message in their own (so that a library user printing one error sees all of it)
+/// and also report it as the source, so printing the whole chain would say it twice.
+pub fn error_text(e: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in e.chain() {
+        let m = cause.to_string();
+        if text.contains(&m) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&m);
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::error_text;
+    use anyhow::Context;
+
+    #[test]
+    fn error_text_says_each_cause_once() {
+        // An fdlab error that holds its source's message in its own.
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "No such file or directory");
+        let e = fdlab_solvers::Error::Io {
+            path: "case.toml".into(),
+            source: io,
+        };
+        let text = error_text(&anyhow::Error::new(e));
+        assert_eq!(text, "case.toml: No such file or directory");
+        // A context over it adds what the error does not already say.
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "gone");
+        let e = Err::<(), _>(io)
+            .context("saving the tune cache")
+            .unwrap_err();
+        assert_eq!(error_text(&e), "saving the tune cache: gone");
+    }
+}

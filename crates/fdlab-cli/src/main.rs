@@ -256,7 +256,7 @@ fn main() {
         } => check::check(backend, strategy, precision, json, only),
     };
     if let Err(e) = r {
-        eprintln!("error: {e:#}");
+        eprintln!("error: {}", common::error_text(&e));
         std::process::exit(1);
     }
 }

@@ -263,7 +263,13 @@ impl Case {
     pub fn parse(text: &str, path: PathBuf) -> Result<Case> {
         let spec: CaseSpec = toml::from_str(text).map_err(|e| Error::Case {
             path: path.clone(),
-            detail: e.to_string().trim_end().to_string(),
+            detail: match e.message() {
+                // serde points a missing table at line 1; say what to add instead.
+                "missing field `output`" => "missing table [output]; add one, e.g. [output] with \
+                                             dir = \"out\" and every = 100 (steps between outputs)"
+                    .into(),
+                _ => e.to_string().trim_end().to_string(),
+            },
         })?;
         let case = Case {
             spec,
@@ -367,11 +373,13 @@ impl Case {
 
     pub(crate) fn invalid(&self, key: &str, what: String) -> Error {
         let leaf = key.rsplit('.').next().unwrap_or(key);
-        Error::Invalid(format!(
-            "{}: {key}{}: {what}",
-            self.path.display(),
-            self.line_of(leaf)
-        ))
+        let (path, line) = (self.path.display(), self.line_of(leaf));
+        // A check's own error may already say "invalid case" and name the key: say each once.
+        let what = what.strip_prefix("invalid case: ").unwrap_or(&what);
+        match what.strip_prefix(key).filter(|r| r.starts_with([' ', ':'])) {
+            Some(rest) => Error::Invalid(format!("{path}: {key}{line}{rest}")),
+            None => Error::Invalid(format!("{path}: {key}{line}: {what}")),
+        }
     }
 
     /// Number of axes.

@@ -90,6 +90,33 @@ fn unknown_and_missing_keys_name_the_key_and_line() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("duration") && e.contains("line"), "{e}");
+    // A missing [output] table is named, with what to write.
+    let cut = SMALL_HEAT.find("[output]").expect("the case has outputs");
+    let e = Case::parse(&SMALL_HEAT[..cut], "x.toml".into())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("missing table [output]") && e.contains("every ="),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_bad_order_is_named_once_with_its_line() {
+    let case = Case::parse(
+        &SMALL_HEAT.replace("[output]", "[scheme]\norder = 7\n[output]"),
+        "x.toml".into(),
+    )
+    .unwrap();
+    let e = validate(&case, &quiet(&std::env::temp_dir()))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("scheme.order (line") && e.contains("= 7: use an even order"),
+        "{e}"
+    );
+    assert_eq!(e.matches("invalid case").count(), 1, "{e}");
+    assert_eq!(e.matches("scheme.order").count(), 1, "{e}");
 }
 
 #[test]
