@@ -15,18 +15,23 @@
 //! the fields after each half step ([`super::fdtd_tfsf`]), so a case with them runs the two
 //! half-step kernels.
 
-use super::fdtd_fused::{self, Core};
-use super::fdtd_kernels::{self, FdtdSpec};
+use super::fdtd_dispersive::{
+    drude_config, drude_lists, DrudeBranch, DrudeCells, PoleBranch, PoleCells,
+};
+use super::fdtd_fused;
 use super::fdtd_monitors::DeviceMonitors;
+use super::fdtd_points::Points;
+use super::fdtd_sources::{
+    core_wanted, fused_wanted, launch, sources, z_aligned_wanted, FdtdSources,
+};
 use super::fdtd_tfsf::DeviceWaves;
 use super::kernels::Launch;
-use super::{cuda_type, driver, env_count, env_switch, launch_config, precision_of, tag, Gpu};
-use crate::fdtd::{Component, FdtdCpu, FdtdSetup, Waveform};
+use super::{driver, launch_config, tag, Gpu};
+use crate::fdtd::{Component, FdtdCpu, FdtdSetup};
 use crate::layout::to_bytes;
 use crate::stepper::{StatePart, Stepper};
-use crate::{Error, Result};
+use crate::Result;
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
-use fdlab_cuda::codegen::CudaSource;
 use fdlab_cuda::{CudaScalar, Kernel};
 use std::sync::Arc;
 
@@ -95,25 +100,6 @@ struct CpmlAxis<T> {
     coef_h: CudaSlice<T>,
 }
 
-/// Point sources and probes on the device, the kernel that applies and samples them, and
-/// the per-step source values of the current call.
-struct Points {
-    kernel: Arc<Kernel>,
-    soft: Vec<(f64, Waveform)>,
-    soft_cell: CudaSlice<i64>,
-    soft_comp: CudaSlice<i32>,
-    soft_vals: CudaSlice<f64>,
-    hard: Vec<(f64, Waveform)>,
-    hard_cell: CudaSlice<i64>,
-    hard_comp: CudaSlice<i32>,
-    hard_vals: CudaSlice<f64>,
-    probe_cell: CudaSlice<i64>,
-    probe_comp: CudaSlice<i32>,
-    np: i32,
-    /// One row of probe values per step of the current call.
-    rows: CudaSlice<f64>,
-}
-
 /// GPU FDTD stepper with the semantics of [`FdtdCpu`].
 pub struct FdtdGpu<T: CudaScalar> {
     gpu: Gpu,
@@ -141,78 +127,6 @@ pub struct FdtdGpu<T: CudaScalar> {
     step: u64,
 }
 
-/// The Drude cells of each E component on the device, and their two kernels.
-struct DrudeCells {
-    advance: Arc<Kernel>,
-    apply: Arc<Kernel>,
-    /// Per E component.
-    branches: Vec<DrudeBranch>,
-}
-
-/// One E component's Drude cells on the device: storage cells, each cell's medium (an index
-/// into `kb`, the media's `(kJ, βJ)`), `J` (f64) and how many (the buffers hold one unused
-/// element when there are none).
-struct DrudeBranch {
-    cells: CudaSlice<u32>,
-    medium: CudaSlice<u16>,
-    kb: CudaSlice<f64>,
-    j: CudaSlice<f64>,
-    n: i32,
-}
-
-/// A Drude branch's cells as 32-bit indices, each cell's medium as an index into the table
-/// of distinct `(kJ, βJ)` pairs (flattened), or an error when the grid or the media are too
-/// many for those widths.
-fn drude_lists(cells: &[usize], k: &[f64], b: &[f64]) -> Result<(Vec<u32>, Vec<u16>, Vec<f64>)> {
-    let idx = cells
-        .iter()
-        .map(|&c| u32::try_from(c))
-        .collect::<std::result::Result<Vec<u32>, _>>()
-        .map_err(|_| {
-            Error::Invalid(
-                "the GPU indexes Drude cells with 32 bits: use a grid of fewer than 2³² points"
-                    .into(),
-            )
-        })?;
-    let mut table: Vec<(u64, u64)> = Vec::new();
-    let mut medium = Vec::with_capacity(k.len());
-    for (&kk, &bb) in k.iter().zip(b) {
-        let key = (kk.to_bits(), bb.to_bits());
-        let m = table.iter().position(|&t| t == key).unwrap_or_else(|| {
-            table.push(key);
-            table.len() - 1
-        });
-        medium.push(u16::try_from(m).map_err(|_| {
-            Error::Invalid("more than 65536 distinct Drude media on the GPU".into())
-        })?);
-    }
-    let kb = table
-        .iter()
-        .flat_map(|&(kk, bb)| [f64::from_bits(kk), f64::from_bits(bb)])
-        .collect();
-    Ok((idx, medium, kb))
-}
-
-/// The Lorentz and Debye cells on the device, and their two kernels.
-struct PoleCells {
-    advance: Arc<Kernel>,
-    apply: Arc<Kernel>,
-    /// Lorentz x, y, z, then Debye x, y, z (the CPU's state order).
-    branches: Vec<PoleBranch>,
-}
-
-/// One branch of Lorentz or Debye cells of one E component: storage cells, their three
-/// coefficients, `P` and the auxiliary value (f64), how many (buffers hold one unused element
-/// when there are none).
-struct PoleBranch {
-    lorentz: i32,
-    cells: CudaSlice<i64>,
-    c: CudaSlice<f64>,
-    p: CudaSlice<f64>,
-    q: CudaSlice<f64>,
-    n: i32,
-}
-
 /// The component's number in the kernels: ex, ey, ez, hx, hy, hz.
 pub(super) fn comp(c: Component) -> i32 {
     match c {
@@ -223,72 +137,6 @@ pub(super) fn comp(c: Component) -> i32 {
         Component::Hy => 4,
         Component::Hz => 5,
     }
-}
-
-/// The half-step kernels' shape: 32 × 8 columns per block, 32 planes each, one point per
-/// thread (`FDLAB_SOLVER_LAUNCH` overrides the threads and planes, for measuring).
-fn launch() -> Launch {
-    Launch::from_env().map_or(Launch::columns(32, 8, 32), |l| {
-        Launch::columns(l.bx, l.by, l.chunk)
-    })
-}
-
-/// The one-pass step's tile for values of `bytes` bytes, with or without CPML layers:
-/// 64 × 4 columns per block (plus the halo threads) for `f32` without layers, 32 × 8
-/// otherwise, 32 planes each. On an H100 at 384³: `f32` PEC box 85.4% of the copy against
-/// 83.5%; `f32` with a CPML 61.2% against 59.6%; `f64` 86.8% against 75.5% (PEC) and 65.3%
-/// against 61.7% (CPML); 32 × 4, 64 × 2, 64 × 8, 128 × 2, 128 × 4 and 16 or 64 planes did
-/// no better. On an H200 (`class`, as fdlab-cuda's `device_class`) at 384³: `f64` without
-/// layers 64 × 4 columns and 64 planes, 85.8% against 83.2%; with a CPML 16 planes, `f32`
-/// 56.3% against 54.9% and `f64` 65.2% against 62.9% (one run each, in one machine start).
-/// `FDLAB_SOLVER_LAUNCH` overrides it as for the half-step kernels.
-fn fused_launch(bytes: usize, cpml: bool, class: Option<&str>) -> Launch {
-    let fits = |l: &Launch| (l.bx + 1) * (l.by + 1) <= 1024;
-    let h200 = class == Some("h200");
-    let (bx, by, chunk) = match (bytes, cpml) {
-        (_, true) if h200 => (32, 8, 16),
-        (8, false) if h200 => (64, 4, 64),
-        (4, false) => (64, 4, 32),
-        _ => (32, 8, 32),
-    };
-    // The override's shape only: one point per thread, whatever its vector width says.
-    Launch::from_env()
-        .filter(fits)
-        .map(|l| Launch::columns(l.bx, l.by, l.chunk))
-        .unwrap_or(Launch::columns(bx, by, chunk))
-}
-
-/// Blocks per SM the one-pass kernel with the CPML terms must fit, for values of `bytes`
-/// bytes: four in `f32`, three in `f64` (`FDLAB_FDTD_SHELL_BLOCKS` overrides it, 0 for the
-/// compiler's choice). Left to itself the compiler fits three `f32` blocks (56 registers);
-/// on an H100 at 384³ with a 10-cell CPML, four ran the step at 63.2% of the copy against
-/// 61.4% (five: 50.5%, spilling), and three `f64` blocks 67.8% against 65.6% (four: 61.9%).
-fn shell_blocks(bytes: usize) -> u32 {
-    env_count("FDLAB_FDTD_SHELL_BLOCKS", if bytes == 4 { 4 } else { 3 })
-}
-
-/// Whether the blocks clear of the CPML layers run in the same launch as the others (a
-/// branch per block between two copies of the march) or in a launch of their own, for
-/// values of `bytes` bytes: the same launch in `f64`, their own in `f32`
-/// (`FDLAB_FDTD_MERGED=1` or `0` chooses, for measuring). On an H100 at 384³ with a 10-cell
-/// CPML, in two runs each: `f64` 69.5% of the copy in one launch against 67.3–67.5% in
-/// two; `f32` 62.1% against 63.0–63.2%. On an H200 (`class`) two launches in both: `f64`
-/// 62.9% against 62.4% (32-plane chunks), 65.2% against 62.6% (16).
-fn merged_wanted(bytes: usize, class: Option<&str>) -> bool {
-    env_switch("FDLAB_FDTD_MERGED", bytes == 8 && class != Some("h200"))
-}
-
-/// Whether the one-pass step's chunks of planes are laid from the z layer's edge
-/// ([`fdtd_fused::z_origin`]; the default) or from plane 0 (`FDLAB_FDTD_ZALIGN=0`, for
-/// measuring).
-fn z_aligned_wanted() -> bool {
-    env_switch("FDLAB_FDTD_ZALIGN", true)
-}
-
-/// Whether blocks clear of the CPML layers run a kernel without their terms (the default), or
-/// the kernel with them steps every cell (`FDLAB_FDTD_CORE=0`, for measuring).
-fn core_wanted() -> bool {
-    env_switch("FDLAB_FDTD_CORE", true)
 }
 
 impl<T: CudaScalar> FdtdGpu<T> {
@@ -631,251 +479,6 @@ impl<T: CudaScalar> FdtdGpu<T> {
     }
 }
 
-/// One thread per dispersive cell, up to 1024 blocks (the kernels loop over the rest).
-fn drude_config(n: i32) -> LaunchConfig {
-    LaunchConfig {
-        grid_dim: ((n as u32).div_ceil(256).clamp(1, 1024), 1, 1),
-        block_dim: (256, 1, 1),
-        shared_mem_bytes: 0,
-    }
-}
-
-impl Points {
-    fn new(gpu: &Gpu, after: &CudaSource, s: &FdtdSetup, g: &crate::fdtd::Grid) -> Result<Self> {
-        // Empty lists still need a valid pointer: one unused element.
-        let cells = |v: Vec<i64>| if v.is_empty() { vec![0] } else { v };
-        let comps = |v: Vec<i32>| if v.is_empty() { vec![0] } else { v };
-        let idx = |c: [usize; 3]| g.index(c) as i64;
-        let waves = |v: &[crate::fdtd::PointSource]| {
-            v.iter()
-                .map(|p| (p.amplitude, p.waveform))
-                .collect::<Vec<_>>()
-        };
-        Ok(Points {
-            kernel: gpu.kernel(after)?,
-            soft: waves(&s.sources),
-            soft_cell: gpu.upload(&cells(s.sources.iter().map(|p| idx(p.cell)).collect()))?,
-            soft_comp: gpu.upload(&comps(
-                s.sources.iter().map(|p| comp(p.component)).collect(),
-            ))?,
-            soft_vals: gpu.zeros(1)?,
-            hard: waves(&s.hard_sources),
-            hard_cell: gpu.upload(&cells(s.hard_sources.iter().map(|p| idx(p.cell)).collect()))?,
-            hard_comp: gpu.upload(&comps(
-                s.hard_sources.iter().map(|p| comp(p.component)).collect(),
-            ))?,
-            hard_vals: gpu.zeros(1)?,
-            probe_cell: gpu.upload(&cells(s.probes.iter().map(|p| idx(p.1)).collect()))?,
-            probe_comp: gpu.upload(&comps(s.probes.iter().map(|p| comp(p.0)).collect()))?,
-            np: s.probes.len() as i32,
-            rows: gpu.zeros(1)?,
-        })
-    }
-
-    /// Sizes the buffers for `steps` steps from step `first` on and uploads the source values
-    /// the CPU would compute: soft ones at `(n + ½)·Δt`, hard ones at `(n + 1)·Δt`.
-    fn prepare(&mut self, gpu: &Gpu, first: u64, steps: usize, dt: f64) -> Result<()> {
-        let values = |list: &[(f64, Waveform)], half: f64| -> Vec<f64> {
-            (0..steps)
-                .flat_map(|i| {
-                    let t = ((first + i as u64) as f64 + half) * dt;
-                    list.iter().map(move |(amp, w)| amp * w.value(t))
-                })
-                .collect()
-        };
-        for (list, buf, half) in [
-            (&self.soft, &mut self.soft_vals, 0.5),
-            (&self.hard, &mut self.hard_vals, 1.0),
-        ] {
-            let v = values(list, half);
-            if buf.len() < v.len() {
-                *buf = gpu.zeros(v.len())?;
-            }
-            if !v.is_empty() {
-                gpu.stream
-                    .memcpy_htod(&v, buf)
-                    .map_err(driver("cuMemcpyHtoD"))?;
-            }
-        }
-        let need = steps * self.np.max(1) as usize;
-        if self.rows.len() < need {
-            self.rows = gpu.zeros(need)?;
-        }
-        Ok(())
-    }
-}
-
-/// The kernels of an FDTD stepper.
-pub(super) struct FdtdSources {
-    /// The H half step.
-    pub h: CudaSource,
-    /// The E half step.
-    pub e: CudaSource,
-    /// The whole step in one pass.
-    pub fused: CudaSource,
-    /// The tile `fused` and `fused_core` were generated for (threads less the halo).
-    pub fused_launch: Launch,
-    /// With CPML layers, the same without their terms, for the blocks clear of them.
-    pub fused_core: Option<CudaSource>,
-    /// The end-of-call non-finite scan.
-    pub scan: CudaSource,
-    /// The Drude currents' update and their term in E, when the case has Drude media.
-    pub drude: Option<(CudaSource, CudaSource)>,
-    /// The same for Lorentz and Debye media.
-    pub poles: Option<(CudaSource, CudaSource)>,
-    /// Sources and probes, when the case has any.
-    pub after: Option<CudaSource>,
-    /// The running DFTs' accumulation, when the case has monitors or flux planes.
-    pub dft: Option<CudaSource>,
-    /// The plane waves' corrections, when the case has plane waves.
-    pub tfsf: Option<CudaSource>,
-}
-
-/// Every kernel of `s` in `T` on any device class, each once (to compile them all anywhere).
-pub(super) fn all_sources<T: CudaScalar>(s: &FdtdSetup) -> Result<Vec<CudaSource>> {
-    let mut out: Vec<CudaSource> = vec![];
-    for class in super::DEVICE_CLASSES {
-        for src in sources::<T>(s, class)?.all() {
-            if !out.iter().any(|o| o.name == src.name) {
-                out.push(src);
-            }
-        }
-    }
-    Ok(out)
-}
-
-impl FdtdSources {
-    fn all(self) -> Vec<CudaSource> {
-        [self.h, self.e, self.fused, self.scan]
-            .into_iter()
-            .chain(self.fused_core)
-            .chain(self.after)
-            .chain(self.dft)
-            .chain(self.tfsf)
-            .chain(self.drude.into_iter().flat_map(|(a, b)| [a, b]))
-            .chain(self.poles.into_iter().flat_map(|(a, b)| [a, b]))
-            .collect()
-    }
-}
-
-/// The kernels of `s` in `T` for a device of `class` (`None`: the default shapes).
-pub(super) fn sources<T: CudaScalar>(s: &FdtdSetup, class: Option<&str>) -> Result<FdtdSources> {
-    let ty = cuda_type::<T>();
-    let precision = precision_of::<T>();
-    let l = launch();
-    let spec = FdtdSpec {
-        ty,
-        periodic: s.grid.boundary.map(|b| !b.has_walls()),
-        spacing: s.grid.spacing,
-        dt: s.dt,
-        cpml: s.grid.boundary.map(|b| b.cpml().map(|p| p.thickness)),
-        launch: l,
-        min_blocks: 0,
-    };
-    let flat = Launch::flat(256);
-    let has_cpml = spec.cpml.iter().any(|c| c.is_some());
-    // Blocks clear of the layers run without the CPML terms.
-    let split = has_cpml && core_wanted();
-    let bytes = std::mem::size_of::<T>();
-    let main = fused_launch(bytes, has_cpml, class);
-    let merged = split && merged_wanted(bytes, class);
-    let with_halo = |l: Launch| Launch {
-        bx: l.bx + 1,
-        by: l.by + 1,
-        ..l
-    };
-    let has_points = !(s.sources.is_empty() && s.hard_sources.is_empty() && s.probes.is_empty());
-    Ok(FdtdSources {
-        h: super::source("fdtd_h", &fdtd_kernels::h_step(&spec), precision, l),
-        e: super::source("fdtd_e", &fdtd_kernels::e_step(&spec), precision, l),
-        fused: super::source(
-            "fdtd_step",
-            &fdtd_fused::fused_step(
-                &FdtdSpec {
-                    launch: main,
-                    min_blocks: shell_blocks(std::mem::size_of::<T>()),
-                    ..spec.clone()
-                },
-                if merged { Core::Here } else { Core::Skip },
-            ),
-            precision,
-            with_halo(main),
-        ),
-        fused_launch: main,
-        fused_core: (split && !merged).then(|| {
-            let core = FdtdSpec {
-                cpml: [None; 3],
-                launch: main,
-                ..spec.clone()
-            };
-            super::source(
-                "fdtd_core",
-                &fdtd_fused::fused_step(&core, Core::Skip),
-                precision,
-                with_halo(main),
-            )
-        }),
-        scan: super::source("fdtd_scan", &fdtd_kernels::scan(ty), precision, flat),
-        drude: s
-            .boxes
-            .iter()
-            .any(|b| b.drude.is_some() && !b.pec)
-            .then(|| {
-                (
-                    super::source(
-                        "fdtd_drude_j",
-                        &fdtd_kernels::drude_advance(ty),
-                        precision,
-                        flat,
-                    ),
-                    super::source(
-                        "fdtd_drude_e",
-                        &fdtd_kernels::drude_apply(ty),
-                        precision,
-                        flat,
-                    ),
-                )
-            }),
-        poles: s
-            .boxes
-            .iter()
-            .any(|b| (b.lorentz.is_some() || b.debye.is_some()) && !b.pec)
-            .then(|| {
-                (
-                    super::source(
-                        "fdtd_poles_p",
-                        &fdtd_kernels::poles_advance(ty),
-                        precision,
-                        flat,
-                    ),
-                    super::source(
-                        "fdtd_poles_e",
-                        &fdtd_kernels::poles_apply(ty),
-                        precision,
-                        flat,
-                    ),
-                )
-            }),
-        after: has_points.then(|| {
-            super::source(
-                "fdtd_after",
-                &fdtd_kernels::after_step(ty),
-                precision,
-                Launch { bx: 32, ..flat },
-            )
-        }),
-        dft: (!(s.monitors.is_empty() && s.fluxes.is_empty()))
-            .then(|| super::fdtd_monitors::source(ty, precision)),
-        tfsf: (!s.plane_waves.is_empty()).then(|| super::fdtd_tfsf::source(ty, precision)),
-    })
-}
-
-/// Whether the step runs as one pass (the default) or as two half-step kernels
-/// (`FDLAB_FDTD_FUSED=0`, for measuring).
-fn fused_wanted() -> bool {
-    env_switch("FDLAB_FDTD_FUSED", true)
-}
-
 /// The arguments both fused kernels start with: new fields, old fields, coefficients, sizes,
 /// the box of cells to step and the box of blocks to skip.
 fn fused_args<'a, T: CudaScalar>(
@@ -1163,26 +766,5 @@ impl<T: CudaScalar> Stepper for FdtdGpu<T> {
 
     fn backend(&self) -> &'static str {
         "cuda"
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::drude_lists;
-
-    /// Each cell's medium points at its own `(kJ, βJ)`: the table holds each pair once.
-    #[test]
-    fn drude_lists_keep_every_cells_coefficients() {
-        let cells = [5usize, 9, 12, 40];
-        let k = [0.9, 0.8, 0.9, 0.8];
-        let b = [0.1, 0.2, 0.1, 0.3];
-        let (idx, medium, kb) = drude_lists(&cells, &k, &b).unwrap();
-        assert_eq!(idx, [5, 9, 12, 40]);
-        assert_eq!(kb.len(), 2 * 3);
-        for i in 0..4 {
-            let m = medium[i] as usize;
-            assert_eq!((kb[2 * m], kb[2 * m + 1]), (k[i], b[i]));
-        }
-        assert!(drude_lists(&[1 << 33], &[0.5], &[0.5]).is_err());
     }
 }

@@ -5,9 +5,12 @@
 
 mod cpml_kernels;
 mod fdtd;
+mod fdtd_dispersive;
 mod fdtd_fused;
 mod fdtd_kernels;
 mod fdtd_monitors;
+mod fdtd_points;
+mod fdtd_sources;
 mod fdtd_tfsf;
 mod heat;
 mod kernels;
@@ -373,8 +376,8 @@ pub fn kernel_sources(
         (Setup::Heat(s), F64) => heat::all_sources::<f64>(s)?,
         (Setup::Wave(s), F32) => wave::all_sources::<f32>(s)?,
         (Setup::Wave(s), F64) => wave::all_sources::<f64>(s)?,
-        (Setup::Fdtd(s), F32) => fdtd::all_sources::<f32>(s)?,
-        (Setup::Fdtd(s), F64) => fdtd::all_sources::<f64>(s)?,
+        (Setup::Fdtd(s), F32) => fdtd_sources::all_sources::<f32>(s)?,
+        (Setup::Fdtd(s), F64) => fdtd_sources::all_sources::<f64>(s)?,
     })
 }
 

@@ -1,0 +1,249 @@
+//! The FDTD stepper's kernels: which ones a case needs, generated for the device class, and
+//! the shapes and switches they are generated with (the measurements behind each default are
+//! beside it).
+
+use super::fdtd_fused::{self, Core};
+use super::fdtd_kernels::{self, FdtdSpec};
+use super::kernels::Launch;
+use super::{cuda_type, env_count, env_switch, precision_of};
+use crate::fdtd::FdtdSetup;
+use crate::Result;
+use fdlab_cuda::codegen::CudaSource;
+use fdlab_cuda::CudaScalar;
+
+/// The half-step kernels' shape: 32 × 8 columns per block, 32 planes each, one point per
+/// thread (`FDLAB_SOLVER_LAUNCH` overrides the threads and planes, for measuring).
+pub(super) fn launch() -> Launch {
+    Launch::from_env().map_or(Launch::columns(32, 8, 32), |l| {
+        Launch::columns(l.bx, l.by, l.chunk)
+    })
+}
+
+/// The one-pass step's tile for values of `bytes` bytes, with or without CPML layers:
+/// 64 × 4 columns per block (plus the halo threads) for `f32` without layers, 32 × 8
+/// otherwise, 32 planes each. On an H100 at 384³: `f32` PEC box 85.4% of the copy against
+/// 83.5%; `f32` with a CPML 61.2% against 59.6%; `f64` 86.8% against 75.5% (PEC) and 65.3%
+/// against 61.7% (CPML); 32 × 4, 64 × 2, 64 × 8, 128 × 2, 128 × 4 and 16 or 64 planes did
+/// no better. On an H200 (`class`, as fdlab-cuda's `device_class`) at 384³: `f64` without
+/// layers 64 × 4 columns and 64 planes, 85.8% against 83.2%; with a CPML 16 planes, `f32`
+/// 56.3% against 54.9% and `f64` 65.2% against 62.9% (one run each, in one machine start).
+/// `FDLAB_SOLVER_LAUNCH` overrides it as for the half-step kernels.
+pub(super) fn fused_launch(bytes: usize, cpml: bool, class: Option<&str>) -> Launch {
+    let fits = |l: &Launch| (l.bx + 1) * (l.by + 1) <= 1024;
+    let h200 = class == Some("h200");
+    let (bx, by, chunk) = match (bytes, cpml) {
+        (_, true) if h200 => (32, 8, 16),
+        (8, false) if h200 => (64, 4, 64),
+        (4, false) => (64, 4, 32),
+        _ => (32, 8, 32),
+    };
+    // The override's shape only: one point per thread, whatever its vector width says.
+    Launch::from_env()
+        .filter(fits)
+        .map(|l| Launch::columns(l.bx, l.by, l.chunk))
+        .unwrap_or(Launch::columns(bx, by, chunk))
+}
+
+/// Blocks per SM the one-pass kernel with the CPML terms must fit, for values of `bytes`
+/// bytes: four in `f32`, three in `f64` (`FDLAB_FDTD_SHELL_BLOCKS` overrides it, 0 for the
+/// compiler's choice). Left to itself the compiler fits three `f32` blocks (56 registers);
+/// on an H100 at 384³ with a 10-cell CPML, four ran the step at 63.2% of the copy against
+/// 61.4% (five: 50.5%, spilling), and three `f64` blocks 67.8% against 65.6% (four: 61.9%).
+pub(super) fn shell_blocks(bytes: usize) -> u32 {
+    env_count("FDLAB_FDTD_SHELL_BLOCKS", if bytes == 4 { 4 } else { 3 })
+}
+
+/// Whether the blocks clear of the CPML layers run in the same launch as the others (a
+/// branch per block between two copies of the march) or in a launch of their own, for
+/// values of `bytes` bytes: the same launch in `f64`, their own in `f32`
+/// (`FDLAB_FDTD_MERGED=1` or `0` chooses, for measuring). On an H100 at 384³ with a 10-cell
+/// CPML, in two runs each: `f64` 69.5% of the copy in one launch against 67.3–67.5% in
+/// two; `f32` 62.1% against 63.0–63.2%. On an H200 (`class`) two launches in both: `f64`
+/// 62.9% against 62.4% (32-plane chunks), 65.2% against 62.6% (16).
+pub(super) fn merged_wanted(bytes: usize, class: Option<&str>) -> bool {
+    env_switch("FDLAB_FDTD_MERGED", bytes == 8 && class != Some("h200"))
+}
+
+/// Whether the one-pass step's chunks of planes are laid from the z layer's edge
+/// ([`fdtd_fused::z_origin`]; the default) or from plane 0 (`FDLAB_FDTD_ZALIGN=0`, for
+/// measuring).
+pub(super) fn z_aligned_wanted() -> bool {
+    env_switch("FDLAB_FDTD_ZALIGN", true)
+}
+
+/// Whether blocks clear of the CPML layers run a kernel without their terms (the default), or
+/// the kernel with them steps every cell (`FDLAB_FDTD_CORE=0`, for measuring).
+pub(super) fn core_wanted() -> bool {
+    env_switch("FDLAB_FDTD_CORE", true)
+}
+
+/// The kernels of an FDTD stepper.
+pub(super) struct FdtdSources {
+    /// The H half step.
+    pub h: CudaSource,
+    /// The E half step.
+    pub e: CudaSource,
+    /// The whole step in one pass.
+    pub fused: CudaSource,
+    /// The tile `fused` and `fused_core` were generated for (threads less the halo).
+    pub fused_launch: Launch,
+    /// With CPML layers, the same without their terms, for the blocks clear of them.
+    pub fused_core: Option<CudaSource>,
+    /// The end-of-call non-finite scan.
+    pub scan: CudaSource,
+    /// The Drude currents' update and their term in E, when the case has Drude media.
+    pub drude: Option<(CudaSource, CudaSource)>,
+    /// The same for Lorentz and Debye media.
+    pub poles: Option<(CudaSource, CudaSource)>,
+    /// Sources and probes, when the case has any.
+    pub after: Option<CudaSource>,
+    /// The running DFTs' accumulation, when the case has monitors or flux planes.
+    pub dft: Option<CudaSource>,
+    /// The plane waves' corrections, when the case has plane waves.
+    pub tfsf: Option<CudaSource>,
+}
+
+/// Every kernel of `s` in `T` on any device class, each once (to compile them all anywhere).
+pub(super) fn all_sources<T: CudaScalar>(s: &FdtdSetup) -> Result<Vec<CudaSource>> {
+    let mut out: Vec<CudaSource> = vec![];
+    for class in super::DEVICE_CLASSES {
+        for src in sources::<T>(s, class)?.all() {
+            if !out.iter().any(|o| o.name == src.name) {
+                out.push(src);
+            }
+        }
+    }
+    Ok(out)
+}
+
+impl FdtdSources {
+    fn all(self) -> Vec<CudaSource> {
+        [self.h, self.e, self.fused, self.scan]
+            .into_iter()
+            .chain(self.fused_core)
+            .chain(self.after)
+            .chain(self.dft)
+            .chain(self.tfsf)
+            .chain(self.drude.into_iter().flat_map(|(a, b)| [a, b]))
+            .chain(self.poles.into_iter().flat_map(|(a, b)| [a, b]))
+            .collect()
+    }
+}
+
+/// The kernels of `s` in `T` for a device of `class` (`None`: the default shapes).
+pub(super) fn sources<T: CudaScalar>(s: &FdtdSetup, class: Option<&str>) -> Result<FdtdSources> {
+    let ty = cuda_type::<T>();
+    let precision = precision_of::<T>();
+    let l = launch();
+    let spec = FdtdSpec {
+        ty,
+        periodic: s.grid.boundary.map(|b| !b.has_walls()),
+        spacing: s.grid.spacing,
+        dt: s.dt,
+        cpml: s.grid.boundary.map(|b| b.cpml().map(|p| p.thickness)),
+        launch: l,
+        min_blocks: 0,
+    };
+    let flat = Launch::flat(256);
+    let has_cpml = spec.cpml.iter().any(|c| c.is_some());
+    // Blocks clear of the layers run without the CPML terms.
+    let split = has_cpml && core_wanted();
+    let bytes = std::mem::size_of::<T>();
+    let main = fused_launch(bytes, has_cpml, class);
+    let merged = split && merged_wanted(bytes, class);
+    let with_halo = |l: Launch| Launch {
+        bx: l.bx + 1,
+        by: l.by + 1,
+        ..l
+    };
+    let has_points = !(s.sources.is_empty() && s.hard_sources.is_empty() && s.probes.is_empty());
+    Ok(FdtdSources {
+        h: super::source("fdtd_h", &fdtd_kernels::h_step(&spec), precision, l),
+        e: super::source("fdtd_e", &fdtd_kernels::e_step(&spec), precision, l),
+        fused: super::source(
+            "fdtd_step",
+            &fdtd_fused::fused_step(
+                &FdtdSpec {
+                    launch: main,
+                    min_blocks: shell_blocks(std::mem::size_of::<T>()),
+                    ..spec.clone()
+                },
+                if merged { Core::Here } else { Core::Skip },
+            ),
+            precision,
+            with_halo(main),
+        ),
+        fused_launch: main,
+        fused_core: (split && !merged).then(|| {
+            let core = FdtdSpec {
+                cpml: [None; 3],
+                launch: main,
+                ..spec.clone()
+            };
+            super::source(
+                "fdtd_core",
+                &fdtd_fused::fused_step(&core, Core::Skip),
+                precision,
+                with_halo(main),
+            )
+        }),
+        scan: super::source("fdtd_scan", &fdtd_kernels::scan(ty), precision, flat),
+        drude: s
+            .boxes
+            .iter()
+            .any(|b| b.drude.is_some() && !b.pec)
+            .then(|| {
+                (
+                    super::source(
+                        "fdtd_drude_j",
+                        &fdtd_kernels::drude_advance(ty),
+                        precision,
+                        flat,
+                    ),
+                    super::source(
+                        "fdtd_drude_e",
+                        &fdtd_kernels::drude_apply(ty),
+                        precision,
+                        flat,
+                    ),
+                )
+            }),
+        poles: s
+            .boxes
+            .iter()
+            .any(|b| (b.lorentz.is_some() || b.debye.is_some()) && !b.pec)
+            .then(|| {
+                (
+                    super::source(
+                        "fdtd_poles_p",
+                        &fdtd_kernels::poles_advance(ty),
+                        precision,
+                        flat,
+                    ),
+                    super::source(
+                        "fdtd_poles_e",
+                        &fdtd_kernels::poles_apply(ty),
+                        precision,
+                        flat,
+                    ),
+                )
+            }),
+        after: has_points.then(|| {
+            super::source(
+                "fdtd_after",
+                &fdtd_kernels::after_step(ty),
+                precision,
+                Launch { bx: 32, ..flat },
+            )
+        }),
+        dft: (!(s.monitors.is_empty() && s.fluxes.is_empty()))
+            .then(|| super::fdtd_monitors::source(ty, precision)),
+        tfsf: (!s.plane_waves.is_empty()).then(|| super::fdtd_tfsf::source(ty, precision)),
+    })
+}
+
+/// Whether the step runs as one pass (the default) or as two half-step kernels
+/// (`FDLAB_FDTD_FUSED=0`, for measuring).
+pub(super) fn fused_wanted() -> bool {
+    env_switch("FDLAB_FDTD_FUSED", true)
+}
