@@ -9,9 +9,11 @@ use crate::report::Timing;
 use crate::runner::CpuRunner;
 use fdlab_solvers::case::PrecisionName;
 use fdlab_solvers::{cpu_stepper, Case};
-use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::time::Instant;
+
+/// One timed solver step (defined with the other report rows).
+pub use crate::report::SolverResult;
 
 /// One case of the suite: a solver configuration at a size.
 #[derive(Debug, Clone)]
@@ -126,43 +128,6 @@ pub fn solver_cases(n: usize) -> Vec<SolverCase> {
             },
         },
     ]
-}
-
-/// One timed solver step.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct SolverResult {
-    /// `"solvers"`, or `"temporal"` for the temporal-blocking suite.
-    pub suite: String,
-    /// Case name.
-    pub case: String,
-    /// What the case runs.
-    pub description: String,
-    /// `"f32"` or `"f64"`.
-    pub precision: String,
-    /// Grid points per axis.
-    pub shape: Vec<usize>,
-    /// `"cpu"` or `"cuda"`.
-    pub backend: String,
-    /// Time of one step, ms.
-    pub time_ms: Timing,
-    /// Grid points updated per second (median).
-    pub cell_updates_per_s: f64,
-    /// Minimum bytes a step moves.
-    pub bytes_per_step: usize,
-    /// Effective bandwidth: bytes per step over the median step time, GB/s.
-    pub gbps: f64,
-    /// Copy bandwidth this row is compared with, GB/s (the median of copies paired with the
-    /// timed steps).
-    pub copy_gbps: f64,
-    /// `gbps` as % of `copy_gbps`.
-    pub pct_of_copy: f64,
-    /// Time steps per pass over the grid (the `temporal` suite's rows; absent elsewhere).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub steps_per_pass: Option<usize>,
-    /// Temporal suite: whether the row runs the device's default shape (what a run without
-    /// `FDLAB_TEMPORAL` uses) rather than a shape the suite asked for.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub as_shipped: Option<bool>,
 }
 
 /// Runs `case` in `precision` for `reps` timed steps (after one untimed step) on the CPU,

@@ -19,6 +19,7 @@ use super::fdtd_dispersive::{
     drude_config, drude_lists, DrudeBranch, DrudeCells, PoleBranch, PoleCells,
 };
 use super::fdtd_fused;
+use super::fdtd_kernels::comp;
 use super::fdtd_monitors::DeviceMonitors;
 use super::fdtd_points::Points;
 use super::fdtd_sources::{
@@ -125,18 +126,6 @@ pub struct FdtdGpu<T: CudaScalar> {
     traces: Vec<Vec<f64>>,
     dt: f64,
     step: u64,
-}
-
-/// The component's number in the kernels: ex, ey, ez, hx, hy, hz.
-pub(super) fn comp(c: Component) -> i32 {
-    match c {
-        Component::Ex => 0,
-        Component::Ey => 1,
-        Component::Ez => 2,
-        Component::Hx => 3,
-        Component::Hy => 4,
-        Component::Hz => 5,
-    }
 }
 
 impl<T: CudaScalar> FdtdGpu<T> {

@@ -14,7 +14,20 @@
 //! axis order. Only NVRTC's fused multiply-adds round differently.
 
 use super::kernels::{literal, Launch};
+use crate::fdtd::Component;
 use std::fmt::Write;
+
+/// The component's number in the kernels: ex, ey, ez, hx, hy, hz.
+pub(super) fn comp(c: Component) -> i32 {
+    match c {
+        Component::Ex => 0,
+        Component::Ey => 1,
+        Component::Ez => 2,
+        Component::Hx => 3,
+        Component::Hy => 4,
+        Component::Hz => 5,
+    }
+}
 
 /// What the FDTD kernels are generated from.
 #[derive(Debug, Clone)]

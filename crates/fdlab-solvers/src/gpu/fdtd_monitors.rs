@@ -6,7 +6,7 @@
 //! rounding (a product, then a sum: no fused multiply-add), so the spectra differ from the
 //! CPU's only as much as the fields do.
 
-use super::fdtd::comp;
+use super::fdtd_kernels::comp;
 use super::{driver, Gpu};
 use crate::fdtd::DftMonitor;
 use crate::Result;

@@ -2,7 +2,7 @@
 //! the per-step source values of each call (computed on the host as the CPU stepper does)
 //! and the rows of probe values the step kernel writes.
 
-use super::fdtd::comp;
+use super::fdtd_kernels::comp;
 use super::{driver, Gpu};
 use crate::fdtd::{FdtdSetup, Waveform};
 use crate::Result;

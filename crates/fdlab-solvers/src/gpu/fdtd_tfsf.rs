@@ -4,7 +4,7 @@
 //! Corrections that hit the same cell (edges and corners of the box, several waves) go to one
 //! thread, in the CPU's order and with its roundings, so the fields match the CPU's.
 
-use super::fdtd::comp;
+use super::fdtd_kernels::comp;
 use super::{driver, Gpu};
 use crate::fdtd::tfsf::{Correction, IncidentPlan, PlaneWaves};
 use crate::Result;
