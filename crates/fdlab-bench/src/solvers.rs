@@ -177,7 +177,7 @@ pub fn run_cpu(
 /// fuses several steps per pass).
 const GPU_BATCH: usize = 10;
 
-/// Runs `case` in `precision` on the GPU for `reps` timed batches of [`GPU_BATCH`] steps
+/// Runs `case` in `precision` on the GPU for `reps` timed batches of `GPU_BATCH` (10) steps
 /// (wall clock, after one untimed batch), beside the device's copy bandwidth over
 /// `copy_bytes` measured just before. `None` when the GPU does not run the case.
 pub fn run_gpu(

@@ -3,7 +3,7 @@
 //! the stepper's stream.
 //!
 //! Two exchanges: [`Exchange::Staged`] copies the planes through host memory and the job's
-//! [`Transport`] (any ranks: threads sharing one GPU, MPI processes), and [`Exchange::Nccl`]
+//! [`crate::Transport`] (any ranks: threads sharing one GPU, MPI processes), and `Exchange::Nccl`
 //! (feature `nccl`) sends them device to device with NCCL, without the host, for ranks on
 //! distinct GPUs of one host.
 

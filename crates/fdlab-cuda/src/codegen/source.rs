@@ -63,7 +63,7 @@ pub struct CudaSource {
     /// The kernel needs `nx` to be a multiple of this (vector loads).
     pub x_multiple: u32,
     /// Each thread does one point and the kernel does not loop: the launch grid must cover
-    /// the array in one pass (see [`CudaSource::covers`]).
+    /// the array in one pass (see [`CudaSource::uncovered`]).
     pub single_pass: bool,
     /// The boxes (points along x, y, z) of the TMA tensor maps over the input that the kernel
     /// takes as its last parameters (`tmap0`, `tmap1`, …), if it takes any: the launcher

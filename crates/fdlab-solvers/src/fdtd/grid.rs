@@ -1,6 +1,6 @@
 //! The Yee grid: shape, spacing, boundaries, field components and their staggered positions.
 
-use super::cpml::Cpml;
+use super::cpml_profile::Cpml;
 use crate::{Error, Result};
 use fdlab_core::Scalar;
 

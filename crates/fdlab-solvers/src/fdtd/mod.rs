@@ -63,6 +63,7 @@ pub mod case;
 mod case_shapes;
 mod case_waves;
 mod cpml;
+mod cpml_profile;
 mod dispersion;
 mod drude;
 mod flux;
@@ -77,7 +78,7 @@ pub(crate) mod tfsf;
 mod update;
 
 pub use case::{FdtdSetup, FdtdSpec};
-pub use cpml::Cpml;
+pub use cpml_profile::Cpml;
 pub use dispersion::{lorentz_dt_limit, Debye, Lorentz};
 pub use drude::{dt_limit as drude_dt_limit, Drude};
 pub use flux::{flux, FluxPlane, FluxSpec};

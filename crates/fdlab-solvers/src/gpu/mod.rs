@@ -1,5 +1,5 @@
 //! GPU steppers: the heat, wave and FDTD steps as fused CUDA kernels (generated in
-//! [`kernels`] and [`fdtd_kernels`], compiled with NVRTC through `fdlab-cuda`), over the same
+//! `kernels` and `fdtd_kernels`, compiled with NVRTC through `fdlab-cuda`), over the same
 //! backend-neutral setups as the CPU steppers. Fields live on the device for the whole run; only outputs, checkpoints and
 //! receiver traces come back.
 
