@@ -1,8 +1,9 @@
 //! `fdlab bench`: the published experiments on one backend, next to its copy bandwidth.
 
+use crate::bench_args::{BenchArgs, CoefficientsArg};
 use crate::common::{
     check_distinct, check_out_path, fill_meta, json_path, open_backend, progress_bar,
-    refuse_gpu_only, say, suite_options, write_json, BackendArg, OutKind,
+    refuse_gpu_only, say, suite_options, write_json, OutKind,
 };
 use anyhow::{bail, Result};
 use fdlab::Backend;
@@ -13,31 +14,6 @@ use fdlab_bench::{
     Target,
 };
 use fdlab_cuda::{Coefficients, Strategy};
-use std::path::PathBuf;
-
-/// `--coefficients`.
-#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum, Debug)]
-pub enum CoefficientsArg {
-    /// Weights as literals in the generated code.
-    Immediate,
-    /// Weights in `__constant__` memory, as NVIDIA published.
-    Constant,
-}
-
-/// The options of `fdlab bench`.
-pub struct BenchArgs {
-    pub backend: BackendArg,
-    pub suites: Vec<String>,
-    pub size: Option<usize>,
-    pub depth: Option<usize>,
-    pub only: Vec<String>,
-    pub precision: Option<String>,
-    pub strategies: Vec<String>,
-    pub coefficients: Option<CoefficientsArg>,
-    pub reps: Option<usize>,
-    pub json: Option<PathBuf>,
-    pub plot: Option<PathBuf>,
-}
 
 /// What the columns mean, printed under the header.
 const LEGEND: &str =

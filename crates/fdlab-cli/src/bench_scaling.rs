@@ -3,8 +3,8 @@
 //! strong scaling splits one (2n)³ grid. Each row also times one GPU's slab alone (its owned
 //! planes plus the halo planes, no exchange): the step time above that is the exchange.
 
-use crate::bench::BenchArgs;
-use crate::bench_solvers::precisions_and_reps;
+use crate::bench_args::precisions_and_reps;
+use crate::bench_args::BenchArgs;
 use crate::common::{check_out_path, fill_meta, json_path, progress_bar, say, write_json, OutKind};
 use anyhow::{bail, Result};
 use fdlab_bench::{CudaRunner, Meta};
@@ -180,7 +180,7 @@ pub fn bench_scaling(a: &BenchArgs) -> Result<()> {
     }
     let (precisions, reps) = precisions_and_reps(a)?;
     let names = ["heat-weak", "heat-strong", "wave-weak", "wave-strong"];
-    let keep = crate::bench_solvers::only_cases(&names, &a.only)?;
+    let keep = crate::bench_args::only_cases(&names, &a.only)?;
     if let Some(p) = &a.json {
         check_out_path("--json", p, OutKind::Json)?;
     }

@@ -1,7 +1,7 @@
 //! `fdlab bench --suite solvers`: whole heat, wave and FDTD steps on the CPU or the GPU beside
 //! the copy bandwidth measured in the same run.
 
-use crate::bench::BenchArgs;
+use crate::bench_args::{ensure_host_memory, only_cases, precisions_and_reps, BenchArgs};
 use crate::common::{
     check_out_path, fill_meta, json_path, progress_bar, say, write_json, BackendArg, OutKind,
 };
@@ -179,50 +179,6 @@ pub fn bench_solvers(a: &BenchArgs) -> Result<()> {
     pb.finish_and_clear();
     eprintln!("wrote {}", json.display());
     Ok(())
-}
-
-/// Refuses `--size n` before any work when the suite's host memory `need` (bytes) exceeds
-/// what is available.
-pub(crate) fn ensure_host_memory(suite: &str, n: usize, need: u64) -> Result<()> {
-    if let Some(free) = fdlab_bench::runner::host_available()
-        && need > free
-    {
-        bail!(
-            "--size {n}: the {suite} suite needs about {:.1} GiB, {:.1} GiB available; \
-                 give a smaller --size",
-            need as f64 / 1073741824.0,
-            free as f64 / 1073741824.0
-        );
-    }
-    Ok(())
-}
-
-/// The precisions (`--precision`, default both) and timed runs (`--reps`, default 10) of the
-/// whole-step suites.
-pub(crate) fn precisions_and_reps(a: &BenchArgs) -> Result<(Vec<PrecisionName>, usize)> {
-    let precisions = match a.precision.as_deref() {
-        None => vec![PrecisionName::F32, PrecisionName::F64],
-        Some("f32") => vec![PrecisionName::F32],
-        Some("f64") => vec![PrecisionName::F64],
-        Some(p) => bail!("unknown precision '{p}'; valid: f32, f64"),
-    };
-    if a.reps == Some(0) {
-        bail!("--reps 0: give at least 1 timed run");
-    }
-    Ok((precisions, a.reps.unwrap_or(10)))
-}
-
-/// The case names of `names` that `--case` keeps (all of them when none is given); a name
-/// the suite does not have is an error listing those it has.
-pub(crate) fn only_cases<'a>(names: &[&'a str], only: &[String]) -> Result<Vec<&'a str>> {
-    if let Some(bad) = only.iter().find(|o| !names.contains(&o.as_str())) {
-        bail!("--case {bad}: this suite's cases are {}", names.join(", "));
-    }
-    Ok(names
-        .iter()
-        .copied()
-        .filter(|n| only.is_empty() || only.iter().any(|o| o == n))
-        .collect())
 }
 
 /// Where the suite runs.

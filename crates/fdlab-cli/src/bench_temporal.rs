@@ -3,7 +3,7 @@
 //! beside the copy bandwidth measured
 //! in the same run; with `FDLAB_TEMPORAL` set, only the shape it gives.
 
-use crate::bench::BenchArgs;
+use crate::bench_args::BenchArgs;
 use crate::common::{
     check_out_path, fill_meta, json_path, progress_bar, say, write_json, BackendArg, OutKind,
 };
@@ -37,10 +37,10 @@ pub fn bench_temporal(a: &BenchArgs) -> Result<()> {
     if !(32..=1024).contains(&n) {
         bail!("--size {n}: the temporal suite needs 32 to 1024 (3-D N³, 2-D (16 N)²)");
     }
-    let (precisions, reps) = super::bench_solvers::precisions_and_reps(a)?;
+    let (precisions, reps) = super::bench_args::precisions_and_reps(a)?;
     // The setup in f64 on the host, its copy in the precision, and the stepper's upload.
     let need = 3 * (n as u64).pow(3) * 8;
-    super::bench_solvers::ensure_host_memory("temporal", n, need)?;
+    super::bench_args::ensure_host_memory("temporal", n, need)?;
     if let Some(p) = &a.json {
         check_out_path("--json", p, OutKind::Json)?;
     }
@@ -63,7 +63,7 @@ pub fn bench_temporal(a: &BenchArgs) -> Result<()> {
     let json = json_path(a.json.clone(), "bench-temporal", "cuda");
     let mut cases = temporal_cases(n, 16 * n);
     let names: Vec<&str> = cases.iter().map(|c| c.name).collect();
-    let keep = super::bench_solvers::only_cases(&names, &a.only)?;
+    let keep = super::bench_args::only_cases(&names, &a.only)?;
     cases.retain(|c| keep.contains(&c.name));
     let requests = requests();
     let rows = cases.len() * precisions.len() * requests.len();

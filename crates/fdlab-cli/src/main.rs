@@ -4,6 +4,7 @@
 //! conformance suite on a backend).
 
 mod bench;
+mod bench_args;
 mod bench_scaling;
 mod bench_solvers;
 mod bench_temporal;
@@ -16,7 +17,7 @@ mod plot;
 mod split_args;
 mod tune;
 
-use bench::{BenchArgs, CoefficientsArg};
+use bench_args::{BenchArgs, CoefficientsArg};
 use clap::{Parser, Subcommand};
 use common::{suite_options, BackendArg};
 use std::path::PathBuf;
