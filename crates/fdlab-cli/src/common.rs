@@ -188,10 +188,10 @@ pub fn suite_options(
     })
 }
 
-/// The text of an error for the terminal: each cause in the chain after the first, joined by
-/// `: `, except causes whose message the text already holds. fdlab's error types put their
-/// cause's message in their own (so that a library user printing one error sees all of it)
-/// and also report it as the source, so printing the whole chain would say it twice.
+/// The text of an error for the terminal: the error and each cause in its chain, joined by
+/// `: `, leaving out a cause whose message the text already holds. fdlab's error types put
+/// their cause's message in their own (so that a library user printing one error sees all of
+/// it) and also report it as the source, so printing the whole chain would say it twice.
 pub fn error_text(e: &anyhow::Error) -> String {
     let mut text = String::new();
     for cause in e.chain() {
