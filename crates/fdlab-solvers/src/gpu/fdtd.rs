@@ -8,7 +8,9 @@
 //! own ([`super::fdtd_kernels`]) and the fields are updated in place.
 //!
 //! Media come in as the CPU simulation's per-cell coefficients `ca`, `cb` (dielectric, lossy
-//! and PEC cells alike) and its CPML profiles, so both steppers apply the same numbers.
+//! and PEC cells alike) and its CPML profiles, so both steppers apply the same numbers. The
+//! one pass reads them as a one-byte medium index per cell into a table of the distinct
+//! pairs where the case has at most 256 ([`super::fdtd_media`]).
 //! Drude, Lorentz and Debye media add small kernels over their cells (their currents or
 //! polarizations before the step, their terms after the E update). DFT and flux monitors
 //! accumulate on the device after each step ([`super::fdtd_monitors`]); plane waves correct
@@ -20,10 +22,11 @@ use super::fdtd_dispersive::{
 };
 use super::fdtd_fused;
 use super::fdtd_kernels::comp;
+use super::fdtd_media::media_index;
 use super::fdtd_monitors::DeviceMonitors;
 use super::fdtd_points::Points;
 use super::fdtd_sources::{
-    core_wanted, fused_wanted, launch, sources, z_aligned_wanted, FdtdSources,
+    core_wanted, fused_wanted, launch, media_wanted, sources, z_aligned_wanted, FdtdSources,
 };
 use super::fdtd_tfsf::DeviceWaves;
 use super::kernels::Launch;
@@ -101,6 +104,13 @@ struct CpmlAxis<T> {
     coef_h: CudaSlice<T>,
 }
 
+/// The medium index and its table on the device.
+struct DeviceMedia<T> {
+    medium: CudaSlice<u8>,
+    table: CudaSlice<T>,
+    count: i32,
+}
+
 /// GPU FDTD stepper with the semantics of [`FdtdCpu`].
 pub struct FdtdGpu<T: CudaScalar> {
     gpu: Gpu,
@@ -109,6 +119,10 @@ pub struct FdtdGpu<T: CudaScalar> {
     f: DeviceFields<T>,
     ca: CudaSlice<T>,
     cb: CudaSlice<T>,
+    /// The coefficients as a medium index per cell, for the one pass (see
+    /// [`super::fdtd_media`]); `None` when the case holds too many media or with
+    /// `FDLAB_FDTD_MEDIA=0`.
+    media: Option<DeviceMedia<T>>,
     h_kernel: Arc<Kernel>,
     e_kernel: Arc<Kernel>,
     scan_kernel: Arc<Kernel>,
@@ -138,7 +152,13 @@ impl<T: CudaScalar> FdtdGpu<T> {
         let sim = cpu.sim();
         let gpu = Gpu::open()?;
         let class = fdlab_cuda::choose::device_class(&gpu.dev.info.name);
-        let src = sources::<T>(s, class)?;
+        let index = if media_wanted() {
+            let (ca, cb) = sim.e_coefficients();
+            media_index(ca, cb)
+        } else {
+            None
+        };
+        let src = sources::<T>(s, class, index.is_some())?;
         let h_kernel = gpu.kernel(&src.h)?;
         let e_kernel = gpu.kernel(&src.e)?;
         let scan_kernel = gpu.kernel(&src.scan)?;
@@ -146,6 +166,14 @@ impl<T: CudaScalar> FdtdGpu<T> {
         let cells = g.cells();
         let (ca, cb) = sim.e_coefficients();
         let (ca, cb) = (gpu.upload(ca)?, gpu.upload(cb)?);
+        let media = match index {
+            Some(m) => Some(DeviceMedia {
+                medium: gpu.upload(&m.medium)?,
+                table: gpu.upload(&m.table)?,
+                count: m.count as i32,
+            }),
+            None => None,
+        };
         let f = DeviceFields::zeros(&gpu, cells)?;
         let mut cpml = Vec::new();
         for p in sim.cpml_profiles() {
@@ -230,6 +258,7 @@ impl<T: CudaScalar> FdtdGpu<T> {
             f,
             ca,
             cb,
+            media,
             h_kernel,
             e_kernel,
             scan_kernel,
@@ -302,7 +331,14 @@ impl<T: CudaScalar> FdtdGpu<T> {
             let bounds: [i32; 12] =
                 std::array::from_fn(|i| if i < 6 { whole[i] } else { skip[i - 6] });
             let mut b = stream.launch_builder(fu.kernel.function());
-            fused_args(&mut b, &mut fu.next, f, &self.ca, &self.cb, &dims, &bounds);
+            fused_args(
+                &mut b,
+                &mut fu.next,
+                f,
+                coefficients(&self.media, &self.ca, &self.cb),
+                &dims,
+                &bounds,
+            );
             for (c, next) in self.cpml.iter_mut().zip(fu.next_psi_h.iter_mut()) {
                 let [o0, o1] = &c.psi_h;
                 let [n0, n1] = next;
@@ -330,7 +366,14 @@ impl<T: CudaScalar> FdtdGpu<T> {
                 let c = flat(&cells);
                 let bounds: [i32; 12] = std::array::from_fn(|i| if i < 6 { c[i] } else { 0 });
                 let mut b = stream.launch_builder(core.function());
-                fused_args(&mut b, &mut fu.next, f, &self.ca, &self.cb, &dims, &bounds);
+                fused_args(
+                    &mut b,
+                    &mut fu.next,
+                    f,
+                    coefficients(&self.media, &self.ca, &self.cb),
+                    &dims,
+                    &bounds,
+                );
                 let cfg = LaunchConfig {
                     grid_dim: (r[0].len() as u32, r[1].len() as u32, r[2].len() as u32),
                     block_dim: block,
@@ -468,14 +511,33 @@ impl<T: CudaScalar> FdtdGpu<T> {
     }
 }
 
+/// How the one pass reads E's coefficients.
+enum Coefficients<'a, T> {
+    /// Two values per cell.
+    PerCell(&'a CudaSlice<T>, &'a CudaSlice<T>),
+    /// A medium index per cell and the media's table.
+    Indexed(&'a DeviceMedia<T>),
+}
+
+/// The index where there is one, else the per-cell arrays.
+fn coefficients<'a, T>(
+    media: &'a Option<DeviceMedia<T>>,
+    ca: &'a CudaSlice<T>,
+    cb: &'a CudaSlice<T>,
+) -> Coefficients<'a, T> {
+    match media {
+        Some(m) => Coefficients::Indexed(m),
+        None => Coefficients::PerCell(ca, cb),
+    }
+}
+
 /// The arguments both fused kernels start with: new fields, old fields, coefficients, sizes,
 /// the box of cells to step and the box of blocks to skip.
 fn fused_args<'a, T: CudaScalar>(
     b: &mut cudarc::driver::LaunchArgs<'a>,
     n: &'a mut DeviceFields<T>,
     f: &'a DeviceFields<T>,
-    ca: &'a CudaSlice<T>,
-    cb: &'a CudaSlice<T>,
+    coefficients: Coefficients<'a, T>,
     dims: &'a [i32; 3],
     bounds: &'a [i32; 12],
 ) {
@@ -483,7 +545,10 @@ fn fused_args<'a, T: CudaScalar>(
     b.arg(&mut n.hx).arg(&mut n.hy).arg(&mut n.hz);
     b.arg(&f.ex).arg(&f.ey).arg(&f.ez);
     b.arg(&f.hx).arg(&f.hy).arg(&f.hz);
-    b.arg(ca).arg(cb);
+    match coefficients {
+        Coefficients::PerCell(ca, cb) => b.arg(ca).arg(cb),
+        Coefficients::Indexed(m) => b.arg(&m.medium).arg(&m.table).arg(&m.count),
+    };
     for v in dims.iter().chain(bounds) {
         b.arg(v);
     }

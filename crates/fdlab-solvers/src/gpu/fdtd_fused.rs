@@ -15,7 +15,7 @@
 //! swaps them after each step). The E-side ψ is only ever touched by its owner, in place.
 //! The arithmetic is the half-step kernels' term by term, so the results are the same.
 
-use super::fdtd_kernels::{e_update, h_update, FdtdSpec, Psi, AXN, IDX, N};
+use super::fdtd_kernels::{e_update, h_update, FdtdSpec, Psi, AXN, IDX, MEDIA, N};
 use std::fmt::Write;
 
 /// The fused step's kernel for `spec`: block `(bx + 1) × (by + 1)`, grid
@@ -28,12 +28,17 @@ pub(crate) fn fused_step(spec: &FdtdSpec, core: Core) -> String {
     let (bx, by) = (l.bx as usize, l.by as usize);
     let (tx, ty_) = (bx + 1, by + 1);
     let mut g = String::new();
+    let coefficients = if spec.indexed {
+        format!("const unsigned char* __restrict__ medium, const {ty}* __restrict__ media, const int nmedia")
+    } else {
+        format!("const {ty}* __restrict__ ca, const {ty}* __restrict__ cb")
+    };
     let mut params = format!(
         "{ty}* __restrict__ ex, {ty}* __restrict__ ey, {ty}* __restrict__ ez, \
          {ty}* __restrict__ hx, {ty}* __restrict__ hy, {ty}* __restrict__ hz, \
          const {ty}* __restrict__ ex0, const {ty}* __restrict__ ey0, const {ty}* __restrict__ ez0, \
          const {ty}* __restrict__ hx0, const {ty}* __restrict__ hy0, const {ty}* __restrict__ hz0, \
-         const {ty}* __restrict__ ca, const {ty}* __restrict__ cb, \
+         {coefficients}, \
          const int nx, const int ny, const int nz, \
          const int x0, const int x1, const int y0, const int y1, const int z0, const int z1, const int sx0, const int sx1, const int sy0, const int sy1, const int sz0, const int sz1"
     );
@@ -65,6 +70,7 @@ pub(crate) fn fused_step(spec: &FdtdSpec, core: Core) -> String {
         // Another launch steps them (the whole block returns, so no barrier is left waiting).
         Core::Skip => {
             g.push_str("  if (core) return;\n");
+            media_table(spec, &mut g);
             body(spec, &mut g);
         }
         // The same kernel steps them without the CPML terms: the choice is the whole
@@ -74,6 +80,7 @@ pub(crate) fn fused_step(spec: &FdtdSpec, core: Core) -> String {
                 cpml: [None; 3],
                 ..spec.clone()
             };
+            media_table(spec, &mut g);
             g.push_str("  if (core) {\n");
             body(&plain, &mut g);
             g.push_str("  } else {\n");
@@ -83,6 +90,23 @@ pub(crate) fn fused_step(spec: &FdtdSpec, core: Core) -> String {
     }
     g.push_str("}\n");
     g
+}
+
+/// An indexed kernel's table of `(ca, cb)` pairs, copied into shared memory once per block:
+/// `media` holds the `nmedia` values of `ca`, then (from `MEDIA`) those of `cb`. A cell's
+/// lookup then costs a byte of device memory instead of two values.
+fn media_table(spec: &FdtdSpec, g: &mut String) {
+    if !spec.indexed {
+        return;
+    }
+    let ty = spec.ty;
+    let _ = writeln!(g, "  __shared__ {ty} media_a[{MEDIA}], media_b[{MEDIA}];");
+    g.push_str("  for (int q = threadIdx.y * blockDim.x + threadIdx.x; q < nmedia; q += blockDim.x * blockDim.y) {\n");
+    let _ = writeln!(
+        g,
+        "    media_a[q] = __ldg(media + q); media_b[q] = __ldg(media + {MEDIA} + q);\n  }}"
+    );
+    g.push_str("  __syncthreads();\n");
 }
 
 /// What a one-pass kernel does with the blocks in its box of core blocks.
@@ -198,10 +222,16 @@ fn h_part(spec: &FdtdSpec, g: &mut String) {
     );
     // The E update's own loads go out with H's, ahead of the barrier, which loads do not
     // cross: one wait for memory per plane instead of two. Its old E is the march's.
-    let _ = writeln!(
-        g,
-        "    const {ty} a = own ? __ldg(ca + c) : zero, cbc = own ? __ldg(cb + c) : zero;"
-    );
+    if spec.indexed {
+        // Only the index is loaded here; the table is read after the barrier (see `e_part`),
+        // so that no thread waits for the index before it.
+        g.push_str("    const unsigned int mc = own ? __ldg(medium + c) : 0u;\n");
+    } else {
+        let _ = writeln!(
+            g,
+            "    const {ty} a = own ? __ldg(ca + c) : zero, cbc = own ? __ldg(cb + c) : zero;"
+        );
+    }
     g.push_str("    if (hv) {\n");
     if spec.periodic[2] {
         g.push_str("    const long long cz = col + (long long)(k + 1 < nz ? k + 1 : 0) * sz;\n");
@@ -239,6 +269,9 @@ fn e_part(spec: &FdtdSpec, g: &mut String) {
          const {ty} hy_x = sh[b][1][ty][tx - 1], hz_x = sh[b][2][ty][tx - 1];\n    \
          const {ty} hx_y = sh[b][0][ty - 1][tx], hz_y = sh[b][2][ty - 1][tx];"
     );
+    if spec.indexed {
+        let _ = writeln!(g, "    const {ty} a = media_a[mc], cbc = media_b[mc];");
+    }
     let psi = Psi {
         read: "psi_e_",
         write: "psi_e_",
@@ -318,6 +351,7 @@ mod tests {
             cpml: [Some(6); 3],
             launch: Launch::columns(32, 8, 32),
             min_blocks,
+            indexed: false,
         }
     }
 

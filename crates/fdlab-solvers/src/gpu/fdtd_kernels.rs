@@ -47,7 +47,13 @@ pub(crate) struct FdtdSpec {
     /// Blocks the one-pass kernel must fit on an SM (`__launch_bounds__`), 0 for the
     /// compiler's choice.
     pub min_blocks: u32,
+    /// The one-pass kernel reads E's coefficients as a one-byte medium index per cell into
+    /// a table of at most [`MEDIA`] `(ca, cb)` pairs, instead of two values per cell.
+    pub indexed: bool,
 }
+
+/// The most `(ca, cb)` pairs an indexed one-pass kernel's table holds (a byte's values).
+pub(crate) const MEDIA: usize = 256;
 
 pub(super) const E: [&str; 3] = ["ex", "ey", "ez"];
 pub(super) const H: [&str; 3] = ["hx", "hy", "hz"];
@@ -541,6 +547,7 @@ mod tests {
             cpml,
             launch: Launch::columns(32, 8, 16),
             min_blocks: 0,
+            indexed: false,
         }
     }
 

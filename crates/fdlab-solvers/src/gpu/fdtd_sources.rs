@@ -55,13 +55,20 @@ pub(super) fn shell_blocks(bytes: usize) -> u32 {
 
 /// Whether the blocks clear of the CPML layers run in the same launch as the others (a
 /// branch per block between two copies of the march) or in a launch of their own, for
-/// values of `bytes` bytes: the same launch in `f64`, their own in `f32`
-/// (`FDLAB_FDTD_MERGED=1` or `0` chooses, for measuring). On an H100 at 384³ with a 10-cell
-/// CPML, in two runs each: `f64` 69.5% of the copy in one launch against 67.3–67.5% in
-/// two; `f32` 62.1% against 63.0–63.2%. On an H200 (`class`) two launches in both: `f64`
-/// 62.9% against 62.4% (32-plane chunks), 65.2% against 62.6% (16).
-pub(super) fn merged_wanted(bytes: usize, class: Option<&str>) -> bool {
-    env_switch("FDLAB_FDTD_MERGED", bytes == 8 && class != Some("h200"))
+/// values of `bytes` bytes, the coefficients `indexed` or not (`FDLAB_FDTD_MERGED=1` or `0`
+/// chooses, for measuring). With two coefficients per cell, on an H100 at 384³ with a
+/// 10-cell CPML, in two runs each: `f64` 69.5% of the copy in one launch against 67.3–67.5%
+/// in two; `f32` 62.1% against 63.0–63.2%. On an H200 (`class`) two launches in both: `f64`
+/// 62.9% against 62.4% (32-plane chunks), 65.2% against 62.6% (16). With a medium index the
+/// `f32` core kernel on its own needs only 32 registers and runs slower (H200: 49.8–50.1%
+/// in two launches against 57.3–57.6% in one).
+pub(super) fn merged_wanted(bytes: usize, class: Option<&str>, indexed: bool) -> bool {
+    let one_launch = if bytes == 4 {
+        indexed
+    } else {
+        class != Some("h200")
+    };
+    env_switch("FDLAB_FDTD_MERGED", one_launch)
 }
 
 /// Whether the one-pass step's chunks of planes are laid from the z layer's edge
@@ -106,8 +113,11 @@ pub(super) struct FdtdSources {
 /// Every kernel of `s` in `T` on any device class, each once (to compile them all anywhere).
 pub(super) fn all_sources<T: CudaScalar>(s: &FdtdSetup) -> Result<Vec<CudaSource>> {
     let mut out: Vec<CudaSource> = vec![];
-    for class in super::DEVICE_CLASSES {
-        for src in sources::<T>(s, class)?.all() {
+    for (class, indexed) in super::DEVICE_CLASSES
+        .iter()
+        .flat_map(|&c| [(c, true), (c, false)])
+    {
+        for src in sources::<T>(s, class, indexed)?.all() {
             if !out.iter().any(|o| o.name == src.name) {
                 out.push(src);
             }
@@ -130,8 +140,13 @@ impl FdtdSources {
     }
 }
 
-/// The kernels of `s` in `T` for a device of `class` (`None`: the default shapes).
-pub(super) fn sources<T: CudaScalar>(s: &FdtdSetup, class: Option<&str>) -> Result<FdtdSources> {
+/// The kernels of `s` in `T` for a device of `class` (`None`: the default shapes); the
+/// one-pass kernels read a medium index per cell where `indexed` (see [`FdtdSpec::indexed`]).
+pub(super) fn sources<T: CudaScalar>(
+    s: &FdtdSetup,
+    class: Option<&str>,
+    indexed: bool,
+) -> Result<FdtdSources> {
     let ty = cuda_type::<T>();
     let precision = precision_of::<T>();
     let l = launch();
@@ -143,6 +158,7 @@ pub(super) fn sources<T: CudaScalar>(s: &FdtdSetup, class: Option<&str>) -> Resu
         cpml: s.grid.boundary.map(|b| b.cpml().map(|p| p.thickness)),
         launch: l,
         min_blocks: 0,
+        indexed,
     };
     let flat = Launch::flat(256);
     let has_cpml = spec.cpml.iter().any(|c| c.is_some());
@@ -150,7 +166,7 @@ pub(super) fn sources<T: CudaScalar>(s: &FdtdSetup, class: Option<&str>) -> Resu
     let split = has_cpml && core_wanted();
     let bytes = std::mem::size_of::<T>();
     let main = fused_launch(bytes, has_cpml, class);
-    let merged = split && merged_wanted(bytes, class);
+    let merged = split && merged_wanted(bytes, class, indexed);
     let with_halo = |l: Launch| Launch {
         bx: l.bx + 1,
         by: l.by + 1,
@@ -240,6 +256,12 @@ pub(super) fn sources<T: CudaScalar>(s: &FdtdSetup, class: Option<&str>) -> Resu
             .then(|| super::fdtd_monitors::source(ty, precision)),
         tfsf: (!s.plane_waves.is_empty()).then(|| super::fdtd_tfsf::source(ty, precision)),
     })
+}
+
+/// Whether the one pass reads a medium index per cell (the default, where the case's media
+/// fit its table) or two coefficients (`FDLAB_FDTD_MEDIA=0`, for measuring).
+pub(super) fn media_wanted() -> bool {
+    env_switch("FDLAB_FDTD_MEDIA", true)
 }
 
 /// Whether the step runs as one pass (the default) or as two half-step kernels

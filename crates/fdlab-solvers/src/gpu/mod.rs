@@ -8,6 +8,7 @@ mod fdtd;
 mod fdtd_dispersive;
 mod fdtd_fused;
 mod fdtd_kernels;
+mod fdtd_media;
 mod fdtd_monitors;
 mod fdtd_points;
 mod fdtd_sources;
