@@ -20,22 +20,22 @@ pub(super) fn launch() -> Launch {
 }
 
 /// The one-pass step's tile for values of `bytes` bytes, with or without CPML layers:
-/// 64 × 4 columns per block (plus the halo threads) for `f32` without layers, 32 × 8
-/// otherwise, 32 planes each. On an H100 at 384³: `f32` PEC box 85.4% of the copy against
-/// 83.5%; `f32` with a CPML 61.2% against 59.6%; `f64` 86.8% against 75.5% (PEC) and 65.3%
-/// against 61.7% (CPML); 32 × 4, 64 × 2, 64 × 8, 128 × 2, 128 × 4 and 16 or 64 planes did
-/// no better. On an H200 (`class`, as fdlab-cuda's `device_class`) at 384³: `f64` without
-/// layers 64 × 4 columns and 64 planes, 85.8% against 83.2%; with a CPML 16 planes, `f32`
-/// 56.3% against 54.9% and `f64` 65.2% against 62.9% (one run each, in one machine start).
-/// `FDLAB_SOLVER_LAUNCH` overrides it as for the half-step kernels.
+/// 64 × 4 columns per block (plus the halo threads) over 32 planes without layers, 32 × 8
+/// columns over 16 planes with them. With the medium index, on an H100 at 384³ (two runs
+/// each, one machine start): PEC box `f64` 98.0–98.8% of the copy for 64 × 4, 128 × 2 and
+/// 32 × 4 columns against 92.8–93.3% for 32 × 8, `f32` 90.2–90.8% for 64 × 4 against 88.3%;
+/// CPML box 16 planes against 32: `f32` 67.5–67.6% against 65.7–66.2%, `f64` 76.0–76.1%
+/// against 75.5–75.8% (64 × 4, 32 × 4 and 32 × 16 columns lost 1–38 points). On an H200
+/// (`class`, as fdlab-cuda's `device_class`): `f64` without layers over 64 planes, 85.8%
+/// against 83.2% (per-cell coefficients). `FDLAB_SOLVER_LAUNCH` overrides it as for the
+/// half-step kernels.
 pub(super) fn fused_launch(bytes: usize, cpml: bool, class: Option<&str>) -> Launch {
     let fits = |l: &Launch| (l.bx + 1) * (l.by + 1) <= 1024;
     let h200 = class == Some("h200");
     let (bx, by, chunk) = match (bytes, cpml) {
-        (_, true) if h200 => (32, 8, 16),
+        (_, true) => (32, 8, 16),
         (8, false) if h200 => (64, 4, 64),
-        (4, false) => (64, 4, 32),
-        _ => (32, 8, 32),
+        (_, false) => (64, 4, 32),
     };
     // The override's shape only: one point per thread, whatever its vector width says.
     Launch::from_env()
