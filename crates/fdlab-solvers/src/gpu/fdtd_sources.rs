@@ -25,7 +25,7 @@ pub(super) fn launch() -> Launch {
 /// each, one machine start): PEC box `f64` 98.0–98.8% of the copy for 64 × 4, 128 × 2 and
 /// 32 × 4 columns against 92.8–93.3% for 32 × 8, `f32` 90.2–90.8% for 64 × 4 against 88.3%;
 /// CPML box 16 planes against 32: `f32` 67.5–67.6% against 65.7–66.2%, `f64` 76.0–76.1%
-/// against 75.5–75.8% (64 × 4, 32 × 4 and 32 × 16 columns lost 1–38 points). On an H200
+/// against 75.5–75.8% (64 × 4, 32 × 4 and 32 × 16 columns lost 0.3–38 points). On an H200
 /// (`class`, as fdlab-cuda's `device_class`): `f64` without layers over 64 planes, 85.8%
 /// against 83.2% (per-cell coefficients). `FDLAB_SOLVER_LAUNCH` overrides it as for the
 /// half-step kernels.
