@@ -288,7 +288,7 @@ fn fdtd_box(
     cpml: Option<usize>,
     drude: bool,
 ) -> Result<fdlab_solvers::fdtd::FdtdSetup, fdlab_solvers::Error> {
-    use fdlab_solvers::fdtd::case::CellBox;
+    use fdlab_solvers::fdtd::CellBox;
     use fdlab_solvers::fdtd::{drude_dt_limit, Component, Drude, FdtdSetup, Grid, PointSource};
     use fdlab_solvers::fdtd::{Shape, Waveform};
     let grid = Grid::new([n; 3], [1.0; 3], [boundary(cpml); 3])?;

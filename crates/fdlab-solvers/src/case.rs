@@ -1,5 +1,10 @@
 //! Case files: the TOML description of a simulation, parsed with unknown keys refused.
 
+pub mod fdtd;
+mod fdtd_shapes;
+mod fdtd_spec;
+mod fdtd_waves;
+
 use crate::physics::{check_order, heat_dt_limit, wave_dt_limit};
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
@@ -223,7 +228,7 @@ pub struct CaseSpec {
     pub boundary: Option<BoundarySpec>,
     /// The Maxwell setup (fdtd only).
     #[serde(default)]
-    pub fdtd: Option<crate::fdtd::FdtdSpec>,
+    pub fdtd: Option<fdtd::FdtdSpec>,
     /// Outputs.
     pub output: OutputSpec,
 }
@@ -406,11 +411,11 @@ impl Case {
 
     /// Check everything that can be checked before any work, `material_max` being the largest
     /// κ or c (from the material fields). Returns the time-stepping plan. For an fdtd case
-    /// `material_max` is unused: its limit is the Yee Courant limit (see [`crate::fdtd::case`]).
+    /// `material_max` is unused: its limit is the Yee Courant limit (see [`fdtd`]).
     pub fn validate_with(&self, material_max: f64) -> Result<Plan> {
         let s = &self.spec;
         if s.physics == Physics::Fdtd {
-            return crate::fdtd::case::plan(self);
+            return fdtd::plan(self);
         }
         let dim = self.dim();
         if !(2..=3).contains(&dim) {
@@ -568,7 +573,7 @@ impl Case {
         if let Some(f) = &mut self.spec.fdtd {
             // Keep an FDTD CPML about as thick physically, within what the coarse axis allows.
             for (a, b) in f.boundary.iter_mut().enumerate() {
-                if let (crate::fdtd::case::BoundaryName::Cpml(p), Some(&n)) = (b, g.shape.get(a)) {
+                if let (fdtd::BoundaryName::Cpml(p), Some(&n)) = (b, g.shape.get(a)) {
                     // At least as thick as its grading needs (order + 2 cells, see Cpml).
                     let least = (p.order.unwrap_or(3) as usize + 2).max(4);
                     p.thickness = (p.thickness / factor)

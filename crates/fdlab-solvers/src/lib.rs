@@ -24,6 +24,7 @@ pub mod conformance;
 mod error;
 pub mod fdtd;
 mod fdtd_check_cases;
+mod fdtd_output;
 pub mod gpu;
 pub mod heat;
 mod heat_row;

@@ -674,7 +674,7 @@ impl Outputs {
 
     fn seismogram(&self, s: &dyn Stepper) -> Result<()> {
         if self.case.spec.physics == Physics::Fdtd {
-            return crate::fdtd::write_probes(
+            return crate::fdtd_output::write_probes(
                 &self.case,
                 &self.dir,
                 self.dt,

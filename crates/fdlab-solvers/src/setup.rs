@@ -138,7 +138,7 @@ pub fn prepare(case: &Case) -> Result<Prepared> {
         Physics::Heat => ("material.diffusivity", &s.material.diffusivity),
         Physics::Wave => ("material.velocity", &s.material.velocity),
         Physics::Fdtd => {
-            let (plan, setup) = crate::fdtd::case::prepare(case)?;
+            let (plan, setup) = crate::case::fdtd::prepare(case)?;
             return Ok(Prepared {
                 plan,
                 setup: Setup::Fdtd(setup),
@@ -176,7 +176,7 @@ pub fn prepare(case: &Case) -> Result<Prepared> {
             initial: init,
         }),
         // Returned at the top of this function, before the material fields.
-        Physics::Fdtd => unreachable!("fdtd cases are prepared by fdtd::case::prepare"),
+        Physics::Fdtd => unreachable!("fdtd cases are prepared by case::fdtd::prepare"),
         Physics::Wave => {
             let f0 = s.sources.iter().map(|x| x.frequency).fold(0.0, f64::max);
             let boundary = match *case.boundary() {

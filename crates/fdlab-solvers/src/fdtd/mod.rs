@@ -29,7 +29,7 @@
 //! outgoing waves: its memory variables live in arrays sized to the layers, updated by a pass
 //! over the layer cells after each fused half step.
 //!
-//! `fdlab run` takes these simulations from case files with `physics = "fdtd"` (see [`case`]
+//! `fdlab run` takes these simulations from case files with `physics = "fdtd"` (see [`crate::case::fdtd`]
 //! for the `[fdtd]` table); [`FdtdCpu`] puts one behind the [`crate::Stepper`] interface.
 //!
 //! ```
@@ -59,9 +59,6 @@
 //! # Ok::<(), fdlab_solvers::Error>(())
 //! ```
 
-pub mod case;
-mod case_shapes;
-mod case_waves;
 mod cpml;
 mod cpml_profile;
 mod dispersion;
@@ -70,23 +67,25 @@ mod flux;
 mod grid;
 mod materials;
 mod monitor;
-mod output;
 mod probe;
+mod setup;
 mod source;
 mod stepper;
 pub(crate) mod tfsf;
 mod update;
 
-pub use case::{FdtdSetup, FdtdSpec};
 pub use cpml_profile::Cpml;
+pub(crate) use dispersion::{bad_debye, bad_lorentz};
 pub use dispersion::{lorentz_dt_limit, Debye, Lorentz};
 pub use drude::{dt_limit as drude_dt_limit, Drude};
+pub(crate) use flux::check as check_flux;
 pub use flux::{flux, FluxPlane, FluxSpec};
 pub use grid::{Boundary, Component, Fields, Grid};
 pub use materials::Shape;
+pub(crate) use monitor::check as check_monitor;
 pub use monitor::{plane_axes, tangential_e, DftMonitor, MonitorSpec, MIN_CELLS_PER_WAVELENGTH};
-pub(crate) use output::write_probes;
 pub use probe::{energy, Probe};
+pub use setup::{CellBox, FdtdSetup};
 pub use source::{PointSource, Waveform};
 pub use stepper::FdtdCpu;
 pub use tfsf::PlaneWave;

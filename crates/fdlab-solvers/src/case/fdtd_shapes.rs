@@ -1,8 +1,8 @@
 //! The geometry of a `[[fdtd.materials]]` entry: a box, a sphere or a slab, in cells.
 
-use super::case::{extent, MaterialBox};
-use super::{Grid, Shape};
-use crate::case::Case;
+use super::fdtd_spec::{extent, MaterialBox};
+use super::Case;
+use crate::fdtd::{Grid, Shape};
 use crate::Result;
 
 /// The cells `m` fills, or an error naming the key under `key` (e.g. `fdtd.materials[0]`).

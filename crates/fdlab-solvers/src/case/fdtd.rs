@@ -1,5 +1,5 @@
 //! The `[fdtd]` table of a case file (`physics = "fdtd"`) and its validation into an
-//! [`FdtdSetup`] that [`super::FdtdCpu`] runs.
+//! [`FdtdSetup`] that [`crate::fdtd::FdtdCpu`] runs.
 //!
 //! Positions are physical coordinates (the grid spans `0 ..= n·d` per axis), so a case keeps
 //! its geometry when its grid is refined or coarsened. A source or probe uses the cell whose
@@ -7,13 +7,16 @@
 //! fills every cell whose centre lies in `lo ..= hi`. Sources and probes may not lie in a CPML
 //! layer.
 
-pub use super::case_waves::{DirectionName, FluxEntry, PlaneWaveSpec};
-use super::{
-    Boundary, Component, Cpml, Debye, Drude, Grid, Lorentz, MonitorSpec, PointSource, Shape,
-    Waveform,
+use super::fdtd_spec::{extent, positive, waveform, WaveformKeys};
+pub use super::fdtd_spec::{
+    AxisName, DebyeSpec, DrudeSpec, LorentzSpec, MaterialBox, SlabSpec, WaveformName,
 };
-use super::{FluxSpec, PlaneWave};
-use crate::case::{Case, Plan};
+pub use super::fdtd_waves::{DirectionName, FluxEntry, PlaneWaveSpec};
+use super::{Case, Plan};
+use crate::fdtd::{
+    Boundary, CellBox, Component, Cpml, Debye, Drude, FdtdSetup, Grid, Lorentz, MonitorSpec,
+    PointSource,
+};
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 
@@ -57,108 +60,6 @@ impl CpmlSpec {
     }
 }
 
-/// A source's waveform by name; its parameters are keys beside it (see [`Waveform`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum WaveformName {
-    /// `exp(−((t − t0)/tau)²)`: needs `t0`, `tau`.
-    Gaussian,
-    /// `sin(2π f0 (t − t0))·exp(−((t − t0)/tau)²)`: needs `f0`, `t0`, `tau`.
-    ModulatedGaussian,
-    /// Ricker wavelet: needs `f0`; `t0` defaults to `1.5 / f0`.
-    Ricker,
-    /// `sin(2π f0 t)`: needs `f0`.
-    Sine,
-}
-
-/// `[[fdtd.materials]]`: a box, sphere or slab of dielectric / conductor / perfect conductor /
-/// dispersive medium, later ones overriding earlier ones. Give exactly one geometry: `lo` and
-/// `hi`, `center` and `radius`, or `slab`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct MaterialBox {
-    /// Low corner of a box, physical coordinates.
-    pub lo: Option<Vec<f64>>,
-    /// High corner of a box, physical coordinates; cells whose centres lie in `lo ..= hi` are
-    /// filled.
-    pub hi: Option<Vec<f64>>,
-    /// Centre of a sphere, physical coordinates.
-    pub center: Option<Vec<f64>>,
-    /// Radius of a sphere; cells whose centres lie within it are filled.
-    pub radius: Option<f64>,
-    /// A slab (a layer) across the whole grid between two planes normal to an axis.
-    pub slab: Option<SlabSpec>,
-    /// A perfect electric conductor (default false).
-    #[serde(default)]
-    pub pec: bool,
-    /// Relative permittivity (≥ 1; default 1).
-    #[serde(default = "one")]
-    pub eps_r: f64,
-    /// Conductivity (≥ 0; default 0).
-    #[serde(default)]
-    pub sigma: f64,
-    /// A Drude term on top of `eps_r` (which is then ε∞).
-    pub drude: Option<DrudeSpec>,
-    /// A one-pole Lorentz term on top of `eps_r` (which is then ε∞); at most one model a box.
-    pub lorentz: Option<LorentzSpec>,
-    /// A one-pole Debye term on top of `eps_r` (which is then ε∞); at most one model a box.
-    pub debye: Option<DebyeSpec>,
-}
-
-/// `lorentz = { delta_eps = Δε, resonance_frequency = ω0, damping = δ }` in a material box:
-/// `ε(ω) = ε∞ + Δε ω0²/(ω0² − ω² − 2iδω)` (see [`Lorentz`]).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LorentzSpec {
-    /// `Δε` ≥ 0.
-    pub delta_eps: f64,
-    /// `ω0` in radians per unit time (angular: `2π·f0`), > 0.
-    pub resonance_frequency: f64,
-    /// `δ` per unit time, ≥ 0 (default 0, lossless).
-    #[serde(default)]
-    pub damping: f64,
-}
-
-/// `debye = { delta_eps = Δε, relaxation_time = τ }` in a material box:
-/// `ε(ω) = ε∞ + Δε/(1 − iωτ)` (see [`Debye`]).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct DebyeSpec {
-    /// `Δε` ≥ 0.
-    pub delta_eps: f64,
-    /// `τ` > 0.
-    pub relaxation_time: f64,
-}
-
-/// `drude = { plasma_frequency = ωp, collision_frequency = γ }` in a material box:
-/// `ε(ω) = ε∞ − ωp²/(ω² + iγω)` (see [`Drude`]).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct DrudeSpec {
-    /// `ωp` in radians per unit time (angular: `2π·f_p`), ≥ 0.
-    pub plasma_frequency: f64,
-    /// `γ` per unit time, ≥ 0 (default 0, lossless).
-    #[serde(default)]
-    pub collision_frequency: f64,
-}
-
-/// `slab = { axis = "z", lo = 1.0, hi = 1.2 }`: every cell whose centre lies between the
-/// planes `lo` and `hi` along `axis`, across the whole grid.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SlabSpec {
-    /// The slab's normal.
-    pub axis: AxisName,
-    /// Low plane, physical coordinate.
-    pub lo: f64,
-    /// High plane, physical coordinate.
-    pub hi: f64,
-}
-
-fn one() -> f64 {
-    1.0
-}
-
 /// `[[fdtd.sources]]`: a soft current source on one electric component.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -176,7 +77,7 @@ pub struct SourceSpec {
     /// Width parameter of the waveform.
     pub tau: Option<f64>,
     /// Current density scale (default 1); for a hard source, the field itself.
-    #[serde(default = "one")]
+    #[serde(default = "super::fdtd_spec::one")]
     pub amplitude: f64,
     /// Hard source: set E to `amplitude · w(t)` each step instead of adding a current
     /// (default false).
@@ -195,15 +96,6 @@ impl SourceSpec {
     }
 }
 
-/// A waveform's name and parameters as a case gives them.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct WaveformKeys {
-    pub(super) waveform: WaveformName,
-    pub(super) f0: Option<f64>,
-    pub(super) t0: Option<f64>,
-    pub(super) tau: Option<f64>,
-}
-
 /// `[[fdtd.probes]]`: one component recorded at one point every step.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -214,27 +106,8 @@ pub struct ProbeSpec {
     pub position: Vec<f64>,
 }
 
-/// An axis by name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum AxisName {
-    /// x.
-    X,
-    /// y.
-    Y,
-    /// z.
-    Z,
-}
-
-impl AxisName {
-    /// 0, 1 or 2.
-    pub fn index(self) -> usize {
-        self as usize
-    }
-}
-
 /// `[[fdtd.monitors]]`: a running DFT of some components on one grid plane (see
-/// [`super::DftMonitor`]); each writes `monitor_N.npy`.
+/// [`crate::fdtd::DftMonitor`]); each writes `monitor_N.npy`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MonitorEntry {
@@ -276,56 +149,6 @@ pub struct FdtdSpec {
     /// Component drawn and written by `[output]` (default `"ex"`).
     #[serde(default)]
     pub plot: Component,
-}
-
-/// A validated material region.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct CellBox {
-    /// The cells it fills.
-    pub shape: Shape,
-    /// A perfect conductor (its E components held at zero; the other properties unused).
-    pub pec: bool,
-    /// Relative permittivity.
-    pub eps_r: f64,
-    /// Conductivity.
-    pub sigma: f64,
-    /// Drude term, if dispersive.
-    pub drude: Option<Drude>,
-    /// Lorentz term, if dispersive (at most one of the three models is set).
-    pub lorentz: Option<Lorentz>,
-    /// Debye term, if dispersive.
-    pub debye: Option<Debye>,
-}
-
-/// A validated fdtd case, ready for [`super::FdtdCpu::new`].
-#[derive(Debug, Clone)]
-pub struct FdtdSetup {
-    /// The Yee grid.
-    pub grid: Grid,
-    /// Time step.
-    pub dt: f64,
-    /// Material boxes, applied in order.
-    pub boxes: Vec<CellBox>,
-    /// Soft sources.
-    pub sources: Vec<PointSource>,
-    /// Hard sources.
-    pub hard_sources: Vec<PointSource>,
-    /// Plane waves, checked against the grid and the boxes.
-    pub plane_waves: Vec<PlaneWave>,
-    /// Flux planes, checked against the run's duration.
-    pub fluxes: Vec<FluxSpec>,
-    /// Probes: component and cell.
-    pub probes: Vec<(Component, [usize; 3])>,
-    /// DFT monitors, checked against the run's duration.
-    pub monitors: Vec<MonitorSpec>,
-    /// The run's duration `steps·dt`, which the monitors were checked against.
-    pub duration: f64,
-    /// Component that [`crate::Stepper::field`] returns.
-    pub plot: Component,
-}
-
-fn positive(v: f64) -> bool {
-    v > 0.0 && v.is_finite()
 }
 
 /// The `[fdtd]` table; [`Case::parse`] guarantees it exists for fdtd cases.
@@ -451,10 +274,6 @@ fn cell_of(grid: &Grid, c: Component, x: &[f64]) -> Option<[usize; 3]> {
     Some(out)
 }
 
-pub(super) fn extent(grid: &Grid) -> [f64; 3] {
-    std::array::from_fn(|a| grid.n[a] as f64 * grid.spacing[a])
-}
-
 fn place(case: &Case, key: &str, grid: &Grid, c: Component, x: &[f64]) -> Result<[usize; 3]> {
     cell_of(grid, c, x).ok_or_else(|| {
         case.invalid(
@@ -503,7 +322,7 @@ fn cell_box(case: &Case, i: usize, grid: &Grid, dt: f64, m: &MaterialBox) -> Res
             format!("{}: use a finite conductivity >= 0", m.sigma),
         ));
     }
-    let shape = super::case_shapes::shape(case, &key, grid, m)?;
+    let shape = super::fdtd_shapes::shape(case, &key, grid, m)?;
     let drude = m.drude.map(|d| Drude {
         plasma_frequency: d.plasma_frequency,
         collision_frequency: d.collision_frequency,
@@ -519,7 +338,7 @@ fn cell_box(case: &Case, i: usize, grid: &Grid, dt: f64, m: &MaterialBox) -> Res
                 ),
             ));
         }
-        let limit = super::drude_dt_limit(grid, d.plasma_frequency);
+        let limit = crate::fdtd::drude_dt_limit(grid, d.plasma_frequency);
         if dt > limit {
             return Err(case.invalid(
                 &format!("{key}.drude.plasma_frequency"),
@@ -555,13 +374,13 @@ fn cell_box(case: &Case, i: usize, grid: &Grid, dt: f64, m: &MaterialBox) -> Res
         damping: l.damping,
     });
     if let Some(l) = &lorentz {
-        if let Some((k, v, want)) = super::dispersion::bad_lorentz(l) {
+        if let Some((k, v, want)) = crate::fdtd::bad_lorentz(l) {
             return Err(case.invalid(
                 &format!("{key}.lorentz.{k}"),
                 format!("{v}: use a finite value {want}"),
             ));
         }
-        let limit = super::lorentz_dt_limit(grid, l);
+        let limit = crate::fdtd::lorentz_dt_limit(grid, l);
         if dt > limit {
             return Err(case.invalid(
                 &format!("{key}.lorentz.resonance_frequency"),
@@ -580,7 +399,7 @@ fn cell_box(case: &Case, i: usize, grid: &Grid, dt: f64, m: &MaterialBox) -> Res
         delta_eps: d.delta_eps,
         relaxation_time: d.relaxation_time,
     });
-    if let Some((k, v, want)) = debye.as_ref().and_then(super::dispersion::bad_debye) {
+    if let Some((k, v, want)) = debye.as_ref().and_then(crate::fdtd::bad_debye) {
         return Err(case.invalid(
             &format!("{key}.debye.{k}"),
             format!("{v}: use a finite value {want}"),
@@ -600,66 +419,6 @@ fn cell_box(case: &Case, i: usize, grid: &Grid, dt: f64, m: &MaterialBox) -> Res
         drude,
         lorentz,
         debye,
-    })
-}
-
-/// The waveform of a source or plane wave whose keys sit under `prefix` (e.g.
-/// `fdtd.sources[0]`).
-pub(super) fn waveform(case: &Case, prefix: &str, s: WaveformKeys) -> Result<Waveform> {
-    let key = |k: &str| format!("{prefix}.{k}");
-    let need = |k: &str, v: Option<f64>| {
-        v.filter(|x| x.is_finite()).ok_or_else(|| {
-            case.invalid(
-                &key(k),
-                format!(
-                    "missing or not finite; the {:?} waveform needs it",
-                    s.waveform
-                ),
-            )
-        })
-    };
-    let pos = |k: &str, v: f64| {
-        if positive(v) {
-            Ok(v)
-        } else {
-            Err(case.invalid(&key(k), format!("{v}: must be positive")))
-        }
-    };
-    let unused = |k: &str, v: Option<f64>| match v {
-        Some(_) => Err(case.invalid(
-            &key(k),
-            format!("the {:?} waveform takes no {k}; remove it", s.waveform),
-        )),
-        None => Ok(()),
-    };
-    Ok(match s.waveform {
-        WaveformName::Gaussian => {
-            unused("f0", s.f0)?;
-            Waveform::Gaussian {
-                t0: need("t0", s.t0)?,
-                tau: pos("tau", need("tau", s.tau)?)?,
-            }
-        }
-        WaveformName::ModulatedGaussian => Waveform::ModulatedGaussian {
-            f0: pos("f0", need("f0", s.f0)?)?,
-            t0: need("t0", s.t0)?,
-            tau: pos("tau", need("tau", s.tau)?)?,
-        },
-        WaveformName::Ricker => {
-            unused("tau", s.tau)?;
-            let f0 = pos("f0", need("f0", s.f0)?)?;
-            Waveform::Ricker {
-                f0,
-                t0: s.t0.unwrap_or(1.5 / f0),
-            }
-        }
-        WaveformName::Sine => {
-            unused("t0", s.t0)?;
-            unused("tau", s.tau)?;
-            Waveform::Sine {
-                f0: pos("f0", need("f0", s.f0)?)?,
-            }
-        }
     })
 }
 
@@ -744,7 +503,7 @@ pub fn prepare(case: &Case) -> Result<(Plan, FdtdSetup)> {
             components: m.components.clone(),
             frequencies: m.frequencies.clone(),
         };
-        if let Some(why) = super::monitor::check(&grid, plan.dt, duration, &spec) {
+        if let Some(why) = crate::fdtd::check_monitor(&grid, plan.dt, duration, &spec) {
             return Err(case.invalid(&key, format!("monitor {i}: {why}")));
         }
         monitors.push(spec);
@@ -753,13 +512,13 @@ pub fn prepare(case: &Case) -> Result<(Plan, FdtdSetup)> {
         .plane_waves
         .iter()
         .enumerate()
-        .map(|(i, w)| super::case_waves::plane_wave(case, i, &grid, &boxes, w))
+        .map(|(i, w)| super::fdtd_waves::plane_wave(case, i, &grid, &boxes, w))
         .collect::<Result<Vec<_>>>()?;
     let fluxes = f
         .flux
         .iter()
         .enumerate()
-        .map(|(i, s)| super::case_waves::flux(case, i, &grid, plan.dt, duration, s))
+        .map(|(i, s)| super::fdtd_waves::flux(case, i, &grid, plan.dt, duration, s))
         .collect::<Result<Vec<_>>>()?;
     let o = &case.spec.output;
     if o.every == 0 {

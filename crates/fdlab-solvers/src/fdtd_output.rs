@@ -2,9 +2,9 @@
 //! and `probes.json`, which says what each series is; one `.npy` of spectra per DFT monitor and
 //! `monitors.json`; one `.npy` of fluxes per flux plane and `flux.json`.
 
-use super::{flux, plane_axes, DftMonitor, FluxSpec, Grid};
 use crate::case::Case;
 use crate::error::io_err;
+use crate::fdtd::{flux, plane_axes, DftMonitor, FluxSpec, Grid};
 use crate::output::write_npy;
 use crate::Result;
 use std::path::Path;
@@ -20,7 +20,7 @@ pub(crate) fn write_probes(
     traces: &[Vec<f64>],
     monitors: &[DftMonitor],
 ) -> Result<()> {
-    let (_, setup) = super::case::prepare(case)?;
+    let (_, setup) = crate::case::fdtd::prepare(case)?;
     let mut list = Vec::new();
     for (i, ((c, cell), tr)) in setup.probes.iter().zip(traces).enumerate() {
         let file = format!("probe_{i}.npy");

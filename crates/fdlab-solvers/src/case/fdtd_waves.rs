@@ -1,8 +1,8 @@
 //! The `[[fdtd.plane_waves]]` and `[[fdtd.flux]]` tables of a case file and their validation.
 
-use super::case::{waveform, CellBox, WaveformKeys, WaveformName};
-use super::{Component, FluxSpec, Grid, PlaneWave};
-use crate::case::Case;
+use super::fdtd_spec::{waveform, WaveformKeys, WaveformName};
+use super::Case;
+use crate::fdtd::{CellBox, Component, FluxSpec, Grid, PlaneWave};
 use crate::Result;
 use serde::{Deserialize, Serialize};
 
@@ -62,12 +62,8 @@ pub struct PlaneWaveSpec {
     /// Width parameter of the waveform.
     pub tau: Option<f64>,
     /// Amplitude of the incident E (default 1).
-    #[serde(default = "one")]
+    #[serde(default = "super::fdtd_spec::one")]
     pub amplitude: f64,
-}
-
-fn one() -> f64 {
-    1.0
 }
 
 /// `[[fdtd.flux]]`: the Poynting flux through a plane per frequency (see [`FluxSpec`]).
@@ -75,7 +71,7 @@ fn one() -> f64 {
 #[serde(deny_unknown_fields)]
 pub struct FluxEntry {
     /// The plane's normal, `"x"`, `"y"` or `"z"`; the flux counts positive along it.
-    pub axis: super::case::AxisName,
+    pub axis: super::fdtd_spec::AxisName,
     /// The plane's coordinate, snapped to the nearest node.
     pub position: f64,
     /// Frequencies (cycles per unit time).
@@ -188,7 +184,7 @@ pub(super) fn flux(
         index: idx as usize,
         frequencies: s.frequencies.clone(),
     };
-    if let Some(why) = super::flux::check(grid, dt, duration, &spec) {
+    if let Some(why) = crate::fdtd::check_flux(grid, dt, duration, &spec) {
         return Err(case.invalid(&key, format!("flux plane {i}: {why}")));
     }
     Ok(spec)
