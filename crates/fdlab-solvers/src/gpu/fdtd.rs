@@ -330,15 +330,9 @@ impl<T: CudaScalar> FdtdGpu<T> {
             let skip = fu.core.as_ref().map_or([0; 6], |(_, r)| flat(r));
             let bounds: [i32; 12] =
                 std::array::from_fn(|i| if i < 6 { whole[i] } else { skip[i - 6] });
+            let coef = coefficients(&self.media, &self.ca, &self.cb);
             let mut b = stream.launch_builder(fu.kernel.function());
-            fused_args(
-                &mut b,
-                &mut fu.next,
-                f,
-                coefficients(&self.media, &self.ca, &self.cb),
-                &dims,
-                &bounds,
-            );
+            fused_args(&mut b, &mut fu.next, f, coef, &dims, &bounds);
             for (c, next) in self.cpml.iter_mut().zip(fu.next_psi_h.iter_mut()) {
                 let [o0, o1] = &c.psi_h;
                 let [n0, n1] = next;
@@ -366,14 +360,7 @@ impl<T: CudaScalar> FdtdGpu<T> {
                 let c = flat(&cells);
                 let bounds: [i32; 12] = std::array::from_fn(|i| if i < 6 { c[i] } else { 0 });
                 let mut b = stream.launch_builder(core.function());
-                fused_args(
-                    &mut b,
-                    &mut fu.next,
-                    f,
-                    coefficients(&self.media, &self.ca, &self.cb),
-                    &dims,
-                    &bounds,
-                );
+                fused_args(&mut b, &mut fu.next, f, coef, &dims, &bounds);
                 let cfg = LaunchConfig {
                     grid_dim: (r[0].len() as u32, r[1].len() as u32, r[2].len() as u32),
                     block_dim: block,
@@ -512,6 +499,7 @@ impl<T: CudaScalar> FdtdGpu<T> {
 }
 
 /// How the one pass reads E's coefficients.
+#[derive(Clone, Copy)]
 enum Coefficients<'a, T> {
     /// Two values per cell.
     PerCell(&'a CudaSlice<T>, &'a CudaSlice<T>),
