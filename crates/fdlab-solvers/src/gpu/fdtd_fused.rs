@@ -373,6 +373,39 @@ mod tests {
         assert!(!plain.contains("if (in_x)") && layers.contains("if (in_x)"));
     }
 
+    /// An indexed kernel copies the media's table once per block, before either march and
+    /// after the skipped blocks' return, loads a byte per owned cell with H's loads and looks
+    /// the pair up only after the plane's barrier; it never names the per-cell arrays.
+    #[test]
+    fn an_indexed_kernel_looks_its_coefficients_up_after_the_barrier() {
+        for core in [Core::Skip, Core::Here] {
+            let k = fused_step(
+                &FdtdSpec {
+                    indexed: true,
+                    ..spec(4)
+                },
+                core,
+            );
+            assert!(!k.contains("ca + c") && !k.contains("cb + c"), "{k}");
+            assert!(k.contains("const unsigned char* __restrict__ medium"));
+            let table = k.find("media_a[q] = __ldg(media + q)").expect("table copy");
+            let first_march = k.find("for (int t = t0;").expect("march");
+            assert!(table < first_march);
+            if core == Core::Skip {
+                assert!(k.find("if (core) return;").expect("skip") < table);
+            }
+            // Per march: the byte load before the plane's barrier, the lookup after it.
+            for march in k.split("for (int t = t0;").skip(1) {
+                let load = march.find("__ldg(medium + c)").expect("index load");
+                let barrier = march.find("__syncthreads();").expect("barrier");
+                let lookup = march.find("media_a[mc]").expect("lookup");
+                assert!(load < barrier && barrier < lookup, "{march}");
+            }
+        }
+        let plain = fused_step(&spec(4), Core::Skip);
+        assert!(plain.contains("__ldg(ca + c)") && !plain.contains("medium"));
+    }
+
     /// The box against a direct test of every block's cells.
     #[test]
     fn the_core_box_holds_exactly_the_blocks_clear_of_the_layers() {
