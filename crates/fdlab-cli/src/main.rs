@@ -78,7 +78,7 @@ enum Command {
         /// Timed runs per case (median reported; default 20 on a GPU, 10 on the CPU).
         #[arg(long)]
         reps: Option<usize>,
-        /// Write the results as JSON here (default: fdlab-results/bench-<backend>-<time>.json).
+        /// Write the results as JSON here (default: fdlab-results/bench-BACKEND-TIME.json).
         #[arg(long)]
         json: Option<PathBuf>,
         /// Draw a chart of the results into this PNG: the roofline, or for `--suite temporal`
@@ -107,7 +107,7 @@ enum Command {
         /// Timed runs per candidate.
         #[arg(long, default_value_t = 10)]
         reps: usize,
-        /// Write every candidate's timing as JSON here (default: fdlab-results/tune-cuda-<time>.json).
+        /// Write every candidate's timing as JSON here (default: fdlab-results/tune-cuda-TIME.json).
         #[arg(long)]
         json: Option<PathBuf>,
         /// Time only these strategies (repeatable) instead of the built-in search space; those
@@ -153,7 +153,7 @@ enum Command {
         /// Only this precision on the GPU (f32 or f64); default both. Halves a sanitizer run.
         #[arg(long)]
         precision: Option<String>,
-        /// Write the table as JSON here (default: fdlab-results/check-<backend>-<time>.json).
+        /// Write the table as JSON here (default: fdlab-results/check-BACKEND-TIME.json).
         #[arg(long)]
         json: Option<PathBuf>,
         /// Only the stencil kernels, or only the solvers' time steps (GPU steppers against
