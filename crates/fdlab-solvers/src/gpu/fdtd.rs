@@ -152,7 +152,10 @@ impl<T: CudaScalar> FdtdGpu<T> {
         let sim = cpu.sim();
         let gpu = Gpu::open()?;
         let class = fdlab_cuda::choose::device_class(&gpu.dev.info.name);
-        let index = if media_wanted() {
+        // Plane waves correct H between the half steps, which the one pass does not stop at.
+        // Only the one pass reads the medium index: none for a case that runs the half steps.
+        let one_pass = fused_wanted() && s.plane_waves.is_empty();
+        let index = if one_pass && media_wanted() {
             let (ca, cb) = sim.e_coefficients();
             media_index(ca, cb)
         } else {
@@ -244,8 +247,7 @@ impl<T: CudaScalar> FdtdGpu<T> {
             Some(after) => Some(Points::new(&gpu, after, s, g)?),
             None => None,
         };
-        // Plane waves correct H between the half steps, which the one pass does not stop at.
-        let fused = if fused_wanted() && s.plane_waves.is_empty() {
+        let fused = if one_pass {
             let thickness = s.grid.boundary.map(|b| b.cpml().map(|p| p.thickness));
             Fused::new(&gpu, &src, g.n, thickness, &cpml)?
         } else {
