@@ -266,6 +266,20 @@ fn solver_checks(
         }));
         pb.finish_and_clear();
     }
+    if on_gpu && !only_decomposed && !only_temporal {
+        let passes = fdlab_solvers::conformance::fdtd_pass_cases(&cases);
+        println!(
+            "solvers: {} FDTD cases with two steps a pass (every boundary, CPML layers, point sources and probes): fields and probe traces after 100 steps bit-equal to the GPU's single steps",
+            passes.len()
+        );
+        let pb = progress_bar(passes.len() as u64);
+        pb.set_message("FDTD two steps a pass");
+        for (i, c) in passes.into_iter().enumerate() {
+            results.push(fdlab_solvers::conformance::fdtd_pass_check(c));
+            pb.set_position(i as u64 + 1);
+        }
+        pb.finish_and_clear();
+    }
     if on_gpu && !only_fdtd && !only_temporal {
         let split = fdlab_dist::gpu_check::split_cases()
             .into_iter()

@@ -13,7 +13,9 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 pub use crate::setup::Setup;
-pub use crate::temporal_checks::{run_temporal, temporal_cases, TemporalCase};
+pub use crate::temporal_checks::{
+    fdtd_pass_cases, fdtd_pass_check, run_temporal, temporal_cases, TemporalCase,
+};
 
 /// One conformance case.
 #[derive(Debug, Clone)]
@@ -532,6 +534,7 @@ mod tests {
         let cases = cases(false);
         let mut results = run_all(&cases, &gpu, &mut |_, _| {});
         results.extend(run_temporal(&temporal_cases(), &mut |_, _| {}));
+        results.extend(fdtd_pass_cases(&cases).into_iter().map(fdtd_pass_check));
         let failed: Vec<_> = results.iter().filter(|r| !r.passed).collect();
         assert!(failed.is_empty(), "{failed:#?}");
     }

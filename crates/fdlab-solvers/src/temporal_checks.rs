@@ -315,6 +315,69 @@ pub fn run_temporal(
     out
 }
 
+/// The GPU FDTD stepper with two steps a pass against its own single steps on `case`, over
+/// calls of 37 and 63 steps (passes and one single step at each call's end): fields and probe
+/// traces must be bit-equal, since a pass applies every update in the single step's order.
+/// Cases that run one step a pass anyway (dispersive media, monitors, plane waves) pass
+/// trivially and are left out by [`fdtd_pass_cases`].
+pub fn fdtd_pass_check(case: &CheckCase) -> CheckResult {
+    use crate::gpu::FdtdGpu;
+    let Setup::Fdtd(s) = &case.setup else {
+        return finish(
+            format!("{}: two steps a pass", case.name),
+            Err(Error::Invalid("not an FDTD case".into())),
+            0.0,
+        );
+    };
+    let run = || -> Result<f64> {
+        let (mut pass, mut single): (Box<dyn Stepper>, Box<dyn Stepper>) = match case.precision {
+            PrecisionName::F64 => (
+                Box::new(FdtdGpu::<f64>::new(s)?),
+                Box::new(FdtdGpu::<f64>::single_steps(s)?),
+            ),
+            PrecisionName::F32 => (
+                Box::new(FdtdGpu::<f32>::new(s)?),
+                Box::new(FdtdGpu::<f32>::single_steps(s)?),
+            ),
+        };
+        if pass.steps_per_pass() != 2 || single.steps_per_pass() != 1 {
+            return Err(Error::Invalid(format!(
+                "runs {} and {} steps a pass, not 2 and 1",
+                pass.steps_per_pass(),
+                single.steps_per_pass()
+            )));
+        }
+        for n in CALLS {
+            pass.advance(n)?;
+            single.advance(n)?;
+        }
+        let (a, b) = (pass.field()?, single.field()?);
+        let same = a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits())
+            && pass.traces() == single.traces();
+        Ok(if same {
+            0.0
+        } else {
+            relative_error(&a, &b).max(f64::MIN_POSITIVE)
+        })
+    };
+    finish(
+        format!("{}: two steps a pass equal single steps", case.name),
+        run(),
+        0.0,
+    )
+}
+
+/// The FDTD cases among `cases` that run two steps a pass on the GPU.
+pub fn fdtd_pass_cases(cases: &[CheckCase]) -> Vec<&CheckCase> {
+    cases
+        .iter()
+        .filter(|c| match &c.setup {
+            Setup::Fdtd(s) => crate::gpu::fdtd_runs_passes(s),
+            _ => false,
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

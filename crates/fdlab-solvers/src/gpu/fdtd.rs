@@ -35,9 +35,13 @@ use crate::fdtd::{Component, FdtdCpu, FdtdSetup};
 use crate::layout::to_bytes;
 use crate::stepper::{StatePart, Stepper};
 use crate::Result;
+use blocks::Blocks;
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use fdlab_cuda::{CudaScalar, Kernel};
 use std::sync::Arc;
+
+mod blocks;
+mod two_steps;
 
 /// The six components on the device.
 struct DeviceFields<T> {
@@ -84,16 +88,13 @@ impl<T> DeviceFields<T> {
 /// ψ go to (swapped with the current ones after each step).
 struct Fused<T> {
     kernel: Arc<Kernel>,
-    /// The tile both kernels were generated for.
-    launch: Launch,
-    /// With CPML layers: the box of blocks clear of them, and the kernel without their terms
-    /// that steps those blocks when `kernel` skips them (`None`: `kernel` steps them itself).
-    core: Option<(Option<Arc<Kernel>>, fdtd_fused::Box3)>,
-    /// Where the blocks start per axis (zero or below: see [`fdtd_fused::z_origin`]).
-    origin: [i64; 3],
+    /// How its blocks cover the grid.
+    blocks: Blocks,
     next: DeviceFields<T>,
     /// Per CPML axis, in the order of [`FdtdGpu::cpml`].
     next_psi_h: Vec<[CudaSlice<T>; 2]>,
+    /// Two steps a pass, where the case allows it.
+    pass: Option<two_steps::Pass<T>>,
 }
 
 /// One CPML axis on the device: ψ slabs (two terms for E, two for H) and the profiles.
@@ -146,6 +147,15 @@ impl<T: CudaScalar> FdtdGpu<T> {
     /// Checks the case (features, then the CPU simulation's own checks), opens the first
     /// GPU, compiles the kernels and uploads the coefficients.
     pub fn new(s: &FdtdSetup) -> Result<Self> {
+        Self::build(s, true)
+    }
+
+    /// As [`FdtdGpu::new`], one step a pass (the single steps two-step passes must equal).
+    pub fn single_steps(s: &FdtdSetup) -> Result<Self> {
+        Self::build(s, false)
+    }
+
+    fn build(s: &FdtdSetup, pass: bool) -> Result<Self> {
         // The CPU simulation validates sources, probes and boxes and computes the per-cell
         // coefficients and CPML profiles; the GPU takes them as they are.
         let cpu = FdtdCpu::<T>::new(s)?;
@@ -161,7 +171,7 @@ impl<T: CudaScalar> FdtdGpu<T> {
         } else {
             None
         };
-        let src = sources::<T>(s, class, index.is_some())?;
+        let src = sources::<T>(s, class, index.is_some(), pass)?;
         let h_kernel = gpu.kernel(&src.h)?;
         let e_kernel = gpu.kernel(&src.e)?;
         let scan_kernel = gpu.kernel(&src.scan)?;
@@ -249,7 +259,7 @@ impl<T: CudaScalar> FdtdGpu<T> {
         };
         let fused = if one_pass {
             let thickness = s.grid.boundary.map(|b| b.cpml().map(|p| p.thickness));
-            Fused::new(&gpu, &src, g.n, thickness, &cpml)?
+            Fused::new(&gpu, &src, g.n, thickness, &cpml, src.after.is_some())?
         } else {
             None
         };
@@ -313,25 +323,8 @@ impl<T: CudaScalar> FdtdGpu<T> {
             }
         }
         if let Some(fu) = self.fused.as_mut() {
-            let l = fu.launch;
             let dims = [nx, ny, nz];
-            let block = (l.bx + 1, l.by + 1, 1);
-            let flat = |r: &fdtd_fused::Box3| {
-                [
-                    r[0].start, r[0].end, r[1].start, r[1].end, r[2].start, r[2].end,
-                ]
-                .map(|v| v as i32)
-            };
-            let o = fu.origin;
-            // The whole grid from the blocks' origin, less the core's blocks when the core has
-            // a kernel of its own.
-            let whole = std::array::from_fn::<i32, 6, _>(|i| match i % 2 {
-                0 => o[i / 2] as i32,
-                _ => self.n[i / 2] as i32,
-            });
-            let skip = fu.core.as_ref().map_or([0; 6], |(_, r)| flat(r));
-            let bounds: [i32; 12] =
-                std::array::from_fn(|i| if i < 6 { whole[i] } else { skip[i - 6] });
+            let (bounds, cfg) = fu.blocks.main(self.n);
             let coef = coefficients(&self.media, &self.ca, &self.cb);
             let mut b = stream.launch_builder(fu.kernel.function());
             fused_args(&mut b, &mut fu.next, f, coef, &dims, &bounds);
@@ -342,32 +335,14 @@ impl<T: CudaScalar> FdtdGpu<T> {
                 let [p0, p1] = &mut c.psi_e;
                 b.arg(p0).arg(p1).arg(&c.coef_e);
             }
-            let from = |a: usize| (self.n[a] as i64 - o[a]) as usize;
-            let [gx, gy, gz] = l.grid(from(0), from(1), from(2));
-            let cfg = LaunchConfig {
-                grid_dim: (gx, gy, gz),
-                block_dim: block,
-                shared_mem_bytes: 0,
-            };
             // SAFETY: the arguments match the generated signature (CPML axes in the order
             // the kernel was generated with); every array holds the grid's cells or an
             // axis's slab and profile; the old and new arrays are distinct, each thread
             // writes only the cells it owns, and E-side ψ only at its own cells.
             unsafe { b.launch(cfg) }.map_err(driver("cuLaunchKernel"))?;
-            if let Some((Some(core), r)) = &fu.core {
-                let w = [l.bx, l.by, l.chunk].map(|v| v as usize);
-                let at = |a: usize, b: usize| (o[a] + (b * w[a]) as i64) as usize;
-                let cells: fdtd_fused::Box3 =
-                    std::array::from_fn(|a| at(a, r[a].start)..at(a, r[a].end).min(self.n[a]));
-                let c = flat(&cells);
-                let bounds: [i32; 12] = std::array::from_fn(|i| if i < 6 { c[i] } else { 0 });
+            if let Some((core, bounds, cfg)) = fu.blocks.core(self.n) {
                 let mut b = stream.launch_builder(core.function());
                 fused_args(&mut b, &mut fu.next, f, coef, &dims, &bounds);
-                let cfg = LaunchConfig {
-                    grid_dim: (r[0].len() as u32, r[1].len() as u32, r[2].len() as u32),
-                    block_dim: block,
-                    shared_mem_bytes: 0,
-                };
                 // SAFETY: as above; these blocks hold no CPML cell, and the first launch
                 // skipped them.
                 unsafe { b.launch(cfg) }.map_err(driver("cuLaunchKernel"))?;
@@ -440,6 +415,13 @@ impl<T: CudaScalar> FdtdGpu<T> {
                 unsafe { b.launch(drude_config(br.n)) }.map_err(driver("cuLaunchKernel"))?;
             }
         }
+        self.queue_points(i)
+    }
+
+    /// The one-thread kernel after step `i` of the call: sources, then probes.
+    fn queue_points(&mut self, i: usize) -> Result<()> {
+        let f = &mut self.f;
+        let stream = self.gpu.stream.clone();
         if let Some(pt) = self.points.as_mut() {
             let row = i as i32;
             let (ns, nh) = (pt.soft.len() as i32, pt.hard.len() as i32);
@@ -553,6 +535,7 @@ impl<T: CudaScalar> Fused<T> {
         n: [usize; 3],
         thickness: [Option<usize>; 3],
         cpml: &[CpmlAxis<T>],
+        points: bool,
     ) -> Result<Option<Self>> {
         let cells = n.iter().product();
         let slabs: usize = cpml.iter().map(|c| 2 * c.psi_h[0].len()).sum();
@@ -565,10 +548,10 @@ impl<T: CudaScalar> Fused<T> {
         let l = src.fused_launch;
         let tile = [l.bx, l.by, l.chunk].map(|v| v as usize);
         let origin = match z_aligned_wanted() {
-            true => [0, 0, fdtd_fused::z_origin(n[2], thickness[2], tile[2])],
+            true => [0, 0, fdtd_fused::z_origin(n[2], thickness[2], tile[2], 1)],
             false => [0; 3],
         };
-        let core = match fdtd_fused::core_blocks(n, thickness, tile, origin) {
+        let core = match fdtd_fused::core_blocks(n, thickness, tile, origin, fdtd_fused::ONE_STEP) {
             Some(r) if !cpml.is_empty() && core_wanted() => {
                 let kernel = src.fused_core.as_ref().map(|k| gpu.kernel(k)).transpose()?;
                 Some((kernel, r))
@@ -583,11 +566,15 @@ impl<T: CudaScalar> Fused<T> {
         }
         Ok(Some(Fused {
             kernel,
-            launch: l,
-            core,
-            origin,
+            blocks: Blocks {
+                launch: l,
+                extra: 1,
+                origin,
+                core,
+            },
             next,
             next_psi_h,
+            pass: two_steps::Pass::new(gpu, src, n, thickness, cpml, points)?,
         }))
     }
 }
@@ -610,11 +597,19 @@ impl<T: CudaScalar> Stepper for FdtdGpu<T> {
         if let Some(w) = self.waves.as_mut() {
             w.prepare(&self.gpu, self.step, steps, self.dt)?;
         }
-        for i in 0..steps {
+        let mut i = 0;
+        while i < steps {
+            // Monitors rule a pass out (`fdtd_sources::single_steps_because`).
+            if i + 1 < steps && self.has_pass() {
+                self.queue_pass(i)?;
+                i += 2;
+                continue;
+            }
             self.queue_step(i, cfg)?;
             if let Some(m) = self.monitors.as_mut() {
                 m.queue(&self.gpu, self.f.all(), i)?;
             }
+            i += 1;
         }
         self.queue_scan(steps)?;
         let first = self.step;
@@ -806,6 +801,14 @@ impl<T: CudaScalar> Stepper for FdtdGpu<T> {
     fn bytes_per_step(&self) -> usize {
         // Six components read and written, the two E coefficients read.
         14 * self.cells() * std::mem::size_of::<T>()
+    }
+
+    fn steps_per_pass(&self) -> usize {
+        if self.has_pass() {
+            2
+        } else {
+            1
+        }
     }
 
     fn backend(&self) -> &'static str {

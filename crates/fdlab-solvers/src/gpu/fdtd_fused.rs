@@ -249,8 +249,8 @@ fn h_part(spec: &FdtdSpec, g: &mut String) {
     spec.near(g, "ex_y", "ex0", "yp");
     spec.near(g, "ez_y", "ez0", "yp");
     let psi = Psi {
-        read: "psi_ho_",
-        write: "psi_hn_",
+        read: "psi_ho_{a}{t}[s]",
+        write: "psi_hn_{a}{t}[s]",
         coef: "coef_h_",
         guard: Some("own && t >= 0"),
     };
@@ -273,8 +273,8 @@ fn e_part(spec: &FdtdSpec, g: &mut String) {
         let _ = writeln!(g, "    const {ty} a = media_a[mc], cbc = media_b[mc];");
     }
     let psi = Psi {
-        read: "psi_e_",
-        write: "psi_e_",
+        read: "psi_e_{a}{t}[s]",
+        write: "psi_e_{a}{t}[s]",
         coef: "coef_e_",
         guard: None,
     };
@@ -286,14 +286,14 @@ fn e_part(spec: &FdtdSpec, g: &mut String) {
 pub(crate) type Box3 = [std::ops::Range<usize>; 3];
 
 /// Where the chunks of planes start along z, at or below plane 0, for `nz` planes, a z CPML
-/// of thickness `t` and chunks of `chunk` planes: with a layer, so that a chunk starts
-/// right above the layer's last plane and the plane below it (which a chunk recomputes H
-/// on), and the first chunk, cut at plane 0, holds only those `t + 1` planes. Chunks laid
-/// from plane 0 would mix up to `chunk − 1` core planes into each layer chunk, which then
-/// run with the CPML terms.
-pub(crate) fn z_origin(nz: usize, t: Option<usize>, chunk: usize) -> i64 {
+/// of thickness `t`, chunks of `chunk` planes and a march that starts `below` planes under
+/// its chunk (1 for one step a pass, 2 for two): with a layer, so that a chunk starts
+/// `below` planes above the layer's last plane, and the first chunk, cut at plane 0, holds
+/// only the layer and those planes. Chunks laid from plane 0 would mix up to `chunk − 1`
+/// core planes into each layer chunk, which then run with the CPML terms.
+pub(crate) fn z_origin(nz: usize, t: Option<usize>, chunk: usize, below: usize) -> i64 {
     match t {
-        Some(t) if t + 1 < nz => match ((t + 1) % chunk) as i64 {
+        Some(t) if t + below < nz => match ((t + below) % chunk) as i64 {
             0 => 0,
             r => r - chunk as i64,
         },
@@ -301,8 +301,19 @@ pub(crate) fn z_origin(nz: usize, t: Option<usize>, chunk: usize) -> i64 {
     }
 }
 
-/// The box of blocks (a range of block indices per axis) whose cells, the halo and the plane
-/// below included, lie outside every CPML layer: a kernel generated without the CPML terms
+/// The cells a block reads or computes around its own, per axis: `below` under its first
+/// and `above` over its last (one step a pass: 1 and 0; two steps: 2 and 1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Halo {
+    pub below: i64,
+    pub above: i64,
+}
+
+/// The halo of the one-step pass.
+pub(crate) const ONE_STEP: Halo = Halo { below: 1, above: 0 };
+
+/// The box of blocks (a range of block indices per axis) whose cells, their `halo`
+/// included, lie outside every CPML layer: a kernel generated without the CPML terms
 /// (fewer registers, no branches) steps them, and the kernel with them skips them. `None`
 /// when the box is empty. `t`: the CPML thickness per axis; `n`: cells; `tile`: bx, by,
 /// chunk; `origin`: where the blocks start per axis (zero or below, see [`z_origin`]).
@@ -311,6 +322,7 @@ pub(crate) fn core_blocks(
     t: [Option<usize>; 3],
     tile: [usize; 3],
     origin: [i64; 3],
+    halo: Halo,
 ) -> Option<Box3> {
     let mut r: Box3 = Default::default();
     for a in 0..3 {
@@ -318,14 +330,15 @@ pub(crate) fn core_blocks(
         let blocks = (n[a] as i64 - o).div_euclid(w) + i64::from((n[a] as i64 - o) % w != 0);
         r[a] = match t[a] {
             None => 0..blocks as usize,
-            // Block b holds cells o + b·w − 1 … o + b·w + w − 1: all in [t, n − 1 − t].
+            // Block b holds cells o + b·w − below … o + b·w + w − 1 + above: all in
+            // [t, n − 1 − t].
             Some(t) => {
                 let (t, n) = (t as i64, n[a] as i64);
-                if n < t + w {
+                if n < t + w + halo.above {
                     return None;
                 }
-                let lo = (t + 1 - o + w - 1).div_euclid(w);
-                let hi = (n - t - w - o).div_euclid(w) + 1;
+                let lo = (t + halo.below - o + w - 1).div_euclid(w);
+                let hi = (n - t - w - halo.above - o).div_euclid(w) + 1;
                 lo as usize..hi.max(lo) as usize
             }
         };
@@ -338,7 +351,7 @@ pub(crate) fn core_blocks(
 
 #[cfg(test)]
 mod tests {
-    use super::{core_blocks, fused_step, z_origin, Core};
+    use super::{core_blocks, fused_step, z_origin, Core, Halo, ONE_STEP};
     use crate::gpu::fdtd_kernels::FdtdSpec;
     use crate::gpu::kernels::Launch;
 
@@ -406,42 +419,48 @@ mod tests {
         assert!(plain.contains("__ldg(ca + c)") && !plain.contains("medium"));
     }
 
-    /// The box against a direct test of every block's cells.
+    /// The box against a direct test of every block's cells, for the halos of one and two
+    /// steps a pass.
     #[test]
     fn the_core_box_holds_exactly_the_blocks_clear_of_the_layers() {
-        for n in [20usize, 37, 64, 100] {
-            for w in [4usize, 8, 32] {
-                for t in [4usize, 5, 10] {
-                    let shifted = z_origin(n, Some(t), w);
-                    // A chunk starts right above the layer and the plane below it.
-                    assert!(shifted <= 0 && shifted > -(w as i64));
-                    assert_eq!((t as i64 + 1 - shifted) % w as i64, 0, "{n} {w} {t}");
-                    for o in [0, shifted] {
-                        let (w, n, t) = (w as i64, n as i64, t as i64);
-                        let blocks = (0..).take_while(|&b| o + b * w < n).count();
-                        // Block b holds cells o + b·w − 1 … o + b·w + w − 1.
-                        let direct: Vec<usize> = (0..blocks)
-                            .filter(|&b| {
-                                let first = o + b as i64 * w;
-                                first > t && first + w <= n - t
-                            })
-                            .collect();
-                        let (n, t) = (n as usize, t as usize);
-                        let w = w as usize;
-                        let got = core_blocks([n; 3], [Some(t), None, None], [w, 1, 1], [o, 0, 0]);
-                        match got {
-                            Some(r) => {
-                                assert_eq!(
-                                    r[0].clone().collect::<Vec<_>>(),
-                                    direct,
-                                    "{n} {w} {t} {o}"
-                                );
-                                assert_eq!(r[1], 0..n, "{n} {w} {t} {o}");
-                            }
-                            None => assert!(direct.is_empty(), "{n} {w} {t} {o}"),
-                        }
+        for halo in [ONE_STEP, Halo { below: 2, above: 1 }] {
+            for n in [20usize, 37, 64, 100] {
+                for w in [4usize, 8, 32] {
+                    for t in [4usize, 5, 10] {
+                        core_box_case(halo, n, w, t);
                     }
                 }
+            }
+        }
+    }
+
+    fn core_box_case(halo: Halo, n: usize, w: usize, t: usize) {
+        let shifted = z_origin(n, Some(t), w, halo.below as usize);
+        // A chunk starts `below` planes above the layer.
+        assert!(shifted <= 0 && shifted > -(w as i64));
+        assert_eq!(
+            (t as i64 + halo.below - shifted) % w as i64,
+            0,
+            "{n} {w} {t}"
+        );
+        for o in [0, shifted] {
+            let (wi, ni, ti) = (w as i64, n as i64, t as i64);
+            let blocks = (0..).take_while(|&b| o + b * wi < ni).count();
+            // Block b holds cells o + b·w − below … o + b·w + w − 1 + above.
+            let direct: Vec<usize> = (0..blocks)
+                .filter(|&b| {
+                    let first = o + b as i64 * wi;
+                    first - halo.below >= ti && first + wi - 1 + halo.above <= ni - 1 - ti
+                })
+                .collect();
+            let got = core_blocks([n; 3], [Some(t), None, None], [w, 1, 1], [o, 0, 0], halo);
+            let label = format!("{halo:?} {n} {w} {t} {o}");
+            match got {
+                Some(r) => {
+                    assert_eq!(r[0].clone().collect::<Vec<_>>(), direct, "{label}");
+                    assert_eq!(r[1], 0..n, "{label}");
+                }
+                None => assert!(direct.is_empty(), "{label}"),
             }
         }
     }

@@ -67,8 +67,10 @@ fn terms(a: usize) -> [(usize, usize, f64); 2] {
     [(b, c, -1.0), (c, b, 1.0)]
 }
 
-/// How a CPML correction names its arrays: ψ read from `{read}{axis}{term}`, written to
-/// `{write}{axis}{term}` (only where `guard` holds, when given), the profile `{coef}{axis}`.
+/// How a CPML correction names its memory variables: `read` and `write` spell ψ of axis `{a}`
+/// and term `{t}`, an element of a slab (`psi_{a}{t}[s]`) or a register that carries it to
+/// another half step (`q_{a}{t}`); the write happens only where `guard` holds, when given.
+/// `coef` names the profile, `{coef}{axis}`.
 pub(super) struct Psi {
     pub read: &'static str,
     pub write: &'static str,
@@ -77,10 +79,15 @@ pub(super) struct Psi {
 }
 
 impl Psi {
+    /// `pattern` for axis `x` and term `term`.
+    fn at(pattern: &str, x: &str, term: usize) -> String {
+        pattern.replace("{a}", x).replace("{t}", &term.to_string())
+    }
+
     /// The half-step kernels' ψ, updated in place: `psi_x0`, `coef_x`.
     const IN_PLACE: Psi = Psi {
-        read: "psi_",
-        write: "psi_",
+        read: "psi_{a}{t}[s]",
+        write: "psi_{a}{t}[s]",
         coef: "coef_",
         guard: None,
     };
@@ -232,22 +239,19 @@ impl FdtdSpec {
             };
             let _ = writeln!(g, "      {open}{{");
             let _ = writeln!(g, "        const {ty} d = {diff} * {inv};");
-            let _ = writeln!(
-                g,
-                "        const {ty} p = b * {}{x}{term}[s] + cc * d;",
-                psi.read
-            );
+            let (read, write) = (Psi::at(psi.read, x, term), Psi::at(psi.write, x, term));
+            let _ = writeln!(g, "        const {ty} p = fma(b, {read}, cc * d);");
             match &psi.guard {
                 Some(guard) => {
-                    let _ = writeln!(g, "        if ({guard}) {}{x}{term}[s] = p;", psi.write);
+                    let _ = writeln!(g, "        if ({guard}) {write} = p;");
                 }
                 None => {
-                    let _ = writeln!(g, "        {}{x}{term}[s] = p;", psi.write);
+                    let _ = writeln!(g, "        {write} = p;");
                 }
             }
             let _ = writeln!(
                 g,
-                "        n{target} = n{target} + {} * (kinv * d + p);",
+                "        n{target} = fma({}, fma(kinv, d, p), n{target});",
                 weight(sign)
             );
             g.push_str("      }\n");
@@ -351,12 +355,16 @@ pub(crate) fn e_step(spec: &FdtdSpec) -> String {
 /// The H update at cell `c` of plane `k` from E there (`ex_c` …) and at its +x, +y and +z
 /// neighbours (`ey_x` …, `ex_z` …): `nhx`, `nhy`, `nhz` (declared with `decl` in front, e.g. the
 /// type, or assigned), then the CPML terms. `old` spells the old value of component `{h}`.
+///
+/// The updates write their multiply-adds out (`fma`): left to the compiler, which of a
+/// curl's two products it fuses depends on the code around the expression, and the
+/// two-step pass ([`super::fdtd_pass`]) must round every update as single steps do.
 pub(super) fn h_update(spec: &FdtdSpec, g: &mut String, decl: &str, old: &str, psi: &Psi) {
     let [rx, ry, rz] = spec.spacing.map(|d| spec.lit(spec.dt / d));
     let curls = [
-        format!("{ry} * (ez_y - ez_c) - {rz} * (ey_z - ey_c)"),
-        format!("{rz} * (ex_z - ex_c) - {rx} * (ez_x - ez_c)"),
-        format!("{rx} * (ey_x - ey_c) - {ry} * (ex_y - ex_c)"),
+        format!("fma({ry}, ez_y - ez_c, -({rz} * (ey_z - ey_c)))"),
+        format!("fma({rz}, ex_z - ex_c, -({rx} * (ez_x - ez_c)))"),
+        format!("fma({rx}, ey_x - ey_c, -({ry} * (ex_y - ex_c)))"),
     ];
     for (h, curl) in H.iter().zip(curls) {
         let old = old.replace("{h}", h);
@@ -379,15 +387,15 @@ pub(super) fn e_update(spec: &FdtdSpec, g: &mut String, old: &str, psi: &Psi) {
     let [ix, iy, iz] = spec.spacing.map(|d| spec.lit(1.0 / d));
     let _ = writeln!(
         g,
-        "    const {ty} curl_x = {iy} * (hz_c - hz_y) - {iz} * (hy_c - hy_z);"
+        "    const {ty} curl_x = fma({iy}, hz_c - hz_y, -({iz} * (hy_c - hy_z)));"
     );
     let _ = writeln!(
         g,
-        "    const {ty} curl_y = {iz} * (hx_c - hx_z) - {ix} * (hz_c - hz_x);"
+        "    const {ty} curl_y = fma({iz}, hx_c - hx_z, -({ix} * (hz_c - hz_x)));"
     );
     let _ = writeln!(
         g,
-        "    const {ty} curl_z = {ix} * (hy_c - hy_x) - {iy} * (hx_c - hx_y);"
+        "    const {ty} curl_z = fma({ix}, hy_c - hy_x, -({iy} * (hx_c - hx_y)));"
     );
     // Tangential E on a wall at index 0: Ex on y and z walls, Ey on x and z, Ez on x and y.
     let walls = ["wall_y || wall_z", "wall_x || wall_z", "wall_x || wall_y"];
@@ -395,7 +403,7 @@ pub(super) fn e_update(spec: &FdtdSpec, g: &mut String, old: &str, psi: &Psi) {
         let old = old.replace("{e}", e);
         let _ = writeln!(
             g,
-            "    {ty} n{e} = ({w}) ? zero : a * {old} + cbc * {curl};"
+            "    {ty} n{e} = ({w}) ? zero : fma(a, {old}, cbc * {curl});"
         );
     }
     for a in 0..3 {
@@ -557,7 +565,7 @@ mod tests {
         let h = h_step(&s);
         assert!(h.contains("psi_z0") && !h.contains("psi_x0") && !h.contains("psi_y0"));
         // z layer: ψ of Hx from Ey, weight −sign·Δt (term 0 has sign −1).
-        assert!(h.contains("nhx = nhx + 0.1 * (kinv * d + p);"), "{h}");
+        assert!(h.contains("nhx = fma(0.1, fma(kinv, d, p), nhx);"), "{h}");
         let e = e_step(&s);
         assert!(e.contains("if (!(wall_y || wall_z)) {"), "{e}");
         assert!(e.contains("const bool wall_x = false;"), "{e}");

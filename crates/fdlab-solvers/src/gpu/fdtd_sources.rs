@@ -5,7 +5,7 @@
 use super::fdtd_fused::{self, Core};
 use super::fdtd_kernels::{self, FdtdSpec};
 use super::kernels::Launch;
-use super::{cuda_type, env_count, env_switch, precision_of};
+use super::{cuda_type, env_count, env_switch, fdtd_pass, precision_of};
 use crate::fdtd::FdtdSetup;
 use crate::Result;
 use fdlab_cuda::codegen::CudaSource;
@@ -71,6 +71,78 @@ pub(super) fn merged_wanted(bytes: usize, class: Option<&str>, indexed: bool) ->
     env_switch("FDLAB_FDTD_MERGED", one_launch)
 }
 
+/// The two-step pass's tile for values of `bytes` bytes, with or without CPML layers, and the
+/// blocks per SM its kernels must fit (0: the compiler's choice). On an H100 at 384³ (one
+/// machine start, % of the copy, T_eff per step): `f32` with a CPML 32 × 6 columns over 32
+/// planes, three blocks, 86.6% (32 × 8: 69.0, two blocks 78.7; 32 × 12: 83.9; 32 × 4 over 64
+/// planes: 82.2); `f32` PEC box 32 × 6 over 64 planes 121.8% (32 × 8: 110.5–113.1, 32 × 4:
+/// 111.0–113.5); `f64` with a CPML 32 × 4 over 32 planes 100.3% (over 64: 97.5; 32 × 8:
+/// 96.7), PEC box 32 × 4 over 128 planes 145.5% (over 64: 145.3; 32 × 8: 141.2–141.6).
+/// Taller tiles (32 × 16, 64 × 8) lost 15–45 points. `FDLAB_FDTD_PASS_LAUNCH=bx,by,chunk`
+/// and `FDLAB_FDTD_PASS_BLOCKS` override them, for measuring.
+pub(super) fn pass_launch(bytes: usize, cpml: bool) -> (Launch, u32) {
+    let fits = |l: &Launch| (l.bx + 3) * (l.by + 3) <= 1024;
+    let (by, chunk, blocks) = match (bytes, cpml) {
+        (4, true) => (6, 32, 3),
+        (4, false) => (6, 64, 0),
+        (_, true) => (4, 32, 0),
+        (_, false) => (4, 128, 0),
+    };
+    let launch = std::env::var("FDLAB_FDTD_PASS_LAUNCH")
+        .ok()
+        .and_then(|v| {
+            let v: Vec<u32> = v
+                .split(',')
+                .map(|x| x.trim().parse().ok())
+                .collect::<Option<_>>()?;
+            match v[..] {
+                [bx, by, chunk] if bx > 0 && by > 0 && chunk > 0 => {
+                    Some(Launch::columns(bx, by, chunk))
+                }
+                _ => None,
+            }
+        })
+        .filter(fits)
+        .unwrap_or(Launch::columns(32, by, chunk));
+    (launch, env_count("FDLAB_FDTD_PASS_BLOCKS", blocks))
+}
+
+/// Whether the two-step pass steps the blocks clear of the CPML layers in the same launch
+/// as the others (`FDLAB_FDTD_PASS_MERGED=1`) or in a launch of their own (the default: on an
+/// H100 at 384³ the kernel with both marches needs the registers of the larger and lost,
+/// `f32` 56.2–78.8% of the copy against 66.4–86.6%, `f64` 56.4–86.9% against 76.0–100.3%).
+pub(super) fn pass_merged_wanted() -> bool {
+    env_switch("FDLAB_FDTD_PASS_MERGED", false)
+}
+
+/// Point sources and probes a two-step pass applies itself at most: each costs every cell a
+/// comparison.
+const PASS_POINTS: usize = 16;
+
+/// Why `s` runs one step a pass (`None`: two steps a pass suit it). Dispersive media,
+/// monitors and plane waves act between the steps with kernels of their own;
+/// `FDLAB_FDTD_PASS=0` asks for single steps.
+pub(super) fn single_steps_because(s: &FdtdSetup) -> Option<&'static str> {
+    let points = s.sources.len() + s.hard_sources.len() + s.probes.len();
+    if !env_switch("FDLAB_FDTD_PASS", true) {
+        Some("FDLAB_FDTD_PASS=0")
+    } else if !s.plane_waves.is_empty() {
+        Some("plane waves")
+    } else if s
+        .boxes
+        .iter()
+        .any(|b| (b.drude.is_some() || b.lorentz.is_some() || b.debye.is_some()) && !b.pec)
+    {
+        Some("dispersive media")
+    } else if !(s.monitors.is_empty() && s.fluxes.is_empty()) {
+        Some("DFT monitors or flux planes")
+    } else if points > PASS_POINTS {
+        Some("more than 16 point sources and probes")
+    } else {
+        None
+    }
+}
+
 /// Whether the one-pass step's chunks of planes are laid from the z layer's edge
 /// ([`fdtd_fused::z_origin`]; the default) or from plane 0 (`FDLAB_FDTD_ZALIGN=0`, for
 /// measuring).
@@ -96,6 +168,12 @@ pub(super) struct FdtdSources {
     pub fused_launch: Launch,
     /// With CPML layers, the same without their terms, for the blocks clear of them.
     pub fused_core: Option<CudaSource>,
+    /// Two steps in one pass, where the case allows ([`single_steps_because`]).
+    pub pass: Option<CudaSource>,
+    /// The tile of `pass` and `pass_core`.
+    pub pass_launch: Launch,
+    /// With CPML layers and a launch of their own, the pass for the blocks clear of them.
+    pub pass_core: Option<CudaSource>,
     /// The end-of-call non-finite scan.
     pub scan: CudaSource,
     /// The Drude currents' update and their term in E, when the case has Drude media.
@@ -117,7 +195,7 @@ pub(super) fn all_sources<T: CudaScalar>(s: &FdtdSetup) -> Result<Vec<CudaSource
         .iter()
         .flat_map(|&c| [(c, true), (c, false)])
     {
-        for src in sources::<T>(s, class, indexed)?.all() {
+        for src in sources::<T>(s, class, indexed, true)?.all() {
             if !out.iter().any(|o| o.name == src.name) {
                 out.push(src);
             }
@@ -131,6 +209,8 @@ impl FdtdSources {
         [self.h, self.e, self.fused, self.scan]
             .into_iter()
             .chain(self.fused_core)
+            .chain(self.pass)
+            .chain(self.pass_core)
             .chain(self.after)
             .chain(self.dft)
             .chain(self.tfsf)
@@ -141,11 +221,13 @@ impl FdtdSources {
 }
 
 /// The kernels of `s` in `T` for a device of `class` (`None`: the default shapes); the
-/// one-pass kernels read a medium index per cell where `indexed` (see [`FdtdSpec::indexed`]).
+/// one-pass kernels read a medium index per cell where `indexed` (see [`FdtdSpec::indexed`]);
+/// with `pass`, two steps a pass where the case allows them.
 pub(super) fn sources<T: CudaScalar>(
     s: &FdtdSetup,
     class: Option<&str>,
     indexed: bool,
+    pass: bool,
 ) -> Result<FdtdSources> {
     let ty = cuda_type::<T>();
     let precision = precision_of::<T>();
@@ -173,7 +255,44 @@ pub(super) fn sources<T: CudaScalar>(
         ..l
     };
     let has_points = !(s.sources.is_empty() && s.hard_sources.is_empty() && s.probes.is_empty());
+    let (pass_tile, pass_blocks) = pass_launch(bytes, has_cpml);
+    let pass_split = split && !pass_merged_wanted();
+    let two = |spec: &FdtdSpec, core: Core, stem: &str| {
+        super::source(
+            stem,
+            &fdtd_pass::two_steps(
+                &FdtdSpec {
+                    launch: pass_tile,
+                    min_blocks: pass_blocks,
+                    ..spec.clone()
+                },
+                core,
+                has_points,
+            ),
+            precision,
+            Launch {
+                bx: pass_tile.bx + 3,
+                by: pass_tile.by + 3,
+                ..pass_tile
+            },
+        )
+    };
+    let pass_fits =
+        fdtd_pass::shared_bytes(pass_tile.bx, pass_tile.by, bytes, indexed) <= 48 * 1024;
+    let with_pass = pass && single_steps_because(s).is_none() && pass_fits;
     Ok(FdtdSources {
+        pass: with_pass.then(|| {
+            let core = if pass_split { Core::Skip } else { Core::Here };
+            two(&spec, if split { core } else { Core::Skip }, "fdtd_pass")
+        }),
+        pass_launch: pass_tile,
+        pass_core: (with_pass && pass_split).then(|| {
+            let plain = FdtdSpec {
+                cpml: [None; 3],
+                ..spec.clone()
+            };
+            two(&plain, Core::Skip, "fdtd_pass_core")
+        }),
         h: super::source("fdtd_h", &fdtd_kernels::h_step(&spec), precision, l),
         e: super::source("fdtd_e", &fdtd_kernels::e_step(&spec), precision, l),
         fused: super::source(

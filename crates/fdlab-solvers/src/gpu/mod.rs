@@ -10,6 +10,7 @@ mod fdtd_fused;
 mod fdtd_kernels;
 mod fdtd_media;
 mod fdtd_monitors;
+mod fdtd_pass;
 mod fdtd_points;
 mod fdtd_sources;
 mod fdtd_tfsf;
@@ -507,6 +508,12 @@ fn from_padded<T: CudaScalar>(
 ) -> Result<Vec<T>> {
     let padded: Vec<f64> = crate::stepper::state_part(parts, name, l.len())?;
     Ok(l.unpad(&padded).into_iter().map(T::from_f64).collect())
+}
+
+/// Whether the GPU FDTD stepper runs `s` two steps a pass (it runs one where dispersive
+/// media, monitors or plane waves act between the steps, or with `FDLAB_FDTD_PASS=0`).
+pub fn fdtd_runs_passes(s: &crate::fdtd::FdtdSetup) -> bool {
+    fdtd_sources::single_steps_because(s).is_none()
 }
 
 /// Whether a GPU can run the solvers here, or why not (one line).

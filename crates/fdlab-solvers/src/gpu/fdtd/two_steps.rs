@@ -1,0 +1,161 @@
+//! Two FDTD steps in one pass on the host ([`super::super::fdtd_pass`]): the kernels, the
+//! second copy of the E-side ψ, and the launch, which ends with the second step's sources
+//! and probes.
+
+use super::blocks::Blocks;
+use super::{coefficients, fused_args, CpmlAxis, FdtdGpu};
+use crate::gpu::fdtd_fused::{core_blocks, z_origin};
+use crate::gpu::fdtd_pass::TWO_STEPS;
+use crate::gpu::fdtd_sources::{core_wanted, z_aligned_wanted, FdtdSources};
+use crate::gpu::{driver, Gpu};
+use crate::Result;
+use cudarc::driver::{CudaSlice, PushKernelArg};
+use fdlab_cuda::{CudaScalar, Kernel};
+use std::sync::Arc;
+
+/// The two-step pass: its kernel, blocks, and the arrays the new E-side ψ goes to (swapped
+/// with the current ones after each pass; the one-step pass updates E-side ψ in place).
+pub(super) struct Pass<T> {
+    kernel: Arc<Kernel>,
+    blocks: Blocks,
+    next_psi_e: Vec<[CudaSlice<T>; 2]>,
+    /// Whether the kernel applies the first step's point sources and probes.
+    points: bool,
+}
+
+impl<T: CudaScalar> Pass<T> {
+    /// The pass for a case whose kernels hold one, `None` otherwise or when the second copy
+    /// of the E-side ψ does not fit in the GPU's free memory (the steps then run one a pass).
+    pub(super) fn new(
+        gpu: &Gpu,
+        src: &FdtdSources,
+        n: [usize; 3],
+        thickness: [Option<usize>; 3],
+        cpml: &[CpmlAxis<T>],
+        points: bool,
+    ) -> Result<Option<Self>> {
+        let Some(pass) = &src.pass else {
+            return Ok(None);
+        };
+        let slabs: usize = cpml.iter().map(|c| 2 * c.psi_e[0].len()).sum();
+        let need = slabs * std::mem::size_of::<T>();
+        if gpu.dev.ensure_free(need as u64 + (256 << 20)).is_err() {
+            return Ok(None);
+        }
+        let l = src.pass_launch;
+        let tile = [l.bx, l.by, l.chunk].map(|v| v as usize);
+        let below = TWO_STEPS.below as usize;
+        let origin = match z_aligned_wanted() {
+            true => [0, 0, z_origin(n[2], thickness[2], tile[2], below)],
+            false => [0; 3],
+        };
+        let core = match core_blocks(n, thickness, tile, origin, TWO_STEPS) {
+            Some(r) if !cpml.is_empty() && core_wanted() => {
+                let kernel = src.pass_core.as_ref().map(|k| gpu.kernel(k)).transpose()?;
+                Some((kernel, r))
+            }
+            _ => None,
+        };
+        let mut next_psi_e = Vec::new();
+        for c in cpml {
+            let n = c.psi_e[0].len();
+            next_psi_e.push([gpu.zeros(n)?, gpu.zeros(n)?]);
+        }
+        Ok(Some(Pass {
+            kernel: gpu.kernel(pass)?,
+            blocks: Blocks {
+                launch: l,
+                extra: 3,
+                origin,
+                core,
+            },
+            next_psi_e,
+            points,
+        }))
+    }
+}
+
+impl<T: CudaScalar> FdtdGpu<T> {
+    /// Whether the case runs two steps a pass.
+    pub(super) fn has_pass(&self) -> bool {
+        self.fused.as_ref().is_some_and(|f| f.pass.is_some())
+    }
+
+    /// Queue steps `i` and `i + 1` of the call as one pass, then the second step's sources and
+    /// probes. The caller checks [`FdtdGpu::has_pass`].
+    pub(super) fn queue_pass(&mut self, i: usize) -> Result<()> {
+        let [nx, ny, nz] = self.n.map(|v| v as i32);
+        let dims = [nx, ny, nz];
+        let stream = self.gpu.stream.clone();
+        let Some(fu) = self.fused.as_mut() else {
+            return Ok(());
+        };
+        let Some(pass) = fu.pass.as_mut() else {
+            return Ok(());
+        };
+        let f = &mut self.f;
+        let coef = coefficients(&self.media, &self.ca, &self.cb);
+        let row = i as i32;
+        let (ns, nh) = self
+            .points
+            .as_ref()
+            .map_or((0, 0), |pt| (pt.soft.len() as i32, pt.hard.len() as i32));
+        let (bounds, cfg) = pass.blocks.main(self.n);
+        let core = pass.blocks.core(self.n);
+        let launches = std::iter::once((&pass.kernel, bounds, cfg))
+            .chain(core)
+            .collect::<Vec<_>>();
+        for (kernel, bounds, cfg) in launches {
+            let mut b = stream.launch_builder(kernel.function());
+            fused_args(&mut b, &mut fu.next, f, coef, &dims, &bounds);
+            if pass.points {
+                let Some(pt) = self.points.as_mut() else {
+                    return Err(crate::Error::Invalid(
+                        "the two-step kernel takes point sources the stepper does not hold".into(),
+                    ));
+                };
+                b.arg(&pt.soft_cell)
+                    .arg(&pt.soft_comp)
+                    .arg(&pt.soft_vals)
+                    .arg(&ns);
+                b.arg(&pt.hard_cell)
+                    .arg(&pt.hard_comp)
+                    .arg(&pt.hard_vals)
+                    .arg(&nh);
+                b.arg(&pt.probe_cell).arg(&pt.probe_comp).arg(&pt.np);
+                b.arg(&mut pt.rows).arg(&row);
+            }
+            let psi = self
+                .cpml
+                .iter()
+                .zip(fu.next_psi_h.iter_mut())
+                .zip(pass.next_psi_e.iter_mut());
+            for ((c, next_h), next_e) in psi {
+                let [o0, o1] = &c.psi_h;
+                let [n0, n1] = next_h;
+                b.arg(o0).arg(o1).arg(n0).arg(n1).arg(&c.coef_h);
+                let [o0, o1] = &c.psi_e;
+                let [n0, n1] = next_e;
+                b.arg(o0).arg(o1).arg(n0).arg(n1).arg(&c.coef_e);
+            }
+            // SAFETY: the arguments match the generated signature (point arrays where it was
+            // generated with them, CPML axes in its order); every array holds the grid's
+            // cells, an axis's slab and profile, or the call's source values and probe rows
+            // (`Points::prepare` sized them for the call's steps, `row + 1` among them); old
+            // and new arrays are distinct and each thread writes only the cells it owns. A
+            // core launch steps blocks the first one skipped.
+            unsafe { b.launch(cfg) }.map_err(driver("cuLaunchKernel"))?;
+        }
+        std::mem::swap(f, &mut fu.next);
+        for ((c, next_h), next_e) in self
+            .cpml
+            .iter_mut()
+            .zip(fu.next_psi_h.iter_mut())
+            .zip(pass.next_psi_e.iter_mut())
+        {
+            std::mem::swap(&mut c.psi_h, next_h);
+            std::mem::swap(&mut c.psi_e, next_e);
+        }
+        self.queue_points(i + 1)
+    }
+}

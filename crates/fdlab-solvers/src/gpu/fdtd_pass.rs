@@ -1,0 +1,538 @@
+//! CUDA C for two whole FDTD steps in one pass over the grid: H¹, E¹, H², E² plane by plane,
+//! reading the fields at step n and writing them at step n + 2, so that a step moves half
+//! the bytes of the one-step pass ([`super::fdtd_fused`]).
+//!
+//! # Design
+//!
+//! A block owns `bx × by` columns and marches up a chunk of planes. The Yee updates reach one
+//! cell: H at a cell needs E at its +x, +y and +z neighbours, E needs H at its −x, −y and −z
+//! ones. So E² on the owned cells needs H² one cell further on the −x and −y sides, H² needs
+//! E¹ one cell further on the +x and +y sides, and so on down to the fields at step n: the
+//! block's `(bx + 3) × (by + 3)` threads each take one column, from two cells below the owned
+//! ones to one above, and compute the levels where they are valid (H¹ everywhere, E¹ from the
+//! second, H² from the second to the last but one, E² on the owned cells). The neighbours'
+//! values go through shared memory: H¹ and H² of the plane (one buffer each), E¹ of this
+//! plane and the one below (two buffers, by plane parity).
+//!
+//! Along z the second step lags one plane: when level 1 (H¹ then E¹) reaches plane `t`,
+//! level 2 computes plane `t − 1`, whose E¹ neighbours went to shared memory one iteration
+//! ago and whose +z neighbour E¹(t) the thread has just computed. Two barriers a plane: after
+//! H¹ is stored (E¹ reads it) and after H² is stored (E² reads it). The march starts two
+//! planes below the chunk (the levels there are only the halo of the chunk's first planes)
+//! and ends one plane above it.
+//!
+//! Each thread carries its column's state from one plane to the next in registers: E⁰ of
+//! the plane (loaded one plane ahead), H¹ and E¹ of the plane below (level 2's old values),
+//! H² of the plane below that (E²'s −z neighbour), the medium and, in a CPML layer, ψ after
+//! the first step. Blocks read their neighbours' cells at step n while the owners write step
+//! n + 2, so every array the pass writes has an old and a new copy, the E-side ψ included
+//! (the one-step pass updates that in place).
+//!
+//! Point sources and probes of the first step are applied inside the pass, in the order of
+//! the one-thread kernel that follows a single step: soft sources subtract `cb·J` in `f64`,
+//! hard ones set their component, then probes sample (a probe by the thread that owns its
+//! cell). That kernel runs after the pass for the second step. The arithmetic of every
+//! update is the one-step kernels' term by term, so a pass equals two single steps bit for
+//! bit.
+
+use super::fdtd_fused::Core;
+use super::fdtd_kernels::{e_update, h_update, FdtdSpec, Psi, AXN, IDX, MEDIA, N};
+use std::fmt::Write;
+
+/// The halo of a two-step block, per axis (see the module's design).
+pub(crate) const TWO_STEPS: super::fdtd_fused::Halo =
+    super::fdtd_fused::Halo { below: 2, above: 1 };
+
+/// Shared memory of a two-step block of `bx × by` columns, values of `bytes` bytes: H¹ and
+/// H² once, E¹ twice, three components each, and an indexed kernel's table.
+pub(crate) fn shared_bytes(bx: u32, by: u32, bytes: usize, indexed: bool) -> usize {
+    let plane = (bx as usize + 3) * (by as usize + 3);
+    4 * 3 * plane * bytes + if indexed { 2 * MEDIA * bytes } else { 0 }
+}
+
+/// The two-step kernel for `spec`: block `(bx + 3) × (by + 3)`, grid
+/// `⌈(x1 − x0)/bx⌉ × ⌈(y1 − y0)/by⌉ × ⌈(z1 − z0)/chunk⌉`, as [`super::fdtd_fused::fused_step`]
+/// lays them (the same bounds, the same box of core blocks and `core`'s choice for them).
+/// With `points`, the kernel applies the first step's point sources and probes.
+pub(crate) fn two_steps(spec: &FdtdSpec, core: Core, points: bool) -> String {
+    let ty = spec.ty;
+    let l = spec.launch;
+    let (tx, ty_) = (l.bx as usize + 3, l.by as usize + 3);
+    let mut g = String::new();
+    let coefficients = if spec.indexed {
+        format!("const unsigned char* __restrict__ medium, const {ty}* __restrict__ media, const int nmedia")
+    } else {
+        format!("const {ty}* __restrict__ ca, const {ty}* __restrict__ cb")
+    };
+    let mut params = format!(
+        "{ty}* __restrict__ ex, {ty}* __restrict__ ey, {ty}* __restrict__ ez, \
+         {ty}* __restrict__ hx, {ty}* __restrict__ hy, {ty}* __restrict__ hz, \
+         const {ty}* __restrict__ ex0, const {ty}* __restrict__ ey0, const {ty}* __restrict__ ez0, \
+         const {ty}* __restrict__ hx0, const {ty}* __restrict__ hy0, const {ty}* __restrict__ hz0, \
+         {coefficients}, \
+         const int nx, const int ny, const int nz, \
+         const int x0, const int x1, const int y0, const int y1, const int z0, const int z1, const int sx0, const int sx1, const int sy0, const int sy1, const int sz0, const int sz1"
+    );
+    if points {
+        params.push_str(
+            ", const long long* __restrict__ soft_cell, const int* __restrict__ soft_comp, const double* __restrict__ soft, const int ns, \
+             const long long* __restrict__ hard_cell, const int* __restrict__ hard_comp, const double* __restrict__ hard, const int nh, \
+             const long long* __restrict__ probe_cell, const int* __restrict__ probe_comp, const int np, double* __restrict__ traces, const int row",
+        );
+    }
+    for a in (0..3).filter(|&a| spec.cpml[a].is_some()) {
+        let x = AXN[a];
+        let _ = write!(
+            params,
+            ", const {ty}* __restrict__ psi_ho_{x}0, const {ty}* __restrict__ psi_ho_{x}1, \
+             {ty}* __restrict__ psi_hn_{x}0, {ty}* __restrict__ psi_hn_{x}1, \
+             const {ty}* __restrict__ coef_h_{x}, \
+             const {ty}* __restrict__ psi_eo_{x}0, const {ty}* __restrict__ psi_eo_{x}1, \
+             {ty}* __restrict__ psi_en_{x}0, {ty}* __restrict__ psi_en_{x}1, \
+             const {ty}* __restrict__ coef_e_{x}"
+        );
+    }
+    let bounds = match spec.min_blocks {
+        0 => format!("{}", tx * ty_),
+        b => format!("{}, {b}", tx * ty_),
+    };
+    let _ = writeln!(
+        g,
+        "extern \"C\" __global__ void __launch_bounds__({bounds}) @NAME@({params}) {{"
+    );
+    let _ = writeln!(
+        g,
+        "  __shared__ {ty} s_h1[3][{ty_}][{tx}], s_h2[3][{ty_}][{tx}];"
+    );
+    let _ = writeln!(g, "  __shared__ {ty} s_e1[2][3][{ty_}][{tx}];");
+    g.push_str("  const bool core = blockIdx.x >= sx0 && blockIdx.x < sx1 && blockIdx.y >= sy0 && blockIdx.y < sy1 && blockIdx.z >= sz0 && blockIdx.z < sz1;\n");
+    match core {
+        Core::Skip => {
+            g.push_str("  if (core) return;\n");
+            media_table(spec, &mut g);
+            march(spec, points, &mut g);
+        }
+        Core::Here => {
+            let plain = FdtdSpec {
+                cpml: [None; 3],
+                ..spec.clone()
+            };
+            media_table(spec, &mut g);
+            g.push_str("  if (core) {\n");
+            march(&plain, points, &mut g);
+            g.push_str("  } else {\n");
+            march(spec, points, &mut g);
+            g.push_str("  }\n");
+        }
+    }
+    g.push_str("}\n");
+    g
+}
+
+/// The media's `(ca, cb)` table in shared memory, as the one-step pass copies it.
+fn media_table(spec: &FdtdSpec, g: &mut String) {
+    if !spec.indexed {
+        return;
+    }
+    let ty = spec.ty;
+    let _ = writeln!(g, "  __shared__ {ty} media_a[{MEDIA}], media_b[{MEDIA}];");
+    g.push_str("  for (int q = threadIdx.y * blockDim.x + threadIdx.x; q < nmedia; q += blockDim.x * blockDim.y) {\n");
+    let _ = writeln!(
+        g,
+        "    media_a[q] = __ldg(media + q); media_b[q] = __ldg(media + {MEDIA} + q);\n  }}"
+    );
+    g.push_str("  __syncthreads();\n");
+}
+
+/// `index` wrapped into `[0, n)` on a periodic axis, as is otherwise.
+fn wrapped(periodic: bool, index: &str, n: &str) -> String {
+    if periodic {
+        format!("((({index}) % {n}) + {n}) % {n}")
+    } else {
+        index.to_string()
+    }
+}
+
+/// The registers that carry ψ of the CPML axes from one step to the next: `{prefix}{axis}{term}`.
+fn psi_registers(spec: &FdtdSpec, prefix: &str) -> Vec<String> {
+    (0..3)
+        .filter(|&a| spec.cpml[a].is_some())
+        .flat_map(|a| (0..2).map(move |t| format!("{prefix}{}{t}", AXN[a])))
+        .collect()
+}
+
+/// The march of one block (see the module's design).
+fn march(spec: &FdtdSpec, points: bool, g: &mut String) {
+    let ty = spec.ty;
+    let l = spec.launch;
+    let (bx, by) = (l.bx as usize, l.by as usize);
+    let pz = spec.periodic[2];
+    g.push_str("  {\n  const int tx = threadIdx.x, ty = threadIdx.y;\n");
+    let _ = writeln!(g, "  const int ri = x0 + blockIdx.x * {bx} + tx - 2;");
+    let _ = writeln!(g, "  const int rj = y0 + blockIdx.y * {by} + ty - 2;");
+    // Cells outside a wall hold zero at every level; on a periodic axis they wrap.
+    let mut valid = Vec::new();
+    for (a, r) in [(0, "ri"), (1, "rj")] {
+        let (i, n) = (IDX[a], N[a]);
+        if spec.periodic[a] {
+            let _ = writeln!(g, "  const int {i} = {};", wrapped(true, r, n));
+        } else {
+            let _ = writeln!(g, "  const int {i} = min(max({r}, 0), {n} - 1);");
+            valid.push(format!("{r} >= 0 && {r} < {n}"));
+        }
+    }
+    let v = if valid.is_empty() {
+        "true".to_string()
+    } else {
+        valid.join(" && ")
+    };
+    let _ = writeln!(g, "  const bool v = {v};");
+    // Which levels this thread's column computes (see the module's design).
+    g.push_str("  const bool e1 = v && tx >= 1 && ty >= 1;\n");
+    let _ = writeln!(
+        g,
+        "  const bool h2 = e1 && tx <= {} && ty <= {};",
+        bx + 1,
+        by + 1
+    );
+    let _ = writeln!(
+        g,
+        "  const bool own = h2 && tx >= 2 && ty >= 2 && ri < x1 && rj < y1;"
+    );
+    let _ = writeln!(g, "  const int kb = z0 + (int)blockIdx.z * {};", l.chunk);
+    g.push_str("  const int k0 = max(kb, 0);\n");
+    let _ = writeln!(g, "  const int k1 = min(kb + {}, z1);", l.chunk);
+    g.push_str("  const long long sy = nx, sz = (long long)nx * ny;\n");
+    g.push_str("  const long long col = i + sy * j;\n");
+    let _ = writeln!(g, "  const {ty} zero = ({ty})0;");
+    for a in 0..2 {
+        if let Some(t) = spec.cpml[a] {
+            let (ia, n) = (IDX[a], N[a]);
+            let _ = writeln!(
+                g,
+                "  const bool in_{} = {ia} < {t} || {ia} >= {n} - {t};",
+                AXN[a]
+            );
+        }
+    }
+    spec.side(g, 0, true);
+    spec.side(g, 1, true);
+    for a in 0..2 {
+        let wall = if spec.periodic[a] {
+            "false".to_string()
+        } else {
+            format!("{} == 0", IDX[a])
+        };
+        let _ = writeln!(g, "  const bool wall_{} = {wall};", AXN[a]);
+    }
+    // Below plane 0 of a wall's grid everything is zero: the march starts there at most.
+    let ks = if pz { "k0 - 2" } else { "max(k0 - 2, 0)" };
+    let _ = writeln!(g, "  const int ks = {ks};");
+    let _ = writeln!(
+        g,
+        "  const long long cs = col + (long long)({}) * sz;",
+        wrapped(pz, "ks", "nz")
+    );
+    let _ = writeln!(
+        g,
+        "  {ty} e0x = v ? __ldg(ex0 + cs) : zero, e0y = v ? __ldg(ey0 + cs) : zero;"
+    );
+    let _ = writeln!(
+        g,
+        "  {ty} h1zx = zero, h1zy = zero, p1hx = zero, p1hy = zero, p1hz = zero;"
+    );
+    let _ = writeln!(
+        g,
+        "  {ty} q1ex = zero, q1ey = zero, q1ez = zero, h2zx = zero, h2zy = zero;"
+    );
+    if spec.indexed {
+        g.push_str("  unsigned int m1 = 0u;\n");
+    } else {
+        let _ = writeln!(g, "  {ty} a1 = zero, b1 = zero;");
+    }
+    for r in psi_registers(spec, "ph1_")
+        .into_iter()
+        .chain(psi_registers(spec, "pe1_"))
+    {
+        let _ = writeln!(g, "  {ty} {r} = zero;");
+    }
+    g.push_str("  for (int t = ks; t <= k1; ++t) {\n");
+    let _ = writeln!(g, "    const int ka = {};", wrapped(pz, "t", "nz"));
+    let _ = writeln!(
+        g,
+        "    const bool la = {};",
+        if pz { "true" } else { "t < nz" }
+    );
+    g.push_str("    const long long ca_ = col + (long long)ka * sz;\n");
+    g.push_str("    const int b = t & 1;\n");
+    level_one(spec, points, g);
+    level_two(spec, points, g);
+    // The column's state moves up one plane.
+    g.push_str("    h2zx = n2hx; h2zy = n2hy;\n");
+    g.push_str("    q1ex = n1ex; q1ey = n1ey; q1ez = n1ez;\n");
+    g.push_str("    p1hx = o1hx; p1hy = o1hy; p1hz = o1hz; h1zx = n1hx; h1zy = n1hy;\n");
+    g.push_str("    e0x = exz1; e0y = eyz1;\n");
+    if spec.indexed {
+        g.push_str("    m1 = ma;\n");
+    } else {
+        g.push_str("    a1 = aa; b1 = ba;\n");
+    }
+    for (to, from) in psi_registers(spec, "ph1_")
+        .into_iter()
+        .zip(psi_registers(spec, "q_h_"))
+        .chain(
+            psi_registers(spec, "pe1_")
+                .into_iter()
+                .zip(psi_registers(spec, "q_e_")),
+        )
+    {
+        let _ = writeln!(g, "    {to} = {from};");
+    }
+    g.push_str("  }\n  }\n");
+}
+
+/// H¹ and E¹ at plane `ka` (first step), with the first step's point sources.
+fn level_one(spec: &FdtdSpec, points: bool, g: &mut String) {
+    let ty = spec.ty;
+    let _ = writeln!(
+        g,
+        "    {ty} n1hx = zero, n1hy = zero, n1hz = zero, ezc1 = zero, exz1 = zero, eyz1 = zero;"
+    );
+    for r in psi_registers(spec, "q_h_")
+        .into_iter()
+        .chain(psi_registers(spec, "q_e_"))
+    {
+        let _ = writeln!(g, "    {ty} {r} = zero;");
+    }
+    // E¹'s coefficients go out with H¹'s loads, ahead of the barrier.
+    if spec.indexed {
+        g.push_str("    const unsigned int ma = e1 && la ? __ldg(medium + ca_) : 0u;\n");
+    } else {
+        let _ = writeln!(
+            g,
+            "    const {ty} aa = e1 && la ? __ldg(ca + ca_) : zero, ba = e1 && la ? __ldg(cb + ca_) : zero;"
+        );
+    }
+    g.push_str("    if (v && la) {\n");
+    g.push_str("    const int k = ka;\n    const long long c = ca_;\n");
+    spec.z_layer(g);
+    let _ = writeln!(g, "    const {ty} ex_c = e0x, ey_c = e0y;");
+    if spec.periodic[2] {
+        g.push_str("    const long long cz = col + (long long)(k + 1 < nz ? k + 1 : 0) * sz;\n");
+        let _ = writeln!(
+            g,
+            "    const {ty} ex_z = __ldg(ex0 + cz), ey_z = __ldg(ey0 + cz);"
+        );
+    } else {
+        g.push_str("    const bool vzp = k + 1 < nz;\n");
+        let _ = writeln!(
+            g,
+            "    const {ty} ex_z = vzp ? __ldg(ex0 + c + sz) : zero, ey_z = vzp ? __ldg(ey0 + c + sz) : zero;"
+        );
+    }
+    let _ = writeln!(g, "    const {ty} ez_c = __ldg(ez0 + c);");
+    spec.near(g, "ey_x", "ey0", "xp");
+    spec.near(g, "ez_x", "ez0", "xp");
+    spec.near(g, "ex_y", "ex0", "yp");
+    spec.near(g, "ez_y", "ez0", "yp");
+    let psi = Psi {
+        read: "psi_ho_{a}{t}[s]",
+        write: "q_h_{a}{t}",
+        coef: "coef_h_",
+        guard: None,
+    };
+    h_update(spec, g, &format!("{ty} "), "__ldg({h}0 + c)", &psi);
+    g.push_str("    n1hx = nhx; n1hy = nhy; n1hz = nhz;\n");
+    g.push_str("    ezc1 = ez_c; exz1 = ex_z; eyz1 = ey_z;\n");
+    g.push_str("    }\n");
+    g.push_str("    s_h1[0][ty][tx] = n1hx; s_h1[1][ty][tx] = n1hy; s_h1[2][ty][tx] = n1hz;\n");
+    g.push_str("    __syncthreads();\n");
+    // H¹ as the second step sees it (after the first step's hard sources).
+    let _ = writeln!(
+        g,
+        "    {ty} o1hx = n1hx, o1hy = n1hy, o1hz = n1hz, n1ex = zero, n1ey = zero, n1ez = zero;"
+    );
+    g.push_str("    if (e1 && la) {\n");
+    g.push_str("    const int k = ka;\n    const long long c = ca_;\n");
+    spec.z_layer(g);
+    let _ = writeln!(
+        g,
+        "    const {ty} hx_c = n1hx, hy_c = n1hy, hz_c = n1hz, hx_z = h1zx, hy_z = h1zy;\n    \
+         const {ty} hy_x = s_h1[1][ty][tx - 1], hz_x = s_h1[2][ty][tx - 1];\n    \
+         const {ty} hx_y = s_h1[0][ty - 1][tx], hz_y = s_h1[2][ty - 1][tx];\n    \
+         const {ty} o_ex = e0x, o_ey = e0y, o_ez = ezc1;"
+    );
+    if spec.indexed {
+        let _ = writeln!(g, "    const {ty} a = media_a[ma], cbc = media_b[ma];");
+    } else {
+        let _ = writeln!(g, "    const {ty} a = aa, cbc = ba;");
+    }
+    let psi = Psi {
+        read: "psi_eo_{a}{t}[s]",
+        write: "q_e_{a}{t}",
+        coef: "coef_e_",
+        guard: None,
+    };
+    e_update(spec, g, "o_{e}", &psi);
+    if points {
+        sources(spec, g);
+    }
+    g.push_str("    n1ex = nex; n1ey = ney; n1ez = nez;\n");
+    g.push_str("    }\n");
+    g.push_str(
+        "    s_e1[b][0][ty][tx] = n1ex; s_e1[b][1][ty][tx] = n1ey; s_e1[b][2][ty][tx] = n1ez;\n",
+    );
+}
+
+/// The first step's point sources at cell `c`, in the one-thread kernel's order: soft ones
+/// subtract `cb·J` (in `f64`), then hard ones set their component. On E they change the E¹
+/// that the second step and the neighbours see; on H only the H¹ the second step starts from
+/// (E¹ was computed from H¹ before the sources, as in a single step).
+fn sources(spec: &FdtdSpec, g: &mut String) {
+    let ty = spec.ty;
+    let targets = ["nex", "ney", "nez", "o1hx", "o1hy", "o1hz"];
+    g.push_str(
+        "    for (int q = 0; q < ns; ++q) {\n      if (__ldg(soft_cell + q) != c) continue;\n",
+    );
+    g.push_str("      const double j = __ldg(soft + (long long)row * ns + q);\n");
+    g.push_str("      switch (__ldg(soft_comp + q)) {\n");
+    for (n, v) in targets.iter().enumerate() {
+        let _ = writeln!(
+            g,
+            "        case {n}: {v} = ({ty})__dsub_rn((double){v}, __dmul_rn((double)cbc, j)); break;"
+        );
+    }
+    g.push_str("      }\n    }\n");
+    g.push_str(
+        "    for (int q = 0; q < nh; ++q) {\n      if (__ldg(hard_cell + q) != c) continue;\n",
+    );
+    let _ = writeln!(
+        g,
+        "      const {ty} w = ({ty})__ldg(hard + (long long)row * nh + q);"
+    );
+    g.push_str("      switch (__ldg(hard_comp + q)) {\n");
+    for (n, v) in targets.iter().enumerate() {
+        let _ = writeln!(g, "        case {n}: {v} = w; break;");
+    }
+    g.push_str("      }\n    }\n");
+}
+
+/// H² and E² at plane `t − 1` (second step), written by the cells' owners, with the first
+/// step's probes.
+fn level_two(spec: &FdtdSpec, points: bool, g: &mut String) {
+    let ty = spec.ty;
+    let pz = spec.periodic[2];
+    g.push_str("    const bool lb = t > ks;\n");
+    let _ = writeln!(g, "    const int kb2 = {};", wrapped(pz, "t - 1", "nz"));
+    g.push_str("    const long long cb_ = col + (long long)kb2 * sz;\n");
+    g.push_str("    const bool mine = own && lb && t - 1 >= k0;\n");
+    let _ = writeln!(g, "    {ty} n2hx = zero, n2hy = zero, n2hz = zero;");
+    g.push_str("    if (h2 && lb) {\n");
+    g.push_str("    const int k = kb2;\n    const long long c = cb_;\n");
+    spec.z_layer(g);
+    let _ = writeln!(
+        g,
+        "    const {ty} ex_c = q1ex, ey_c = q1ey, ez_c = q1ez, ex_z = n1ex, ey_z = n1ey;\n    \
+         const {ty} ey_x = s_e1[b ^ 1][1][ty][tx + 1], ez_x = s_e1[b ^ 1][2][ty][tx + 1];\n    \
+         const {ty} ex_y = s_e1[b ^ 1][0][ty + 1][tx], ez_y = s_e1[b ^ 1][2][ty + 1][tx];"
+    );
+    let psi = Psi {
+        read: "ph1_{a}{t}",
+        write: "psi_hn_{a}{t}[s]",
+        coef: "coef_h_",
+        guard: Some("mine"),
+    };
+    h_update(spec, g, &format!("{ty} "), "p1{h}", &psi);
+    g.push_str("    n2hx = nhx; n2hy = nhy; n2hz = nhz;\n");
+    g.push_str("    }\n");
+    g.push_str("    s_h2[0][ty][tx] = n2hx; s_h2[1][ty][tx] = n2hy; s_h2[2][ty][tx] = n2hz;\n");
+    g.push_str("    __syncthreads();\n");
+    g.push_str("    if (mine) {\n");
+    g.push_str("    const int k = kb2;\n    const long long c = cb_;\n");
+    spec.z_layer(g);
+    let _ = writeln!(
+        g,
+        "    const {ty} hx_c = n2hx, hy_c = n2hy, hz_c = n2hz, hx_z = h2zx, hy_z = h2zy;\n    \
+         const {ty} hy_x = s_h2[1][ty][tx - 1], hz_x = s_h2[2][ty][tx - 1];\n    \
+         const {ty} hx_y = s_h2[0][ty - 1][tx], hz_y = s_h2[2][ty - 1][tx];"
+    );
+    if spec.indexed {
+        let _ = writeln!(g, "    const {ty} a = media_a[m1], cbc = media_b[m1];");
+    } else {
+        let _ = writeln!(g, "    const {ty} a = a1, cbc = b1;");
+    }
+    let psi = Psi {
+        read: "pe1_{a}{t}",
+        write: "psi_en_{a}{t}[s]",
+        coef: "coef_e_",
+        guard: None,
+    };
+    e_update(spec, g, "q1{e}", &psi);
+    g.push_str("    ex[c] = nex; ey[c] = ney; ez[c] = nez;\n");
+    g.push_str("    hx[c] = n2hx; hy[c] = n2hy; hz[c] = n2hz;\n");
+    if points {
+        // The first step's probes, from the values the second step started from.
+        g.push_str(
+            "    for (int q = 0; q < np; ++q) {\n      if (__ldg(probe_cell + q) != c) continue;\n",
+        );
+        g.push_str("      const int m = __ldg(probe_comp + q);\n");
+        let _ = writeln!(
+            g,
+            "      const {ty} w = m == 0 ? q1ex : m == 1 ? q1ey : m == 2 ? q1ez : m == 3 ? p1hx : m == 4 ? p1hy : p1hz;"
+        );
+        g.push_str("      traces[(long long)row * np + q] = (double)w;\n    }\n");
+    }
+    g.push_str("    }\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{shared_bytes, two_steps};
+    use crate::gpu::fdtd_fused::Core;
+    use crate::gpu::fdtd_kernels::FdtdSpec;
+    use crate::gpu::kernels::Launch;
+
+    fn spec(indexed: bool) -> FdtdSpec {
+        FdtdSpec {
+            ty: "float",
+            periodic: [false, true, false],
+            spacing: [1.0; 3],
+            dt: 0.5,
+            cpml: [Some(6), None, Some(6)],
+            launch: Launch::columns(32, 8, 16),
+            min_blocks: 0,
+            indexed,
+        }
+    }
+
+    /// Two barriers a plane in each march, the second step's ψ read from registers and
+    /// written only by the owners, E-side ψ double-buffered, point code only when asked.
+    #[test]
+    fn a_pass_carries_the_first_step_in_registers() {
+        let k = two_steps(&spec(true), Core::Here, false);
+        assert!(k.contains("__launch_bounds__(385)"), "{k}");
+        let marches: Vec<&str> = k.split("for (int t = ks; t <= k1; ++t)").skip(1).collect();
+        assert_eq!(marches.len(), 2);
+        for m in &marches {
+            assert_eq!(m.matches("__syncthreads();").count(), 2, "{m}");
+        }
+        let layers = marches[1];
+        assert!(layers.contains("fma(b, psi_ho_x0[s], cc * d)") && layers.contains("q_h_x0 = p;"));
+        assert!(
+            layers.contains("fma(b, ph1_x0, cc * d)")
+                && layers.contains("if (mine) psi_hn_x0[s] = p;")
+        );
+        assert!(
+            layers.contains("fma(b, psi_eo_z1[s], cc * d)") && layers.contains("psi_en_z1[s] = p;")
+        );
+        assert!(
+            !marches[0].contains("psi_"),
+            "the core march has no CPML terms"
+        );
+        assert!(!k.contains("soft_cell") && !k.contains("psi_hy0"));
+        let p = two_steps(&spec(false), Core::Skip, true);
+        assert!(p.contains("if (core) return;") && p.contains("__ldg(ca + ca_)"));
+        assert!(p.contains("traces[(long long)row * np + q]"));
+        assert_eq!(shared_bytes(32, 8, 4, false), 4 * 3 * 35 * 11 * 4);
+    }
+}
