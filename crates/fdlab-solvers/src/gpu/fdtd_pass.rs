@@ -53,8 +53,9 @@ pub(crate) fn shared_bytes(bx: u32, by: u32, bytes: usize, indexed: bool) -> usi
 /// The two-step kernel for `spec`: block `(bx + 3) × (by + 3)`, grid
 /// `⌈(x1 − x0)/bx⌉ × ⌈(y1 − y0)/by⌉ × ⌈(z1 − z0)/chunk⌉`, as [`super::fdtd_fused::fused_step`]
 /// lays them (the same bounds, the same box of core blocks and `core`'s choice for them).
-/// With `points`, the kernel applies the first step's point sources and probes.
-pub(crate) fn two_steps(spec: &FdtdSpec, core: Core, points: bool) -> String {
+/// With `points`, the kernel applies the first step's point sources and probes; with
+/// `narrow`, it indexes cells with 32-bit integers (see [`narrow_enough`]).
+pub(crate) fn two_steps(spec: &FdtdSpec, core: Core, points: bool, narrow: bool) -> String {
     let ty = spec.ty;
     let l = spec.launch;
     let (tx, ty_) = (l.bx as usize + 3, l.by as usize + 3);
@@ -110,7 +111,7 @@ pub(crate) fn two_steps(spec: &FdtdSpec, core: Core, points: bool) -> String {
         Core::Skip => {
             g.push_str("  if (core) return;\n");
             media_table(spec, &mut g);
-            march(spec, points, &mut g);
+            march(spec, points, narrow, &mut g);
         }
         Core::Here => {
             let plain = FdtdSpec {
@@ -119,9 +120,9 @@ pub(crate) fn two_steps(spec: &FdtdSpec, core: Core, points: bool) -> String {
             };
             media_table(spec, &mut g);
             g.push_str("  if (core) {\n");
-            march(&plain, points, &mut g);
+            march(&plain, points, narrow, &mut g);
             g.push_str("  } else {\n");
-            march(spec, points, &mut g);
+            march(spec, points, narrow, &mut g);
             g.push_str("  }\n");
         }
     }
@@ -161,8 +162,27 @@ fn psi_registers(spec: &FdtdSpec, prefix: &str) -> Vec<String> {
         .collect()
 }
 
+/// Whether a grid of `n` cells is small enough for 32-bit cell indices: every index and
+/// offset a pass forms (a cell, its neighbour one plane up, a CPML slab's element) stays
+/// below 2³¹. They save the pass the 64-bit address arithmetic, a sixth of its
+/// instructions.
+pub(crate) fn narrow_enough(n: [usize; 3]) -> bool {
+    n[0].saturating_mul(n[1]).saturating_mul(n[2] + 2) < i32::MAX as usize
+}
+
+/// The march of one block, its cell indices 32-bit where `narrow` (the shared index code
+/// spells them `long long`, which this replaces).
+fn march(spec: &FdtdSpec, points: bool, narrow: bool, g: &mut String) {
+    let mut body = String::new();
+    march_body(spec, points, &mut body);
+    if narrow {
+        body = body.replace("long long", "int").replace("LL * ", " * ");
+    }
+    g.push_str(&body);
+}
+
 /// The march of one block (see the module's design).
-fn march(spec: &FdtdSpec, points: bool, g: &mut String) {
+fn march_body(spec: &FdtdSpec, points: bool, g: &mut String) {
     let ty = spec.ty;
     let l = spec.launch;
     let (bx, by) = (l.bx as usize, l.by as usize);
@@ -255,6 +275,21 @@ fn march(spec: &FdtdSpec, points: bool, g: &mut String) {
         .chain(psi_registers(spec, "pe1_"))
     {
         let _ = writeln!(g, "  {ty} {r} = zero;");
+    }
+    if points {
+        // Whether a point lies on this thread's column: the others skip the points' loops
+        // (which every thread would otherwise run at every plane).
+        g.push_str("  bool pts = false;\n");
+        for (list, n) in [
+            ("soft_cell", "ns"),
+            ("hard_cell", "nh"),
+            ("probe_cell", "np"),
+        ] {
+            let _ = writeln!(
+                g,
+                "  for (int q = 0; q < {n}; ++q) pts |= __ldg({list} + q) % sz == col;"
+            );
+        }
     }
     g.push_str("  for (int t = ks; t <= k1; ++t) {\n");
     let _ = writeln!(g, "    const int ka = {};", wrapped(pz, "t", "nz"));
@@ -391,6 +426,7 @@ fn level_one(spec: &FdtdSpec, points: bool, g: &mut String) {
 fn sources(spec: &FdtdSpec, g: &mut String) {
     let ty = spec.ty;
     let targets = ["nex", "ney", "nez", "o1hx", "o1hy", "o1hz"];
+    g.push_str("    if (pts) {\n");
     g.push_str(
         "    for (int q = 0; q < ns; ++q) {\n      if (__ldg(soft_cell + q) != c) continue;\n",
     );
@@ -414,7 +450,7 @@ fn sources(spec: &FdtdSpec, g: &mut String) {
     for (n, v) in targets.iter().enumerate() {
         let _ = writeln!(g, "        case {n}: {v} = w; break;");
     }
-    g.push_str("      }\n    }\n");
+    g.push_str("      }\n    }\n    }\n");
 }
 
 /// H² and E² at plane `t − 1` (second step), written by the cells' owners, with the first
@@ -473,7 +509,7 @@ fn level_two(spec: &FdtdSpec, points: bool, g: &mut String) {
     if points {
         // The first step's probes, from the values the second step started from.
         g.push_str(
-            "    for (int q = 0; q < np; ++q) {\n      if (__ldg(probe_cell + q) != c) continue;\n",
+            "    if (pts) for (int q = 0; q < np; ++q) {\n      if (__ldg(probe_cell + q) != c) continue;\n",
         );
         g.push_str("      const int m = __ldg(probe_comp + q);\n");
         let _ = writeln!(
@@ -509,7 +545,7 @@ mod tests {
     /// written only by the owners, E-side ψ double-buffered, point code only when asked.
     #[test]
     fn a_pass_carries_the_first_step_in_registers() {
-        let k = two_steps(&spec(true), Core::Here, false);
+        let k = two_steps(&spec(true), Core::Here, false, false);
         assert!(k.contains("__launch_bounds__(385)"), "{k}");
         let marches: Vec<&str> = k.split("for (int t = ks; t <= k1; ++t)").skip(1).collect();
         assert_eq!(marches.len(), 2);
@@ -530,9 +566,13 @@ mod tests {
             "the core march has no CPML terms"
         );
         assert!(!k.contains("soft_cell") && !k.contains("psi_hy0"));
-        let p = two_steps(&spec(false), Core::Skip, true);
+        let p = two_steps(&spec(false), Core::Skip, true, true);
         assert!(p.contains("if (core) return;") && p.contains("__ldg(ca + ca_)"));
-        assert!(p.contains("traces[(long long)row * np + q]"));
+        assert!(p.contains("traces[(int)row * np + q]"), "{p}");
+        assert!(p.contains("const long long* __restrict__ soft_cell"));
+        // Narrow: only the point lists' pointers are 64-bit; the body indexes with `int`.
+        let body = p.split_once(") {").map_or("", |(_, b)| b);
+        assert!(!body.is_empty() && !body.contains("long long"), "{body}");
         assert_eq!(shared_bytes(32, 8, 4, false), 4 * 3 * 35 * 11 * 4);
     }
 }

@@ -268,6 +268,7 @@ pub(super) fn sources<T: CudaScalar>(
                 },
                 core,
                 has_points,
+                fdtd_pass::narrow_enough(s.grid.n),
             ),
             precision,
             Launch {
