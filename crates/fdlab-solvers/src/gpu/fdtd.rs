@@ -424,21 +424,12 @@ impl<T: CudaScalar> FdtdGpu<T> {
         let stream = self.gpu.stream.clone();
         if let Some(pt) = self.points.as_mut() {
             let row = i as i32;
-            let (ns, nh) = (pt.soft.len() as i32, pt.hard.len() as i32);
-            let mut b = stream.launch_builder(pt.kernel.function());
+            let kernel = pt.kernel.clone();
+            let mut b = stream.launch_builder(kernel.function());
             b.arg(&mut f.ex).arg(&mut f.ey).arg(&mut f.ez);
             b.arg(&mut f.hx).arg(&mut f.hy).arg(&mut f.hz);
             b.arg(&self.cb);
-            b.arg(&pt.soft_cell)
-                .arg(&pt.soft_comp)
-                .arg(&pt.soft_vals)
-                .arg(&ns);
-            b.arg(&pt.hard_cell)
-                .arg(&pt.hard_comp)
-                .arg(&pt.hard_vals)
-                .arg(&nh);
-            b.arg(&pt.probe_cell).arg(&pt.probe_comp).arg(&pt.np);
-            b.arg(&mut pt.rows).arg(&row);
+            pt.args(&mut b, &row);
             let one = LaunchConfig {
                 grid_dim: (1, 1, 1),
                 block_dim: (32, 1, 1),

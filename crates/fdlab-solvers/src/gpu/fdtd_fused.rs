@@ -28,20 +28,7 @@ pub(crate) fn fused_step(spec: &FdtdSpec, core: Core) -> String {
     let (bx, by) = (l.bx as usize, l.by as usize);
     let (tx, ty_) = (bx + 1, by + 1);
     let mut g = String::new();
-    let coefficients = if spec.indexed {
-        format!("const unsigned char* __restrict__ medium, const {ty}* __restrict__ media, const int nmedia")
-    } else {
-        format!("const {ty}* __restrict__ ca, const {ty}* __restrict__ cb")
-    };
-    let mut params = format!(
-        "{ty}* __restrict__ ex, {ty}* __restrict__ ey, {ty}* __restrict__ ez, \
-         {ty}* __restrict__ hx, {ty}* __restrict__ hy, {ty}* __restrict__ hz, \
-         const {ty}* __restrict__ ex0, const {ty}* __restrict__ ey0, const {ty}* __restrict__ ez0, \
-         const {ty}* __restrict__ hx0, const {ty}* __restrict__ hy0, const {ty}* __restrict__ hz0, \
-         {coefficients}, \
-         const int nx, const int ny, const int nz, \
-         const int x0, const int x1, const int y0, const int y1, const int z0, const int z1, const int sx0, const int sx1, const int sy0, const int sy1, const int sz0, const int sz1"
-    );
+    let mut params = common_params(spec);
     for a in (0..3).filter(|&a| spec.cpml[a].is_some()) {
         let x = AXN[a];
         let _ = write!(
@@ -53,14 +40,7 @@ pub(crate) fn fused_step(spec: &FdtdSpec, core: Core) -> String {
              const {ty}* __restrict__ coef_e_{x}"
         );
     }
-    let bounds = match spec.min_blocks {
-        0 => format!("{}", tx * ty_),
-        b => format!("{}, {b}", tx * ty_),
-    };
-    let _ = writeln!(
-        g,
-        "extern \"C\" __global__ void __launch_bounds__({bounds}) @NAME@({params}) {{"
-    );
+    head(spec, tx * ty_, &params, &mut g);
     // H of the block's plane, double-buffered by plane parity: one barrier per plane.
     let _ = writeln!(g, "  __shared__ {ty} sh[2][3][{ty_}][{tx}];");
     // The launch steps the box of cells [x0, x1) × [y0, y1) × [z0, z1); its blocks in the box
@@ -92,10 +72,79 @@ pub(crate) fn fused_step(spec: &FdtdSpec, core: Core) -> String {
     g
 }
 
+/// The parameters every pass kernel starts with: new fields, old fields, E's coefficients
+/// (a medium index and its table, or two arrays), sizes, the box of cells to step and the
+/// box of blocks to skip.
+pub(super) fn common_params(spec: &FdtdSpec) -> String {
+    let ty = spec.ty;
+    let coefficients = if spec.indexed {
+        format!("const unsigned char* __restrict__ medium, const {ty}* __restrict__ media, const int nmedia")
+    } else {
+        format!("const {ty}* __restrict__ ca, const {ty}* __restrict__ cb")
+    };
+    format!(
+        "{ty}* __restrict__ ex, {ty}* __restrict__ ey, {ty}* __restrict__ ez, \
+         {ty}* __restrict__ hx, {ty}* __restrict__ hy, {ty}* __restrict__ hz, \
+         const {ty}* __restrict__ ex0, const {ty}* __restrict__ ey0, const {ty}* __restrict__ ez0, \
+         const {ty}* __restrict__ hx0, const {ty}* __restrict__ hy0, const {ty}* __restrict__ hz0, \
+         {coefficients}, \
+         const int nx, const int ny, const int nz, \
+         const int x0, const int x1, const int y0, const int y1, const int z0, const int z1, const int sx0, const int sx1, const int sy0, const int sy1, const int sz0, const int sz1"
+    )
+}
+
+/// The kernel's first line for blocks of `threads` threads (and `spec`'s bound on blocks per
+/// SM) and its parameters.
+pub(super) fn head(spec: &FdtdSpec, threads: usize, params: &str, g: &mut String) {
+    let bounds = match spec.min_blocks {
+        0 => format!("{threads}"),
+        b => format!("{threads}, {b}"),
+    };
+    let _ = writeln!(
+        g,
+        "extern \"C\" __global__ void __launch_bounds__({bounds}) @NAME@({params}) {{"
+    );
+}
+
+/// A march's chunk of planes (`kb`, clipped to `k0 … k1`), the column's index `col`, `zero`,
+/// and the column's place in the x and y layers, its +x and +y neighbours and its walls.
+pub(super) fn column_prologue(spec: &FdtdSpec, g: &mut String) {
+    let ty = spec.ty;
+    let l = spec.launch;
+    // A launch's box may start below the grid along z (see `z_origin`): its first chunk is
+    // cut at plane 0.
+    let _ = writeln!(g, "  const int kb = z0 + (int)blockIdx.z * {};", l.chunk);
+    g.push_str("  const int k0 = max(kb, 0);\n");
+    let _ = writeln!(g, "  const int k1 = min(kb + {}, z1);", l.chunk);
+    g.push_str("  const long long sy = nx, sz = (long long)nx * ny;\n");
+    g.push_str("  const long long col = i + sy * j;\n");
+    let _ = writeln!(g, "  const {ty} zero = ({ty})0;");
+    for a in 0..2 {
+        if let Some(t) = spec.cpml[a] {
+            let (ia, n) = (IDX[a], N[a]);
+            let _ = writeln!(
+                g,
+                "  const bool in_{} = {ia} < {t} || {ia} >= {n} - {t};",
+                AXN[a]
+            );
+        }
+    }
+    spec.side(g, 0, true);
+    spec.side(g, 1, true);
+    for a in 0..2 {
+        let wall = if spec.periodic[a] {
+            "false".to_string()
+        } else {
+            format!("{} == 0", IDX[a])
+        };
+        let _ = writeln!(g, "  const bool wall_{} = {wall};", AXN[a]);
+    }
+}
+
 /// An indexed kernel's table of `(ca, cb)` pairs, copied into shared memory once per block:
 /// `media` holds the `nmedia` values of `ca`, then (from `MEDIA`) those of `cb`. A cell's
 /// lookup then costs a byte of device memory instead of two values.
-fn media_table(spec: &FdtdSpec, g: &mut String) {
+pub(super) fn media_table(spec: &FdtdSpec, g: &mut String) {
     if !spec.indexed {
         return;
     }
@@ -150,34 +199,7 @@ fn body(spec: &FdtdSpec, g: &mut String) {
         inside(1, "rj")
     );
     g.push_str("  const bool own = tx > 0 && ty > 0 && ri < x1 && rj < y1;\n");
-    // A launch's box may start below the grid along z (see `z_origin`): its first chunk is
-    // cut at plane 0.
-    let _ = writeln!(g, "  const int kb = z0 + (int)blockIdx.z * {};", l.chunk);
-    g.push_str("  const int k0 = max(kb, 0);\n");
-    let _ = writeln!(g, "  const int k1 = min(kb + {}, z1);", l.chunk);
-    g.push_str("  const long long sy = nx, sz = (long long)nx * ny;\n");
-    g.push_str("  const long long col = i + sy * j;\n");
-    let _ = writeln!(g, "  const {ty} zero = ({ty})0;");
-    for a in 0..2 {
-        if let Some(t) = spec.cpml[a] {
-            let (ia, n) = (IDX[a], N[a]);
-            let _ = writeln!(
-                g,
-                "  const bool in_{} = {ia} < {t} || {ia} >= {n} - {t};",
-                AXN[a]
-            );
-        }
-    }
-    spec.side(g, 0, true);
-    spec.side(g, 1, true);
-    for a in 0..2 {
-        let wall = if spec.periodic[a] {
-            "false".to_string()
-        } else {
-            format!("{} == 0", IDX[a])
-        };
-        let _ = writeln!(g, "  const bool wall_{} = {wall};", AXN[a]);
-    }
+    column_prologue(spec, g);
     // The march starts one plane below the chunk where that plane exists (H there is needed
     // by the first plane's E); `t` counts planes from the chunk's first.
     let below = if spec.periodic[2] {

@@ -35,7 +35,7 @@
 //! update is the one-step kernels' term by term, so a pass equals two single steps bit for
 //! bit.
 
-use super::fdtd_fused::Core;
+use super::fdtd_fused::{column_prologue, common_params, head, media_table, Core};
 use super::fdtd_kernels::{e_update, h_update, FdtdSpec, Psi, AXN, IDX, MEDIA, N};
 use std::fmt::Write;
 
@@ -60,20 +60,7 @@ pub(crate) fn two_steps(spec: &FdtdSpec, core: Core, points: bool, narrow: bool)
     let l = spec.launch;
     let (tx, ty_) = (l.bx as usize + 3, l.by as usize + 3);
     let mut g = String::new();
-    let coefficients = if spec.indexed {
-        format!("const unsigned char* __restrict__ medium, const {ty}* __restrict__ media, const int nmedia")
-    } else {
-        format!("const {ty}* __restrict__ ca, const {ty}* __restrict__ cb")
-    };
-    let mut params = format!(
-        "{ty}* __restrict__ ex, {ty}* __restrict__ ey, {ty}* __restrict__ ez, \
-         {ty}* __restrict__ hx, {ty}* __restrict__ hy, {ty}* __restrict__ hz, \
-         const {ty}* __restrict__ ex0, const {ty}* __restrict__ ey0, const {ty}* __restrict__ ez0, \
-         const {ty}* __restrict__ hx0, const {ty}* __restrict__ hy0, const {ty}* __restrict__ hz0, \
-         {coefficients}, \
-         const int nx, const int ny, const int nz, \
-         const int x0, const int x1, const int y0, const int y1, const int z0, const int z1, const int sx0, const int sx1, const int sy0, const int sy1, const int sz0, const int sz1"
-    );
+    let mut params = common_params(spec);
     if points {
         params.push_str(
             ", const long long* __restrict__ soft_cell, const int* __restrict__ soft_comp, const double* __restrict__ soft, const int ns, \
@@ -93,14 +80,7 @@ pub(crate) fn two_steps(spec: &FdtdSpec, core: Core, points: bool, narrow: bool)
              const {ty}* __restrict__ coef_e_{x}"
         );
     }
-    let bounds = match spec.min_blocks {
-        0 => format!("{}", tx * ty_),
-        b => format!("{}, {b}", tx * ty_),
-    };
-    let _ = writeln!(
-        g,
-        "extern \"C\" __global__ void __launch_bounds__({bounds}) @NAME@({params}) {{"
-    );
+    head(spec, tx * ty_, &params, &mut g);
     let _ = writeln!(
         g,
         "  __shared__ {ty} s_h1[3][{ty_}][{tx}], s_h2[3][{ty_}][{tx}];"
@@ -128,21 +108,6 @@ pub(crate) fn two_steps(spec: &FdtdSpec, core: Core, points: bool, narrow: bool)
     }
     g.push_str("}\n");
     g
-}
-
-/// The media's `(ca, cb)` table in shared memory, as the one-step pass copies it.
-fn media_table(spec: &FdtdSpec, g: &mut String) {
-    if !spec.indexed {
-        return;
-    }
-    let ty = spec.ty;
-    let _ = writeln!(g, "  __shared__ {ty} media_a[{MEDIA}], media_b[{MEDIA}];");
-    g.push_str("  for (int q = threadIdx.y * blockDim.x + threadIdx.x; q < nmedia; q += blockDim.x * blockDim.y) {\n");
-    let _ = writeln!(
-        g,
-        "    media_a[q] = __ldg(media + q); media_b[q] = __ldg(media + {MEDIA} + q);\n  }}"
-    );
-    g.push_str("  __syncthreads();\n");
 }
 
 /// `index` wrapped into `[0, n)` on a periodic axis, as is otherwise.
@@ -219,32 +184,7 @@ fn march_body(spec: &FdtdSpec, points: bool, g: &mut String) {
         g,
         "  const bool own = h2 && tx >= 2 && ty >= 2 && ri < x1 && rj < y1;"
     );
-    let _ = writeln!(g, "  const int kb = z0 + (int)blockIdx.z * {};", l.chunk);
-    g.push_str("  const int k0 = max(kb, 0);\n");
-    let _ = writeln!(g, "  const int k1 = min(kb + {}, z1);", l.chunk);
-    g.push_str("  const long long sy = nx, sz = (long long)nx * ny;\n");
-    g.push_str("  const long long col = i + sy * j;\n");
-    let _ = writeln!(g, "  const {ty} zero = ({ty})0;");
-    for a in 0..2 {
-        if let Some(t) = spec.cpml[a] {
-            let (ia, n) = (IDX[a], N[a]);
-            let _ = writeln!(
-                g,
-                "  const bool in_{} = {ia} < {t} || {ia} >= {n} - {t};",
-                AXN[a]
-            );
-        }
-    }
-    spec.side(g, 0, true);
-    spec.side(g, 1, true);
-    for a in 0..2 {
-        let wall = if spec.periodic[a] {
-            "false".to_string()
-        } else {
-            format!("{} == 0", IDX[a])
-        };
-        let _ = writeln!(g, "  const bool wall_{} = {wall};", AXN[a]);
-    }
+    column_prologue(spec, g);
     // Below plane 0 of a wall's grid everything is zero: the march starts there at most.
     let ks = if pz { "k0 - 2" } else { "max(k0 - 2, 0)" };
     let _ = writeln!(g, "  const int ks = {ks};");

@@ -6,7 +6,7 @@ use super::fdtd_kernels::comp;
 use super::{driver, Gpu};
 use crate::fdtd::{FdtdSetup, Waveform};
 use crate::Result;
-use cudarc::driver::CudaSlice;
+use cudarc::driver::{CudaSlice, LaunchArgs, PushKernelArg};
 use fdlab_cuda::codegen::CudaSource;
 use fdlab_cuda::Kernel;
 use std::sync::Arc;
@@ -25,6 +25,9 @@ pub(super) struct Points {
     pub(super) hard_vals: CudaSlice<f64>,
     pub(super) probe_cell: CudaSlice<i64>,
     pub(super) probe_comp: CudaSlice<i32>,
+    /// Soft sources, hard sources and probes.
+    pub(super) ns: i32,
+    pub(super) nh: i32,
     pub(super) np: i32,
     /// One row of probe values per step of the current call.
     pub(super) rows: CudaSlice<f64>,
@@ -62,9 +65,27 @@ impl Points {
             hard_vals: gpu.zeros(1)?,
             probe_cell: gpu.upload(&cells(s.probes.iter().map(|p| idx(p.1)).collect()))?,
             probe_comp: gpu.upload(&comps(s.probes.iter().map(|p| comp(p.0)).collect()))?,
+            ns: s.sources.len() as i32,
+            nh: s.hard_sources.len() as i32,
             np: s.probes.len() as i32,
             rows: gpu.zeros(1)?,
         })
+    }
+
+    /// Pushes the arguments every kernel that applies the points takes after the fields:
+    /// soft sources (cells, components, values, count), hard ones, probes (cells, components,
+    /// count), the rows of probe values and the call's step `row`.
+    pub(super) fn args<'a>(&'a mut self, b: &mut LaunchArgs<'a>, row: &'a i32) {
+        b.arg(&self.soft_cell)
+            .arg(&self.soft_comp)
+            .arg(&self.soft_vals)
+            .arg(&self.ns);
+        b.arg(&self.hard_cell)
+            .arg(&self.hard_comp)
+            .arg(&self.hard_vals)
+            .arg(&self.nh);
+        b.arg(&self.probe_cell).arg(&self.probe_comp).arg(&self.np);
+        b.arg(&mut self.rows).arg(row);
     }
 
     /// Sizes the buffers for `steps` steps from step `first` on and uploads the source values

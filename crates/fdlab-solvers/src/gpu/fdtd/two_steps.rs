@@ -96,10 +96,6 @@ impl<T: CudaScalar> FdtdGpu<T> {
         let f = &mut self.f;
         let coef = coefficients(&self.media, &self.ca, &self.cb);
         let row = i as i32;
-        let (ns, nh) = self
-            .points
-            .as_ref()
-            .map_or((0, 0), |pt| (pt.soft.len() as i32, pt.hard.len() as i32));
         let (bounds, cfg) = pass.blocks.main(self.n);
         let core = pass.blocks.core(self.n);
         let launches = std::iter::once((&pass.kernel, bounds, cfg))
@@ -114,16 +110,7 @@ impl<T: CudaScalar> FdtdGpu<T> {
                         "the two-step kernel takes point sources the stepper does not hold".into(),
                     ));
                 };
-                b.arg(&pt.soft_cell)
-                    .arg(&pt.soft_comp)
-                    .arg(&pt.soft_vals)
-                    .arg(&ns);
-                b.arg(&pt.hard_cell)
-                    .arg(&pt.hard_comp)
-                    .arg(&pt.hard_vals)
-                    .arg(&nh);
-                b.arg(&pt.probe_cell).arg(&pt.probe_comp).arg(&pt.np);
-                b.arg(&mut pt.rows).arg(&row);
+                pt.args(&mut b, &row);
             }
             let psi = self
                 .cpml
