@@ -389,3 +389,38 @@ pub(super) fn media_wanted() -> bool {
 pub(super) fn fused_wanted() -> bool {
     env_switch("FDLAB_FDTD_FUSED", true)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::single_steps_because;
+    use crate::fdtd::FdtdSetup;
+
+    fn example(name: &str) -> FdtdSetup {
+        let path = format!("{}/../../examples/cases/{name}", env!("CARGO_MANIFEST_DIR"));
+        let case = crate::Case::load(&path).expect("example case");
+        match crate::setup::prepare(&case).expect("valid case").setup {
+            crate::setup::Setup::Fdtd(s) => s,
+            _ => panic!("{name} is not an FDTD case"),
+        }
+    }
+
+    /// Cases with only walls, media, sources and probes run two steps a pass; dispersive
+    /// media, monitors and plane waves, and too many points, keep one step a pass, each with
+    /// its reason.
+    #[test]
+    fn the_pass_runs_where_nothing_acts_between_the_steps() {
+        for two in ["fdtd-cavity.toml", "fdtd-dipole-cpml.toml"] {
+            assert_eq!(single_steps_because(&example(two)), None, "{two}");
+        }
+        let sphere = example("fdtd-dipole-sphere.toml");
+        assert_eq!(single_steps_because(&sphere), Some("dispersive media"));
+        let slab = example("fdtd-plane-wave-sphere.toml");
+        assert_eq!(single_steps_because(&slab), Some("plane waves"));
+        let mut cavity = example("fdtd-cavity.toml");
+        let probe = cavity.probes[0];
+        cavity.probes = vec![probe; 17 - cavity.sources.len()];
+        assert!(single_steps_because(&cavity).is_some_and(|r| r.contains("16")));
+        cavity.probes.pop();
+        assert_eq!(single_steps_because(&cavity), None);
+    }
+}
