@@ -72,21 +72,29 @@ pub(super) fn merged_wanted(bytes: usize, class: Option<&str>, indexed: bool) ->
 }
 
 /// The two-step pass's tile for values of `bytes` bytes, with or without CPML layers, and the
-/// blocks per SM its kernels must fit (0: the compiler's choice). On an H100 at 384³ (one
-/// machine start, % of the copy, T_eff per step): `f32` with a CPML 32 × 6 columns over 32
-/// planes, three blocks, 86.6% (32 × 8: 69.0, two blocks 78.7; 32 × 12: 83.9; 32 × 4 over 64
-/// planes: 82.2); `f32` PEC box 32 × 6 over 64 planes 121.8% (32 × 8: 110.5–113.1, 32 × 4:
-/// 111.0–113.5); `f64` with a CPML 32 × 4 over 32 planes 100.3% (over 64: 97.5; 32 × 8:
-/// 96.7), PEC box 32 × 4 over 128 planes 145.5% (over 64: 145.3; 32 × 8: 141.2–141.6).
-/// Taller tiles (32 × 16, 64 × 8) lost 15–45 points. `FDLAB_FDTD_PASS_LAUNCH=bx,by,chunk`
-/// and `FDLAB_FDTD_PASS_BLOCKS` override them, for measuring.
-pub(super) fn pass_launch(bytes: usize, cpml: bool) -> (Launch, u32) {
+/// blocks per SM its kernels must fit (0: the compiler's choice): the kernel with the CPML
+/// terms, then the kernel without them. On an H100 at 384³ (one machine start, % of the
+/// copy, T_eff per step): `f32` with a CPML 32 × 6 columns over 32 planes, three blocks,
+/// 86.6% (32 × 8: 69.0, two blocks 78.7; 32 × 12: 83.9; 32 × 4 over 64 planes: 82.2); `f32`
+/// PEC box 32 × 6 over 64 planes 121.8% (32 × 8: 110.5–113.1, 32 × 4: 111.0–113.5); `f64`
+/// with a CPML 32 × 4 over 32 planes 100.3% (over 64: 97.5; 32 × 8: 96.7), PEC box 32 × 4
+/// over 128 planes 145.5% (over 64: 145.3; 32 × 8: 141.2–141.6). Taller tiles (32 × 16, 64 ×
+/// 8) lost 15–45 points. Then, on another start each, two rounds: the `f32` kernel without
+/// the CPML terms bounded to four blocks, H100 PEC box 137.3–137.7% against 128.4–129.5%
+/// (compiler's choice), CPML box (its core blocks) 98.5–98.6% against 95.2–95.3% (three);
+/// H200 108.3–109.4% against 99.7–100.1%, 75.5–75.7% against 72.0–72.4% (five or more
+/// blocks: 47–50%); `f64` keeps the compiler's choice (four blocks: 100–139% against
+/// 104–155% on the H100, 77–109% against 82–128% on the H200).
+/// `FDLAB_FDTD_PASS_LAUNCH=bx,by,chunk`, `FDLAB_FDTD_PASS_BLOCKS` (the kernel launched over
+/// the whole grid) and `FDLAB_FDTD_PASS_CORE_BLOCKS` (the core blocks' own kernel) override
+/// them, for measuring.
+pub(super) fn pass_launch(bytes: usize, cpml: bool) -> (Launch, u32, u32) {
     let fits = |l: &Launch| (l.bx + 3) * (l.by + 3) <= 1024;
-    let (by, chunk, blocks) = match (bytes, cpml) {
-        (4, true) => (6, 32, 3),
-        (4, false) => (6, 64, 0),
-        (_, true) => (4, 32, 0),
-        (_, false) => (4, 128, 0),
+    let (by, chunk, layers, plain) = match (bytes, cpml) {
+        (4, true) => (6, 32, 3, 4),
+        (4, false) => (6, 64, 4, 4),
+        (_, true) => (4, 32, 0, 0),
+        (_, false) => (4, 128, 0, 0),
     };
     let launch = std::env::var("FDLAB_FDTD_PASS_LAUNCH")
         .ok()
@@ -104,7 +112,13 @@ pub(super) fn pass_launch(bytes: usize, cpml: bool) -> (Launch, u32) {
         })
         .filter(fits)
         .unwrap_or(Launch::columns(32, by, chunk));
-    (launch, env_count("FDLAB_FDTD_PASS_BLOCKS", blocks))
+    // The kernel over the whole grid has the CPML terms where the case has a CPML.
+    let whole = if cpml { layers } else { plain };
+    (
+        launch,
+        env_count("FDLAB_FDTD_PASS_BLOCKS", whole),
+        env_count("FDLAB_FDTD_PASS_CORE_BLOCKS", plain),
+    )
 }
 
 /// Whether the two-step pass steps the blocks clear of the CPML layers in the same launch
@@ -255,15 +269,15 @@ pub(super) fn sources<T: CudaScalar>(
         ..l
     };
     let has_points = !(s.sources.is_empty() && s.hard_sources.is_empty() && s.probes.is_empty());
-    let (pass_tile, pass_blocks) = pass_launch(bytes, has_cpml);
+    let (pass_tile, pass_blocks, core_blocks) = pass_launch(bytes, has_cpml);
     let pass_split = split && !pass_merged_wanted();
-    let two = |spec: &FdtdSpec, core: Core, stem: &str| {
+    let two = |spec: &FdtdSpec, core: Core, stem: &str, blocks: u32| {
         super::source(
             stem,
             &fdtd_pass::two_steps(
                 &FdtdSpec {
                     launch: pass_tile,
-                    min_blocks: pass_blocks,
+                    min_blocks: blocks,
                     ..spec.clone()
                 },
                 core,
@@ -284,7 +298,7 @@ pub(super) fn sources<T: CudaScalar>(
     Ok(FdtdSources {
         pass: with_pass.then(|| {
             let core = if pass_split { Core::Skip } else { Core::Here };
-            two(&spec, if split { core } else { Core::Skip }, "fdtd_pass")
+            two(&spec, if split { core } else { Core::Skip }, "fdtd_pass", pass_blocks)
         }),
         pass_launch: pass_tile,
         pass_core: (with_pass && pass_split).then(|| {
@@ -292,7 +306,12 @@ pub(super) fn sources<T: CudaScalar>(
                 cpml: [None; 3],
                 ..spec.clone()
             };
-            two(&plain, Core::Skip, "fdtd_pass_core")
+            two(
+                &plain,
+                Core::Skip,
+                "fdtd_pass_core",
+                core_blocks,
+            )
         }),
         h: super::source("fdtd_h", &fdtd_kernels::h_step(&spec), precision, l),
         e: super::source("fdtd_e", &fdtd_kernels::e_step(&spec), precision, l),
