@@ -298,7 +298,12 @@ pub(super) fn sources<T: CudaScalar>(
     Ok(FdtdSources {
         pass: with_pass.then(|| {
             let core = if pass_split { Core::Skip } else { Core::Here };
-            two(&spec, if split { core } else { Core::Skip }, "fdtd_pass", pass_blocks)
+            two(
+                &spec,
+                if split { core } else { Core::Skip },
+                "fdtd_pass",
+                pass_blocks,
+            )
         }),
         pass_launch: pass_tile,
         pass_core: (with_pass && pass_split).then(|| {
@@ -306,12 +311,7 @@ pub(super) fn sources<T: CudaScalar>(
                 cpml: [None; 3],
                 ..spec.clone()
             };
-            two(
-                &plain,
-                Core::Skip,
-                "fdtd_pass_core",
-                core_blocks,
-            )
+            two(&plain, Core::Skip, "fdtd_pass_core", core_blocks)
         }),
         h: super::source("fdtd_h", &fdtd_kernels::h_step(&spec), precision, l),
         e: super::source("fdtd_e", &fdtd_kernels::e_step(&spec), precision, l),
