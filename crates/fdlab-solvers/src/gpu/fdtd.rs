@@ -1,8 +1,9 @@
 //! The FDTD step on the GPU: E and H on the device (structure of arrays, the CPU's layout),
-//! the whole step in one pass with the CPML terms inside it (see [`super::fdtd_fused`]; with a
-//! CPML, blocks clear of its layers run a copy of the kernel without them), then, when the
-//! case has sources or probes, one single-thread kernel that applies the one and samples the
-//! other. At the end of each call one scan looks for non-finite values, as the CPU stepper
+//! two whole steps in one pass where nothing acts between them (see [`super::fdtd_pass`] and
+//! `two_steps`), else the whole step in one pass with the CPML terms inside it (see
+//! [`super::fdtd_fused`]; with a CPML, blocks clear of its layers run a copy of the kernel
+//! without them), then, when the case has sources or probes, one single-thread kernel that
+//! applies the one and samples the other. At the end of each call one scan looks for non-finite values, as the CPU stepper
 //! does. The one pass needs a second set of fields (old and new, swapped after each step);
 //! when that does not fit, or with `FDLAB_FDTD_FUSED=0`, each half step is a kernel of its
 //! own ([`super::fdtd_kernels`]) and the fields are updated in place.
