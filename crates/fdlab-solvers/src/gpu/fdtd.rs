@@ -26,9 +26,7 @@ use super::fdtd_kernels::comp;
 use super::fdtd_media::media_index;
 use super::fdtd_monitors::DeviceMonitors;
 use super::fdtd_points::Points;
-use super::fdtd_sources::{
-    core_wanted, fused_wanted, launch, media_wanted, sources, z_aligned_wanted, FdtdSources,
-};
+use super::fdtd_sources::{fused_wanted, launch, media_wanted, sources, FdtdSources};
 use super::fdtd_tfsf::DeviceWaves;
 use super::kernels::Launch;
 use super::{driver, launch_config, tag, Gpu};
@@ -537,33 +535,20 @@ impl<T: CudaScalar> Fused<T> {
             return Ok(None);
         }
         let kernel = gpu.kernel(&src.fused)?;
-        let l = src.fused_launch;
-        let tile = [l.bx, l.by, l.chunk].map(|v| v as usize);
-        let origin = match z_aligned_wanted() {
-            true => [0, 0, fdtd_fused::z_origin(n[2], thickness[2], tile[2], 1)],
-            false => [0; 3],
-        };
-        let core = match fdtd_fused::core_blocks(n, thickness, tile, origin, fdtd_fused::ONE_STEP) {
-            Some(r) if !cpml.is_empty() && core_wanted() => {
-                let kernel = src.fused_core.as_ref().map(|k| gpu.kernel(k)).transpose()?;
-                Some((kernel, r))
-            }
-            _ => None,
-        };
+        let blocks = Blocks::lay_out(
+            gpu,
+            src.fused_launch,
+            1,
+            fdtd_fused::ONE_STEP,
+            n,
+            thickness,
+            src.fused_core.as_ref(),
+        )?;
         let next = DeviceFields::zeros(gpu, cells)?;
-        let mut next_psi_h = Vec::new();
-        for c in cpml {
-            let n = c.psi_h[0].len();
-            next_psi_h.push([gpu.zeros(n)?, gpu.zeros(n)?]);
-        }
+        let next_psi_h = blocks::second_copies(gpu, cpml.iter().map(|c| c.psi_h[0].len()))?;
         Ok(Some(Fused {
             kernel,
-            blocks: Blocks {
-                launch: l,
-                extra: 1,
-                origin,
-                core,
-            },
+            blocks,
             next,
             next_psi_h,
             pass: two_steps::Pass::new(gpu, src, n, thickness, cpml, points)?,

@@ -119,16 +119,7 @@ pub(super) fn column_prologue(spec: &FdtdSpec, g: &mut String) {
     g.push_str("  const long long sy = nx, sz = (long long)nx * ny;\n");
     g.push_str("  const long long col = i + sy * j;\n");
     let _ = writeln!(g, "  const {ty} zero = ({ty})0;");
-    for a in 0..2 {
-        if let Some(t) = spec.cpml[a] {
-            let (ia, n) = (IDX[a], N[a]);
-            let _ = writeln!(
-                g,
-                "  const bool in_{} = {ia} < {t} || {ia} >= {n} - {t};",
-                AXN[a]
-            );
-        }
-    }
+    spec.layer_flags(g);
     spec.side(g, 0, true);
     spec.side(g, 1, true);
     for a in 0..2 {

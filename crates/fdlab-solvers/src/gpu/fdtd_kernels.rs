@@ -129,7 +129,12 @@ impl FdtdSpec {
         g.push_str("  const long long sy = nx, sz = (long long)nx * ny;\n");
         g.push_str("  const long long col = i + sy * j;\n");
         let _ = writeln!(g, "  const {} zero = ({})0;", self.ty, self.ty);
-        // A thread's place in the x and y layers does not change along its column.
+        self.layer_flags(g);
+    }
+
+    /// `in_x`, `in_y`: whether the thread's column lies in the x and y CPML layers (axes with
+    /// one), which does not change along the column.
+    pub(super) fn layer_flags(&self, g: &mut String) {
         for a in 0..2 {
             if let Some(t) = self.cpml[a] {
                 let (ia, n) = (IDX[a], N[a]);

@@ -1,10 +1,14 @@
 //! How a one- or two-step kernel's blocks cover the grid: the tile, where the blocks start,
 //! and the box of blocks clear of the CPML layers with the kernel that steps them.
 
-use super::super::fdtd_fused::Box3;
+use super::super::fdtd_fused::{core_blocks, z_origin, Box3, Halo};
+use super::super::fdtd_sources::{core_wanted, z_aligned_wanted};
 use super::super::kernels::Launch;
-use cudarc::driver::LaunchConfig;
-use fdlab_cuda::Kernel;
+use super::super::Gpu;
+use crate::Result;
+use cudarc::driver::{CudaSlice, LaunchConfig};
+use fdlab_cuda::codegen::CudaSource;
+use fdlab_cuda::{CudaScalar, Kernel};
 use std::sync::Arc;
 
 /// The blocks of a pass over the grid.
@@ -29,6 +33,44 @@ fn flat(r: &Box3) -> [i32; 6] {
 }
 
 impl Blocks {
+    /// The blocks of a pass whose blocks hold `launch`'s columns and planes plus `halo`
+    /// (`extra` threads per axis) over a grid of `n` cells with CPML layers of `thickness`:
+    /// chunks laid from the z layer's edge (unless `FDLAB_FDTD_ZALIGN=0`), and with layers the
+    /// box of blocks clear of them, stepped by `core_kernel` where there is one.
+    pub fn lay_out(
+        gpu: &Gpu,
+        launch: Launch,
+        extra: u32,
+        halo: Halo,
+        n: [usize; 3],
+        thickness: [Option<usize>; 3],
+        core_kernel: Option<&CudaSource>,
+    ) -> Result<Self> {
+        let tile = [launch.bx, launch.by, launch.chunk].map(|v| v as usize);
+        let origin = match z_aligned_wanted() {
+            true => [
+                0,
+                0,
+                z_origin(n[2], thickness[2], tile[2], halo.below as usize),
+            ],
+            false => [0; 3],
+        };
+        let layers = thickness.iter().any(Option::is_some);
+        let core = match core_blocks(n, thickness, tile, origin, halo) {
+            Some(r) if layers && core_wanted() => {
+                let kernel = core_kernel.map(|k| gpu.kernel(k)).transpose()?;
+                Some((kernel, r))
+            }
+            _ => None,
+        };
+        Ok(Blocks {
+            launch,
+            extra,
+            origin,
+            core,
+        })
+    }
+
     fn config(&self, grid: [u32; 3]) -> LaunchConfig {
         LaunchConfig {
             grid_dim: (grid[0], grid[1], grid[2]),
@@ -70,4 +112,15 @@ impl Blocks {
         let grid = [r[0].len() as u32, r[1].len() as u32, r[2].len() as u32];
         Some((kernel, bounds, self.config(grid)))
     }
+}
+
+/// Second copies, zeroed, of pairs of arrays of the given lengths (the ψ slabs a pass writes
+/// while its blocks still read the first).
+pub(super) fn second_copies<T: CudaScalar>(
+    gpu: &Gpu,
+    lengths: impl Iterator<Item = usize>,
+) -> Result<Vec<[CudaSlice<T>; 2]>> {
+    lengths
+        .map(|n| Ok([gpu.zeros(n)?, gpu.zeros(n)?]))
+        .collect()
 }

@@ -4,9 +4,8 @@
 
 use super::blocks::Blocks;
 use super::{coefficients, fused_args, CpmlAxis, FdtdGpu};
-use crate::gpu::fdtd_fused::{core_blocks, z_origin};
 use crate::gpu::fdtd_pass::TWO_STEPS;
-use crate::gpu::fdtd_sources::{core_wanted, z_aligned_wanted, FdtdSources};
+use crate::gpu::fdtd_sources::FdtdSources;
 use crate::gpu::{driver, Gpu};
 use crate::Result;
 use cudarc::driver::{CudaSlice, PushKernelArg};
@@ -42,33 +41,19 @@ impl<T: CudaScalar> Pass<T> {
         if gpu.dev.ensure_free(need as u64 + (256 << 20)).is_err() {
             return Ok(None);
         }
-        let l = src.pass_launch;
-        let tile = [l.bx, l.by, l.chunk].map(|v| v as usize);
-        let below = TWO_STEPS.below as usize;
-        let origin = match z_aligned_wanted() {
-            true => [0, 0, z_origin(n[2], thickness[2], tile[2], below)],
-            false => [0; 3],
-        };
-        let core = match core_blocks(n, thickness, tile, origin, TWO_STEPS) {
-            Some(r) if !cpml.is_empty() && core_wanted() => {
-                let kernel = src.pass_core.as_ref().map(|k| gpu.kernel(k)).transpose()?;
-                Some((kernel, r))
-            }
-            _ => None,
-        };
-        let mut next_psi_e = Vec::new();
-        for c in cpml {
-            let n = c.psi_e[0].len();
-            next_psi_e.push([gpu.zeros(n)?, gpu.zeros(n)?]);
-        }
+        let blocks = Blocks::lay_out(
+            gpu,
+            src.pass_launch,
+            3,
+            TWO_STEPS,
+            n,
+            thickness,
+            src.pass_core.as_ref(),
+        )?;
+        let next_psi_e = super::blocks::second_copies(gpu, cpml.iter().map(|c| c.psi_e[0].len()))?;
         Ok(Some(Pass {
             kernel: gpu.kernel(pass)?,
-            blocks: Blocks {
-                launch: l,
-                extra: 3,
-                origin,
-                core,
-            },
+            blocks,
             next_psi_e,
             points,
         }))
