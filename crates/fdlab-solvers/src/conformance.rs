@@ -559,6 +559,21 @@ mod tests {
         );
     }
 
+    /// Drude media, with and without a CPML, are among the cases whose two-step passes must
+    /// equal single steps.
+    #[test]
+    fn drude_cases_run_two_steps_a_pass() {
+        let cases = cases(true);
+        let drude = fdtd_pass_cases(&cases)
+            .into_iter()
+            .filter(
+                |c| matches!(&c.setup, Setup::Fdtd(f) if f.boxes.iter().any(|b| b.drude.is_some())),
+            )
+            .collect::<Vec<_>>();
+        assert_eq!(drude.len(), 6, "three setups, two precisions");
+        assert!(drude.iter().any(|c| c.name.contains("CPML")));
+    }
+
     #[test]
     fn example_cases_load() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/cases");

@@ -340,6 +340,62 @@ pub(crate) fn cases(rng: &mut SmallRng) -> Vec<(String, FdtdSetup)> {
         grid([17, 13, 9], [Boundary::Periodic; 3])
             .and_then(|g| setup(g, b5, [3, 6, 4], [13, 2, 6], Component::Ex)),
     );
+    // Two Drude media: a box on the PEC wall at y = 0 and a slab across the periodic
+    // z axis, between CPML layers along x.
+    let drude = |rng: &mut SmallRng, shape, plasma_frequency, collision_frequency| CellBox {
+        drude: Some(crate::fdtd::Drude {
+            plasma_frequency,
+            collision_frequency,
+        }),
+        ..medium(rng, shape, false)
+    };
+    let b8 = vec![
+        drude(
+            rng,
+            Shape::Box {
+                lo: [7, 0, 2],
+                hi: [12, 3, 6],
+            },
+            1.2,
+            0.2,
+        ),
+        drude(
+            rng,
+            Shape::Box {
+                lo: [6, 8, 0],
+                hi: [16, 9, 10],
+            },
+            0.7,
+            0.05,
+        ),
+    ];
+    push(
+        "CPML x, PEC y, periodic z, two Drude media Ez",
+        grid(
+            [22, 13, 11],
+            [Boundary::Cpml(cpml), Boundary::Pec, Boundary::Periodic],
+        )
+        .and_then(|g| setup(g, b8, [10, 6, 5], [14, 11, 8], Component::Ez)),
+    );
+    // Tall enough along z for GPU blocks clear of the CPML (the core blocks' own kernel),
+    // with a Drude slab across the planes where those blocks meet the layers' blocks.
+    let b9 = vec![drude(
+        rng,
+        Shape::Box {
+            lo: [0, 0, 30],
+            hi: [9, 8, 45],
+        },
+        0.9,
+        0.1,
+    )];
+    push(
+        "periodic x y, CPML z, Drude slab through core blocks Ex",
+        grid(
+            [10, 9, 72],
+            [Boundary::Periodic, Boundary::Periodic, Boundary::Cpml(cpml)],
+        )
+        .and_then(|g| setup(g, b9, [4, 4, 34], [6, 2, 40], Component::Ex)),
+    );
     out
 }
 

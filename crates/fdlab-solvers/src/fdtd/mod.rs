@@ -62,7 +62,7 @@
 mod cpml;
 mod cpml_profile;
 mod dispersion;
-mod drude;
+pub(crate) mod drude;
 mod flux;
 mod grid;
 mod materials;

@@ -18,9 +18,7 @@
 //! the fields after each half step ([`super::fdtd_tfsf`]), so a case with them runs the two
 //! half-step kernels.
 
-use super::fdtd_dispersive::{
-    drude_config, drude_lists, DrudeBranch, DrudeCells, PoleBranch, PoleCells,
-};
+use super::fdtd_dispersive::{drude_config, DrudeCells, PoleBranch, PoleCells};
 use super::fdtd_fused;
 use super::fdtd_kernels::comp;
 use super::fdtd_media::media_index;
@@ -199,26 +197,12 @@ impl<T: CudaScalar> FdtdGpu<T> {
             });
         }
         let drude = match &src.drude {
-            Some((advance, apply)) => {
-                let mut branches = Vec::new();
-                for (cells, k, b, j) in sim.drude_cells().branches() {
-                    let (idx, medium, kb) = drude_lists(cells, k, b)?;
-                    // Empty lists still need a valid pointer: one unused element.
-                    let or_one = |v: &[f64]| if v.is_empty() { vec![0.0] } else { v.to_vec() };
-                    branches.push(DrudeBranch {
-                        cells: gpu.upload(if idx.is_empty() { &[0] } else { &idx[..] })?,
-                        medium: gpu.upload(if medium.is_empty() { &[0] } else { &medium[..] })?,
-                        kb: gpu.upload(&or_one(&kb))?,
-                        j: gpu.upload(&or_one(j))?,
-                        n: cells.len() as i32,
-                    });
-                }
-                Some(DrudeCells {
-                    advance: gpu.kernel(advance)?,
-                    apply: gpu.kernel(apply)?,
-                    branches,
-                })
-            }
+            Some((advance, apply)) => Some(DrudeCells::new(
+                &gpu,
+                (gpu.kernel(advance)?, gpu.kernel(apply)?),
+                sim.drude_cells(),
+                g.n,
+            )?),
             None => None,
         };
         let poles = match &src.poles {
@@ -258,7 +242,15 @@ impl<T: CudaScalar> FdtdGpu<T> {
         };
         let fused = if one_pass {
             let thickness = s.grid.boundary.map(|b| b.cpml().map(|p| p.thickness));
-            Fused::new(&gpu, &src, g.n, thickness, &cpml, src.after.is_some())?
+            Fused::new(
+                &gpu,
+                &src,
+                g.n,
+                thickness,
+                &cpml,
+                src.after.is_some(),
+                drude.as_ref(),
+            )?
         } else {
             None
         };
@@ -293,17 +285,22 @@ impl<T: CudaScalar> FdtdGpu<T> {
         let stream = self.gpu.stream.clone();
         let f = &mut self.f;
         if let Some(d) = &mut self.drude {
+            let kb = &d.kb;
             let es = [&f.ex, &f.ey, &f.ez];
             for (e, br) in es.into_iter().zip(d.branches.iter_mut()) {
                 if br.n == 0 {
                     continue;
                 }
                 let mut b = stream.launch_builder(d.advance.function());
-                b.arg(e).arg(&br.cells).arg(&br.medium).arg(&br.kb);
+                b.arg(e)
+                    .arg(&br.cells)
+                    .arg(&br.slot)
+                    .arg(&br.medium)
+                    .arg(kb);
                 b.arg(&mut br.j).arg(&br.n);
                 // SAFETY: the arguments match the generated signature; `cells` holds `n`
-                // indices inside the grid, `medium` `n` indices into `kb`'s pairs and J `n`
-                // values.
+                // indices inside the grid, `slot` `n` indices into J's box, `medium` `n`
+                // indices into `kb`'s pairs.
                 unsafe { b.launch(drude_config(br.n)) }.map_err(driver("cuLaunchKernel"))?;
             }
         }
@@ -388,7 +385,8 @@ impl<T: CudaScalar> FdtdGpu<T> {
                     continue;
                 }
                 let mut b = stream.launch_builder(d.apply.function());
-                b.arg(e).arg(&self.cb).arg(&br.cells).arg(&br.j).arg(&br.n);
+                b.arg(e).arg(&self.cb).arg(&br.cells).arg(&br.slot);
+                b.arg(&br.j).arg(&br.n);
                 // SAFETY: as for the currents' update.
                 unsafe { b.launch(drude_config(br.n)) }.map_err(driver("cuLaunchKernel"))?;
             }
@@ -526,6 +524,7 @@ impl<T: CudaScalar> Fused<T> {
         thickness: [Option<usize>; 3],
         cpml: &[CpmlAxis<T>],
         points: bool,
+        drude: Option<&DrudeCells>,
     ) -> Result<Option<Self>> {
         let cells = n.iter().product();
         let slabs: usize = cpml.iter().map(|c| 2 * c.psi_h[0].len()).sum();
@@ -551,7 +550,7 @@ impl<T: CudaScalar> Fused<T> {
             blocks,
             next,
             next_psi_h,
-            pass: two_steps::Pass::new(gpu, src, n, thickness, cpml, points)?,
+            pass: two_steps::Pass::new(gpu, src, n, thickness, cpml, points, drude)?,
         }))
     }
 }
@@ -651,11 +650,7 @@ impl<T: CudaScalar> Stepper for FdtdGpu<T> {
             parts.push(("cpml".into(), to_bytes(&psi)));
         }
         if let Some(d) = &self.drude {
-            let mut j: Vec<f64> = Vec::new();
-            for br in &d.branches {
-                j.extend(self.gpu.download(&br.j)?.into_iter().take(br.n as usize));
-            }
-            parts.push(("drude".into(), to_bytes(&j)));
+            parts.push(("drude".into(), to_bytes(&d.state(&self.gpu)?)));
         }
         if let Some(d) = &self.poles {
             let mut pq: Vec<f64> = Vec::new();
@@ -691,15 +686,9 @@ impl<T: CudaScalar> Stepper for FdtdGpu<T> {
         } else {
             Vec::new()
         };
-        let drude_len: usize = self
-            .drude
-            .iter()
-            .flat_map(|d| d.branches.iter().map(|b| b.n as usize))
-            .sum();
-        let drude_j: Vec<f64> = if self.drude.is_some() {
-            get(parts, "drude", drude_len)?
-        } else {
-            Vec::new()
+        let drude_j: Vec<f64> = match &self.drude {
+            Some(d) => get(parts, "drude", d.state_len())?,
+            None => Vec::new(),
         };
         let poles_len: usize = self
             .poles
@@ -734,16 +723,7 @@ impl<T: CudaScalar> Stepper for FdtdGpu<T> {
             }
         }
         if let Some(d) = self.drude.as_mut() {
-            let mut at = 0;
-            for br in d.branches.iter_mut() {
-                let n = br.n as usize;
-                if n > 0 {
-                    stream
-                        .memcpy_htod(&drude_j[at..at + n], &mut br.j)
-                        .map_err(driver("cuMemcpyHtoD"))?;
-                }
-                at += n;
-            }
+            d.restore(&self.gpu, &drude_j)?;
         }
         if let Some(d) = self.poles.as_mut() {
             let mut at = 0;

@@ -378,6 +378,7 @@ mod tests {
             launch: Launch::columns(32, 8, 32),
             min_blocks,
             indexed: false,
+            drude: false,
         }
     }
 
@@ -408,6 +409,7 @@ mod tests {
             let k = fused_step(
                 &FdtdSpec {
                     indexed: true,
+                    drude: false,
                     ..spec(4)
                 },
                 core,

@@ -50,6 +50,9 @@ pub(crate) struct FdtdSpec {
     /// The one-pass kernel reads E's coefficients as a one-byte medium index per cell into
     /// a table of at most [`MEDIA`] `(ca, cb)` pairs, instead of two values per cell.
     pub indexed: bool,
+    /// The case has Drude media: the two-step pass advances their currents itself (the
+    /// other kernels leave them to the list kernels around the step).
+    pub drude: bool,
 }
 
 /// The most `(ca, cb)` pairs an indexed one-pass kernel's table holds (a byte's values).
@@ -455,12 +458,15 @@ pub(crate) fn after_step(ty: &str) -> String {
 /// dispersive cell of one E component; `J`, `kJ` and `βJ` in f64 as on the CPU, with the same
 /// roundings (no fused multiply-add). Each cell names its medium's `(kJ, βJ)` in a small table
 /// rather than carrying both: the currents' lists are most of a dispersive step's traffic.
+/// `J` lies in the box of the dispersive cells (see `fdtd_dispersive`): `slot` is a cell's
+/// place there.
 pub(crate) fn drude_advance(ty: &str) -> String {
     format!(
-        "extern \"C\" __global__ void __launch_bounds__(256) @NAME@(const {ty}* __restrict__ e, const unsigned int* __restrict__ cells, const unsigned short* __restrict__ medium, const double* __restrict__ kb, double* __restrict__ j, const int n) {{
+        "extern \"C\" __global__ void __launch_bounds__(256) @NAME@(const {ty}* __restrict__ e, const unsigned int* __restrict__ cells, const unsigned int* __restrict__ slot, const unsigned short* __restrict__ medium, const double* __restrict__ kb, double* __restrict__ j, const int n) {{
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {{
     const int m = medium[i];
-    j[i] = __dadd_rn(__dmul_rn(kb[2 * m], j[i]), __dmul_rn(kb[2 * m + 1], (double)e[cells[i]]));
+    const unsigned int s = slot[i];
+    j[s] = __dadd_rn(__dmul_rn(kb[2 * m], j[s]), __dmul_rn(kb[2 * m + 1], (double)e[cells[i]]));
   }}
 }}
 "
@@ -471,10 +477,10 @@ pub(crate) fn drude_advance(ty: &str) -> String {
 /// E component, rounded as on the CPU.
 pub(crate) fn drude_apply(ty: &str) -> String {
     format!(
-        "extern \"C\" __global__ void __launch_bounds__(256) @NAME@({ty}* __restrict__ e, const {ty}* __restrict__ cb, const unsigned int* __restrict__ cells, const double* __restrict__ j, const int n) {{
+        "extern \"C\" __global__ void __launch_bounds__(256) @NAME@({ty}* __restrict__ e, const {ty}* __restrict__ cb, const unsigned int* __restrict__ cells, const unsigned int* __restrict__ slot, const double* __restrict__ j, const int n) {{
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {{
     const unsigned int c = cells[i];
-    e[c] = ({ty})__dsub_rn((double)e[c], __dmul_rn((double)cb[c], j[i]));
+    e[c] = ({ty})__dsub_rn((double)e[c], __dmul_rn((double)cb[c], j[slot[i]]));
   }}
 }}
 "
@@ -561,6 +567,7 @@ mod tests {
             launch: Launch::columns(32, 8, 16),
             min_blocks: 0,
             indexed: false,
+            drude: false,
         }
     }
 

@@ -80,6 +80,9 @@ pub(crate) fn two_steps(spec: &FdtdSpec, core: Core, points: bool, narrow: bool)
              const {ty}* __restrict__ coef_e_{x}"
         );
     }
+    if spec.drude {
+        params.push_str(&drude_params());
+    }
     head(spec, tx * ty_, &params, &mut g);
     let _ = writeln!(
         g,
@@ -185,6 +188,11 @@ fn march_body(spec: &FdtdSpec, points: bool, g: &mut String) {
         "  const bool own = h2 && tx >= 2 && ty >= 2 && ri < x1 && rj < y1;"
     );
     column_prologue(spec, g);
+    if spec.drude {
+        // Whether the column crosses the box of Drude cells, and where it lies in it.
+        g.push_str("  const bool dxy = i >= dx0 && i < dx0 + dnx && j >= dy0 && j < dy0 + dny;\n");
+        g.push_str("  const long long dcol = (long long)(i - dx0) + (long long)dnx * (j - dy0);\n");
+    }
     // Below plane 0 of a wall's grid everything is zero: the march starts there at most.
     let ks = if pz { "k0 - 2" } else { "max(k0 - 2, 0)" };
     let _ = writeln!(g, "  const int ks = {ks};");
@@ -349,6 +357,17 @@ fn level_one(spec: &FdtdSpec, points: bool, g: &mut String) {
         guard: None,
     };
     e_update(spec, g, "o_{e}", &psi);
+    if spec.drude {
+        // J¹ from J⁰ (the old copy) at every cell the level computes; the owners keep it in
+        // the new copy, where their second step finds it.
+        drude_terms(
+            spec,
+            g,
+            "o_",
+            "__ldg(jo_{a} + d)",
+            "own && t >= k0 && t < k1",
+        );
+    }
     if points {
         sources(spec, g);
     }
@@ -357,6 +376,46 @@ fn level_one(spec: &FdtdSpec, points: bool, g: &mut String) {
     g.push_str(
         "    s_e1[b][0][ty][tx] = n1ex; s_e1[b][1][ty][tx] = n1ey; s_e1[b][2][ty][tx] = n1ez;\n",
     );
+}
+
+/// The Drude parameters: per E component the medium of each cell of the box of Drude
+/// cells (0: none, else an index into `dkb`'s `(kJ, βJ)` pairs plus one) and its currents,
+/// old and new; the table; the box's corner and sizes.
+fn drude_params() -> String {
+    let mut p = String::new();
+    for a in AXN {
+        let _ = write!(p, ", const unsigned char* __restrict__ dm_{a}");
+    }
+    p.push_str(", const double* __restrict__ dkb");
+    for a in AXN {
+        let _ = write!(p, ", const double* __restrict__ jo_{a}");
+    }
+    for a in AXN {
+        let _ = write!(p, ", double* __restrict__ jn_{a}");
+    }
+    p.push_str(", const int dx0, const int dy0, const int dz0, const int dnx, const int dny, const int dnz");
+    p
+}
+
+/// The Drude currents at cell `c` of plane `k` after E's update, as the list kernels around
+/// a single step compute them: `J = kJ·J + βJ·E` from E before the update (`{old}ex`...),
+/// `J` read as `read` (`{a}` the axis), then `E −= cb·J`, all in `f64` without fused
+/// multiply-adds; `J` goes to the new copy where `keep` holds.
+fn drude_terms(spec: &FdtdSpec, g: &mut String, old: &str, read: &str, keep: &str) {
+    let ty = spec.ty;
+    g.push_str("    if (dxy && k >= dz0 && k < dz0 + dnz) {\n");
+    g.push_str("    const long long d = dcol + (long long)(k - dz0) * dnx * dny;\n");
+    for (a, e) in AXN.iter().zip(["ex", "ey", "ez"]) {
+        let j = read.replace("{a}", a);
+        let _ = writeln!(
+            g,
+            "    {{ const int m = __ldg(dm_{a} + d);\n    if (m) {{\n      \
+             const double jj = __dadd_rn(__dmul_rn(__ldg(dkb + 2 * m - 2), {j}), __dmul_rn(__ldg(dkb + 2 * m - 1), (double){old}{e}));\n      \
+             n{e} = ({ty})__dsub_rn((double)n{e}, __dmul_rn((double)cbc, jj));\n      \
+             if ({keep}) jn_{a}[d] = jj;\n    }} }}"
+        );
+    }
+    g.push_str("    }\n");
 }
 
 /// The first step's point sources at cell `c`, in the one-thread kernel's order: soft ones
@@ -444,6 +503,9 @@ fn level_two(spec: &FdtdSpec, points: bool, g: &mut String) {
         guard: None,
     };
     e_update(spec, g, "q1{e}", &psi);
+    if spec.drude {
+        drude_terms(spec, g, "q1", "jn_{a}[d]", "true");
+    }
     g.push_str("    ex[c] = nex; ey[c] = ney; ez[c] = nez;\n");
     g.push_str("    hx[c] = n2hx; hy[c] = n2hy; hz[c] = n2hz;\n");
     if points {
@@ -478,6 +540,7 @@ mod tests {
             launch: Launch::columns(32, 8, 16),
             min_blocks: 0,
             indexed,
+            drude: false,
         }
     }
 

@@ -133,8 +133,14 @@ pub(super) fn pass_merged_wanted() -> bool {
 /// comparison.
 const PASS_POINTS: usize = 16;
 
-/// Why `s` runs one step a pass (`None`: two steps a pass suit it). Dispersive media,
-/// monitors and plane waves act between the steps with kernels of their own;
+/// Whether `s` has Drude media (a PEC box holds none).
+fn has_drude(s: &FdtdSetup) -> bool {
+    s.boxes.iter().any(|b| b.drude.is_some() && !b.pec)
+}
+
+/// Why `s` runs one step a pass (`None`: two steps a pass suit it). Lorentz and Debye media,
+/// monitors and plane waves act between the steps with kernels of their own (the pass
+/// advances Drude currents itself);
 /// `FDLAB_FDTD_PASS=0` asks for single steps.
 pub(super) fn single_steps_because(s: &FdtdSetup) -> Option<&'static str> {
     let points = s.sources.len() + s.hard_sources.len() + s.probes.len();
@@ -145,9 +151,9 @@ pub(super) fn single_steps_because(s: &FdtdSetup) -> Option<&'static str> {
     } else if s
         .boxes
         .iter()
-        .any(|b| (b.drude.is_some() || b.lorentz.is_some() || b.debye.is_some()) && !b.pec)
+        .any(|b| (b.lorentz.is_some() || b.debye.is_some()) && !b.pec)
     {
-        Some("dispersive media")
+        Some("Lorentz or Debye media")
     } else if !(s.monitors.is_empty() && s.fluxes.is_empty()) {
         Some("DFT monitors or flux planes")
     } else if points > PASS_POINTS {
@@ -255,6 +261,7 @@ pub(super) fn sources<T: CudaScalar>(
         launch: l,
         min_blocks: 0,
         indexed,
+        drude: has_drude(s),
     };
     let flat = Launch::flat(256);
     let has_cpml = spec.cpml.iter().any(|c| c.is_some());
@@ -343,26 +350,22 @@ pub(super) fn sources<T: CudaScalar>(
             )
         }),
         scan: super::source("fdtd_scan", &fdtd_kernels::scan(ty), precision, flat),
-        drude: s
-            .boxes
-            .iter()
-            .any(|b| b.drude.is_some() && !b.pec)
-            .then(|| {
-                (
-                    super::source(
-                        "fdtd_drude_j",
-                        &fdtd_kernels::drude_advance(ty),
-                        precision,
-                        flat,
-                    ),
-                    super::source(
-                        "fdtd_drude_e",
-                        &fdtd_kernels::drude_apply(ty),
-                        precision,
-                        flat,
-                    ),
-                )
-            }),
+        drude: has_drude(s).then(|| {
+            (
+                super::source(
+                    "fdtd_drude_j",
+                    &fdtd_kernels::drude_advance(ty),
+                    precision,
+                    flat,
+                ),
+                super::source(
+                    "fdtd_drude_e",
+                    &fdtd_kernels::drude_apply(ty),
+                    precision,
+                    flat,
+                ),
+            )
+        }),
         poles: s
             .boxes
             .iter()
@@ -428,11 +431,28 @@ mod tests {
     /// its reason.
     #[test]
     fn the_pass_runs_where_nothing_acts_between_the_steps() {
-        for two in ["fdtd-cavity.toml", "fdtd-dipole-cpml.toml"] {
+        for two in [
+            "fdtd-cavity.toml",
+            "fdtd-dipole-cpml.toml",
+            "fdtd-dipole-sphere.toml",
+        ] {
             assert_eq!(single_steps_because(&example(two)), None, "{two}");
         }
-        let sphere = example("fdtd-dipole-sphere.toml");
-        assert_eq!(single_steps_because(&sphere), Some("dispersive media"));
+        let mut sphere = example("fdtd-dipole-sphere.toml");
+        sphere.boxes[0].lorentz = Some(crate::fdtd::Lorentz {
+            delta_eps: 1.0,
+            resonance_frequency: 2.0,
+            damping: 0.1,
+        });
+        assert_eq!(
+            single_steps_because(&sphere),
+            Some("Lorentz or Debye media")
+        );
+        let drude_slab = example("fdtd-drude-slab.toml");
+        assert_eq!(
+            single_steps_because(&drude_slab),
+            Some("DFT monitors or flux planes")
+        );
         let slab = example("fdtd-plane-wave-sphere.toml");
         assert_eq!(single_steps_because(&slab), Some("plane waves"));
         let mut cavity = example("fdtd-cavity.toml");

@@ -4,6 +4,7 @@
 
 use super::blocks::Blocks;
 use super::{coefficients, fused_args, CpmlAxis, FdtdGpu};
+use crate::gpu::fdtd_dispersive::DrudeCells;
 use crate::gpu::fdtd_pass::TWO_STEPS;
 use crate::gpu::fdtd_sources::FdtdSources;
 use crate::gpu::{driver, Gpu};
@@ -20,11 +21,23 @@ pub(super) struct Pass<T> {
     next_psi_e: Vec<[CudaSlice<T>; 2]>,
     /// Whether the kernel applies the first step's point sources and probes.
     points: bool,
+    /// Where the case has Drude media: what the pass needs to advance their currents.
+    drude: Option<PassDrude>,
+}
+
+/// The Drude cells as the pass reads them: per E component one byte per cell of the box of
+/// Drude cells (0, or the medium's index + 1) and the arrays the new currents go to
+/// (swapped with the current ones after each pass).
+struct PassDrude {
+    media: Vec<CudaSlice<u8>>,
+    next_j: Vec<CudaSlice<f64>>,
+    bounds: [i32; 6],
 }
 
 impl<T: CudaScalar> Pass<T> {
-    /// The pass for a case whose kernels hold one, `None` otherwise or when the second copy
-    /// of the E-side ψ does not fit in the GPU's free memory (the steps then run one a pass).
+    /// The pass for a case whose kernels hold one, `None` otherwise, when its Drude media are
+    /// more than a byte can name, or when the second copies of the E-side ψ and the Drude
+    /// currents do not fit in the GPU's free memory (the steps then run one a pass).
     pub(super) fn new(
         gpu: &Gpu,
         src: &FdtdSources,
@@ -32,12 +45,19 @@ impl<T: CudaScalar> Pass<T> {
         thickness: [Option<usize>; 3],
         cpml: &[CpmlAxis<T>],
         points: bool,
+        drude: Option<&DrudeCells>,
     ) -> Result<Option<Self>> {
         let Some(pass) = &src.pass else {
             return Ok(None);
         };
+        let media = match drude.map(DrudeCells::box_media) {
+            Some(None) => return Ok(None),
+            Some(Some(m)) => Some(m),
+            None => None,
+        };
         let slabs: usize = cpml.iter().map(|c| 2 * c.psi_e[0].len()).sum();
-        let need = slabs * std::mem::size_of::<T>();
+        let currents: usize = media.iter().flatten().map(|m| m.len() * 9).sum();
+        let need = slabs * std::mem::size_of::<T>() + currents;
         if gpu.dev.ensure_free(need as u64 + (256 << 20)).is_err() {
             return Ok(None);
         }
@@ -51,11 +71,23 @@ impl<T: CudaScalar> Pass<T> {
             src.pass_core.as_ref(),
         )?;
         let next_psi_e = super::blocks::second_copies(gpu, cpml.iter().map(|c| c.psi_e[0].len()))?;
+        let drude = match (drude, media) {
+            (Some(d), Some(media)) => Some(PassDrude {
+                next_j: media
+                    .iter()
+                    .map(|m| gpu.zeros(m.len()))
+                    .collect::<Result<_>>()?,
+                media: media.iter().map(|m| gpu.upload(m)).collect::<Result<_>>()?,
+                bounds: d.bounds.args(),
+            }),
+            _ => None,
+        };
         Ok(Some(Pass {
             kernel: gpu.kernel(pass)?,
             blocks,
             next_psi_e,
             points,
+            drude,
         }))
     }
 }
@@ -83,10 +115,12 @@ impl<T: CudaScalar> FdtdGpu<T> {
         let row = i as i32;
         let (bounds, cfg) = pass.blocks.main(self.n);
         let core = pass.blocks.core(self.n);
-        let launches = std::iter::once((&pass.kernel, bounds, cfg))
-            .chain(core)
+        // The core blocks' own kernel has no CPML parameters: its Drude arguments follow
+        // the points directly.
+        let launches = std::iter::once((&pass.kernel, bounds, cfg, true))
+            .chain(core.map(|(k, bounds, cfg)| (k, bounds, cfg, false)))
             .collect::<Vec<_>>();
-        for (kernel, bounds, cfg) in launches {
+        for (kernel, bounds, cfg, layers) in launches {
             let mut b = stream.launch_builder(kernel.function());
             fused_args(&mut b, &mut fu.next, f, coef, &dims, &bounds);
             if pass.points {
@@ -101,7 +135,8 @@ impl<T: CudaScalar> FdtdGpu<T> {
                 .cpml
                 .iter()
                 .zip(fu.next_psi_h.iter_mut())
-                .zip(pass.next_psi_e.iter_mut());
+                .zip(pass.next_psi_e.iter_mut())
+                .filter(|_| layers);
             for ((c, next_h), next_e) in psi {
                 let [o0, o1] = &c.psi_h;
                 let [n0, n1] = next_h;
@@ -110,12 +145,28 @@ impl<T: CudaScalar> FdtdGpu<T> {
                 let [n0, n1] = next_e;
                 b.arg(o0).arg(o1).arg(n0).arg(n1).arg(&c.coef_e);
             }
+            if let (Some(pd), Some(d)) = (pass.drude.as_mut(), self.drude.as_ref()) {
+                for m in &pd.media {
+                    b.arg(m);
+                }
+                b.arg(&d.kb);
+                for br in &d.branches {
+                    b.arg(&br.j);
+                }
+                for next in pd.next_j.iter_mut() {
+                    b.arg(next);
+                }
+                for v in &pd.bounds {
+                    b.arg(v);
+                }
+            }
             // SAFETY: the arguments match the generated signature (point arrays where it was
-            // generated with them, CPML axes in its order); every array holds the grid's
-            // cells, an axis's slab and profile, or the call's source values and probe rows
-            // (`Points::prepare` sized them for the call's steps, `row + 1` among them); old
-            // and new arrays are distinct and each thread writes only the cells it owns. A
-            // core launch steps blocks the first one skipped.
+            // generated with them, CPML axes in its order where it has their terms); every array holds the grid's
+            // cells, an axis's slab and profile, the call's source values and probe rows
+            // (`Points::prepare` sized them for the call's steps, `row + 1` among them), or
+            // the box of Drude cells (media, currents; `bounds` its corner and sizes); old and
+            // new arrays are distinct and each thread writes only the cells it owns. A core
+            // launch steps blocks the first one skipped.
             unsafe { b.launch(cfg) }.map_err(driver("cuLaunchKernel"))?;
         }
         std::mem::swap(f, &mut fu.next);
@@ -127,6 +178,11 @@ impl<T: CudaScalar> FdtdGpu<T> {
         {
             std::mem::swap(&mut c.psi_h, next_h);
             std::mem::swap(&mut c.psi_e, next_e);
+        }
+        if let (Some(pd), Some(d)) = (pass.drude.as_mut(), self.drude.as_mut()) {
+            for (br, next) in d.branches.iter_mut().zip(pd.next_j.iter_mut()) {
+                std::mem::swap(&mut br.j, next);
+            }
         }
         self.queue_points(i + 1)
     }
