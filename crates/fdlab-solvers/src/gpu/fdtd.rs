@@ -13,7 +13,8 @@
 //! one pass reads them as a one-byte medium index per cell into a table of the distinct
 //! pairs where the case has at most 256 ([`super::fdtd_media`]).
 //! Drude, Lorentz and Debye media add small kernels over their cells (their currents or
-//! polarizations before the step, their terms after the E update). DFT and flux monitors
+//! polarizations before the step, their terms after the E update) to a single step; the
+//! two-step pass advances Drude currents itself. DFT and flux monitors
 //! accumulate on the device after each step ([`super::fdtd_monitors`]); plane waves correct
 //! the fields after each half step ([`super::fdtd_tfsf`]), so a case with them runs the two
 //! half-step kernels.

@@ -426,9 +426,9 @@ mod tests {
         }
     }
 
-    /// Cases with only walls, media, sources and probes run two steps a pass; dispersive
-    /// media, monitors and plane waves, and too many points, keep one step a pass, each with
-    /// its reason.
+    /// Cases with only walls, media (Drude ones included), sources and probes run two steps a
+    /// pass; Lorentz and Debye media, monitors and plane waves, and too many points, keep one
+    /// step a pass, each with its reason.
     #[test]
     fn the_pass_runs_where_nothing_acts_between_the_steps() {
         for two in [

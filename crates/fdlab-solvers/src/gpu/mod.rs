@@ -510,8 +510,8 @@ fn from_padded<T: CudaScalar>(
     Ok(l.unpad(&padded).into_iter().map(T::from_f64).collect())
 }
 
-/// Whether the GPU FDTD stepper runs `s` two steps a pass (it runs one where dispersive
-/// media, monitors or plane waves act between the steps, or with `FDLAB_FDTD_PASS=0`).
+/// Whether the GPU FDTD stepper runs `s` two steps a pass (it runs one where Lorentz or
+/// Debye media, monitors or plane waves act between the steps, or with `FDLAB_FDTD_PASS=0`).
 pub fn fdtd_runs_passes(s: &crate::fdtd::FdtdSetup) -> bool {
     fdtd_sources::single_steps_because(s).is_none()
 }
