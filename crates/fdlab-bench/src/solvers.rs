@@ -294,7 +294,8 @@ fn fdtd_box(
     let grid = Grid::new([n; 3], [1.0; 3], [boundary(cpml); 3])?;
     let wp = 2.0 * std::f64::consts::PI * 0.2;
     // A metal-like sphere (plasma frequency 4× the source's, a little damping) whose near
-    // side is n/10 from the source, clear of any CPML.
+    // side is n/10 from the source; its far side reaches the x wall (into the CPML where the
+    // box has one).
     let half = n as f64 / 2.0;
     let sphere = CellBox {
         shape: Shape::Sphere {
