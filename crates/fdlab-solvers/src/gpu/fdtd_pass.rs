@@ -34,6 +34,12 @@
 //! cell). That kernel runs after the pass for the second step. The arithmetic of every
 //! update is the one-step kernels' term by term, so a pass equals two single steps bit for
 //! bit.
+//!
+//! Drude currents are advanced inside the pass, where E is: each component's `J` lies in a box
+//! of cells around the Drude cells, with a byte per box cell naming the cell's medium. Every
+//! thread that computes E¹ computes `J¹` from the old copy (its neighbours' too, for their
+//! halo), and the cell's owner keeps it in the new copy, where its second step reads it back
+//! and overwrites it with `J²`.
 
 use super::fdtd_fused::{column_prologue, common_params, head, media_table, Core};
 use super::fdtd_kernels::{e_update, h_update, FdtdSpec, Psi, AXN, IDX, MEDIA, N};
@@ -577,5 +583,29 @@ mod tests {
         let body = p.split_once(") {").map_or("", |(_, b)| b);
         assert!(!body.is_empty() && !body.contains("long long"), "{body}");
         assert_eq!(shared_bytes(32, 8, 4, false), 4 * 3 * 35 * 11 * 4);
+    }
+
+    /// With Drude media every computed E¹ takes its current from the old copy and only the
+    /// owner keeps it; the second step reads the new copy back and writes it; without them
+    /// the kernel names no current.
+    #[test]
+    fn a_pass_advances_drude_currents_where_it_computes_e() {
+        let drude = FdtdSpec {
+            drude: true,
+            ..spec(true)
+        };
+        let k = two_steps(&drude, Core::Skip, false, true);
+        assert!(
+            k.contains("double* __restrict__ jn_z, const int dx0"),
+            "{k}"
+        );
+        assert_eq!(k.matches("__ldg(jo_x + d)").count(), 1);
+        assert_eq!(
+            k.matches("if (own && t >= k0 && t < k1) jn_x[d] = jj;")
+                .count(),
+            1
+        );
+        assert_eq!(k.matches("jn_y[d]").count(), 3, "{k}");
+        assert!(!two_steps(&spec(true), Core::Skip, false, true).contains("dm_x"));
     }
 }

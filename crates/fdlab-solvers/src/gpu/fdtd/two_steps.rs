@@ -161,12 +161,12 @@ impl<T: CudaScalar> FdtdGpu<T> {
                 }
             }
             // SAFETY: the arguments match the generated signature (point arrays where it was
-            // generated with them, CPML axes in its order where it has their terms); every array holds the grid's
-            // cells, an axis's slab and profile, the call's source values and probe rows
-            // (`Points::prepare` sized them for the call's steps, `row + 1` among them), or
-            // the box of Drude cells (media, currents; `bounds` its corner and sizes); old and
-            // new arrays are distinct and each thread writes only the cells it owns. A core
-            // launch steps blocks the first one skipped.
+            // generated with them, CPML axes in its order where it has their terms); every
+            // array holds the grid's cells, an axis's slab and profile, the call's source
+            // values and probe rows (`Points::prepare` sized them for the call's steps,
+            // `row + 1` among them), or the box of Drude cells (media, currents; `bounds` its
+            // corner and sizes); old and new arrays are distinct and each thread writes only
+            // the cells it owns. A core launch steps blocks the first one skipped.
             unsafe { b.launch(cfg) }.map_err(driver("cuLaunchKernel"))?;
         }
         std::mem::swap(f, &mut fu.next);
