@@ -122,14 +122,7 @@ pub(super) fn column_prologue(spec: &FdtdSpec, g: &mut String) {
     spec.layer_flags(g);
     spec.side(g, 0, true);
     spec.side(g, 1, true);
-    for a in 0..2 {
-        let wall = if spec.periodic[a] {
-            "false".to_string()
-        } else {
-            format!("{} == 0", IDX[a])
-        };
-        let _ = writeln!(g, "  const bool wall_{} = {wall};", AXN[a]);
-    }
+    spec.wall_flags(g);
 }
 
 /// An indexed kernel's table of `(ca, cb)` pairs, copied into shared memory once per block:

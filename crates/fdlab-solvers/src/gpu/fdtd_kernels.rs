@@ -115,6 +115,19 @@ impl FdtdSpec {
         p
     }
 
+    /// Whether the thread's column lies on the x = 0 or y = 0 wall (`wall_x`, `wall_y`;
+    /// never on a periodic axis): tangential E there stays zero.
+    pub(super) fn wall_flags(&self, g: &mut String) {
+        for a in 0..2 {
+            let wall = if self.periodic[a] {
+                "false".to_string()
+            } else {
+                format!("{} == 0", IDX[a])
+            };
+            let _ = writeln!(g, "  const bool wall_{} = {wall};", AXN[a]);
+        }
+    }
+
     /// Thread coordinates and the column's planes.
     fn head(&self, g: &mut String, params: &str) {
         let l = self.launch;
@@ -322,14 +335,7 @@ pub(crate) fn e_step(spec: &FdtdSpec) -> String {
     spec.head(&mut g, &params);
     spec.side(&mut g, 0, false);
     spec.side(&mut g, 1, false);
-    for a in 0..2 {
-        let wall = if spec.periodic[a] {
-            "false".to_string()
-        } else {
-            format!("{} == 0", IDX[a])
-        };
-        let _ = writeln!(g, "  const bool wall_{} = {wall};", AXN[a]);
-    }
+    spec.wall_flags(&mut g);
     // H one plane below this column's first; each step hands its own H on.
     if spec.periodic[2] {
         g.push_str("  const long long cz0 = col + (long long)(k0 > 0 ? k0 - 1 : nz - 1) * sz;\n");
