@@ -338,11 +338,15 @@ impl<T: CudaScalar> FdtdGpu<T> {
             // writes only the cells it owns, and E-side ψ only at its own cells.
             unsafe { b.launch(cfg) }.map_err(driver("cuLaunchKernel"))?;
             if let Some((core, bounds, cfg)) = fu.blocks.core(self.n) {
-                let mut b = stream.launch_builder(core.function());
+                let mut b = fu
+                    .blocks
+                    .core_stream(&stream)?
+                    .launch_builder(core.function());
                 fused_args(&mut b, &mut fu.next, f, coef, &dims, &bounds);
                 // SAFETY: as above; these blocks hold no CPML cell, and the first launch
                 // skipped them.
                 unsafe { b.launch(cfg) }.map_err(driver("cuLaunchKernel"))?;
+                fu.blocks.join(&stream)?;
             }
             std::mem::swap(f, &mut fu.next);
             for (c, next) in self.cpml.iter_mut().zip(fu.next_psi_h.iter_mut()) {

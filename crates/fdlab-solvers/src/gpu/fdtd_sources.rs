@@ -176,6 +176,12 @@ pub(super) fn core_wanted() -> bool {
     env_switch("FDLAB_FDTD_CORE", true)
 }
 
+/// Whether the core blocks' own launch runs on a stream of its own, beside the main launch
+/// (the default), or after it on the same stream (`FDLAB_FDTD_CORE_STREAM=0`, for measuring).
+pub(super) fn side_stream_wanted() -> bool {
+    env_switch("FDLAB_FDTD_CORE_STREAM", true)
+}
+
 /// The kernels of an FDTD stepper.
 pub(super) struct FdtdSources {
     /// The H half step.

@@ -121,7 +121,11 @@ impl<T: CudaScalar> FdtdGpu<T> {
             .chain(core.map(|(k, bounds, cfg)| (k, bounds, cfg, false)))
             .collect::<Vec<_>>();
         for (kernel, bounds, cfg, layers) in launches {
-            let mut b = stream.launch_builder(kernel.function());
+            let on = match layers {
+                true => &stream,
+                false => pass.blocks.core_stream(&stream)?,
+            };
+            let mut b = on.launch_builder(kernel.function());
             fused_args(&mut b, &mut fu.next, f, coef, &dims, &bounds);
             if pass.points {
                 let Some(pt) = self.points.as_mut() else {
@@ -169,6 +173,7 @@ impl<T: CudaScalar> FdtdGpu<T> {
             // the cells it owns. A core launch steps blocks the first one skipped.
             unsafe { b.launch(cfg) }.map_err(driver("cuLaunchKernel"))?;
         }
+        pass.blocks.join(&stream)?;
         std::mem::swap(f, &mut fu.next);
         for ((c, next_h), next_e) in self
             .cpml
