@@ -101,9 +101,10 @@ impl Blocks {
         })
     }
 
-    /// The stream for the core blocks' launch, after `main`'s work queued so far: a stream of
-    /// its own where there is one, else `main`. Call [`Blocks::join`] after the launch.
-    pub fn core_stream<'a>(&'a self, main: &'a Arc<CudaStream>) -> Result<&'a Arc<CudaStream>> {
+    /// The stream for the core blocks' launch: one of its own where there is one, made to
+    /// wait for `main`'s work queued so far, else `main`. Call it before the main launch
+    /// (else the core launch waits for that too), and [`Blocks::join`] after both.
+    pub fn fork<'a>(&'a self, main: &'a Arc<CudaStream>) -> Result<&'a Arc<CudaStream>> {
         let Some(side) = &self.side else {
             return Ok(main);
         };

@@ -120,11 +120,9 @@ impl<T: CudaScalar> FdtdGpu<T> {
         let launches = std::iter::once((&pass.kernel, bounds, cfg, true))
             .chain(core.map(|(k, bounds, cfg)| (k, bounds, cfg, false)))
             .collect::<Vec<_>>();
+        let side = pass.blocks.fork(&stream)?;
         for (kernel, bounds, cfg, layers) in launches {
-            let on = match layers {
-                true => &stream,
-                false => pass.blocks.core_stream(&stream)?,
-            };
+            let on = if layers { &stream } else { side };
             let mut b = on.launch_builder(kernel.function());
             fused_args(&mut b, &mut fu.next, f, coef, &dims, &bounds);
             if pass.points {
