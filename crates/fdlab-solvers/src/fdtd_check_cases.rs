@@ -396,6 +396,25 @@ pub(crate) fn cases(rng: &mut SmallRng) -> Vec<(String, FdtdSetup)> {
         )
         .and_then(|g| setup(g, b9, [4, 4, 34], [6, 2, 40], Component::Ex)),
     );
+    // Longer, with the slab where only core blocks reach it: the layers' blocks then run a
+    // kernel without the Drude terms.
+    let b10 = vec![drude(
+        rng,
+        Shape::Box {
+            lo: [0, 0, 48],
+            hi: [9, 8, 61],
+        },
+        0.9,
+        0.1,
+    )];
+    push(
+        "periodic x y, CPML z, Drude slab inside the core blocks Ey",
+        grid(
+            [10, 9, 110],
+            [Boundary::Periodic, Boundary::Periodic, Boundary::Cpml(cpml)],
+        )
+        .and_then(|g| setup(g, b10, [5, 4, 55], [3, 7, 20], Component::Ey)),
+    );
     out
 }
 

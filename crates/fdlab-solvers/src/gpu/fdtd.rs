@@ -323,7 +323,7 @@ impl<T: CudaScalar> FdtdGpu<T> {
             let dims = [nx, ny, nz];
             let (bounds, cfg) = fu.blocks.main(self.n);
             let coef = coefficients(&self.media, &self.ca, &self.cb);
-            let side = fu.blocks.fork(&stream)?;
+            let lanes = fu.blocks.fork(&stream)?;
             let mut b = stream.launch_builder(fu.kernel.function());
             fused_args(&mut b, &mut fu.next, f, coef, &dims, &bounds);
             for (c, next) in self.cpml.iter_mut().zip(fu.next_psi_h.iter_mut()) {
@@ -339,7 +339,7 @@ impl<T: CudaScalar> FdtdGpu<T> {
             // writes only the cells it owns, and E-side ψ only at its own cells.
             unsafe { b.launch(cfg) }.map_err(driver("cuLaunchKernel"))?;
             if let Some((core, bounds, cfg)) = fu.blocks.core(self.n) {
-                let mut b = side.launch_builder(core.function());
+                let mut b = lanes[0].launch_builder(core.function());
                 fused_args(&mut b, &mut fu.next, f, coef, &dims, &bounds);
                 // SAFETY: as above; these blocks hold no CPML cell, and the first launch
                 // skipped them.

@@ -182,6 +182,20 @@ pub(super) fn side_stream_wanted() -> bool {
     env_switch("FDLAB_FDTD_CORE_STREAM", true)
 }
 
+/// Whether, with Drude media, only the two-step pass's blocks that reach a Drude cell run
+/// the kernel with their terms (the default), or every block (`FDLAB_FDTD_DRUDE_SPLIT=0`, for
+/// measuring).
+pub(super) fn drude_split_wanted() -> bool {
+    env_switch("FDLAB_FDTD_DRUDE_SPLIT", true)
+}
+
+/// Whether the Drude blocks' launch of a two-step pass runs on a stream of its own beside the
+/// others (the default), or after the core blocks' launch on theirs (`FDLAB_FDTD_DRUDE_STREAM=0`,
+/// for measuring).
+pub(super) fn drude_stream_wanted() -> bool {
+    env_switch("FDLAB_FDTD_DRUDE_STREAM", true)
+}
+
 /// The kernels of an FDTD stepper.
 pub(super) struct FdtdSources {
     /// The H half step.
@@ -200,6 +214,12 @@ pub(super) struct FdtdSources {
     pub pass_launch: Launch,
     /// With CPML layers and a launch of their own, the pass for the blocks clear of them.
     pub pass_core: Option<CudaSource>,
+    /// With Drude media, the pass with their terms for the blocks that reach a Drude cell;
+    /// `pass_core`, and `pass` where the case has no CPML, then have no such terms.
+    pub pass_drude: Option<CudaSource>,
+    /// With Drude media and a CPML, `pass` without the Drude terms: the main launch's kernel
+    /// where none of its blocks reaches a Drude cell (those all lie in the core box).
+    pub pass_layers: Option<CudaSource>,
     /// The end-of-call non-finite scan.
     pub scan: CudaSource,
     /// The Drude currents' update and their term in E, when the case has Drude media.
@@ -237,6 +257,8 @@ impl FdtdSources {
             .chain(self.fused_core)
             .chain(self.pass)
             .chain(self.pass_core)
+            .chain(self.pass_drude)
+            .chain(self.pass_layers)
             .chain(self.after)
             .chain(self.dft)
             .chain(self.tfsf)
@@ -283,6 +305,7 @@ pub(super) fn sources<T: CudaScalar>(
     };
     let has_points = !(s.sources.is_empty() && s.hard_sources.is_empty() && s.probes.is_empty());
     let (pass_tile, pass_blocks, core_blocks) = pass_launch(bytes, has_cpml);
+    let drude_blocks = env_count("FDLAB_FDTD_PASS_DRUDE_BLOCKS", core_blocks);
     let pass_split = split && !pass_merged_wanted();
     let two = |spec: &FdtdSpec, core: Core, stem: &str, blocks: u32| {
         super::source(
@@ -308,11 +331,23 @@ pub(super) fn sources<T: CudaScalar>(
     let pass_fits =
         fdtd_pass::shared_bytes(pass_tile.bx, pass_tile.by, bytes, indexed) <= 48 * 1024;
     let with_pass = pass && single_steps_because(s).is_none() && pass_fits;
+    // The Drude terms only in the blocks that reach a Drude cell: with a CPML, among the core
+    // blocks in their own launch; without one, among all.
+    let drude_split =
+        spec.drude && drude_split_wanted() && if has_cpml { pass_split } else { true };
+    let clear = FdtdSpec {
+        cpml: [None; 3],
+        ..spec.clone()
+    };
     Ok(FdtdSources {
         pass: with_pass.then(|| {
             let core = if pass_split { Core::Skip } else { Core::Here };
+            let whole = FdtdSpec {
+                drude: spec.drude && (has_cpml || !drude_split),
+                ..spec.clone()
+            };
             two(
-                &spec,
+                &whole,
                 if split { core } else { Core::Skip },
                 "fdtd_pass",
                 pass_blocks,
@@ -321,10 +356,19 @@ pub(super) fn sources<T: CudaScalar>(
         pass_launch: pass_tile,
         pass_core: (with_pass && pass_split).then(|| {
             let plain = FdtdSpec {
-                cpml: [None; 3],
-                ..spec.clone()
+                drude: spec.drude && !drude_split,
+                ..clear.clone()
             };
             two(&plain, Core::Skip, "fdtd_pass_core", core_blocks)
+        }),
+        pass_drude: (with_pass && drude_split)
+            .then(|| two(&clear, Core::Skip, "fdtd_pass_drude", drude_blocks)),
+        pass_layers: (with_pass && drude_split && has_cpml).then(|| {
+            let layers = FdtdSpec {
+                drude: false,
+                ..spec.clone()
+            };
+            two(&layers, Core::Skip, "fdtd_pass_layers", pass_blocks)
         }),
         h: super::source("fdtd_h", &fdtd_kernels::h_step(&spec), precision, l),
         e: super::source("fdtd_e", &fdtd_kernels::e_step(&spec), precision, l),
@@ -420,7 +464,7 @@ pub(super) fn fused_wanted() -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::single_steps_because;
+    use super::{single_steps_because, sources};
     use crate::fdtd::FdtdSetup;
 
     fn example(name: &str) -> FdtdSetup {
@@ -467,5 +511,32 @@ mod tests {
         assert!(single_steps_because(&cavity).is_some_and(|r| r.contains("16")));
         cavity.probes.pop();
         assert_eq!(single_steps_because(&cavity), None);
+    }
+
+    /// With Drude media only the kernel for the blocks that reach a Drude cell has their
+    /// terms: with a CPML the kernel over the whole grid keeps them too (its layer blocks may
+    /// reach one), the core blocks' kernel does not, nor the same kernel's variant for when
+    /// they do not; without a CPML neither does the kernel over the whole grid.
+    #[test]
+    fn only_the_drude_blocks_kernel_and_the_layer_kernel_hold_the_drude_terms() {
+        let terms = |k: &Option<fdlab_cuda::codegen::CudaSource>| {
+            k.as_ref()
+                .expect("kernel")
+                .body
+                .contains("__ldg(dkb + 2 * m - 2)")
+        };
+        let sphere = example("fdtd-dipole-sphere.toml");
+        let k = sources::<f32>(&sphere, None, true, true).expect("kernels");
+        assert!(terms(&k.pass) && terms(&k.pass_drude) && !terms(&k.pass_core));
+        let layers = k.pass_layers.as_ref().expect("the layers' kernel");
+        assert!(!terms(&k.pass_layers) && layers.body.contains("psi_eo_"));
+        let mut walls = sphere.clone();
+        walls.grid.boundary = [crate::fdtd::Boundary::Pec; 3];
+        let k = sources::<f64>(&walls, None, true, true).expect("kernels");
+        assert!(k.pass_core.is_none() && terms(&k.pass_drude) && !terms(&k.pass));
+        assert!(k.pass_layers.is_none());
+        let plain = example("fdtd-dipole-cpml.toml");
+        let k = sources::<f32>(&plain, None, true, true).expect("kernels");
+        assert!(k.pass_drude.is_none() && !terms(&k.pass) && !terms(&k.pass_core));
     }
 }

@@ -22,29 +22,88 @@ pub(super) struct Blocks {
     /// With CPML layers, the box of blocks clear of them, and the kernel without their terms
     /// that steps those blocks when the main kernel skips them (`None`: it steps them itself).
     pub core: Option<(Option<Arc<Kernel>>, Box3)>,
-    /// Where the core blocks have a kernel of their own: the stream it runs on, beside the
-    /// main launch (see [`Side`]).
-    side: Option<Side>,
+    /// Where the core blocks have a kernel of their own: the streams the launches beside the
+    /// main one run on (see [`Sides`]).
+    sides: Option<Sides>,
 }
 
-/// A second stream for the core blocks' launch. The two launches of a pass write disjoint
-/// cells and read only the old copies, so they may run at once: the core launch's blocks
-/// then fill the SMs that the main launch's last, longer layer blocks leave idle (at 384³,
-/// 1.2–2.6 points of the copy on the CPML cases on an H200, 0.9–2.3 on an H100).
-struct Side {
-    stream: Arc<CudaStream>,
-    /// Recorded on the main stream before the core launch, which waits for it.
+/// Streams for the launches beside the main one (the core blocks', then the Drude blocks').
+/// The launches of a pass write disjoint cells and read only the old copies, so they may run
+/// at once: the core launch's blocks then fill the SMs that the main launch's last, longer
+/// layer blocks leave idle (at 384³, 1.2–2.6 points of the copy on the CPML cases on an H200,
+/// 0.9–2.3 on an H100).
+struct Sides {
+    /// Recorded on the main stream before the side launches, which wait for it.
     fork: CudaEvent,
-    /// Recorded on this stream after the core launch; the main stream waits for it.
-    join: CudaEvent,
+    /// Each lane's stream and the event recorded on it after its launch, which the main
+    /// stream waits for.
+    lanes: Vec<(Arc<CudaStream>, CudaEvent)>,
+}
+
+/// Where blocks of `launch`'s tile with `halo` start per axis over a grid of `n` cells with
+/// CPML layers of `thickness` (chunks laid from the z layer's edge, unless
+/// `FDLAB_FDTD_ZALIGN=0`), and with layers the box of blocks clear of them.
+fn place(
+    launch: Launch,
+    halo: Halo,
+    n: [usize; 3],
+    thickness: [Option<usize>; 3],
+) -> ([i64; 3], Option<Box3>) {
+    let tile = [launch.bx, launch.by, launch.chunk].map(|v| v as usize);
+    let origin = match z_aligned_wanted() {
+        true => [
+            0,
+            0,
+            z_origin(n[2], thickness[2], tile[2], halo.below as usize),
+        ],
+        false => [0; 3],
+    };
+    let layers = thickness.iter().any(Option::is_some);
+    let clear = core_blocks(n, thickness, tile, origin, halo).filter(|_| layers);
+    (origin, clear)
+}
+
+/// Whether the box of blocks `inner` lies within `outer` (an empty one does).
+pub(super) fn within(inner: &Box3, outer: &Box3) -> bool {
+    inner.iter().any(|r| r.is_empty())
+        || inner
+            .iter()
+            .zip(outer)
+            .all(|(i, o)| i.start >= o.start && i.end <= o.end)
 }
 
 /// `[x0, x1, y0, y1, z0, z1]` of a box.
-fn flat(r: &Box3) -> [i32; 6] {
+pub(super) fn flat(r: &Box3) -> [i32; 6] {
     [
         r[0].start, r[0].end, r[1].start, r[1].end, r[2].start, r[2].end,
     ]
     .map(|v| v as i32)
+}
+
+impl Sides {
+    fn new(gpu: &Gpu, lanes: usize) -> Result<Self> {
+        Ok(Sides {
+            fork: event(gpu)?,
+            lanes: (0..lanes).map(|_| Self::lane(gpu)).collect::<Result<_>>()?,
+        })
+    }
+
+    fn lane(gpu: &Gpu) -> Result<(Arc<CudaStream>, CudaEvent)> {
+        let stream = gpu
+            .stream
+            .context()
+            .new_stream()
+            .map_err(driver("cuStreamCreate"))?;
+        Ok((stream, event(gpu)?))
+    }
+}
+
+/// An event for ordering streams (no timing).
+fn event(gpu: &Gpu) -> Result<CudaEvent> {
+    gpu.stream
+        .context()
+        .new_event(Some(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING))
+        .map_err(driver("cuEventCreate"))
 }
 
 impl Blocks {
@@ -61,36 +120,16 @@ impl Blocks {
         thickness: [Option<usize>; 3],
         core_kernel: Option<&CudaSource>,
     ) -> Result<Self> {
-        let tile = [launch.bx, launch.by, launch.chunk].map(|v| v as usize);
-        let origin = match z_aligned_wanted() {
-            true => [
-                0,
-                0,
-                z_origin(n[2], thickness[2], tile[2], halo.below as usize),
-            ],
-            false => [0; 3],
-        };
-        let layers = thickness.iter().any(Option::is_some);
-        let core = match core_blocks(n, thickness, tile, origin, halo) {
-            Some(r) if layers && core_wanted() => {
+        let (origin, clear) = place(launch, halo, n, thickness);
+        let core = match clear {
+            Some(r) if core_wanted() => {
                 let kernel = core_kernel.map(|k| gpu.kernel(k)).transpose()?;
                 Some((kernel, r))
             }
             _ => None,
         };
-        let side = match core {
-            Some((Some(_), _)) if side_stream_wanted() => {
-                let ctx = gpu.stream.context();
-                let event = || {
-                    ctx.new_event(Some(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING))
-                        .map_err(driver("cuEventCreate"))
-                };
-                Some(Side {
-                    stream: ctx.new_stream().map_err(driver("cuStreamCreate"))?,
-                    fork: event()?,
-                    join: event()?,
-                })
-            }
+        let sides = match core {
+            Some((Some(_), _)) if side_stream_wanted() => Some(Sides::new(gpu, 1)?),
             _ => None,
         };
         Ok(Blocks {
@@ -98,33 +137,52 @@ impl Blocks {
             extra,
             origin,
             core,
-            side,
+            sides,
         })
     }
 
-    /// The stream for the core blocks' launch: one of its own where there is one, made to
-    /// wait for `main`'s work queued so far, else `main`. Call it before the main launch
-    /// (else the core launch waits for that too), and [`Blocks::join`] after both.
-    pub fn fork<'a>(&'a self, main: &'a Arc<CudaStream>) -> Result<&'a Arc<CudaStream>> {
-        let Some(side) = &self.side else {
-            return Ok(main);
-        };
-        side.fork.record(main).map_err(driver("cuEventRecord"))?;
-        side.stream
-            .wait(&side.fork)
-            .map_err(driver("cuStreamWaitEvent"))?;
-        Ok(&side.stream)
+    /// Gives the launches beside the main one a further stream of their own, where they have
+    /// any (the Drude blocks' launch then runs beside the core blocks' one).
+    pub fn add_lane(&mut self, gpu: &Gpu) -> Result<()> {
+        match &mut self.sides {
+            Some(s) => s.lanes.push(Sides::lane(gpu)?),
+            None => self.sides = Some(Sides::new(gpu, 1)?),
+        }
+        Ok(())
     }
 
-    /// Makes `main`'s later work wait for the core blocks' launch.
+    /// The streams for the launches beside the main one: streams of their own where there
+    /// are any, made to wait for `main`'s work queued so far, else just `main`. Launch `k`
+    /// beside the main one goes to `lanes[k]`, or the last lane where there are fewer. Call
+    /// it before the main launch (else the side launches wait for that too), and
+    /// [`Blocks::join`] after all of them.
+    pub fn fork<'a>(&'a self, main: &'a Arc<CudaStream>) -> Result<Vec<&'a Arc<CudaStream>>> {
+        let Some(sides) = &self.sides else {
+            return Ok(vec![main]);
+        };
+        sides.fork.record(main).map_err(driver("cuEventRecord"))?;
+        sides
+            .lanes
+            .iter()
+            .map(|(stream, _)| {
+                stream
+                    .wait(&sides.fork)
+                    .map_err(driver("cuStreamWaitEvent"))?;
+                Ok(stream)
+            })
+            .collect()
+    }
+
+    /// Makes `main`'s later work wait for the launches beside it.
     pub fn join(&self, main: &CudaStream) -> Result<()> {
-        let Some(side) = &self.side else {
+        let Some(sides) = &self.sides else {
             return Ok(());
         };
-        side.join
-            .record(&side.stream)
-            .map_err(driver("cuEventRecord"))?;
-        main.wait(&side.join).map_err(driver("cuStreamWaitEvent"))
+        for (stream, join) in &sides.lanes {
+            join.record(stream).map_err(driver("cuEventRecord"))?;
+            main.wait(join).map_err(driver("cuStreamWaitEvent"))?;
+        }
+        Ok(())
     }
 
     fn config(&self, grid: [u32; 3]) -> LaunchConfig {
@@ -158,15 +216,55 @@ impl Blocks {
         let (Some(kernel), r) = self.core.as_ref()? else {
             return None;
         };
+        let (bounds, cfg) = self.over(n, r, None);
+        Some((kernel, bounds, cfg))
+    }
+
+    /// The box of blocks clear of the CPML layers, where the core blocks have a kernel of
+    /// their own.
+    pub fn core_box(&self) -> Option<&Box3> {
+        match &self.core {
+            Some((Some(_), r)) => Some(r),
+            _ => None,
+        }
+    }
+
+    /// A launch over the box `r` of blocks (of the lattice the main launch covers): the box
+    /// of their cells as bounds, then the blocks it skips, `skip` (relative to `r`'s first
+    /// block), and the shape.
+    pub fn over(&self, n: [usize; 3], r: &Box3, skip: Option<&Box3>) -> ([i32; 12], LaunchConfig) {
         let l = self.launch;
         let w = [l.bx, l.by, l.chunk].map(|v| v as usize);
         let o = self.origin;
         let at = |a: usize, b: usize| (o[a] + (b * w[a]) as i64) as usize;
         let cells: Box3 = std::array::from_fn(|a| at(a, r[a].start)..at(a, r[a].end).min(n[a]));
         let c = flat(&cells);
-        let bounds = std::array::from_fn(|i| if i < 6 { c[i] } else { 0 });
+        let k = skip.map_or([0; 6], flat);
+        let bounds = std::array::from_fn(|i| if i < 6 { c[i] } else { k[i - 6] });
         let grid = [r[0].len() as u32, r[1].len() as u32, r[2].len() as u32];
-        Some((kernel, bounds, self.config(grid)))
+        (bounds, self.config(grid))
+    }
+
+    /// The blocks of the whole lattice over a grid of `n` cells whose cells, with `halo`,
+    /// reach the box `cells`. Where the box lies within the halo of a grid's end, every
+    /// block along that axis (on a periodic axis the halo wraps round).
+    pub fn reaching(&self, n: [usize; 3], halo: Halo, cells: &Box3) -> Box3 {
+        let l = self.launch;
+        let w = [l.bx, l.by, l.chunk].map(i64::from);
+        std::array::from_fn(|a| {
+            let (o, w, n) = (self.origin[a], w[a], n[a] as i64);
+            let blocks = (n - o + w - 1).div_euclid(w);
+            let (lo, hi) = (cells[a].start as i64, cells[a].end as i64);
+            if lo < halo.above || hi > n - halo.below {
+                return 0..blocks as usize;
+            }
+            // Block b holds cells o + b·w − below … o + b·w + w − 1 + above.
+            let first = -(-(lo - halo.above - w + 1 - o)).div_euclid(w);
+            let last = (hi - 1 + halo.below - o).div_euclid(w);
+            let first = first.clamp(0, blocks);
+            let end = (last + 1).clamp(first, blocks);
+            first as usize..end as usize
+        })
     }
 }
 
@@ -179,4 +277,83 @@ pub(super) fn second_copies<T: CudaScalar>(
     lengths
         .map(|n| Ok([gpu.zeros(n)?, gpu.zeros(n)?]))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{place, within, Blocks, Box3, Halo, Launch};
+    use crate::gpu::fdtd_pass::TWO_STEPS;
+    use crate::gpu::fdtd_sources::pass_launch;
+
+    /// The check cases with a Drude slab between z CPML layers cover both main kernels of a
+    /// two-step pass: in the shorter grid the blocks that reach the slab include layer blocks
+    /// (the main kernel keeps the Drude terms), in the longer one they are all core blocks
+    /// (it goes without them), in both precisions' tiles.
+    #[test]
+    fn the_drude_slab_check_cases_reach_layer_blocks_in_one_grid_and_not_the_other() {
+        for bytes in [4, 8] {
+            let (launch, _, _) = pass_launch(bytes, true);
+            for (nz, slab, clear) in [(72, 30..46, false), (110, 48..62, true)] {
+                let n = [10, 9, nz];
+                let (origin, core) = place(launch, TWO_STEPS, n, [None, None, Some(5)]);
+                let blocks = Blocks {
+                    launch,
+                    extra: 3,
+                    origin,
+                    core: None,
+                    sides: None,
+                };
+                let cells: Box3 = [0..10, 0..9, slab];
+                let reach = blocks.reaching(n, TWO_STEPS, &cells);
+                let core = core.expect("blocks clear of the layers");
+                assert_eq!(within(&reach, &core), clear, "{nz} cells, {bytes} bytes");
+            }
+        }
+    }
+
+    /// `reaching` against every block tested one by one: the blocks whose cells, halo
+    /// included, meet the box; every block along an axis where the box comes within the halo
+    /// of the grid's ends.
+    #[test]
+    fn the_blocks_reaching_a_box_are_those_whose_cells_meet_it() {
+        let halo = Halo { below: 2, above: 1 };
+        let n = [100, 37, 90];
+        for origin in [[0, 0, 0], [0, 0, -7]] {
+            let blocks = Blocks {
+                launch: Launch::columns(32, 6, 16),
+                extra: 3,
+                origin,
+                core: None,
+                sides: None,
+            };
+            let w = [32i64, 6, 16];
+            for (lo, hi) in [
+                (10, 20),
+                (31, 33),
+                (1, 98),
+                (3, 4),
+                (0, 5),
+                (60, 99),
+                (45, 46),
+            ] {
+                let cells: Box3 = std::array::from_fn(|a| lo.min(n[a])..hi.min(n[a]));
+                let got = blocks.reaching(n, halo, &cells);
+                for a in 0..3 {
+                    let (c, nn, o) = (&cells[a], n[a] as i64, origin[a]);
+                    let count = (nn - o + w[a] - 1) / w[a];
+                    let near_end = (c.start as i64) < halo.above || c.end as i64 > nn - halo.below;
+                    let want: Vec<usize> = (0..count)
+                        .filter(|&b| {
+                            let first = o + b * w[a] - halo.below;
+                            let last = o + b * w[a] + w[a] - 1 + halo.above;
+                            near_end || (first < c.end as i64 && last >= c.start as i64)
+                        })
+                        .map(|b| b as usize)
+                        .collect();
+                    let have: Vec<usize> = got[a].clone().collect();
+                    assert_eq!(have, want, "axis {a}, cells {c:?}, origin {o}");
+                }
+            }
+        }
+    }
 }

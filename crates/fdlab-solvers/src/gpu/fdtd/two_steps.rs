@@ -2,14 +2,15 @@
 //! second copy of the E-side ψ, and the launch, which ends with the second step's sources
 //! and probes.
 
-use super::blocks::Blocks;
+use super::blocks::{flat, within, Blocks};
 use super::{coefficients, fused_args, CpmlAxis, FdtdGpu};
 use crate::gpu::fdtd_dispersive::DrudeCells;
+use crate::gpu::fdtd_fused::Box3;
 use crate::gpu::fdtd_pass::TWO_STEPS;
-use crate::gpu::fdtd_sources::FdtdSources;
+use crate::gpu::fdtd_sources::{drude_stream_wanted, FdtdSources};
 use crate::gpu::{driver, Gpu};
 use crate::Result;
-use cudarc::driver::{CudaSlice, PushKernelArg};
+use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use fdlab_cuda::{CudaScalar, Kernel};
 use std::sync::Arc;
 
@@ -23,6 +24,23 @@ pub(super) struct Pass<T> {
     points: bool,
     /// Where the case has Drude media: what the pass needs to advance their currents.
     drude: Option<PassDrude>,
+    /// Where only some blocks run the Drude terms: those blocks and their kernel.
+    drude_blocks: Option<DrudeBlocks>,
+    /// Whether `kernel` was generated with the Drude terms, where the case has any.
+    main_drude: bool,
+}
+
+/// The blocks whose cells (their halo included) reach the box of Drude cells, and the pass
+/// with the Drude terms (without the CPML's) that steps them. The kernels for the other blocks
+/// were generated without those terms: the core blocks' kernel, and with no CPML the kernel
+/// over the whole grid, which then skips these blocks. With a CPML only the core blocks among
+/// these run this kernel, and the kernel over the whole grid keeps the terms where its layer
+/// blocks reach a Drude cell (else it is `FdtdSources::pass_layers`, without them). A block that runs no Drude term holds fewer registers: in
+/// `f32` the kernels are bounded to 48 or 64 of them.
+struct DrudeBlocks {
+    kernel: Arc<Kernel>,
+    /// In the lattice of the main launch.
+    reach: Box3,
 }
 
 /// The Drude cells as the pass reads them: per E component one byte per cell of the box of
@@ -61,7 +79,7 @@ impl<T: CudaScalar> Pass<T> {
         if gpu.dev.ensure_free(need as u64 + (256 << 20)).is_err() {
             return Ok(None);
         }
-        let blocks = Blocks::lay_out(
+        let mut blocks = Blocks::lay_out(
             gpu,
             src.pass_launch,
             3,
@@ -70,6 +88,25 @@ impl<T: CudaScalar> Pass<T> {
             thickness,
             src.pass_core.as_ref(),
         )?;
+        let drude_blocks =
+            match (&src.pass_drude, drude) {
+                (Some(k), Some(d)) => {
+                    let (lo, n_) = (d.bounds.lo, d.bounds.n);
+                    let cells: Box3 = std::array::from_fn(|a| lo[a]..lo[a] + n_[a]);
+                    Some(DrudeBlocks {
+                        kernel: gpu.kernel(k)?,
+                        reach: blocks.reaching(n, TWO_STEPS, &cells),
+                    })
+                }
+                (Some(_), None) => return Err(crate::Error::Invalid(
+                    "the two-step kernels were generated for Drude media the stepper does not hold"
+                        .into(),
+                )),
+                _ => None,
+            };
+        if drude_blocks.is_some() && drude_stream_wanted() {
+            blocks.add_lane(gpu)?;
+        }
         let next_psi_e = super::blocks::second_copies(gpu, cpml.iter().map(|c| c.psi_e[0].len()))?;
         let drude = match (drude, media) {
             (Some(d), Some(media)) => Some(PassDrude {
@@ -82,12 +119,20 @@ impl<T: CudaScalar> Pass<T> {
             }),
             _ => None,
         };
+        // The main launch's kernel without the Drude terms where none of its blocks reaches a
+        // Drude cell: they all lie in the core box, which the other launches step.
+        let clear_layers = match (&src.pass_layers, &drude_blocks, blocks.core_box()) {
+            (Some(k), Some(db), Some(core)) if within(&db.reach, core) => Some(k),
+            _ => None,
+        };
         Ok(Some(Pass {
-            kernel: gpu.kernel(pass)?,
+            kernel: gpu.kernel(clear_layers.unwrap_or(pass))?,
+            main_drude: clear_layers.is_none(),
             blocks,
             next_psi_e,
             points,
             drude,
+            drude_blocks,
         }))
     }
 }
@@ -113,16 +158,29 @@ impl<T: CudaScalar> FdtdGpu<T> {
         let f = &mut self.f;
         let coef = coefficients(&self.media, &self.ca, &self.cb);
         let row = i as i32;
-        let (bounds, cfg) = pass.blocks.main(self.n);
-        let core = pass.blocks.core(self.n);
-        // The core blocks' own kernel has no CPML parameters: its Drude arguments follow
-        // the points directly.
-        let launches = std::iter::once((&pass.kernel, bounds, cfg, true))
-            .chain(core.map(|(k, bounds, cfg)| (k, bounds, cfg, false)))
-            .collect::<Vec<_>>();
-        let side = pass.blocks.fork(&stream)?;
-        for (kernel, bounds, cfg, layers) in launches {
-            let on = if layers { &stream } else { side };
+        let launches = launches(
+            (&pass.kernel, &pass.blocks, pass.drude_blocks.as_ref()),
+            self.n,
+            !self.cpml.is_empty(),
+            self.drude.is_some() && pass.main_drude,
+        );
+        let lanes = pass.blocks.fork(&stream)?;
+        let mut beside = 0;
+        for Launch {
+            kernel,
+            bounds,
+            cfg,
+            layers,
+            drude,
+        } in launches
+        {
+            let on = match layers {
+                true => &stream,
+                false => {
+                    beside += 1;
+                    lanes[(beside - 1).min(lanes.len() - 1)]
+                }
+            };
             let mut b = on.launch_builder(kernel.function());
             fused_args(&mut b, &mut fu.next, f, coef, &dims, &bounds);
             if pass.points {
@@ -147,7 +205,7 @@ impl<T: CudaScalar> FdtdGpu<T> {
                 let [n0, n1] = next_e;
                 b.arg(o0).arg(o1).arg(n0).arg(n1).arg(&c.coef_e);
             }
-            if let (Some(pd), Some(d)) = (pass.drude.as_mut(), self.drude.as_ref()) {
+            if let (Some(pd), Some(d), true) = (pass.drude.as_mut(), self.drude.as_ref(), drude) {
                 for m in &pd.media {
                     b.arg(m);
                 }
@@ -189,4 +247,97 @@ impl<T: CudaScalar> FdtdGpu<T> {
         }
         self.queue_points(i + 1)
     }
+}
+
+/// One launch of a pass: its kernel, bounds and shape, whether it is the main launch (with the
+/// CPML's arguments where the case has a CPML; the others run on the streams beside it) and
+/// whether its kernel takes the Drude arguments.
+struct Launch<'a> {
+    kernel: &'a Arc<Kernel>,
+    bounds: [i32; 12],
+    cfg: LaunchConfig,
+    layers: bool,
+    drude: bool,
+}
+
+/// The launches of a pass (its main kernel, blocks and Drude blocks) over a grid of `n` cells,
+/// in order, for a case with or without a CPML and Drude media (see [`DrudeBlocks`]).
+fn launches<'a>(
+    (main, blocks, split): (&'a Arc<Kernel>, &'a Blocks, Option<&'a DrudeBlocks>),
+    n: [usize; 3],
+    cpml: bool,
+    drude: bool,
+) -> Vec<Launch<'a>> {
+    let (mut bounds, cfg) = blocks.main(n);
+    if let (Some(db), false) = (split, cpml) {
+        let skip = flat(&db.reach);
+        bounds[6..].copy_from_slice(&skip);
+    }
+    let mut out = vec![Launch {
+        kernel: main,
+        bounds,
+        cfg,
+        layers: true,
+        drude: drude && (cpml || split.is_none()),
+    }];
+    let core = blocks.core_box().zip(blocks.core(n));
+    match (split, cpml) {
+        (Some(db), true) => {
+            let Some((c, (kernel, _, _))) = core else {
+                // No core launch: the main kernel, with the Drude terms, steps every block.
+                return out;
+            };
+            // The blocks of the core box that reach a Drude cell, in the lattice and
+            // relative to the box.
+            let both: Box3 = std::array::from_fn(|a| {
+                db.reach[a].start.max(c[a].start)..db.reach[a].end.min(c[a].end)
+            });
+            let any = both.iter().all(|r| !r.is_empty());
+            let rel: Box3 = std::array::from_fn(|a| {
+                both[a].start - c[a].start..both[a].end.max(both[a].start) - c[a].start
+            });
+            let (bounds, cfg) = blocks.over(n, c, any.then_some(&rel));
+            out.push(Launch {
+                kernel,
+                bounds,
+                cfg,
+                layers: false,
+                drude: false,
+            });
+            if any {
+                let (bounds, cfg) = blocks.over(n, &both, None);
+                out.push(Launch {
+                    kernel: &db.kernel,
+                    bounds,
+                    cfg,
+                    layers: false,
+                    drude: true,
+                });
+            }
+        }
+        (Some(db), false) => {
+            if db.reach.iter().all(|r| !r.is_empty()) {
+                let (bounds, cfg) = blocks.over(n, &db.reach, None);
+                out.push(Launch {
+                    kernel: &db.kernel,
+                    bounds,
+                    cfg,
+                    layers: false,
+                    drude: true,
+                });
+            }
+        }
+        (None, _) => {
+            if let Some((_, (kernel, bounds, cfg))) = core {
+                out.push(Launch {
+                    kernel,
+                    bounds,
+                    cfg,
+                    layers: false,
+                    drude,
+                });
+            }
+        }
+    }
+    out
 }
