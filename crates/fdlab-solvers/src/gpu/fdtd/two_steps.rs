@@ -35,12 +35,27 @@ pub(super) struct Pass<T> {
 /// were generated without those terms: the core blocks' kernel, and with no CPML the kernel
 /// over the whole grid, which then skips these blocks. With a CPML only the core blocks among
 /// these run this kernel, and the kernel over the whole grid keeps the terms where its layer
-/// blocks reach a Drude cell (else it is `FdtdSources::pass_layers`, without them). A block that runs no Drude term holds fewer registers: in
-/// `f32` the kernels are bounded to 48 or 64 of them.
+/// blocks reach a Drude cell (else it is `FdtdSources::pass_layers`, without them). A block
+/// that runs no Drude term holds fewer registers: in `f32` the kernels are bounded to 48 or
+/// 64 of them.
 struct DrudeBlocks {
     kernel: Arc<Kernel>,
     /// In the lattice of the main launch.
     reach: Box3,
+}
+
+impl DrudeBlocks {
+    /// The launch of their kernel over the box `r` of blocks of the main launch's lattice.
+    fn over<'a>(&'a self, blocks: &Blocks, n: [usize; 3], r: &Box3) -> Launch<'a> {
+        let (bounds, cfg) = blocks.over(n, r, None);
+        Launch {
+            kernel: &self.kernel,
+            bounds,
+            cfg,
+            layers: false,
+            drude: true,
+        }
+    }
 }
 
 /// The Drude cells as the pass reads them: per E component one byte per cell of the box of
@@ -305,26 +320,12 @@ fn launches<'a>(
                 drude: false,
             });
             if any {
-                let (bounds, cfg) = blocks.over(n, &both, None);
-                out.push(Launch {
-                    kernel: &db.kernel,
-                    bounds,
-                    cfg,
-                    layers: false,
-                    drude: true,
-                });
+                out.push(db.over(blocks, n, &both));
             }
         }
         (Some(db), false) => {
             if db.reach.iter().all(|r| !r.is_empty()) {
-                let (bounds, cfg) = blocks.over(n, &db.reach, None);
-                out.push(Launch {
-                    kernel: &db.kernel,
-                    bounds,
-                    cfg,
-                    layers: false,
-                    drude: true,
-                });
+                out.push(db.over(blocks, n, &db.reach));
             }
         }
         (None, _) => {
