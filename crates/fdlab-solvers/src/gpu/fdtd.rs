@@ -29,7 +29,7 @@ use super::fdtd_sources::{fused_wanted, launch, media_wanted, sources, FdtdSourc
 use super::fdtd_tfsf::DeviceWaves;
 use super::kernels::Launch;
 use super::{driver, launch_config, tag, Gpu};
-use crate::fdtd::{Component, FdtdCpu, FdtdSetup};
+use crate::fdtd::{Boundary, Component, FdtdCpu, FdtdSetup};
 use crate::layout::to_bytes;
 use crate::stepper::{StatePart, Stepper};
 use crate::Result;
@@ -242,12 +242,11 @@ impl<T: CudaScalar> FdtdGpu<T> {
             None => None,
         };
         let fused = if one_pass {
-            let thickness = s.grid.boundary.map(|b| b.cpml().map(|p| p.thickness));
             Fused::new(
                 &gpu,
                 &src,
                 g.n,
-                thickness,
+                s.grid.boundary,
                 &cpml,
                 src.after.is_some(),
                 drude.as_ref(),
@@ -524,11 +523,12 @@ impl<T: CudaScalar> Fused<T> {
         gpu: &Gpu,
         src: &FdtdSources,
         n: [usize; 3],
-        thickness: [Option<usize>; 3],
+        boundary: [Boundary; 3],
         cpml: &[CpmlAxis<T>],
         points: bool,
         drude: Option<&DrudeCells>,
     ) -> Result<Option<Self>> {
+        let thickness = boundary.map(|b| b.cpml().map(|p| p.thickness));
         let cells = n.iter().product();
         let slabs: usize = cpml.iter().map(|c| 2 * c.psi_h[0].len()).sum();
         let need = (6 * cells + slabs) * std::mem::size_of::<T>();
@@ -553,7 +553,7 @@ impl<T: CudaScalar> Fused<T> {
             blocks,
             next,
             next_psi_h,
-            pass: two_steps::Pass::new(gpu, src, n, thickness, cpml, points, drude)?,
+            pass: two_steps::Pass::new(gpu, src, n, boundary, cpml, points, drude)?,
         }))
     }
 }

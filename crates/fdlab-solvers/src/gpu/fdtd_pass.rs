@@ -60,13 +60,24 @@ pub(crate) fn shared_bytes(bx: u32, by: u32, bytes: usize, indexed: bool) -> usi
 /// `⌈(x1 − x0)/bx⌉ × ⌈(y1 − y0)/by⌉ × ⌈(z1 − z0)/chunk⌉`, as [`super::fdtd_fused::fused_step`]
 /// lays them (the same bounds, the same box of core blocks and `core`'s choice for them).
 /// With `points`, the kernel applies the first step's point sources and probes; with
-/// `narrow`, it indexes cells with 32-bit integers (see [`narrow_enough`]).
-pub(crate) fn two_steps(spec: &FdtdSpec, core: Core, points: bool, narrow: bool) -> String {
+/// `narrow`, it indexes cells with 32-bit integers (see [`narrow_enough`]); with `also`, it
+/// skips a second box of blocks as well as the core box, given after the bounds (`qx0, qx1,
+/// qy0, qy1, qz0, qz1`; another launch steps them).
+pub(crate) fn two_steps(
+    spec: &FdtdSpec,
+    core: Core,
+    points: bool,
+    narrow: bool,
+    also: bool,
+) -> String {
     let ty = spec.ty;
     let l = spec.launch;
     let (tx, ty_) = (l.bx as usize + 3, l.by as usize + 3);
     let mut g = String::new();
     let mut params = common_params(spec);
+    if also {
+        params.push_str(", const int qx0, const int qx1, const int qy0, const int qy1, const int qz0, const int qz1");
+    }
     if points {
         params.push_str(
             ", const long long* __restrict__ soft_cell, const int* __restrict__ soft_comp, const double* __restrict__ soft, const int ns, \
@@ -96,6 +107,9 @@ pub(crate) fn two_steps(spec: &FdtdSpec, core: Core, points: bool, narrow: bool)
     );
     let _ = writeln!(g, "  __shared__ {ty} s_e1[2][3][{ty_}][{tx}];");
     g.push_str("  const bool core = blockIdx.x >= sx0 && blockIdx.x < sx1 && blockIdx.y >= sy0 && blockIdx.y < sy1 && blockIdx.z >= sz0 && blockIdx.z < sz1;\n");
+    if also {
+        g.push_str("  if (blockIdx.x >= qx0 && blockIdx.x < qx1 && blockIdx.y >= qy0 && blockIdx.y < qy1 && blockIdx.z >= qz0 && blockIdx.z < qz1) return;\n");
+    }
     match core {
         Core::Skip => {
             g.push_str("  if (core) return;\n");
@@ -554,7 +568,7 @@ mod tests {
     /// written only by the owners, E-side ψ double-buffered, point code only when asked.
     #[test]
     fn a_pass_carries_the_first_step_in_registers() {
-        let k = two_steps(&spec(true), Core::Here, false, false);
+        let k = two_steps(&spec(true), Core::Here, false, false, false);
         assert!(k.contains("__launch_bounds__(385)"), "{k}");
         let marches: Vec<&str> = k.split("for (int t = ks; t <= k1; ++t)").skip(1).collect();
         assert_eq!(marches.len(), 2);
@@ -575,7 +589,7 @@ mod tests {
             "the core march has no CPML terms"
         );
         assert!(!k.contains("soft_cell") && !k.contains("psi_hy0"));
-        let p = two_steps(&spec(false), Core::Skip, true, true);
+        let p = two_steps(&spec(false), Core::Skip, true, true, false);
         assert!(p.contains("if (core) return;") && p.contains("__ldg(ca + ca_)"));
         assert!(p.contains("traces[(int)row * np + q]"), "{p}");
         assert!(p.contains("const long long* __restrict__ soft_cell"));
@@ -594,7 +608,7 @@ mod tests {
             drude: true,
             ..spec(true)
         };
-        let k = two_steps(&drude, Core::Skip, false, true);
+        let k = two_steps(&drude, Core::Skip, false, true, false);
         assert!(
             k.contains("double* __restrict__ jn_z, const int dx0"),
             "{k}"
@@ -606,6 +620,6 @@ mod tests {
             1
         );
         assert_eq!(k.matches("jn_y[d]").count(), 3, "{k}");
-        assert!(!two_steps(&spec(true), Core::Skip, false, true).contains("dm_x"));
+        assert!(!two_steps(&spec(true), Core::Skip, false, true, false).contains("dm_x"));
     }
 }

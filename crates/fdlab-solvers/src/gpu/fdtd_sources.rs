@@ -189,6 +189,24 @@ pub(super) fn drude_split_wanted() -> bool {
     env_switch("FDLAB_FDTD_DRUDE_SPLIT", true)
 }
 
+/// Whether the Drude blocks' stream has the greatest priority, so that the GPU starts their
+/// longer blocks before the others' (the default), or the priority of the others
+/// (`FDLAB_FDTD_DRUDE_FIRST=0`, for measuring).
+pub(super) fn drude_first_wanted() -> bool {
+    env_switch("FDLAB_FDTD_DRUDE_FIRST", true)
+}
+
+/// Whether, with a CPML and Drude media, the layer blocks that reach a Drude cell run in a
+/// launch of their own with the kernel that has both terms, so that the main launch's kernel
+/// goes without the Drude terms, or the main kernel keeps them. The default is the former for
+/// values of 4 `bytes`, the latter for 8: at 384³ with a Drude sphere reaching a layer, `f32`
+/// gained 0.8–2.1 points of the copy on an H100 and 0.7–1.1 on an H200, `f64` lost 0.3–1.7
+/// and 0.6 (its kernels hold more registers, so the terms cost the main kernel less than
+/// a fourth launch costs the pass). `FDLAB_FDTD_DRUDE_LAYERS=0` or `1` chooses, for measuring.
+pub(super) fn drude_layers_wanted(bytes: usize) -> bool {
+    env_switch("FDLAB_FDTD_DRUDE_LAYERS", bytes == 4)
+}
+
 /// Whether the Drude blocks' launch of a two-step pass runs on a stream of its own beside the
 /// others (the default), or after the core blocks' launch on theirs (`FDLAB_FDTD_DRUDE_STREAM=0`,
 /// for measuring).
@@ -217,8 +235,9 @@ pub(super) struct FdtdSources {
     /// With Drude media, the pass with their terms for the blocks that reach a Drude cell;
     /// `pass_core`, and `pass` where the case has no CPML, then have no such terms.
     pub pass_drude: Option<CudaSource>,
-    /// With Drude media and a CPML, `pass` without the Drude terms: the main launch's kernel
-    /// where none of its blocks reaches a Drude cell (those all lie in the core box).
+    /// With Drude media and a CPML, `pass` without the Drude terms: the main launch's kernel,
+    /// which skips the blocks that reach a Drude cell as well as the core blocks (`pass` then
+    /// steps the layer blocks among the former).
     pub pass_layers: Option<CudaSource>,
     /// The end-of-call non-finite scan.
     pub scan: CudaSource,
@@ -307,7 +326,7 @@ pub(super) fn sources<T: CudaScalar>(
     let (pass_tile, pass_blocks, core_blocks) = pass_launch(bytes, has_cpml);
     let drude_blocks = env_count("FDLAB_FDTD_PASS_DRUDE_BLOCKS", core_blocks);
     let pass_split = split && !pass_merged_wanted();
-    let two = |spec: &FdtdSpec, core: Core, stem: &str, blocks: u32| {
+    let two = |spec: &FdtdSpec, core: Core, stem: &str, blocks: u32, also: bool| {
         super::source(
             stem,
             &fdtd_pass::two_steps(
@@ -319,6 +338,7 @@ pub(super) fn sources<T: CudaScalar>(
                 core,
                 has_points,
                 fdtd_pass::narrow_enough(s.grid.n),
+                also,
             ),
             precision,
             Launch {
@@ -351,6 +371,7 @@ pub(super) fn sources<T: CudaScalar>(
                 if split { core } else { Core::Skip },
                 "fdtd_pass",
                 pass_blocks,
+                false,
             )
         }),
         pass_launch: pass_tile,
@@ -359,16 +380,16 @@ pub(super) fn sources<T: CudaScalar>(
                 drude: spec.drude && !drude_split,
                 ..clear.clone()
             };
-            two(&plain, Core::Skip, "fdtd_pass_core", core_blocks)
+            two(&plain, Core::Skip, "fdtd_pass_core", core_blocks, false)
         }),
         pass_drude: (with_pass && drude_split)
-            .then(|| two(&clear, Core::Skip, "fdtd_pass_drude", drude_blocks)),
+            .then(|| two(&clear, Core::Skip, "fdtd_pass_drude", drude_blocks, false)),
         pass_layers: (with_pass && drude_split && has_cpml).then(|| {
             let layers = FdtdSpec {
                 drude: false,
                 ..spec.clone()
             };
-            two(&layers, Core::Skip, "fdtd_pass_layers", pass_blocks)
+            two(&layers, Core::Skip, "fdtd_pass_layers", pass_blocks, true)
         }),
         h: super::source("fdtd_h", &fdtd_kernels::h_step(&spec), precision, l),
         e: super::source("fdtd_e", &fdtd_kernels::e_step(&spec), precision, l),

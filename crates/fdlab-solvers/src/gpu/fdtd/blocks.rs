@@ -5,6 +5,7 @@ use super::super::fdtd_fused::{core_blocks, z_origin, Box3, Halo};
 use super::super::fdtd_sources::{core_wanted, side_stream_wanted, z_aligned_wanted};
 use super::super::kernels::Launch;
 use super::super::{driver, Gpu};
+use crate::fdtd::Boundary;
 use crate::Result;
 use cudarc::driver::{sys, CudaEvent, CudaSlice, CudaStream, LaunchConfig};
 use fdlab_cuda::codegen::CudaSource;
@@ -84,16 +85,25 @@ impl Sides {
     fn new(gpu: &Gpu, lanes: usize) -> Result<Self> {
         Ok(Sides {
             fork: event(gpu)?,
-            lanes: (0..lanes).map(|_| Self::lane(gpu)).collect::<Result<_>>()?,
+            lanes: (0..lanes)
+                .map(|_| Self::lane(gpu, false))
+                .collect::<Result<_>>()?,
         })
     }
 
-    fn lane(gpu: &Gpu) -> Result<(Arc<CudaStream>, CudaEvent)> {
-        let stream = gpu
-            .stream
-            .context()
-            .new_stream()
-            .map_err(driver("cuStreamCreate"))?;
+    /// A lane's stream and event; with `first`, a stream of the greatest priority, whose
+    /// blocks the GPU starts before those of the other streams that wait.
+    fn lane(gpu: &Gpu, first: bool) -> Result<(Arc<CudaStream>, CudaEvent)> {
+        let context = gpu.stream.context();
+        let stream = match first {
+            true => {
+                let (_, greatest) = cudarc::driver::result::stream::get_priority_range()
+                    .map_err(driver("cuCtxGetStreamPriorityRange"))?;
+                context.new_stream_with_priority(greatest)
+            }
+            false => context.new_stream(),
+        }
+        .map_err(driver("cuStreamCreate"))?;
         Ok((stream, event(gpu)?))
     }
 }
@@ -142,11 +152,18 @@ impl Blocks {
     }
 
     /// Gives the launches beside the main one a further stream of their own, where they have
-    /// any (the Drude blocks' launch then runs beside the core blocks' one).
-    pub fn add_lane(&mut self, gpu: &Gpu) -> Result<()> {
+    /// any (the Drude blocks' launch then runs beside the core blocks' one); with `first`, of
+    /// the greatest priority.
+    pub fn add_lane(&mut self, gpu: &Gpu, first: bool) -> Result<()> {
+        let lane = Sides::lane(gpu, first)?;
         match &mut self.sides {
-            Some(s) => s.lanes.push(Sides::lane(gpu)?),
-            None => self.sides = Some(Sides::new(gpu, 1)?),
+            Some(s) => s.lanes.push(lane),
+            None => {
+                self.sides = Some(Sides {
+                    fork: event(gpu)?,
+                    lanes: vec![lane],
+                })
+            }
         }
         Ok(())
     }
@@ -246,16 +263,17 @@ impl Blocks {
     }
 
     /// The blocks of the whole lattice over a grid of `n` cells whose cells, with `halo`,
-    /// reach the box `cells`. Where the box lies within the halo of a grid's end, every
-    /// block along that axis (on a periodic axis the halo wraps round).
-    pub fn reaching(&self, n: [usize; 3], halo: Halo, cells: &Box3) -> Box3 {
+    /// reach the box `cells`. On a periodic axis (`periodic`) the halo wraps round: where the
+    /// box lies within the halo of a grid's end, every block along that axis. A wall's
+    /// blocks hold no cell beyond it, so there the blocks near the box alone.
+    pub fn reaching(&self, n: [usize; 3], periodic: [bool; 3], halo: Halo, cells: &Box3) -> Box3 {
         let l = self.launch;
         let w = [l.bx, l.by, l.chunk].map(i64::from);
         std::array::from_fn(|a| {
             let (o, w, n) = (self.origin[a], w[a], n[a] as i64);
             let blocks = (n - o + w - 1).div_euclid(w);
             let (lo, hi) = (cells[a].start as i64, cells[a].end as i64);
-            if lo < halo.above || hi > n - halo.below {
+            if periodic[a] && (lo < halo.above || hi > n - halo.below) {
                 return 0..blocks as usize;
             }
             // Block b holds cells o + b·w − below … o + b·w + w − 1 + above.
@@ -266,6 +284,11 @@ impl Blocks {
             first as usize..end as usize
         })
     }
+}
+
+/// Per axis, whether it wraps round.
+pub(super) fn periodic(boundary: [Boundary; 3]) -> [bool; 3] {
+    boundary.map(|b| !b.has_walls())
 }
 
 /// Second copies, zeroed, of pairs of arrays of the given lengths (the ψ slabs a pass writes
@@ -285,10 +308,10 @@ mod tests {
     use crate::gpu::fdtd_pass::TWO_STEPS;
     use crate::gpu::fdtd_sources::pass_launch;
 
-    /// The check cases with a Drude slab between z CPML layers cover both main kernels of a
+    /// The check cases with a Drude slab between z CPML layers cover both arrangements of a
     /// two-step pass: in the shorter grid the blocks that reach the slab include layer blocks
-    /// (the main kernel keeps the Drude terms), in the longer one they are all core blocks
-    /// (it goes without them), in both precisions' tiles.
+    /// (which run a launch of their own in `f32`, the main kernel's Drude terms in `f64`), in
+    /// the longer one they are all core blocks, in both precisions' tiles.
     #[test]
     fn the_drude_slab_check_cases_reach_layer_blocks_in_one_grid_and_not_the_other() {
         for bytes in [4, 8] {
@@ -304,21 +327,32 @@ mod tests {
                     sides: None,
                 };
                 let cells: Box3 = [0..10, 0..9, slab];
-                let reach = blocks.reaching(n, TWO_STEPS, &cells);
+                let reach = blocks.reaching(n, [false; 3], TWO_STEPS, &cells);
                 let core = core.expect("blocks clear of the layers");
                 assert_eq!(within(&reach, &core), clear, "{nz} cells, {bytes} bytes");
+                // Core blocks reach the slab too: the pass then has all four launches (the
+                // layer blocks', the core blocks', and the Drude blocks' in each).
+                let meet = (0..3).all(|a| {
+                    reach[a].start.max(core[a].start) < reach[a].end.min(core[a].end)
+                });
+                assert!(meet, "{nz} cells, {bytes} bytes");
             }
         }
     }
 
     /// `reaching` against every block tested one by one: the blocks whose cells, halo
-    /// included, meet the box; every block along an axis where the box comes within the halo
-    /// of the grid's ends.
+    /// included, meet the box; on a periodic axis every block along it where the box comes
+    /// within the halo of the grid's ends.
     #[test]
     fn the_blocks_reaching_a_box_are_those_whose_cells_meet_it() {
         let halo = Halo { below: 2, above: 1 };
         let n = [100, 37, 90];
-        for origin in [[0, 0, 0], [0, 0, -7]] {
+        for (origin, periodic) in [
+            ([0, 0, 0], [true; 3]),
+            ([0, 0, -7], [true; 3]),
+            ([0, 0, 0], [false; 3]),
+            ([0, 0, -7], [false, true, false]),
+        ] {
             let blocks = Blocks {
                 launch: Launch::columns(32, 6, 16),
                 extra: 3,
@@ -337,7 +371,7 @@ mod tests {
                 (45, 46),
             ] {
                 let cells: Box3 = std::array::from_fn(|a| lo.min(n[a])..hi.min(n[a]));
-                let got = blocks.reaching(n, halo, &cells);
+                let got = blocks.reaching(n, periodic, halo, &cells);
                 for a in 0..3 {
                     let (c, nn, o) = (&cells[a], n[a] as i64, origin[a]);
                     let count = (nn - o + w[a] - 1) / w[a];
@@ -346,12 +380,16 @@ mod tests {
                         .filter(|&b| {
                             let first = o + b * w[a] - halo.below;
                             let last = o + b * w[a] + w[a] - 1 + halo.above;
-                            near_end || (first < c.end as i64 && last >= c.start as i64)
+                            (periodic[a] && near_end)
+                                || (first < c.end as i64 && last >= c.start as i64)
                         })
                         .map(|b| b as usize)
                         .collect();
                     let have: Vec<usize> = got[a].clone().collect();
-                    assert_eq!(have, want, "axis {a}, cells {c:?}, origin {o}");
+                    assert_eq!(
+                        have, want,
+                        "axis {a}, cells {c:?}, origin {o}, {periodic:?}"
+                    );
                 }
             }
         }

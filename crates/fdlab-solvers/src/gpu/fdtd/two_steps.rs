@@ -2,12 +2,15 @@
 //! second copy of the E-side ψ, and the launch, which ends with the second step's sources
 //! and probes.
 
-use super::blocks::{flat, within, Blocks};
+use super::blocks::{flat, periodic, within, Blocks};
 use super::{coefficients, fused_args, CpmlAxis, FdtdGpu};
+use crate::fdtd::Boundary;
 use crate::gpu::fdtd_dispersive::DrudeCells;
 use crate::gpu::fdtd_fused::Box3;
 use crate::gpu::fdtd_pass::TWO_STEPS;
-use crate::gpu::fdtd_sources::{drude_stream_wanted, FdtdSources};
+use crate::gpu::fdtd_sources::{
+    drude_first_wanted, drude_layers_wanted, drude_stream_wanted, FdtdSources,
+};
 use crate::gpu::{driver, Gpu};
 use crate::Result;
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
@@ -28,20 +31,24 @@ pub(super) struct Pass<T> {
     drude_blocks: Option<DrudeBlocks>,
     /// Whether `kernel` was generated with the Drude terms, where the case has any.
     main_drude: bool,
+    /// Where `kernel` skips a second box of blocks (`FdtdSources::pass_layers`): that box.
+    also: Option<[i32; 6]>,
 }
 
 /// The blocks whose cells (their halo included) reach the box of Drude cells, and the pass
 /// with the Drude terms (without the CPML's) that steps them. The kernels for the other blocks
 /// were generated without those terms: the core blocks' kernel, and with no CPML the kernel
 /// over the whole grid, which then skips these blocks. With a CPML only the core blocks among
-/// these run this kernel, and the kernel over the whole grid keeps the terms where its layer
-/// blocks reach a Drude cell (else it is `FdtdSources::pass_layers`, without them). A block
-/// that runs no Drude term holds fewer registers: in `f32` the kernels are bounded to 48 or
-/// 64 of them.
+/// these run this kernel; the kernel over the whole grid is `FdtdSources::pass_layers`,
+/// without the Drude terms, which skips all of these blocks, and the layer blocks among them
+/// run `layers`, with both terms. A block that runs no Drude term holds fewer registers: in
+/// `f32` the kernels are bounded to 48 or 64 of them.
 struct DrudeBlocks {
     kernel: Arc<Kernel>,
     /// In the lattice of the main launch.
     reach: Box3,
+    /// Where layer blocks reach a Drude cell: the pass with the CPML and Drude terms.
+    layers: Option<Arc<Kernel>>,
 }
 
 impl DrudeBlocks {
@@ -52,8 +59,10 @@ impl DrudeBlocks {
             kernel: &self.kernel,
             bounds,
             cfg,
-            layers: false,
+            main: false,
+            cpml: false,
             drude: true,
+            also: None,
         }
     }
 }
@@ -75,7 +84,7 @@ impl<T: CudaScalar> Pass<T> {
         gpu: &Gpu,
         src: &FdtdSources,
         n: [usize; 3],
-        thickness: [Option<usize>; 3],
+        boundary: [Boundary; 3],
         cpml: &[CpmlAxis<T>],
         points: bool,
         drude: Option<&DrudeCells>,
@@ -83,6 +92,7 @@ impl<T: CudaScalar> Pass<T> {
         let Some(pass) = &src.pass else {
             return Ok(None);
         };
+        let thickness = boundary.map(|b| b.cpml().map(|p| p.thickness));
         let media = match drude.map(DrudeCells::box_media) {
             Some(None) => return Ok(None),
             Some(Some(m)) => Some(m),
@@ -103,14 +113,15 @@ impl<T: CudaScalar> Pass<T> {
             thickness,
             src.pass_core.as_ref(),
         )?;
-        let drude_blocks =
+        let mut drude_blocks =
             match (&src.pass_drude, drude) {
                 (Some(k), Some(d)) => {
                     let (lo, n_) = (d.bounds.lo, d.bounds.n);
                     let cells: Box3 = std::array::from_fn(|a| lo[a]..lo[a] + n_[a]);
                     Some(DrudeBlocks {
                         kernel: gpu.kernel(k)?,
-                        reach: blocks.reaching(n, TWO_STEPS, &cells),
+                        reach: blocks.reaching(n, periodic(boundary), TWO_STEPS, &cells),
+                        layers: None,
                     })
                 }
                 (Some(_), None) => return Err(crate::Error::Invalid(
@@ -120,7 +131,7 @@ impl<T: CudaScalar> Pass<T> {
                 _ => None,
             };
         if drude_blocks.is_some() && drude_stream_wanted() {
-            blocks.add_lane(gpu)?;
+            blocks.add_lane(gpu, drude_first_wanted())?;
         }
         let next_psi_e = super::blocks::second_copies(gpu, cpml.iter().map(|c| c.psi_e[0].len()))?;
         let drude = match (drude, media) {
@@ -134,15 +145,33 @@ impl<T: CudaScalar> Pass<T> {
             }),
             _ => None,
         };
-        // The main launch's kernel without the Drude terms where none of its blocks reaches a
-        // Drude cell: they all lie in the core box, which the other launches step.
-        let clear_layers = match (&src.pass_layers, &drude_blocks, blocks.core_box()) {
-            (Some(k), Some(db), Some(core)) if within(&db.reach, core) => Some(k),
-            _ => None,
-        };
+        // The main launch's kernel without the Drude terms: it skips the blocks that reach a
+        // Drude cell, and the layer blocks among them run the pass with both terms in a
+        // launch of their own (in `f64` the main kernel keeps the Drude terms where a layer
+        // block reaches a Drude cell: see `drude_layers_wanted`).
+        let (main, main_drude, also) =
+            match (&src.pass_layers, drude_blocks.as_mut(), blocks.core_box()) {
+                (Some(k), Some(db), Some(core))
+                    if within(&db.reach, core) || drude_layers_wanted(std::mem::size_of::<T>()) =>
+                {
+                    let also = match within(&db.reach, core) {
+                        true => [0; 6],
+                        false => {
+                            db.layers = Some(gpu.kernel(pass)?);
+                            flat(&db.reach)
+                        }
+                    };
+                    (k, false, Some(also))
+                }
+                _ => (pass, true, None),
+            };
+        if drude_blocks.as_ref().is_some_and(|db| db.layers.is_some()) && drude_stream_wanted() {
+            blocks.add_lane(gpu, drude_first_wanted())?;
+        }
         Ok(Some(Pass {
-            kernel: gpu.kernel(clear_layers.unwrap_or(pass))?,
-            main_drude: clear_layers.is_none(),
+            kernel: gpu.kernel(main)?,
+            main_drude,
+            also,
             blocks,
             next_psi_e,
             points,
@@ -174,7 +203,12 @@ impl<T: CudaScalar> FdtdGpu<T> {
         let coef = coefficients(&self.media, &self.ca, &self.cb);
         let row = i as i32;
         let launches = launches(
-            (&pass.kernel, &pass.blocks, pass.drude_blocks.as_ref()),
+            (
+                &pass.kernel,
+                &pass.blocks,
+                pass.drude_blocks.as_ref(),
+                pass.also,
+            ),
             self.n,
             !self.cpml.is_empty(),
             self.drude.is_some() && pass.main_drude,
@@ -185,11 +219,13 @@ impl<T: CudaScalar> FdtdGpu<T> {
             kernel,
             bounds,
             cfg,
-            layers,
+            main,
+            cpml,
             drude,
+            also,
         } in launches
         {
-            let on = match layers {
+            let on = match main {
                 true => &stream,
                 false => {
                     beside += 1;
@@ -198,6 +234,9 @@ impl<T: CudaScalar> FdtdGpu<T> {
             };
             let mut b = on.launch_builder(kernel.function());
             fused_args(&mut b, &mut fu.next, f, coef, &dims, &bounds);
+            for v in also.iter().flatten() {
+                b.arg(v);
+            }
             if pass.points {
                 let Some(pt) = self.points.as_mut() else {
                     return Err(crate::Error::Invalid(
@@ -211,7 +250,7 @@ impl<T: CudaScalar> FdtdGpu<T> {
                 .iter()
                 .zip(fu.next_psi_h.iter_mut())
                 .zip(pass.next_psi_e.iter_mut())
-                .filter(|_| layers);
+                .filter(|_| cpml);
             for ((c, next_h), next_e) in psi {
                 let [o0, o1] = &c.psi_h;
                 let [n0, n1] = next_h;
@@ -264,21 +303,28 @@ impl<T: CudaScalar> FdtdGpu<T> {
     }
 }
 
-/// One launch of a pass: its kernel, bounds and shape, whether it is the main launch (with the
-/// CPML's arguments where the case has a CPML; the others run on the streams beside it) and
-/// whether its kernel takes the Drude arguments.
+/// One launch of a pass: its kernel, bounds and shape, whether it is the main launch (the
+/// others run on the streams beside it), whether its kernel takes the CPML's and the Drude
+/// arguments, and the second box of blocks it skips where it takes one.
 struct Launch<'a> {
     kernel: &'a Arc<Kernel>,
     bounds: [i32; 12],
     cfg: LaunchConfig,
-    layers: bool,
+    main: bool,
+    cpml: bool,
     drude: bool,
+    also: Option<[i32; 6]>,
 }
 
 /// The launches of a pass (its main kernel, blocks and Drude blocks) over a grid of `n` cells,
 /// in order, for a case with or without a CPML and Drude media (see [`DrudeBlocks`]).
 fn launches<'a>(
-    (main, blocks, split): (&'a Arc<Kernel>, &'a Blocks, Option<&'a DrudeBlocks>),
+    (main, blocks, split, also): (
+        &'a Arc<Kernel>,
+        &'a Blocks,
+        Option<&'a DrudeBlocks>,
+        Option<[i32; 6]>,
+    ),
     n: [usize; 3],
     cpml: bool,
     drude: bool,
@@ -292,8 +338,10 @@ fn launches<'a>(
         kernel: main,
         bounds,
         cfg,
-        layers: true,
+        main: true,
+        cpml,
         drude: drude && (cpml || split.is_none()),
+        also,
     }];
     let core = blocks.core_box().zip(blocks.core(n));
     match (split, cpml) {
@@ -308,19 +356,32 @@ fn launches<'a>(
                 db.reach[a].start.max(c[a].start)..db.reach[a].end.min(c[a].end)
             });
             let any = both.iter().all(|r| !r.is_empty());
-            let rel: Box3 = std::array::from_fn(|a| {
-                both[a].start - c[a].start..both[a].end.max(both[a].start) - c[a].start
-            });
-            let (bounds, cfg) = blocks.over(n, c, any.then_some(&rel));
+            let (bounds, cfg) = blocks.over(n, c, any.then_some(&relative(&both, c)));
             out.push(Launch {
                 kernel,
                 bounds,
                 cfg,
-                layers: false,
+                main: false,
+                cpml: false,
                 drude: false,
+                also: None,
             });
             if any {
                 out.push(db.over(blocks, n, &both));
+            }
+            // The layer blocks that reach a Drude cell, which the main launch skipped.
+            if let Some(k) = &db.layers {
+                let skip = relative(&both, &db.reach);
+                let (bounds, cfg) = blocks.over(n, &db.reach, any.then_some(&skip));
+                out.push(Launch {
+                    kernel: k,
+                    bounds,
+                    cfg,
+                    main: false,
+                    cpml: true,
+                    drude: true,
+                    also: None,
+                });
             }
         }
         (Some(db), false) => {
@@ -334,11 +395,21 @@ fn launches<'a>(
                     kernel,
                     bounds,
                     cfg,
-                    layers: false,
+                    main: false,
+                    cpml: false,
                     drude,
+                    also: None,
                 });
             }
         }
     }
     out
+}
+
+/// The box `inner` (within `outer`, or empty) relative to `outer`'s first block.
+fn relative(inner: &Box3, outer: &Box3) -> Box3 {
+    std::array::from_fn(|a| {
+        let start = inner[a].start.max(outer[a].start);
+        start - outer[a].start..inner[a].end.max(start) - outer[a].start
+    })
 }
