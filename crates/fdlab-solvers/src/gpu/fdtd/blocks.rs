@@ -332,9 +332,8 @@ mod tests {
                 assert_eq!(within(&reach, &core), clear, "{nz} cells, {bytes} bytes");
                 // Core blocks reach the slab too: the pass then has all four launches (the
                 // layer blocks', the core blocks', and the Drude blocks' in each).
-                let meet = (0..3).all(|a| {
-                    reach[a].start.max(core[a].start) < reach[a].end.min(core[a].end)
-                });
+                let meet = (0..3)
+                    .all(|a| reach[a].start.max(core[a].start) < reach[a].end.min(core[a].end));
                 assert!(meet, "{nz} cells, {bytes} bytes");
             }
         }
