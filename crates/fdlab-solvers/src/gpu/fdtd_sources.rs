@@ -535,9 +535,10 @@ mod tests {
     }
 
     /// With Drude media only the kernel for the blocks that reach a Drude cell has their
-    /// terms: with a CPML the kernel over the whole grid keeps them too (its layer blocks may
-    /// reach one), the core blocks' kernel does not, nor the same kernel's variant for when
-    /// they do not; without a CPML neither does the kernel over the whole grid.
+    /// terms: with a CPML the kernel over the whole grid keeps them too (for the layer blocks
+    /// that reach one), the core blocks' kernel does not, nor the main launch's kernel without
+    /// them, which alone skips a second box of blocks; without a CPML neither does the kernel
+    /// over the whole grid.
     #[test]
     fn only_the_drude_blocks_kernel_and_the_layer_kernel_hold_the_drude_terms() {
         let terms = |k: &Option<fdlab_cuda::codegen::CudaSource>| {
@@ -551,6 +552,10 @@ mod tests {
         assert!(terms(&k.pass) && terms(&k.pass_drude) && !terms(&k.pass_core));
         let layers = k.pass_layers.as_ref().expect("the layers' kernel");
         assert!(!terms(&k.pass_layers) && layers.body.contains("psi_eo_"));
+        let also = |k: &Option<fdlab_cuda::codegen::CudaSource>| {
+            k.as_ref().is_some_and(|k| k.body.contains("const int qx0"))
+        };
+        assert!(also(&k.pass_layers) && !also(&k.pass) && !also(&k.pass_core));
         let mut walls = sphere.clone();
         walls.grid.boundary = [crate::fdtd::Boundary::Pec; 3];
         let k = sources::<f64>(&walls, None, true, true).expect("kernels");
