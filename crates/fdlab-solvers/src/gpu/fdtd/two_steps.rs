@@ -54,16 +54,7 @@ struct DrudeBlocks {
 impl DrudeBlocks {
     /// The launch of their kernel over the box `r` of blocks of the main launch's lattice.
     fn over<'a>(&'a self, blocks: &Blocks, n: [usize; 3], r: &Box3) -> Launch<'a> {
-        let (bounds, cfg) = blocks.over(n, r, None);
-        Launch {
-            kernel: &self.kernel,
-            bounds,
-            cfg,
-            main: false,
-            cpml: false,
-            drude: true,
-            also: None,
-        }
+        Launch::beside(&self.kernel, blocks.over(n, r, None), false, true)
     }
 }
 
@@ -316,6 +307,27 @@ struct Launch<'a> {
     also: Option<[i32; 6]>,
 }
 
+impl<'a> Launch<'a> {
+    /// A launch beside the main one: `kernel` over `bounds` in `cfg`'s blocks, with the
+    /// CPML's and the Drude arguments where its kernel takes them, and no second box.
+    fn beside(
+        kernel: &'a Arc<Kernel>,
+        (bounds, cfg): ([i32; 12], LaunchConfig),
+        cpml: bool,
+        drude: bool,
+    ) -> Self {
+        Launch {
+            kernel,
+            bounds,
+            cfg,
+            main: false,
+            cpml,
+            drude,
+            also: None,
+        }
+    }
+}
+
 /// The launches of a pass (its main kernel, blocks and Drude blocks) over a grid of `n` cells,
 /// in order, for a case with or without a CPML and Drude media (see [`DrudeBlocks`]).
 fn launches<'a>(
@@ -356,32 +368,16 @@ fn launches<'a>(
                 db.reach[a].start.max(c[a].start)..db.reach[a].end.min(c[a].end)
             });
             let any = both.iter().all(|r| !r.is_empty());
-            let (bounds, cfg) = blocks.over(n, c, any.then_some(&relative(&both, c)));
-            out.push(Launch {
-                kernel,
-                bounds,
-                cfg,
-                main: false,
-                cpml: false,
-                drude: false,
-                also: None,
-            });
+            let over = blocks.over(n, c, any.then_some(&relative(&both, c)));
+            out.push(Launch::beside(kernel, over, false, false));
             if any {
                 out.push(db.over(blocks, n, &both));
             }
             // The layer blocks that reach a Drude cell, which the main launch skipped.
             if let Some(k) = &db.layers {
                 let skip = relative(&both, &db.reach);
-                let (bounds, cfg) = blocks.over(n, &db.reach, any.then_some(&skip));
-                out.push(Launch {
-                    kernel: k,
-                    bounds,
-                    cfg,
-                    main: false,
-                    cpml: true,
-                    drude: true,
-                    also: None,
-                });
+                let over = blocks.over(n, &db.reach, any.then_some(&skip));
+                out.push(Launch::beside(k, over, true, true));
             }
         }
         (Some(db), false) => {
@@ -391,15 +387,7 @@ fn launches<'a>(
         }
         (None, _) => {
             if let Some((_, (kernel, bounds, cfg))) = core {
-                out.push(Launch {
-                    kernel,
-                    bounds,
-                    cfg,
-                    main: false,
-                    cpml: false,
-                    drude,
-                    also: None,
-                });
+                out.push(Launch::beside(kernel, (bounds, cfg), false, drude));
             }
         }
     }
