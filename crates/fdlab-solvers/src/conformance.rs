@@ -570,7 +570,7 @@ mod tests {
                 |c| matches!(&c.setup, Setup::Fdtd(f) if f.boxes.iter().any(|b| b.drude.is_some())),
             )
             .collect::<Vec<_>>();
-        assert_eq!(drude.len(), 8, "four setups, two precisions");
+        assert_eq!(drude.len(), 10, "five setups, two precisions");
         assert!(drude.iter().any(|c| c.name.contains("CPML")));
     }
 

@@ -415,6 +415,37 @@ pub(crate) fn cases(rng: &mut SmallRng) -> Vec<(String, FdtdSetup)> {
         )
         .and_then(|g| setup(g, b10, [5, 4, 55], [3, 7, 20], Component::Ey)),
     );
+    // The benchmark's arrangement in small: long enough along x and z for GPU blocks clear of
+    // the CPML and for blocks of the x layers alone; in the second a Drude box reaches the x
+    // layer's blocks at x = 0 (not those at the far end) and core blocks.
+    let both = [Boundary::Cpml(cpml), Boundary::Pec, Boundary::Cpml(cpml)];
+    let b11 = vec![medium(
+        rng,
+        Shape::Box {
+            lo: [30, 2, 14],
+            hi: [49, 8, 29],
+        },
+        true,
+    )];
+    push(
+        "CPML x and z, PEC y, lossy box between the x slabs Hy",
+        grid([80, 11, 50], both)
+            .and_then(|g| setup(g, b11, [8, 5, 22], [70, 4, 25], Component::Hy)),
+    );
+    let b12 = vec![drude(
+        rng,
+        Shape::Box {
+            lo: [20, 0, 16],
+            hi: [39, 10, 27],
+        },
+        1.1,
+        0.1,
+    )];
+    push(
+        "CPML x and z, PEC y, Drude box reaching one x slab Ez",
+        grid([80, 11, 50], both)
+            .and_then(|g| setup(g, b12, [72, 5, 20], [10, 3, 24], Component::Ez)),
+    );
     out
 }
 

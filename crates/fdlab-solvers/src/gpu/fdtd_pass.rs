@@ -43,6 +43,7 @@
 
 use super::fdtd_fused::{column_prologue, common_params, head, media_table, Core};
 use super::fdtd_kernels::{e_update, h_update, FdtdSpec, Psi, AXN, IDX, MEDIA, N};
+use super::fdtd_sources::drude_loads_first;
 use std::fmt::Write;
 
 /// The halo of a two-step block, per axis (see the module's design).
@@ -421,16 +422,37 @@ fn drude_params() -> String {
 /// a single step compute them: `J = kJ·J + βJ·E` from E before the update (`{old}ex`...),
 /// `J` read as `read` (`{a}` the axis), then `E −= cb·J`, all in `f64` without fused
 /// multiply-adds; `J` goes to the new copy where `keep` holds.
+///
+/// In `f64` the three components' media bytes and currents are all loaded before the first is
+/// used (a current whether or not its cell is a Drude cell: the box holds it either way), so
+/// that a plane waits for one round trip to memory instead of a medium and then a current for
+/// each component in turn ([`drude_loads_first`]).
 fn drude_terms(spec: &FdtdSpec, g: &mut String, old: &str, read: &str, keep: &str) {
     let ty = spec.ty;
     g.push_str("    if (dxy && k >= dz0 && k < dz0 + dnz) {\n");
     g.push_str("    const long long d = dcol + (long long)(k - dz0) * dnx * dny;\n");
+    let first = drude_loads_first(if ty == "double" { 8 } else { 4 });
+    if first {
+        for a in AXN {
+            let j = read.replace("{a}", a);
+            let _ = writeln!(
+                g,
+                "    const int m_{a} = __ldg(dm_{a} + d);\n    const double j_{a} = {j};"
+            );
+        }
+    }
     for (a, e) in AXN.iter().zip(["ex", "ey", "ez"]) {
-        let j = read.replace("{a}", a);
+        let (m, j) = match first {
+            true => (String::new(), format!("j_{a}")),
+            false => (
+                format!("const int m_{a} = __ldg(dm_{a} + d);\n    "),
+                read.replace("{a}", a),
+            ),
+        };
         let _ = writeln!(
             g,
-            "    {{ const int m = __ldg(dm_{a} + d);\n    if (m) {{\n      \
-             const double jj = __dadd_rn(__dmul_rn(__ldg(dkb + 2 * m - 2), {j}), __dmul_rn(__ldg(dkb + 2 * m - 1), (double){old}{e}));\n      \
+            "    {{ {m}if (m_{a}) {{\n      \
+             const double jj = __dadd_rn(__dmul_rn(__ldg(dkb + 2 * m_{a} - 2), {j}), __dmul_rn(__ldg(dkb + 2 * m_{a} - 1), (double){old}{e}));\n      \
              n{e} = ({ty})__dsub_rn((double)n{e}, __dmul_rn((double)cbc, jj));\n      \
              if ({keep}) jn_{a}[d] = jj;\n    }} }}"
         );

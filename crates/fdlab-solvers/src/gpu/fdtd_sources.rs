@@ -189,6 +189,16 @@ pub(super) fn drude_split_wanted() -> bool {
     env_switch("FDLAB_FDTD_DRUDE_SPLIT", true)
 }
 
+/// Whether the two-step pass loads a cell's three Drude media bytes and currents before it
+/// uses the first, or each component's medium, then its current, in turn. The default is the
+/// former for values of 8 `bytes`, the latter for 4: at 384³ on an H200, the PEC box with a
+/// Drude sphere `f64` ran 113.9–114.6% of the copy against 112.4–112.7% in three A/B pairs,
+/// `f32` 93.0–93.2% against 95.1–95.5% (its kernel, held to 48 registers, spills the six
+/// values); `FDLAB_FDTD_DRUDE_LOADS=0` or `1` chooses, for measuring.
+pub(super) fn drude_loads_first(bytes: usize) -> bool {
+    env_switch("FDLAB_FDTD_DRUDE_LOADS", bytes == 8)
+}
+
 /// Whether the Drude blocks' stream has the greatest priority, so that the GPU starts their
 /// longer blocks before the others' (the default), or the priority of the others
 /// (`FDLAB_FDTD_DRUDE_FIRST=0`, for measuring).
@@ -545,7 +555,7 @@ mod tests {
             k.as_ref()
                 .expect("kernel")
                 .body
-                .contains("__ldg(dkb + 2 * m - 2)")
+                .contains("__ldg(dkb + 2 * m_x - 2)")
         };
         let sphere = example("fdtd-dipole-sphere.toml");
         let k = sources::<f32>(&sphere, None, true, true).expect("kernels");
@@ -558,8 +568,20 @@ mod tests {
         assert!(also(&k.pass_layers) && !also(&k.pass) && !also(&k.pass_core));
         let mut walls = sphere.clone();
         walls.grid.boundary = [crate::fdtd::Boundary::Pec; 3];
+        let loaded_first = |k: &Option<fdlab_cuda::codegen::CudaSource>| {
+            k.as_ref()
+                .is_some_and(|k| k.body.contains("const double j_x = __ldg(jo_x + d);"))
+        };
+        assert!(
+            !loaded_first(&k.pass_drude),
+            "f32 loads each medium, then its current"
+        );
         let k = sources::<f64>(&walls, None, true, true).expect("kernels");
         assert!(k.pass_core.is_none() && terms(&k.pass_drude) && !terms(&k.pass));
+        assert!(
+            loaded_first(&k.pass_drude),
+            "f64 loads the media and currents first"
+        );
         assert!(k.pass_layers.is_none());
         let plain = example("fdtd-dipole-cpml.toml");
         let k = sources::<f32>(&plain, None, true, true).expect("kernels");

@@ -339,6 +339,35 @@ mod tests {
         }
     }
 
+    /// The check cases with CPML layers on x and z (the benchmark's arrangement in small) have
+    /// core blocks and, in both precisions' tiles, layer blocks of the x layers alone (x tiles
+    /// at the ends, core y and z tiles); in the one with a Drude box the blocks that reach it
+    /// are x-layer blocks at one end and core blocks, none at the other end.
+    #[test]
+    fn the_x_and_z_cpml_check_cases_reach_x_layer_and_core_blocks() {
+        for bytes in [4, 8] {
+            let (launch, _, _) = pass_launch(bytes, true);
+            let n = [80, 11, 50];
+            let (origin, core) = place(launch, TWO_STEPS, n, [Some(5), None, Some(5)]);
+            let blocks = Blocks {
+                launch,
+                extra: 3,
+                origin,
+                core: None,
+                sides: None,
+            };
+            let core = core.expect("blocks clear of the layers");
+            let lattice = blocks.main(n).1.grid_dim.0 as usize;
+            assert_eq!((lattice, core[0].clone()), (3, 1..2), "{bytes} bytes");
+            assert!(!core[2].is_empty(), "{bytes} bytes");
+            let cells: Box3 = [20..40, 0..11, 16..28];
+            let reach = blocks.reaching(n, [false; 3], TWO_STEPS, &cells);
+            assert_eq!(reach[0], 0..2, "{bytes} bytes");
+            let meet = reach[2].start.max(core[2].start) < reach[2].end.min(core[2].end);
+            assert!(meet, "{bytes} bytes");
+        }
+    }
+
     /// `reaching` against every block tested one by one: the blocks whose cells, halo
     /// included, meet the box; on a periodic axis every block along it where the box comes
     /// within the halo of the grid's ends.
