@@ -43,7 +43,7 @@
 
 use super::fdtd_fused::{column_prologue, common_params, head, media_table, Core};
 use super::fdtd_kernels::{e_update, h_update, FdtdSpec, Psi, AXN, IDX, MEDIA, N};
-use super::fdtd_sources::drude_loads_first;
+use super::fdtd_sources::{drude_loads, DrudeLoads};
 use std::fmt::Write;
 
 /// The halo of a two-step block, per axis (see the module's design).
@@ -423,31 +423,38 @@ fn drude_params() -> String {
 /// `J` read as `read` (`{a}` the axis), then `E −= cb·J`, all in `f64` without fused
 /// multiply-adds; `J` goes to the new copy where `keep` holds.
 ///
-/// In `f64` the three components' media bytes and currents are all loaded before the first is
-/// used (a current whether or not its cell is a Drude cell: the box holds it either way), so
-/// that a plane waits for one round trip to memory instead of a medium and then a current for
-/// each component in turn ([`drude_loads_first`]).
+/// The three components' media bytes are loaded first, then the Drude cells' currents, all
+/// before the first is used, so that a plane waits for two round trips to memory instead of a
+/// medium and then a current for each component in turn ([`drude_loads`]).
 fn drude_terms(spec: &FdtdSpec, g: &mut String, old: &str, read: &str, keep: &str) {
     let ty = spec.ty;
     g.push_str("    if (dxy && k >= dz0 && k < dz0 + dnz) {\n");
     g.push_str("    const long long d = dcol + (long long)(k - dz0) * dnx * dny;\n");
-    let first = drude_loads_first(if ty == "double" { 8 } else { 4 });
-    if first {
-        for a in AXN {
-            let j = read.replace("{a}", a);
-            let _ = writeln!(
+    let order = drude_loads();
+    for a in AXN {
+        let j = read.replace("{a}", a);
+        let _ = match order {
+            DrudeLoads::InTurn => Ok(()),
+            DrudeLoads::AllFirst => writeln!(
                 g,
                 "    const int m_{a} = __ldg(dm_{a} + d);\n    const double j_{a} = {j};"
-            );
+            ),
+            DrudeLoads::MediaFirst => writeln!(g, "    const int m_{a} = __ldg(dm_{a} + d);"),
+        };
+    }
+    if order == DrudeLoads::MediaFirst {
+        for a in AXN {
+            let j = read.replace("{a}", a);
+            let _ = writeln!(g, "    const double j_{a} = m_{a} ? {j} : 0.0;");
         }
     }
     for (a, e) in AXN.iter().zip(["ex", "ey", "ez"]) {
-        let (m, j) = match first {
-            true => (String::new(), format!("j_{a}")),
-            false => (
+        let (m, j) = match order {
+            DrudeLoads::InTurn => (
                 format!("const int m_{a} = __ldg(dm_{a} + d);\n    "),
                 read.replace("{a}", a),
             ),
+            _ => (String::new(), format!("j_{a}")),
         };
         let _ = writeln!(
             g,

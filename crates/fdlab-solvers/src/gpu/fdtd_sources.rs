@@ -189,14 +189,32 @@ pub(super) fn drude_split_wanted() -> bool {
     env_switch("FDLAB_FDTD_DRUDE_SPLIT", true)
 }
 
-/// Whether the two-step pass loads a cell's three Drude media bytes and currents before it
-/// uses the first, or each component's medium, then its current, in turn. The default is the
-/// former for values of 8 `bytes`, the latter for 4: at 384³ on an H200, the PEC box with a
-/// Drude sphere `f64` ran 113.9–114.6% of the copy against 112.4–112.7% in three A/B pairs,
-/// `f32` 93.0–93.2% against 95.1–95.5% (its kernel, held to 48 registers, spills the six
-/// values); `FDLAB_FDTD_DRUDE_LOADS=0` or `1` chooses, for measuring.
-pub(super) fn drude_loads_first(bytes: usize) -> bool {
-    env_switch("FDLAB_FDTD_DRUDE_LOADS", bytes == 8)
+/// In which order the two-step pass loads a cell's Drude media bytes and currents.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum DrudeLoads {
+    /// Each component's medium, then its current where the cell is a Drude cell, in turn.
+    InTurn,
+    /// The three media and the three currents (whether or not the cell is a Drude cell: the
+    /// box holds them either way) before the first is used.
+    AllFirst,
+    /// The three media, then the currents of the Drude cells' components, before the first
+    /// is used.
+    MediaFirst,
+}
+
+/// The order of the two-step pass's Drude loads: [`DrudeLoads::MediaFirst`]. At 384³ on an
+/// H200, two rounds, % of the copy, in turn / all first / media first: the PEC box with a Drude
+/// sphere `f32` 95.7, 94.7 / 92.9, 93.5 / 98.2, 97.8; `f64` 112.2, 112.4 / 114.6, 114.2 /
+/// 115.2, 114.3; with the CPML `f32` 70.7, 70.1 / 69.9, 69.4 / 70.7, 71.0; `f64` 79.3, 78.7 /
+/// 80.3, 79.5 / 80.9, 80.6 (all first costs the `f32` kernel, held to 48 registers, spills,
+/// and reads the currents of the box's other cells too). `FDLAB_FDTD_DRUDE_LOADS=0`, `1` or
+/// `2` chooses in turn, all first or media first, for measuring.
+pub(super) fn drude_loads() -> DrudeLoads {
+    match std::env::var("FDLAB_FDTD_DRUDE_LOADS").as_deref() {
+        Ok("0") => DrudeLoads::InTurn,
+        Ok("1") => DrudeLoads::AllFirst,
+        _ => DrudeLoads::MediaFirst,
+    }
 }
 
 /// Whether the Drude blocks' stream has the greatest priority, so that the GPU starts their
@@ -568,20 +586,22 @@ mod tests {
         assert!(also(&k.pass_layers) && !also(&k.pass) && !also(&k.pass_core));
         let mut walls = sphere.clone();
         walls.grid.boundary = [crate::fdtd::Boundary::Pec; 3];
-        let loaded_first = |k: &Option<fdlab_cuda::codegen::CudaSource>| {
-            k.as_ref()
-                .is_some_and(|k| k.body.contains("const double j_x = __ldg(jo_x + d);"))
+        let media_first = |k: &Option<fdlab_cuda::codegen::CudaSource>| {
+            k.as_ref().is_some_and(|k| {
+                let m = k.body.find("const int m_z = __ldg(dm_z + d);");
+                let j = k
+                    .body
+                    .find("const double j_x = m_x ? __ldg(jo_x + d) : 0.0;");
+                m.is_some() && m < j
+            })
         };
         assert!(
-            !loaded_first(&k.pass_drude),
-            "f32 loads each medium, then its current"
+            media_first(&k.pass_drude),
+            "the media, then the Drude cells' currents"
         );
         let k = sources::<f64>(&walls, None, true, true).expect("kernels");
         assert!(k.pass_core.is_none() && terms(&k.pass_drude) && !terms(&k.pass));
-        assert!(
-            loaded_first(&k.pass_drude),
-            "f64 loads the media and currents first"
-        );
+        assert!(media_first(&k.pass_drude), "in f64 too");
         assert!(k.pass_layers.is_none());
         let plain = example("fdtd-dipole-cpml.toml");
         let k = sources::<f32>(&plain, None, true, true).expect("kernels");
