@@ -308,6 +308,25 @@ mod tests {
     use crate::gpu::fdtd_pass::TWO_STEPS;
     use crate::gpu::fdtd_sources::pass_launch;
 
+    /// The blocks of a two-step pass with a CPML in values of `bytes` bytes over a grid of `n`
+    /// cells with layers of `thickness` (no kernels, no streams), and the box of core blocks.
+    fn two_step_blocks(
+        bytes: usize,
+        n: [usize; 3],
+        thickness: [Option<usize>; 3],
+    ) -> (Blocks, Option<Box3>) {
+        let (launch, _, _) = pass_launch(bytes, true);
+        let (origin, core) = place(launch, TWO_STEPS, n, thickness);
+        let blocks = Blocks {
+            launch,
+            extra: 3,
+            origin,
+            core: None,
+            sides: None,
+        };
+        (blocks, core)
+    }
+
     /// The check cases with a Drude slab between z CPML layers cover both arrangements of a
     /// two-step pass: in the shorter grid the blocks that reach the slab include layer blocks
     /// (which run a launch of their own in `f32`, the main kernel's Drude terms in `f64`), in
@@ -315,17 +334,9 @@ mod tests {
     #[test]
     fn the_drude_slab_check_cases_reach_layer_blocks_in_one_grid_and_not_the_other() {
         for bytes in [4, 8] {
-            let (launch, _, _) = pass_launch(bytes, true);
             for (nz, slab, clear) in [(72, 30..46, false), (110, 48..62, true)] {
                 let n = [10, 9, nz];
-                let (origin, core) = place(launch, TWO_STEPS, n, [None, None, Some(5)]);
-                let blocks = Blocks {
-                    launch,
-                    extra: 3,
-                    origin,
-                    core: None,
-                    sides: None,
-                };
+                let (blocks, core) = two_step_blocks(bytes, n, [None, None, Some(5)]);
                 let cells: Box3 = [0..10, 0..9, slab];
                 let reach = blocks.reaching(n, [false; 3], TWO_STEPS, &cells);
                 let core = core.expect("blocks clear of the layers");
@@ -346,16 +357,8 @@ mod tests {
     #[test]
     fn the_x_and_z_cpml_check_cases_reach_x_layer_and_core_blocks() {
         for bytes in [4, 8] {
-            let (launch, _, _) = pass_launch(bytes, true);
             let n = [80, 11, 50];
-            let (origin, core) = place(launch, TWO_STEPS, n, [Some(5), None, Some(5)]);
-            let blocks = Blocks {
-                launch,
-                extra: 3,
-                origin,
-                core: None,
-                sides: None,
-            };
+            let (blocks, core) = two_step_blocks(bytes, n, [Some(5), None, Some(5)]);
             let core = core.expect("blocks clear of the layers");
             let lattice = blocks.main(n).1.grid_dim.0 as usize;
             assert_eq!((lattice, core[0].clone()), (3, 1..2), "{bytes} bytes");
