@@ -428,7 +428,7 @@ pub(crate) fn cases(rng: &mut SmallRng) -> Vec<(String, FdtdSetup)> {
         true,
     )];
     push(
-        "CPML x and z, PEC y, lossy box between the x slabs Hy",
+        "CPML x and z, PEC y, lossy box between the x layers Hy",
         grid([80, 11, 50], both)
             .and_then(|g| setup(g, b11, [8, 5, 22], [70, 4, 25], Component::Hy)),
     );
@@ -442,7 +442,7 @@ pub(crate) fn cases(rng: &mut SmallRng) -> Vec<(String, FdtdSetup)> {
         0.1,
     )];
     push(
-        "CPML x and z, PEC y, Drude box reaching one x slab Ez",
+        "CPML x and z, PEC y, Drude box reaching one x layer's blocks Ez",
         grid([80, 11, 50], both)
             .and_then(|g| setup(g, b12, [72, 5, 20], [10, 3, 24], Component::Ez)),
     );

@@ -431,21 +431,17 @@ fn drude_terms(spec: &FdtdSpec, g: &mut String, old: &str, read: &str, keep: &st
     g.push_str("    if (dxy && k >= dz0 && k < dz0 + dnz) {\n");
     g.push_str("    const long long d = dcol + (long long)(k - dz0) * dnx * dny;\n");
     let order = drude_loads();
-    for a in AXN {
-        let j = read.replace("{a}", a);
-        let _ = match order {
-            DrudeLoads::InTurn => Ok(()),
-            DrudeLoads::AllFirst => writeln!(
-                g,
-                "    const int m_{a} = __ldg(dm_{a} + d);\n    const double j_{a} = {j};"
-            ),
-            DrudeLoads::MediaFirst => writeln!(g, "    const int m_{a} = __ldg(dm_{a} + d);"),
-        };
-    }
-    if order == DrudeLoads::MediaFirst {
+    if order != DrudeLoads::InTurn {
+        for a in AXN {
+            let _ = writeln!(g, "    const int m_{a} = __ldg(dm_{a} + d);");
+        }
         for a in AXN {
             let j = read.replace("{a}", a);
-            let _ = writeln!(g, "    const double j_{a} = m_{a} ? {j} : 0.0;");
+            let j = match order {
+                DrudeLoads::AllFirst => j,
+                _ => format!("m_{a} ? {j} : 0.0"),
+            };
+            let _ = writeln!(g, "    const double j_{a} = {j};");
         }
     }
     for (a, e) in AXN.iter().zip(["ex", "ey", "ez"]) {
