@@ -372,6 +372,7 @@ mod tests {
             min_blocks,
             indexed: false,
             drude: false,
+            interior: [false; 3],
         }
     }
 

@@ -53,6 +53,10 @@ pub(crate) struct FdtdSpec {
     /// The case has Drude media: the two-step pass advances their currents itself (the
     /// other kernels leave them to the list kernels around the step).
     pub drude: bool,
+    /// Per axis: every cell the kernel's blocks touch, their halo included, lies at least one
+    /// cell off the walls (blocks clear of a CPML), so the kernel checks no wall there. Fewer
+    /// registers: the two-step core kernel otherwise spills one and reloads it every plane.
+    pub interior: [bool; 3],
 }
 
 /// The most `(ca, cb)` pairs an indexed one-pass kernel's table holds (a byte's values).
@@ -119,7 +123,7 @@ impl FdtdSpec {
     /// never on a periodic axis): tangential E there stays zero.
     pub(super) fn wall_flags(&self, g: &mut String) {
         for a in 0..2 {
-            let wall = if self.periodic[a] {
+            let wall = if self.periodic[a] || self.interior[a] {
                 "false".to_string()
             } else {
                 format!("{} == 0", IDX[a])
@@ -177,6 +181,10 @@ impl FdtdSpec {
             };
             let _ = writeln!(g, "  const long long d{name} = {expr};");
             let _ = writeln!(g, "  const bool v{name} = true;");
+        } else if self.interior[a] {
+            let off = if up { s.to_string() } else { format!("-{s}") };
+            let _ = writeln!(g, "  const bool v{name} = true;");
+            let _ = writeln!(g, "  const long long d{name} = {off};");
         } else {
             let cond = if up {
                 format!("{i} + 1 < {n}")
@@ -396,7 +404,11 @@ pub(super) fn h_update(spec: &FdtdSpec, g: &mut String, decl: &str, old: &str, p
 /// the old value of component `{e}`.
 pub(super) fn e_update(spec: &FdtdSpec, g: &mut String, old: &str, psi: &Psi) {
     let ty = spec.ty;
-    let wall_z = if spec.periodic[2] { "false" } else { "k == 0" };
+    let wall_z = if spec.periodic[2] || spec.interior[2] {
+        "false"
+    } else {
+        "k == 0"
+    };
     let _ = writeln!(g, "    const bool wall_z = {wall_z};");
     let [ix, iy, iz] = spec.spacing.map(|d| spec.lit(1.0 / d));
     let _ = writeln!(
@@ -573,6 +585,7 @@ mod tests {
             launch: Launch::columns(32, 8, 16),
             min_blocks: 0,
             indexed: false,
+            interior: [false; 3],
             drude: false,
         }
     }

@@ -39,11 +39,13 @@
 //! of cells around the Drude cells, with a byte per box cell naming the cell's medium. Every
 //! thread that computes E¹ computes `J¹` from the old copy (its neighbours' too, for their
 //! halo), and the cell's owner keeps it in the new copy, where its second step reads it back
-//! and overwrites it with `J²`.
+//! and overwrites it with `J²`. In `f32` the first step loads the cell's media bytes with H¹'s
+//! loads and hands them to the second step in a register, which leaves the second step one
+//! round trip to memory (its `J¹`) instead of two.
 
 use super::fdtd_fused::{column_prologue, common_params, head, media_table, Core};
 use super::fdtd_kernels::{e_update, h_update, FdtdSpec, Psi, AXN, IDX, MEDIA, N};
-use super::fdtd_sources::{drude_loads, DrudeLoads};
+use super::fdtd_sources::{drude_ahead_wanted, drude_carry, drude_loads, DrudeCarry, DrudeLoads};
 use std::fmt::Write;
 
 /// The halo of a two-step block, per axis (see the module's design).
@@ -183,7 +185,9 @@ fn march_body(spec: &FdtdSpec, points: bool, g: &mut String) {
     let mut valid = Vec::new();
     for (a, r) in [(0, "ri"), (1, "rj")] {
         let (i, n) = (IDX[a], N[a]);
-        if spec.periodic[a] {
+        if spec.interior[a] {
+            let _ = writeln!(g, "  const int {i} = {r};");
+        } else if spec.periodic[a] {
             let _ = writeln!(g, "  const int {i} = {};", wrapped(true, r, n));
         } else {
             let _ = writeln!(g, "  const int {i} = min(max({r}, 0), {n} - 1);");
@@ -215,7 +219,11 @@ fn march_body(spec: &FdtdSpec, points: bool, g: &mut String) {
         g.push_str("  const long long dcol = (long long)(i - dx0) + (long long)dnx * (j - dy0);\n");
     }
     // Below plane 0 of a wall's grid everything is zero: the march starts there at most.
-    let ks = if pz { "k0 - 2" } else { "max(k0 - 2, 0)" };
+    let ks = if pz || spec.interior[2] {
+        "k0 - 2"
+    } else {
+        "max(k0 - 2, 0)"
+    };
     let _ = writeln!(g, "  const int ks = {ks};");
     let _ = writeln!(
         g,
@@ -245,6 +253,11 @@ fn march_body(spec: &FdtdSpec, points: bool, g: &mut String) {
     {
         let _ = writeln!(g, "  {ty} {r} = zero;");
     }
+    if spec.drude {
+        for r in carried_drude(spec, "dm2_", "dj2_") {
+            let _ = writeln!(g, "  {r};");
+        }
+    }
     if points {
         // Whether a point lies on this thread's column: the others skip the points' loops
         // (which every thread would otherwise run at every plane).
@@ -265,7 +278,11 @@ fn march_body(spec: &FdtdSpec, points: bool, g: &mut String) {
     let _ = writeln!(
         g,
         "    const bool la = {};",
-        if pz { "true" } else { "t < nz" }
+        if pz || spec.interior[2] {
+            "true"
+        } else {
+            "t < nz"
+        }
     );
     g.push_str("    const long long ca_ = col + (long long)ka * sz;\n");
     g.push_str("    const int b = t & 1;\n");
@@ -280,6 +297,15 @@ fn march_body(spec: &FdtdSpec, points: bool, g: &mut String) {
         g.push_str("    m1 = ma;\n");
     } else {
         g.push_str("    a1 = aa; b1 = ba;\n");
+    }
+    if spec.drude {
+        let carry = drude_carry(bytes(spec));
+        if carry != DrudeCarry::Nothing {
+            g.push_str("    dm2_ = dm1_;\n");
+        }
+        if carry == DrudeCarry::MediaAndCurrents {
+            g.push_str("    dj2_x = dj1_x; dj2_y = dj1_y; dj2_z = dj1_z;\n");
+        }
     }
     for (to, from) in psi_registers(spec, "ph1_")
         .into_iter()
@@ -308,6 +334,19 @@ fn level_one(spec: &FdtdSpec, points: bool, g: &mut String) {
     {
         let _ = writeln!(g, "    {ty} {r} = zero;");
     }
+    if spec.drude {
+        for r in carried_drude(spec, "dm1_", "dj1_") {
+            let _ = writeln!(g, "    {r};");
+        }
+        if drude_ahead_wanted(bytes(spec)) {
+            // E¹'s media bytes go out with H¹'s loads too.
+            g.push_str("    const bool din = e1 && la && dxy && ka >= dz0 && ka < dz0 + dnz;\n");
+            g.push_str("    const long long dd = dcol + (long long)(ka - dz0) * dnx * dny;\n");
+            for a in AXN {
+                let _ = writeln!(g, "    const int ma_{a} = din ? __ldg(dm_{a} + dd) : 0;");
+            }
+        }
+    }
     // E¹'s coefficients go out with H¹'s loads, ahead of the barrier.
     if spec.indexed {
         g.push_str("    const unsigned int ma = e1 && la ? __ldg(medium + ca_) : 0u;\n");
@@ -328,7 +367,12 @@ fn level_one(spec: &FdtdSpec, points: bool, g: &mut String) {
             "    const {ty} ex_z = __ldg(ex0 + cz), ey_z = __ldg(ey0 + cz);"
         );
     } else {
-        g.push_str("    const bool vzp = k + 1 < nz;\n");
+        let vzp = if spec.interior[2] {
+            "true"
+        } else {
+            "k + 1 < nz"
+        };
+        let _ = writeln!(g, "    const bool vzp = {vzp};");
         let _ = writeln!(
             g,
             "    const {ty} ex_z = vzp ? __ldg(ex0 + c + sz) : zero, ey_z = vzp ? __ldg(ey0 + c + sz) : zero;"
@@ -387,6 +431,7 @@ fn level_one(spec: &FdtdSpec, points: bool, g: &mut String) {
             "o_",
             "__ldg(jo_{a} + d)",
             "own && t >= k0 && t < k1",
+            Hand::Leave,
         );
     }
     if points {
@@ -397,6 +442,15 @@ fn level_one(spec: &FdtdSpec, points: bool, g: &mut String) {
     g.push_str(
         "    s_e1[b][0][ty][tx] = n1ex; s_e1[b][1][ty][tx] = n1ey; s_e1[b][2][ty][tx] = n1ez;\n",
     );
+}
+
+/// The bytes of one of `spec`'s values.
+fn bytes(spec: &FdtdSpec) -> usize {
+    if spec.ty == "float" {
+        4
+    } else {
+        8
+    }
 }
 
 /// The Drude parameters: per E component the medium of each cell of the box of Drude
@@ -425,42 +479,101 @@ fn drude_params() -> String {
 ///
 /// The three components' media bytes are loaded first, then the Drude cells' currents, all
 /// before the first is used, so that a plane waits for two round trips to memory instead of a
-/// medium and then a current for each component in turn ([`drude_loads`]).
-fn drude_terms(spec: &FdtdSpec, g: &mut String, old: &str, read: &str, keep: &str) {
+/// medium and then a current for each component in turn ([`drude_loads`]). `hand` says which
+/// step this is: as [`drude_carry`] and [`drude_ahead_wanted`] ask, the first loads its media
+/// bytes ahead of the plane's first barrier and leaves them (and `J¹`) in registers, where the
+/// second step, one plane later at the same cell, takes them instead of loading them again.
+fn drude_terms(spec: &FdtdSpec, g: &mut String, old: &str, read: &str, keep: &str, hand: Hand) {
     let ty = spec.ty;
+    let carry = drude_carry(bytes(spec));
+    let media_taken = hand == Hand::Take && carry != DrudeCarry::Nothing;
+    let currents_taken = hand == Hand::Take && carry == DrudeCarry::MediaAndCurrents;
     g.push_str("    if (dxy && k >= dz0 && k < dz0 + dnz) {\n");
     g.push_str("    const long long d = dcol + (long long)(k - dz0) * dnx * dny;\n");
+    let ahead = hand == Hand::Leave && drude_ahead_wanted(bytes(spec));
+    let medium = |n: usize, a: &str| {
+        if media_taken {
+            format!("(dm2_ >> {}) & 255u", 8 * n)
+        } else if ahead {
+            format!("ma_{a}")
+        } else {
+            format!("__ldg(dm_{a} + d)")
+        }
+    };
+    let current = |a: &str| {
+        if currents_taken {
+            format!("dj2_{a}")
+        } else {
+            read.replace("{a}", a)
+        }
+    };
     let order = drude_loads();
     if order != DrudeLoads::InTurn {
-        for a in AXN {
-            let _ = writeln!(g, "    const int m_{a} = __ldg(dm_{a} + d);");
+        for (n, a) in AXN.iter().enumerate() {
+            let _ = writeln!(g, "    const int m_{a} = {};", medium(n, a));
         }
         for a in AXN {
-            let j = read.replace("{a}", a);
             let j = match order {
-                DrudeLoads::AllFirst => j,
-                _ => format!("m_{a} ? {j} : 0.0"),
+                DrudeLoads::AllFirst => current(a),
+                _ => format!("m_{a} ? {} : 0.0", current(a)),
             };
             let _ = writeln!(g, "    const double j_{a} = {j};");
         }
     }
-    for (a, e) in AXN.iter().zip(["ex", "ey", "ez"]) {
+    for (n, (a, e)) in AXN.iter().zip(["ex", "ey", "ez"]).enumerate() {
         let (m, j) = match order {
             DrudeLoads::InTurn => (
-                format!("const int m_{a} = __ldg(dm_{a} + d);\n    "),
-                read.replace("{a}", a),
+                format!("const int m_{a} = {};\n    ", medium(n, a)),
+                current(a),
             ),
             _ => (String::new(), format!("j_{a}")),
         };
+        let (leave_m, leave_j) = match (hand, carry) {
+            (Hand::Leave, DrudeCarry::Nothing) | (Hand::Take, _) => (String::new(), String::new()),
+            (Hand::Leave, DrudeCarry::Media) => (
+                format!("dm1_ |= (unsigned int)m_{a} << {};\n    ", 8 * n),
+                String::new(),
+            ),
+            (Hand::Leave, DrudeCarry::MediaAndCurrents) => (
+                format!("dm1_ |= (unsigned int)m_{a} << {};\n    ", 8 * n),
+                format!("\n      dj1_{a} = jj;"),
+            ),
+        };
         let _ = writeln!(
             g,
-            "    {{ {m}if (m_{a}) {{\n      \
+            "    {{ {m}{leave_m}if (m_{a}) {{\n      \
              const double jj = __dadd_rn(__dmul_rn(__ldg(dkb + 2 * m_{a} - 2), {j}), __dmul_rn(__ldg(dkb + 2 * m_{a} - 1), (double){old}{e}));\n      \
              n{e} = ({ty})__dsub_rn((double)n{e}, __dmul_rn((double)cbc, jj));\n      \
-             if ({keep}) jn_{a}[d] = jj;\n    }} }}"
+             if ({keep}) jn_{a}[d] = jj;{leave_j}\n    }} }}"
         );
     }
     g.push_str("    }\n");
+}
+
+/// Which side of the hand-over between the steps a level's Drude terms are on
+/// ([`drude_carry`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Hand {
+    /// The first step: it leaves the media bytes (and currents) for the second.
+    Leave,
+    /// The second step: it takes them.
+    Take,
+}
+
+/// The declarations of the registers that carry a Drude cell's media bytes (`{media}`) and
+/// currents (`{currents}x` …) from the first step to the second, as [`drude_carry`] asks.
+fn carried_drude(spec: &FdtdSpec, media: &str, currents: &str) -> Vec<String> {
+    let carry = drude_carry(bytes(spec));
+    let mut r = Vec::new();
+    if carry != DrudeCarry::Nothing {
+        r.push(format!("unsigned int {media} = 0u"));
+    }
+    if carry == DrudeCarry::MediaAndCurrents {
+        r.push(format!(
+            "double {currents}x = 0.0, {currents}y = 0.0, {currents}z = 0.0"
+        ));
+    }
+    r
 }
 
 /// The first step's point sources at cell `c`, in the one-thread kernel's order: soft ones
@@ -549,7 +662,7 @@ fn level_two(spec: &FdtdSpec, points: bool, g: &mut String) {
     };
     e_update(spec, g, "q1{e}", &psi);
     if spec.drude {
-        drude_terms(spec, g, "q1", "jn_{a}[d]", "true");
+        drude_terms(spec, g, "q1", "jn_{a}[d]", "true", Hand::Take);
     }
     g.push_str("    ex[c] = nex; ey[c] = ney; ez[c] = nez;\n");
     g.push_str("    hx[c] = n2hx; hy[c] = n2hy; hz[c] = n2hz;\n");
@@ -586,6 +699,7 @@ mod tests {
             min_blocks: 0,
             indexed,
             drude: false,
+            interior: [false; 3],
         }
     }
 
@@ -646,5 +760,27 @@ mod tests {
         );
         assert_eq!(k.matches("jn_y[d]").count(), 3, "{k}");
         assert!(!two_steps(&spec(true), Core::Skip, false, true, false).contains("dm_x"));
+    }
+
+    /// In `f32` the first step loads the media bytes ahead and hands them to the second, which
+    /// loads none; in `f64` each step loads its own where it uses them.
+    #[test]
+    fn the_first_step_hands_the_drude_media_to_the_second_in_f32() {
+        let single = FdtdSpec {
+            drude: true,
+            ..spec(true)
+        };
+        let k = two_steps(&single, Core::Skip, false, true, false);
+        assert_eq!(k.matches("__ldg(dm_x + dd)").count(), 1, "{k}");
+        assert!(!k.contains("__ldg(dm_x + d)"), "{k}");
+        assert!(k.contains("dm1_ |= (unsigned int)m_y << 8;") && k.contains("dm2_ = dm1_;"));
+        assert!(k.contains("const int m_z = (dm2_ >> 16) & 255u;"), "{k}");
+        let double = FdtdSpec {
+            ty: "double",
+            ..single
+        };
+        let k = two_steps(&double, Core::Skip, false, true, false);
+        assert_eq!(k.matches("__ldg(dm_x + d)").count(), 2, "{k}");
+        assert!(!k.contains("dm1_") && !k.contains("dm_x + dd"), "{k}");
     }
 }

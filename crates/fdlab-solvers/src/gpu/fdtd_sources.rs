@@ -217,6 +217,64 @@ pub(super) fn drude_loads() -> DrudeLoads {
     }
 }
 
+/// What the second step of a two-step pass takes over from the first at a Drude cell: the
+/// owner's first step found the cell's media bytes and computed its current `J¹` one plane
+/// earlier.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum DrudeCarry {
+    /// Nothing: the second step loads the media bytes and `J¹` back from memory (two round
+    /// trips, the second waiting for the first).
+    Nothing,
+    /// The media bytes, packed in one register; the second step loads `J¹` (one round trip).
+    Media,
+    /// The media bytes and `J¹`, in registers.
+    MediaAndCurrents,
+}
+
+/// What the second step takes over from the first at a Drude cell, for values of `bytes`
+/// bytes: the media in `f32`, nothing in `f64`. At 384³ on an H200 (% of the copy, two rounds),
+/// with the first step's media loaded ahead ([`drude_ahead_wanted`]) and the Drude blocks'
+/// kernel at three blocks an SM ([`pass_drude_blocks`]), the CPML box with a Drude sphere `f32`
+/// ran at 73.0–73.2% with the media carried and 72.9–73.2% with the currents too, against
+/// 70.7–71.7% as before (carrying either alone: 72.6%; held to four blocks, where the registers
+/// spill, 67.4–70.8%), the PEC box with the sphere at 99.0–99.3% and 99.7–100.1% against
+/// 97.3–98.2%; `f64` lost (79.0% and 60.5% against 80.6%). `FDLAB_FDTD_DRUDE_CARRY=0`, `1` or
+/// `2` chooses nothing, the media, or the media and the currents, for measuring.
+pub(super) fn drude_carry(bytes: usize) -> DrudeCarry {
+    match std::env::var("FDLAB_FDTD_DRUDE_CARRY").as_deref() {
+        Ok("0") => DrudeCarry::Nothing,
+        Ok("1") => DrudeCarry::Media,
+        Ok("2") => DrudeCarry::MediaAndCurrents,
+        _ if bytes == 4 => DrudeCarry::Media,
+        _ => DrudeCarry::Nothing,
+    }
+}
+
+/// Whether the first step of a two-step pass loads a plane's Drude media bytes with H¹'s
+/// loads, ahead of the plane's first barrier, or where E¹ uses them, for values of `bytes`
+/// bytes: ahead in `f32` (see [`drude_carry`]), where used in `f64`.
+/// `FDLAB_FDTD_DRUDE_AHEAD=1` or `0` chooses, for measuring.
+pub(super) fn drude_ahead_wanted(bytes: usize) -> bool {
+    env_switch("FDLAB_FDTD_DRUDE_AHEAD", bytes == 4)
+}
+
+/// Blocks per SM the two-step kernel of the blocks that reach a Drude cell must fit, for values
+/// of `bytes` bytes, given the core blocks' `core_blocks`: three in `f32` (64 registers: with
+/// the media carried, four spill; see [`drude_carry`]), the core blocks' in `f64`.
+/// `FDLAB_FDTD_PASS_DRUDE_BLOCKS=N` overrides it, 0 for the compiler's choice.
+pub(super) fn pass_drude_blocks(bytes: usize, core_blocks: u32) -> u32 {
+    env_count(
+        "FDLAB_FDTD_PASS_DRUDE_BLOCKS",
+        if bytes == 4 { 3 } else { core_blocks },
+    )
+}
+
+/// Whether the two-step core kernel leaves out the wall checks of the CPML axes, whose walls
+/// its blocks never touch (`FDLAB_FDTD_INTERIOR=0` keeps them, for measuring).
+pub(super) fn interior_wanted() -> bool {
+    env_switch("FDLAB_FDTD_INTERIOR", true)
+}
+
 /// Whether the Drude blocks' stream has the greatest priority, so that the GPU starts their
 /// longer blocks before the others' (the default), or the priority of the others
 /// (`FDLAB_FDTD_DRUDE_FIRST=0`, for measuring).
@@ -337,6 +395,7 @@ pub(super) fn sources<T: CudaScalar>(
         min_blocks: 0,
         indexed,
         drude: has_drude(s),
+        interior: [false; 3],
     };
     let flat = Launch::flat(256);
     let has_cpml = spec.cpml.iter().any(|c| c.is_some());
@@ -352,7 +411,7 @@ pub(super) fn sources<T: CudaScalar>(
     };
     let has_points = !(s.sources.is_empty() && s.hard_sources.is_empty() && s.probes.is_empty());
     let (pass_tile, pass_blocks, core_blocks) = pass_launch(bytes, has_cpml);
-    let drude_blocks = env_count("FDLAB_FDTD_PASS_DRUDE_BLOCKS", core_blocks);
+    let drude_blocks = pass_drude_blocks(bytes, core_blocks);
     let pass_split = split && !pass_merged_wanted();
     let two = |spec: &FdtdSpec, core: Core, stem: &str, blocks: u32, also: bool| {
         super::source(
@@ -404,8 +463,10 @@ pub(super) fn sources<T: CudaScalar>(
         }),
         pass_launch: pass_tile,
         pass_core: (with_pass && pass_split).then(|| {
+            // Its blocks lie clear of the layers, so off the walls of the CPML axes.
             let plain = FdtdSpec {
                 drude: spec.drude && !drude_split,
+                interior: spec.cpml.map(|c| c.is_some() && interior_wanted()),
                 ..clear.clone()
             };
             two(&plain, Core::Skip, "fdtd_pass_core", core_blocks, false)
@@ -588,7 +649,11 @@ mod tests {
         walls.grid.boundary = [crate::fdtd::Boundary::Pec; 3];
         let media_first = |k: &Option<fdlab_cuda::codegen::CudaSource>| {
             k.as_ref().is_some_and(|k| {
-                let m = k.body.find("const int m_z = __ldg(dm_z + d);");
+                // In f32 the first step's media went out ahead (`ma_z`).
+                let m = k
+                    .body
+                    .find("const int m_z = __ldg(dm_z + d);")
+                    .or_else(|| k.body.find("const int m_z = ma_z;"));
                 let j = k
                     .body
                     .find("const double j_x = m_x ? __ldg(jo_x + d) : 0.0;");
@@ -606,5 +671,28 @@ mod tests {
         let plain = example("fdtd-dipole-cpml.toml");
         let k = sources::<f32>(&plain, None, true, true).expect("kernels");
         assert!(k.pass_drude.is_none() && !terms(&k.pass) && !terms(&k.pass_core));
+    }
+
+    /// With a CPML on every axis the core blocks' kernel checks no wall (its blocks lie clear
+    /// of the layers); the kernel over the whole grid checks them all.
+    #[test]
+    fn the_core_kernel_checks_no_wall_of_a_cpml_axis() {
+        let plain = example("fdtd-dipole-cpml.toml");
+        let k = sources::<f32>(&plain, None, true, true).expect("kernels");
+        let core = &k.pass_core.as_ref().expect("a core kernel").body;
+        for line in [
+            "const int i = ri;",
+            "const int j = rj;",
+            "const bool v = true;",
+            "const bool wall_x = false;",
+            "const bool wall_z = false;",
+            "const int ks = k0 - 2;",
+            "const bool vzp = true;",
+        ] {
+            assert!(core.contains(line), "{line}\n{core}");
+        }
+        let whole = &k.pass.as_ref().expect("a pass").body;
+        assert!(whole.contains("const bool wall_x = i == 0;") && whole.contains("max(k0 - 2, 0)"));
+        assert!(whole.contains("const bool v = ri >= 0 && ri < nx && rj >= 0 && rj < ny;"));
     }
 }
