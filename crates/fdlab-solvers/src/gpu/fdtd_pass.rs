@@ -703,6 +703,14 @@ mod tests {
         }
     }
 
+    /// [`spec`] with Drude media.
+    fn drude_spec() -> FdtdSpec {
+        FdtdSpec {
+            drude: true,
+            ..spec(true)
+        }
+    }
+
     /// Two barriers a plane in each march, the second step's ψ read from registers and
     /// written only by the owners, E-side ψ double-buffered, point code only when asked.
     #[test]
@@ -743,11 +751,7 @@ mod tests {
     /// the kernel names no current.
     #[test]
     fn a_pass_advances_drude_currents_where_it_computes_e() {
-        let drude = FdtdSpec {
-            drude: true,
-            ..spec(true)
-        };
-        let k = two_steps(&drude, Core::Skip, false, true, false);
+        let k = two_steps(&drude_spec(), Core::Skip, false, true, false);
         assert!(
             k.contains("double* __restrict__ jn_z, const int dx0"),
             "{k}"
@@ -766,18 +770,14 @@ mod tests {
     /// loads none; in `f64` each step loads its own where it uses them.
     #[test]
     fn the_first_step_hands_the_drude_media_to_the_second_in_f32() {
-        let single = FdtdSpec {
-            drude: true,
-            ..spec(true)
-        };
-        let k = two_steps(&single, Core::Skip, false, true, false);
+        let k = two_steps(&drude_spec(), Core::Skip, false, true, false);
         assert_eq!(k.matches("__ldg(dm_x + dd)").count(), 1, "{k}");
         assert!(!k.contains("__ldg(dm_x + d)"), "{k}");
         assert!(k.contains("dm1_ |= (unsigned int)m_y << 8;") && k.contains("dm2_ = dm1_;"));
         assert!(k.contains("const int m_z = (dm2_ >> 16) & 255u;"), "{k}");
         let double = FdtdSpec {
             ty: "double",
-            ..single
+            ..drude_spec()
         };
         let k = two_steps(&double, Core::Skip, false, true, false);
         assert_eq!(k.matches("__ldg(dm_x + d)").count(), 2, "{k}");
