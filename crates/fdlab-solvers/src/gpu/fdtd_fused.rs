@@ -56,10 +56,7 @@ pub(crate) fn fused_step(spec: &FdtdSpec, core: Core) -> String {
         // The same kernel steps them without the CPML terms: the choice is the whole
         // block's, so its threads still meet at every barrier.
         Core::Here => {
-            let plain = FdtdSpec {
-                cpml: [None; 3],
-                ..spec.clone()
-            };
+            let plain = spec.clear_of_layers();
             media_table(spec, &mut g);
             g.push_str("  if (core) {\n");
             body(&plain, &mut g);
@@ -163,14 +160,16 @@ fn body(spec: &FdtdSpec, g: &mut String) {
     // The halo column at −1 wraps on a periodic axis and is a wall's zero otherwise.
     for (a, r) in [(0, "ri"), (1, "rj")] {
         let (i, n) = (IDX[a], N[a]);
-        if spec.periodic[a] {
+        if spec.interior[a] {
+            let _ = writeln!(g, "  const int {i} = {r};");
+        } else if spec.periodic[a] {
             let _ = writeln!(g, "  const int {i} = {r} < 0 ? {n} - 1 : {r};");
         } else {
             let _ = writeln!(g, "  const int {i} = {r} < 0 ? 0 : {r};");
         }
     }
     let inside = |a: usize, r: &str| {
-        if spec.periodic[a] {
+        if spec.periodic[a] || spec.interior[a] {
             "true".to_string()
         } else {
             format!("{r} >= 0")
@@ -186,7 +185,7 @@ fn body(spec: &FdtdSpec, g: &mut String) {
     column_prologue(spec, g);
     // The march starts one plane below the chunk where that plane exists (H there is needed
     // by the first plane's E); `t` counts planes from the chunk's first.
-    let below = if spec.periodic[2] {
+    let below = if spec.periodic[2] || spec.interior[2] {
         "0"
     } else {
         "(k0 > 0 ? 0 : 1)"
@@ -243,7 +242,12 @@ fn h_part(spec: &FdtdSpec, g: &mut String) {
         g.push_str("    const long long cz = col + (long long)(k + 1 < nz ? k + 1 : 0) * sz;\n");
         let _ = writeln!(g, "    ex_z = __ldg(ex0 + cz); ey_z = __ldg(ey0 + cz);");
     } else {
-        g.push_str("    const bool vzp = k + 1 < nz;\n");
+        let vzp = if spec.interior[2] {
+            "true"
+        } else {
+            "k + 1 < nz"
+        };
+        let _ = writeln!(g, "    const bool vzp = {vzp};");
         let _ = writeln!(
             g,
             "    ex_z = vzp ? __ldg(ex0 + c + sz) : zero; ey_z = vzp ? __ldg(ey0 + c + sz) : zero;"

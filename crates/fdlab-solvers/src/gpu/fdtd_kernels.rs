@@ -101,6 +101,18 @@ impl Psi {
 }
 
 impl FdtdSpec {
+    /// The spec of a march over blocks clear of every CPML layer, their halo included: no
+    /// CPML terms, and no wall checks on the CPML axes, whose walls those blocks never touch
+    /// (`FDLAB_FDTD_INTERIOR=0` keeps the checks, for measuring).
+    pub(super) fn clear_of_layers(&self) -> FdtdSpec {
+        let interior = super::env_switch("FDLAB_FDTD_INTERIOR", true);
+        FdtdSpec {
+            cpml: [None; 3],
+            interior: self.cpml.map(|c| c.is_some() && interior),
+            ..self.clone()
+        }
+    }
+
     pub(super) fn lit(&self, v: f64) -> String {
         literal(v, self.ty)
     }

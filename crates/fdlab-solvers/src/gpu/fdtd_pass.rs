@@ -120,10 +120,7 @@ pub(crate) fn two_steps(
             march(spec, points, narrow, &mut g);
         }
         Core::Here => {
-            let plain = FdtdSpec {
-                cpml: [None; 3],
-                ..spec.clone()
-            };
+            let plain = spec.clear_of_layers();
             media_table(spec, &mut g);
             g.push_str("  if (core) {\n");
             march(&plain, points, narrow, &mut g);

@@ -269,12 +269,6 @@ pub(super) fn pass_drude_blocks(bytes: usize, core_blocks: u32) -> u32 {
     )
 }
 
-/// Whether the two-step core kernel leaves out the wall checks of the CPML axes, whose walls
-/// its blocks never touch (`FDLAB_FDTD_INTERIOR=0` keeps them, for measuring).
-pub(super) fn interior_wanted() -> bool {
-    env_switch("FDLAB_FDTD_INTERIOR", true)
-}
-
 /// Whether the Drude blocks' stream has the greatest priority, so that the GPU starts their
 /// longer blocks before the others' (the default), or the priority of the others
 /// (`FDLAB_FDTD_DRUDE_FIRST=0`, for measuring).
@@ -463,11 +457,9 @@ pub(super) fn sources<T: CudaScalar>(
         }),
         pass_launch: pass_tile,
         pass_core: (with_pass && pass_split).then(|| {
-            // Its blocks lie clear of the layers, so off the walls of the CPML axes.
             let plain = FdtdSpec {
                 drude: spec.drude && !drude_split,
-                interior: spec.cpml.map(|c| c.is_some() && interior_wanted()),
-                ..clear.clone()
+                ..spec.clear_of_layers()
             };
             two(&plain, Core::Skip, "fdtd_pass_core", core_blocks, false)
         }),
@@ -498,9 +490,8 @@ pub(super) fn sources<T: CudaScalar>(
         fused_launch: main,
         fused_core: (split && !merged).then(|| {
             let core = FdtdSpec {
-                cpml: [None; 3],
                 launch: main,
-                ..spec.clone()
+                ..spec.clear_of_layers()
             };
             super::source(
                 "fdtd_core",
