@@ -436,10 +436,9 @@ pub(super) fn sources<T: CudaScalar>(
     // blocks in their own launch; without one, among all.
     let drude_split =
         spec.drude && drude_split_wanted() && if has_cpml { pass_split } else { true };
-    let clear = FdtdSpec {
-        cpml: [None; 3],
-        ..spec.clone()
-    };
+    // With a CPML the Drude blocks' launch covers only core blocks (those that reach a Drude
+    // cell), so its kernel goes without their wall checks too.
+    let clear = spec.clear_of_layers();
     Ok(FdtdSources {
         pass: with_pass.then(|| {
             let core = if pass_split { Core::Skip } else { Core::Here };
