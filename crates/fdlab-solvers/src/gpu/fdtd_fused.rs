@@ -169,10 +169,10 @@ fn body(spec: &FdtdSpec, g: &mut String) {
         }
     }
     let inside = |a: usize, r: &str| {
-        if spec.periodic[a] || spec.interior[a] {
-            "true".to_string()
-        } else {
+        if spec.walled(a) {
             format!("{r} >= 0")
+        } else {
+            "true".to_string()
         }
     };
     let _ = writeln!(
@@ -185,10 +185,10 @@ fn body(spec: &FdtdSpec, g: &mut String) {
     column_prologue(spec, g);
     // The march starts one plane below the chunk where that plane exists (H there is needed
     // by the first plane's E); `t` counts planes from the chunk's first.
-    let below = if spec.periodic[2] || spec.interior[2] {
-        "0"
-    } else {
+    let below = if spec.walled(2) {
         "(k0 > 0 ? 0 : 1)"
+    } else {
+        "0"
     };
     let _ = writeln!(g, "  const int t0 = -1 + {below};");
     g.push_str("  const int kf = t0 < 0 ? (k0 > 0 ? k0 - 1 : nz - 1) : k0;\n");

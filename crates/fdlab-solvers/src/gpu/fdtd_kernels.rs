@@ -113,6 +113,12 @@ impl FdtdSpec {
         }
     }
 
+    /// Whether the kernel may meet a wall along axis `a`: not on a periodic axis, nor on one
+    /// its blocks keep clear of ([`FdtdSpec::interior`]).
+    pub(super) fn walled(&self, a: usize) -> bool {
+        !(self.periodic[a] || self.interior[a])
+    }
+
     pub(super) fn lit(&self, v: f64) -> String {
         literal(v, self.ty)
     }
@@ -135,10 +141,10 @@ impl FdtdSpec {
     /// never on a periodic axis): tangential E there stays zero.
     pub(super) fn wall_flags(&self, g: &mut String) {
         for a in 0..2 {
-            let wall = if self.periodic[a] || self.interior[a] {
-                "false".to_string()
-            } else {
+            let wall = if self.walled(a) {
                 format!("{} == 0", IDX[a])
+            } else {
+                "false".to_string()
             };
             let _ = writeln!(g, "  const bool wall_{} = {wall};", AXN[a]);
         }
@@ -416,11 +422,7 @@ pub(super) fn h_update(spec: &FdtdSpec, g: &mut String, decl: &str, old: &str, p
 /// the old value of component `{e}`.
 pub(super) fn e_update(spec: &FdtdSpec, g: &mut String, old: &str, psi: &Psi) {
     let ty = spec.ty;
-    let wall_z = if spec.periodic[2] || spec.interior[2] {
-        "false"
-    } else {
-        "k == 0"
-    };
+    let wall_z = if spec.walled(2) { "k == 0" } else { "false" };
     let _ = writeln!(g, "    const bool wall_z = {wall_z};");
     let [ix, iy, iz] = spec.spacing.map(|d| spec.lit(1.0 / d));
     let _ = writeln!(

@@ -46,6 +46,7 @@
 use super::fdtd_fused::{column_prologue, common_params, head, media_table, Core};
 use super::fdtd_kernels::{e_update, h_update, FdtdSpec, Psi, AXN, IDX, MEDIA, N};
 use super::fdtd_sources::{drude_ahead_wanted, drude_carry, drude_loads, DrudeCarry, DrudeLoads};
+use super::kernels::value_bytes;
 use std::fmt::Write;
 
 /// The halo of a two-step block, per axis (see the module's design).
@@ -216,7 +217,7 @@ fn march_body(spec: &FdtdSpec, points: bool, g: &mut String) {
         g.push_str("  const long long dcol = (long long)(i - dx0) + (long long)dnx * (j - dy0);\n");
     }
     // Below plane 0 of a wall's grid everything is zero: the march starts there at most.
-    let ks = if pz || spec.interior[2] {
+    let ks = if !spec.walled(2) {
         "k0 - 2"
     } else {
         "max(k0 - 2, 0)"
@@ -275,11 +276,7 @@ fn march_body(spec: &FdtdSpec, points: bool, g: &mut String) {
     let _ = writeln!(
         g,
         "    const bool la = {};",
-        if pz || spec.interior[2] {
-            "true"
-        } else {
-            "t < nz"
-        }
+        if spec.walled(2) { "t < nz" } else { "true" }
     );
     g.push_str("    const long long ca_ = col + (long long)ka * sz;\n");
     g.push_str("    const int b = t & 1;\n");
@@ -296,7 +293,7 @@ fn march_body(spec: &FdtdSpec, points: bool, g: &mut String) {
         g.push_str("    a1 = aa; b1 = ba;\n");
     }
     if spec.drude {
-        let carry = drude_carry(bytes(spec));
+        let carry = drude_carry(value_bytes(spec.ty));
         if carry != DrudeCarry::Nothing {
             g.push_str("    dm2_ = dm1_;\n");
         }
@@ -335,7 +332,7 @@ fn level_one(spec: &FdtdSpec, points: bool, g: &mut String) {
         for r in carried_drude(spec, "dm1_", "dj1_") {
             let _ = writeln!(g, "    {r};");
         }
-        if drude_ahead_wanted(bytes(spec)) {
+        if drude_ahead_wanted(value_bytes(spec.ty)) {
             // E¹'s media bytes go out with H¹'s loads too.
             g.push_str("    const bool din = e1 && la && dxy && ka >= dz0 && ka < dz0 + dnz;\n");
             g.push_str("    const long long dd = dcol + (long long)(ka - dz0) * dnx * dny;\n");
@@ -441,15 +438,6 @@ fn level_one(spec: &FdtdSpec, points: bool, g: &mut String) {
     );
 }
 
-/// The bytes of one of `spec`'s values.
-fn bytes(spec: &FdtdSpec) -> usize {
-    if spec.ty == "float" {
-        4
-    } else {
-        8
-    }
-}
-
 /// The Drude parameters: per E component the medium of each cell of the box of Drude
 /// cells (0: none, else an index into `dkb`'s `(kJ, βJ)` pairs plus one) and its currents,
 /// old and new; the table; the box's corner and sizes.
@@ -482,12 +470,12 @@ fn drude_params() -> String {
 /// second step, one plane later at the same cell, takes them instead of loading them again.
 fn drude_terms(spec: &FdtdSpec, g: &mut String, old: &str, read: &str, keep: &str, hand: Hand) {
     let ty = spec.ty;
-    let carry = drude_carry(bytes(spec));
+    let carry = drude_carry(value_bytes(spec.ty));
     let media_taken = hand == Hand::Take && carry != DrudeCarry::Nothing;
     let currents_taken = hand == Hand::Take && carry == DrudeCarry::MediaAndCurrents;
     g.push_str("    if (dxy && k >= dz0 && k < dz0 + dnz) {\n");
     g.push_str("    const long long d = dcol + (long long)(k - dz0) * dnx * dny;\n");
-    let ahead = hand == Hand::Leave && drude_ahead_wanted(bytes(spec));
+    let ahead = hand == Hand::Leave && drude_ahead_wanted(value_bytes(spec.ty));
     let medium = |n: usize, a: &str| {
         if media_taken {
             format!("(dm2_ >> {}) & 255u", 8 * n)
@@ -525,16 +513,14 @@ fn drude_terms(spec: &FdtdSpec, g: &mut String, old: &str, read: &str, keep: &st
             ),
             _ => (String::new(), format!("j_{a}")),
         };
-        let (leave_m, leave_j) = match (hand, carry) {
-            (Hand::Leave, DrudeCarry::Nothing) | (Hand::Take, _) => (String::new(), String::new()),
-            (Hand::Leave, DrudeCarry::Media) => (
-                format!("dm1_ |= (unsigned int)m_{a} << {};\n    ", 8 * n),
-                String::new(),
-            ),
-            (Hand::Leave, DrudeCarry::MediaAndCurrents) => (
-                format!("dm1_ |= (unsigned int)m_{a} << {};\n    ", 8 * n),
-                format!("\n      dj1_{a} = jj;"),
-            ),
+        let leaves = hand == Hand::Leave;
+        let leave_m = match leaves && carry != DrudeCarry::Nothing {
+            true => format!("dm1_ |= (unsigned int)m_{a} << {};\n    ", 8 * n),
+            false => String::new(),
+        };
+        let leave_j = match leaves && carry == DrudeCarry::MediaAndCurrents {
+            true => format!("\n      dj1_{a} = jj;"),
+            false => String::new(),
         };
         let _ = writeln!(
             g,
@@ -560,7 +546,7 @@ enum Hand {
 /// The declarations of the registers that carry a Drude cell's media bytes (`{media}`) and
 /// currents (`{currents}x` …) from the first step to the second, as [`drude_carry`] asks.
 fn carried_drude(spec: &FdtdSpec, media: &str, currents: &str) -> Vec<String> {
-    let carry = drude_carry(bytes(spec));
+    let carry = drude_carry(value_bytes(spec.ty));
     let mut r = Vec::new();
     if carry != DrudeCarry::Nothing {
         r.push(format!("unsigned int {media} = 0u"));

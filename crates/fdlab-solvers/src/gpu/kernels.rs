@@ -249,6 +249,15 @@ pub(crate) struct StepSpec {
     pub ranged: bool,
 }
 
+/// The bytes of one value of the kernel's type (`"float"` or `"double"`).
+pub(crate) fn value_bytes(ty: &str) -> usize {
+    if ty == "float" {
+        4
+    } else {
+        8
+    }
+}
+
 /// A literal of `w` in the kernel's type: the value the CPU stepper converts the weight to.
 pub(crate) fn literal(w: f64, ty: &str) -> String {
     if ty == "float" {

@@ -17,7 +17,7 @@
 //! that slot, then computes plane `m` from shared memory: the queue's front (plane `m + r`)
 //! from its tile's own points, the taps across the plane as in the tiled step.
 
-use super::kernels::{StepSpec, PRELUDE};
+use super::kernels::{value_bytes, StepSpec, PRELUDE};
 use super::tiled::{Tile, Update};
 use std::fmt::Write;
 
@@ -61,7 +61,7 @@ impl Ring {
             return None;
         }
         let t = Tile::new(spec, update);
-        let elem = if spec.ty == "float" { 4 } else { 8 };
+        let elem = value_bytes(spec.ty);
         let fields = t.point_fields().len();
         (1..=spec.launch.ring as usize)
             .rev()
@@ -102,7 +102,7 @@ pub(crate) fn ring_step(spec: &StepSpec, update: Update, ring: Ring) -> String {
     let _ = writeln!(
         g,
         "  {ty} (*pts)[{lanes}] = reinterpret_cast<{ty} (*)[{lanes}]>(fd_ring + {});",
-        ring.tiles * th * tw * if ty == "float" { 4 } else { 8 }
+        ring.tiles * th * tw * value_bytes(ty)
     );
     t.coordinates(&mut g);
     t.halo_slots(&mut g);
@@ -126,7 +126,7 @@ struct Writer<'a> {
 impl Writer<'_> {
     /// Bytes of one vector of `v` elements: the size of every copy.
     fn vector_bytes(&self) -> usize {
-        self.s.v() * if self.s.ty == "float" { 4 } else { 8 }
+        self.s.v() * value_bytes(self.s.ty)
     }
 
     /// Copies plane `mm`'s tile into tile slot `slot`: this thread's own vector and its

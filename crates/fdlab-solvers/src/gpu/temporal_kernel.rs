@@ -5,7 +5,7 @@
 //! Coordinates as in the one-step kernels: `x`, `o` (middle axis: y in 3-D, none in 2-D) and
 //! `m` (the march: z in 3-D, y in 2-D); strides 1, `nx` and `sm = nx·no`.
 
-use super::kernels::literal;
+use super::kernels::{literal, value_bytes};
 use super::temporal::PassSpec;
 use std::fmt::Write;
 
@@ -26,7 +26,7 @@ pub(crate) fn heat_pass(spec: &PassSpec) -> String {
     let threads = t.threads();
     // Blocks the compiler must fit on an SM: the model's minimum (two, and 16 warps), not its
     // estimate, which for small blocks would cap the registers below what the levels need.
-    let model = t.blocks_per_sm(spec.dim, if ty == "float" { 4 } else { 8 });
+    let model = t.blocks_per_sm(spec.dim, value_bytes(ty));
     let blocks = model.min(2.max(512u32.div_ceil(threads)));
     let _ = writeln!(
         g,

@@ -15,7 +15,7 @@
 //! barriers: they load the wrapped column (periodic) or put zeros in their slots, and store
 //! nothing.
 
-use super::kernels::{literal, StepSpec, PRELUDE};
+use super::kernels::{literal, value_bytes, StepSpec, PRELUDE};
 use std::fmt::Write;
 
 /// The names of the axes in march order, as in the kernels' variables.
@@ -526,7 +526,7 @@ pub(crate) fn usable(spec: &StepSpec) -> bool {
 /// Shared memory the tiled step of `spec` declares, in bytes.
 pub(crate) fn shared_bytes(spec: &StepSpec) -> usize {
     let t = Tile::new(spec, Update::Wave);
-    let bytes = if spec.ty == "float" { 4 } else { 8 };
+    let bytes = value_bytes(spec.ty);
     2 * t.th * t.tw * bytes
 }
 
@@ -537,7 +537,7 @@ pub(super) mod tests {
 
     /// The 8th-order 3-D wave step of 512³ points with the default launch.
     pub(in super::super) fn spec(ty: &'static str, periodic: bool) -> StepSpec {
-        let bytes = if ty == "float" { 4 } else { 8 };
+        let bytes = value_bytes(ty);
         StepSpec {
             ty,
             r: 4,
