@@ -55,8 +55,10 @@ const RESERVED_PER_BLOCK: u32 = 1024;
 const REGS_PER_SM: u32 = 65536;
 /// Threads an SM holds.
 const THREADS_PER_SM: u32 = 2048;
-/// The most steps per pass the model and the override consider.
+/// The most steps per pass the model and `FDLAB_TEMPORAL=k` consider.
 pub const K_MAX: u32 = 8;
+/// The most steps per pass a whole shape may ask for (`FDLAB_TEMPORAL=k,sx,sy,p,chunk`).
+pub const K_SHAPE_MAX: u32 = 16;
 
 /// A temporal-blocking shape: steps per pass and the block's tile.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -134,8 +136,8 @@ impl Temporal {
     pub fn invalid(&self, dim: usize, bytes: usize) -> Option<String> {
         let (ox, oy) = self.out(dim);
         let t = self.threads();
-        if self.k < 2 || self.k > K_MAX {
-            return Some(format!("k = {} outside 2 … {K_MAX}", self.k));
+        if self.k < 2 || self.k > K_SHAPE_MAX {
+            return Some(format!("k = {} outside 2 … {K_SHAPE_MAX}", self.k));
         }
         if dim == 2 && self.sy != 1 {
             return Some("a 2-D tile has sy = 1".into());
@@ -382,17 +384,27 @@ pub fn plan(
 /// and 8192², on an H100 and an H200; docs/solvers.md): the model's estimates rank them well
 /// within a `k` but not across tiles, so the defaults are these where they apply.
 pub fn measured(dim: usize, bytes: usize, class: Option<&str>) -> Option<Temporal> {
+    let h200 = class == Some("h200");
     let (k, sx, sy, p, chunk) = match (dim, bytes) {
+        // H200, with the input two advances ahead: 162.1 / 161.1% of the copy against 157.2 /
+        // 156.9% for 64 × 32 tiles (one block of 16 warps an SM either way).
+        (3, 4) if h200 => (3, 64, 64, 8, 64),
         // Columns of eight rows per thread: H100 202.0% of the copy, H200 152.5% (the
         // earlier k=3,64,32,2,64 with one point per row group: 170.8% and 128.6%).
         (3, 4) => (3, 64, 32, 8, 64),
-        // H200: 162.6% (k=4,32,32,4,64 160.5%, k=3,64,32,4,64 156.1%).
-        (3, 8) if class == Some("h200") => (3, 32, 32, 4, 64),
+        // H200, three advances ahead: 179.0 / 186.2% (k=3,32,32,4,64 174.5 / 176.5%).
+        (3, 8) if h200 => (3, 64, 32, 4, 64),
         // H100: 224.5% (k=3,32,32,4,64 201.6%).
         (3, 8) => (4, 64, 32, 4, 64),
+        // H200: 128-row chunks, 4608 blocks, fill the SMs evenly where 512-row ones (1152
+        // blocks, one partial wave) did not: 284.8 / 285.9% against 257.4 / 255.9% (two
+        // advances ahead; 256 rows 274.6 / 273.3%, 64 rows 267.5 / 268.6%).
+        (2, 4) if h200 => (7, 128, 1, 1, 128),
         // H100 370.7%, H200 255.2%.
         (2, 4) => (7, 128, 1, 1, 512),
-        // H100 437.9%, H200 320.5%.
+        // H200: 346.8 / 346.1% against 324.1 / 324.3% for 64-row chunks (32 rows: 281%).
+        (2, 8) if h200 => (7, 128, 1, 1, 128),
+        // H100 437.9%.
         (2, 8) => (7, 128, 1, 1, 64),
         _ => return None,
     };
@@ -434,6 +446,8 @@ pub(crate) struct PassSpec {
     pub w0: f64,
     /// `Δt κ`.
     pub kc: f64,
+    /// Whether a plane's points fit 32-bit indices (`nx · no < 2³¹`).
+    pub narrow: bool,
     /// The shape.
     pub t: Temporal,
 }

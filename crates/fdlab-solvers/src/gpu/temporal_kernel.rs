@@ -68,7 +68,7 @@ pub(crate) fn heat_pass(spec: &PassSpec) -> String {
     g.push_str("  const int m0 = (int)blockIdx.z * CH, m1 = min(m0 + CH, nm);\n");
     g.push_str("  const long long sm = (long long)nx * no;\n");
     let column = column_layout(spec);
-    point_setup(&mut g, three, periodic, column);
+    point_setup(&mut g, spec, column);
     let _ = writeln!(
         g,
         "  // Per level below K and point: planes t-j-1 (lo) and t-j (ce) of level j before advance t.\n  {ty} lo[K][P], ce[K][P];"
@@ -76,16 +76,30 @@ pub(crate) fn heat_pass(spec: &PassSpec) -> String {
     g.push_str("#pragma unroll\n  for (int j = 0; j < K; ++j)\n#pragma unroll\n    for (int q = 0; q < P; ++q) { lo[j][q] = zero; ce[j][q] = zero; }\n");
     // Plane t + 1 is loaded while plane t is computed (into `pre`): the load's latency hides
     // behind the levels' work and the barrier instead of stalling every advance.
+    // The input planes loaded ahead: `pre` is the next (plane t + 1 at advance t), `pre1` …
+    // the ones after it, so that a load has `ahead` advances to arrive.
+    let ahead = load_ahead(spec);
     let _ = writeln!(
         g,
-        "  {ty} pre[P];  // the next plane of level 0 (the input), loaded one advance ahead"
+        "  {ty} pre[P];  // the next plane of level 0 (the input), loaded {ahead} advance(s) ahead"
     );
-    if periodic {
-        g.push_str("  int mw = fd_tb_mod(m0 - K, nm);  // the plane `pre` loads, wrapped\n");
+    for i in 1..ahead {
+        let _ = writeln!(g, "  {ty} pre{i}[P];  // the plane {i} after it");
     }
-    load_plane(&mut g, periodic, "m0 - K", "  ");
     if periodic {
-        g.push_str("  mw = mw + 1 == nm ? 0 : mw + 1;\n");
+        g.push_str(
+            "  int mw = fd_tb_mod(m0 - K, nm);  // the plane the next load reads, wrapped\n",
+        );
+    }
+    for i in 0..ahead {
+        let (dst, plane) = match i {
+            0 => ("pre".to_string(), "m0 - K".to_string()),
+            _ => (format!("pre{i}"), format!("m0 - K + {i}")),
+        };
+        load_plane(&mut g, spec, &dst, &plane, "  ");
+        if periodic {
+            g.push_str("  mw = mw + 1 == nm ? 0 : mw + 1;\n");
+        }
     }
     g.push_str("  // Advance t: level 0 takes plane t, level j computes plane t - j; the output (level K)\n");
     g.push_str("  // is plane t - K, so t runs K planes before and after the chunk.\n");
@@ -136,10 +150,18 @@ fn advance(g: &mut String, spec: &PassSpec, column: bool, parity: Option<u32>, t
     } else {
         "      sh[U * PLANE + si[q]] = nw[q];\n    }\n"
     });
-    g.push_str(
-        "    // Plane tc + 1 (past the chunk's last advance: a load in bounds, never used).\n",
-    );
-    load_plane(g, periodic, "tc + 1", "    ");
+    // The planes loaded ahead move on one; the last takes plane tc + ahead (past the chunk's
+    // last advances: a load in bounds, never used).
+    let ahead = load_ahead(spec);
+    let mut dst = "pre".to_string();
+    for i in 1..ahead {
+        let _ = writeln!(
+            g,
+            "#pragma unroll\n    for (int q = 0; q < P; ++q) {dst}[q] = pre{i}[q];"
+        );
+        dst = format!("pre{i}");
+    }
+    load_plane(g, spec, &dst, &format!("tc + {ahead}"), "    ");
     if periodic {
         g.push_str("    mw = mw + 1 == nm ? 0 : mw + 1;\n");
     }
@@ -148,9 +170,27 @@ fn advance(g: &mut String, spec: &PassSpec, column: bool, parity: Option<u32>, t
     g.push_str("    __syncthreads();\n  }\n");
 }
 
-/// Loads plane `plane` of the input at each point into `pre`: plane `mw` (already wrapped)
+/// Loads plane `plane` of the input at each point into `dst`: plane `mw` (already wrapped)
 /// when periodic, zero outside the grid otherwise.
-fn load_plane(g: &mut String, periodic: bool, plane: &str, pad: &str) {
+fn load_plane(g: &mut String, spec: &PassSpec, dst: &str, plane: &str, pad: &str) {
+    let periodic = spec.periodic;
+    if lean_addresses(spec) {
+        // One 64-bit plane address, then 32-bit in-plane offsets.
+        if periodic {
+            let _ = writeln!(
+                g,
+                "{pad}{{\n{pad}  const {}* const up = u + (long long)mw * sm;\n#pragma unroll\n{pad}  for (int q = 0; q < P; ++q) {dst}[q] = __ldg(up + off[q]);\n{pad}}}",
+                spec.ty
+            );
+        } else {
+            let _ = writeln!(
+                g,
+                "{pad}{{\n{pad}  const int tl = {plane};\n{pad}  const bool tin = tl >= 0 && tl < nm;\n{pad}  const {}* const up = u + (long long)(tin ? tl : 0) * sm;\n#pragma unroll\n{pad}  for (int q = 0; q < P; ++q) {dst}[q] = (tin && in[q]) ? __ldg(up + off[q]) : zero;\n{pad}}}",
+                spec.ty
+            );
+        }
+        return;
+    }
     if !periodic {
         let _ = writeln!(
             g,
@@ -166,12 +206,12 @@ fn load_plane(g: &mut String, periodic: bool, plane: &str, pad: &str) {
     if periodic {
         let _ = writeln!(
             g,
-            "{inner}  pre[q] = __ldg(u + off[q] + (long long)mw * sm);"
+            "{inner}  {dst}[q] = __ldg(u + off[q] + (long long)mw * sm);"
         );
     } else {
         let _ = writeln!(
             g,
-            "{inner}  pre[q] = (tin && in[q]) ? __ldg(u + off[q] + (long long)tl * sm) : zero;\n{pad}}}"
+            "{inner}  {dst}[q] = (tin && in[q]) ? __ldg(u + off[q] + (long long)tl * sm) : zero;\n{pad}}}"
         );
     }
 }
@@ -188,8 +228,17 @@ pub(crate) fn column_layout(spec: &PassSpec) -> bool {
 
 /// Each point's in-plane offset (wrapped when periodic), shared index, inside flag (zero
 /// boundary) and whether it is one of this block's outputs.
-fn point_setup(g: &mut String, three: bool, periodic: bool, column: bool) {
-    g.push_str("  long long off[P];  // in-plane index of the point (or its periodic image)\n");
+fn point_setup(g: &mut String, spec: &PassSpec, column: bool) {
+    let (three, periodic) = (spec.dim == 3, spec.periodic);
+    let oty = if lean_addresses(spec) {
+        "int"
+    } else {
+        "long long"
+    };
+    let _ = writeln!(
+        g,
+        "  {oty} off[P];  // in-plane index of the point (or its periodic image)"
+    );
     if column {
         g.push_str("  // A column of P rows at one x; consecutive threads take consecutive x (coalesced).\n");
         g.push_str("  const int lx = (int)threadIdx.x % SX, ly0 = ((int)threadIdx.x / SX) * P, gx = xs + lx;\n");
@@ -224,10 +273,13 @@ fn point_setup(g: &mut String, three: bool, periodic: bool, column: bool) {
     if three {
         g.push_str("    own[q] = lx >= K && lx < SX - K && ly >= K && ly < SY - K && gx < nx && gy < no;\n");
         if periodic {
-            g.push_str("    off[q] = fd_tb_mod(gx, nx) + (long long)nx * fd_tb_mod(gy, no);\n");
+            let _ = writeln!(
+                g,
+                "    off[q] = fd_tb_mod(gx, nx) + ({oty})nx * fd_tb_mod(gy, no);"
+            );
         } else {
             g.push_str("    in[q] = gx >= 0 && gx < nx && gy >= 0 && gy < no;\n");
-            g.push_str("    off[q] = in[q] ? gx + (long long)nx * gy : 0;\n");
+            let _ = writeln!(g, "    off[q] = in[q] ? gx + ({oty})nx * gy : 0;");
         }
     } else {
         g.push_str("    own[q] = lx >= K && lx < SX - K && gx < nx;\n");
@@ -255,6 +307,12 @@ fn level_loop(g: &mut String, spec: &PassSpec, column: bool) {
     );
     if !periodic {
         g.push_str("      const bool pin = pj >= 0 && pj < nm;\n");
+    }
+    if lean_addresses(spec) {
+        let _ = writeln!(
+            g,
+            "      // Level K: whether plane pj is one of this chunk's outputs, and its address.\n      const bool wr = pj >= m0 && pj < m1;\n      {ty}* const vp = v + (long long)pj * sm;"
+        );
     }
     // Every point of the level first (in a column, a point's y neighbours are the level
     // below's values at the points beside it, which move on only after all are computed).
@@ -304,15 +362,60 @@ fn level_loop(g: &mut String, spec: &PassSpec, column: bool) {
     } else {
         g.push_str("          sh[(j * 2 + PJ) * PLANE + si[q]] = o;\n");
     }
-    g.push_str("        } else if (own[q] && pj >= m0 && pj < m1) {\n");
-    g.push_str("          const long long c = off[q] + (long long)pj * sm;\n");
-    g.push_str("          v[c] = o;\n");
+    let report = "            const unsigned long long key = tag | (unsigned long long)c;\n            if (atomicMin(bad, key) > key) *badval = (double)o;\n";
+    if !lean_addresses(spec) {
+        g.push_str("        } else if (own[q] && pj >= m0 && pj < m1) {\n");
+        g.push_str("          const long long c = off[q] + (long long)pj * sm;\n");
+        g.push_str("          v[c] = o;\n");
+        g.push_str("          if (!isfinite(o)) {\n");
+        g.push_str(report);
+        g.push_str("          }\n        }\n      }\n    }\n");
+        return;
+    }
+    // The output plane's address once per advance, 32-bit offsets into it.
+    g.push_str("        } else if (wr && own[q]) {\n");
+    g.push_str("          vp[off[q]] = o;\n");
     g.push_str("          if (!isfinite(o)) {\n");
-    g.push_str("            const unsigned long long key = tag | (unsigned long long)c;\n");
-    g.push_str("            if (atomicMin(bad, key) > key) *badval = (double)o;\n");
-    g.push_str("          }\n");
-    g.push_str("        }\n");
-    g.push_str("      }\n    }\n");
+    g.push_str("            const long long c = off[q] + (long long)pj * sm;\n");
+    g.push_str(report);
+    g.push_str("          }\n        }\n      }\n    }\n");
+}
+
+/// Whether the pass indexes its points by 32-bit in-plane offsets from one plane address per
+/// advance (where `spec.narrow`): in 3-D, where it frees registers and instructions of the
+/// 64-bit index arithmetic; in 2-D ptxas then recomputes every shared address and the pass
+/// loses. H200, 512³ / 8192², % of the copy, two rounds on one machine start: 3-D `f32`
+/// k=3,64,32,8,64 155.1 / 155.6 against 152.6 / 152.8, `f64` k=3,32,32,4,64 165.0 / 164.1
+/// against 162.7 / 162.9; 2-D `f32` k=7,128,1,1,512 238.6 / 238.1 against 255.8 / 259.6.
+/// `FDLAB_TEMPORAL_LEAN=0|1` sets it, for measuring.
+fn lean_addresses(spec: &PassSpec) -> bool {
+    let wanted = match std::env::var("FDLAB_TEMPORAL_LEAN").as_deref() {
+        Ok("0") => false,
+        Ok("1") => true,
+        _ => spec.dim == 3,
+    };
+    spec.narrow && wanted
+}
+
+/// How many advances ahead the input is loaded: 3 for the 3-D `f64` pass, 2 otherwise. One
+/// advance of a pass takes about as long as a load's round trip at the pass's bandwidth, so
+/// one advance ahead left warps waiting on the input. H200, % of the copy, two rounds on one
+/// machine start, 3-D with 32-bit offsets, two / three / one advance(s) ahead: `f64`
+/// k=3,64,32,4,64 177.8, 178.2 / 179.0, 186.2 (another start: 175.0 two ahead with 64-bit
+/// offsets); k=3,32,32,4,64 174.1, 166.8 / 174.3, 175.7 / 165.0, 164.1; `f32` k=3,64,32,8,64
+/// 156.8, 156.9 / 154.2, 152.3 / 155.1, 155.6. 2-D, 64-bit offsets, two against one ahead:
+/// `f32` k=7,128,1,1,128 284.8, 285.9 against 281.3, 281.0; `f64` k=7,128,1,1,64 323.9, 325.4
+/// against 319.8, 319.8. `FDLAB_TEMPORAL_AHEAD=1…3` sets it, for measuring.
+fn load_ahead(spec: &PassSpec) -> u32 {
+    std::env::var("FDLAB_TEMPORAL_AHEAD")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|n| (1..=3).contains(n))
+        .unwrap_or(if spec.dim == 3 && spec.ty == "double" {
+            3
+        } else {
+            2
+        })
 }
 
 /// How many advances one iteration of the march holds: 2, written out twice, so that which
@@ -345,6 +448,7 @@ mod tests {
             w: [1.0, 0.5, 0.25],
             w0: -3.5,
             kc: 0.1,
+            narrow: true,
             t: Temporal {
                 k: 3,
                 sx: 32,
@@ -388,6 +492,31 @@ mod tests {
         assert!(heat_pass(&odd).contains("si[q]"));
     }
 
+    #[test]
+    fn the_input_is_loaded_ahead_and_3d_points_use_32_bit_offsets() {
+        // 3-D f64: three planes ahead, 32-bit offsets from one plane address per advance.
+        let k = heat_pass(&spec(3, true));
+        assert!(
+            k.contains("double pre2[P];") && k.contains("pre1[q] = pre2[q];"),
+            "{k}"
+        );
+        assert!(k.contains("int off[P];") && !k.contains("long long off[P];"));
+        assert!(k.contains("__ldg(up + off[q])") && k.contains("vp[off[q]] = o;"));
+        // 3-D f32: two ahead.
+        let mut f = spec(3, false);
+        f.ty = "float";
+        let k = heat_pass(&f);
+        assert!(k.contains("float pre1[P];") && !k.contains("pre2"), "{k}");
+        // A plane too large for 32-bit offsets keeps 64-bit ones.
+        let mut wide = spec(3, true);
+        wide.narrow = false;
+        let k = heat_pass(&wide);
+        assert!(k.contains("long long off[P];") && !k.contains("vp[off[q]]"));
+        // 2-D keeps 64-bit offsets (ptxas recomputes its shared addresses otherwise).
+        let k = heat_pass(&spec(2, true));
+        assert!(k.contains("long long off[P];") && k.contains("double pre1[P];"));
+    }
+
     /// Writes pass kernels for a CPU emulation (`FDLAB_TB_DUMP=dir`): each as `NAME.cu` with
     /// its shape and weights as macros, for a harness that runs one thread per CUDA thread.
     #[test]
@@ -419,6 +548,7 @@ mod tests {
                         w: [1.0 / 0.64, 1.0 / 1.69, 1.0 / 1.21],
                         w0: -2.0 * (1.0 / 0.64 + 1.0 / 1.69 + 1.0 / 1.21),
                         kc: 0.05,
+                        narrow: true,
                         t: Temporal {
                             k,
                             sx,
