@@ -14,8 +14,9 @@
 //! level, the third just computed); only the in-plane neighbours need other threads' values,
 //! through shared memory, which holds each level's last two planes (the plane's parity picks
 //! the buffer: one level reads plane `t − j` while the level below writes `t − j + 1`, so one
-//! `__syncthreads()` per plane of advance is enough). The next input plane is loaded one
-//! advance ahead, so that its latency hides behind the levels' work and the barrier.
+//! `__syncthreads()` per plane of advance is enough). The input planes are loaded two (3-D
+//! `f64`: three) advances ahead, so that their latency hides behind the levels' work and the
+//! barriers.
 //!
 //! In 3-D a thread's points are a column of `p` consecutive rows at one x, so the y
 //! neighbours inside the column are its own registers too: per level, `2p + 2` shared loads
