@@ -397,14 +397,15 @@ pub fn measured(dim: usize, bytes: usize, class: Option<&str>) -> Option<Tempora
         (3, 8) if h200 => (3, 64, 32, 4, 64),
         // H100: 224.5% (k=3,32,32,4,64 201.6%).
         (3, 8) => (4, 64, 32, 4, 64),
-        // H200: 128-row chunks, 4608 blocks, fill the SMs evenly where 512-row ones (1152
-        // blocks, one partial wave) did not: 284.8 / 285.9% against 257.4 / 255.9% (two
-        // advances ahead; 256 rows 274.6 / 273.3%, 64 rows 267.5 / 268.6%).
-        (2, 4) if h200 => (7, 128, 1, 1, 128),
+        // H200: two neighbouring x a thread, 342.4 / 342.6% (k=9: 340.1 / 341.0%, k=7
+        // 325.7 / 324.0%). 128-row chunks (one point a thread: 284.8 / 285.9% against 257.4 /
+        // 255.9% for 512 rows, whose 1152 blocks fill the SMs unevenly).
+        (2, 4) if h200 => (8, 256, 1, 2, 128),
         // H100 370.7%, H200 255.2%.
         (2, 4) => (7, 128, 1, 1, 512),
-        // H200: 346.8 / 346.1% against 324.1 / 324.3% for 64-row chunks (32 rows: 281%).
-        (2, 8) if h200 => (7, 128, 1, 1, 128),
+        // H200: two neighbouring x a thread, 382.4 / 382.5% (one point a thread 347.9 /
+        // 351.1%; with 64-row chunks 324.1 / 324.3%).
+        (2, 8) if h200 => (7, 128, 1, 2, 128),
         // H100 437.9%.
         (2, 8) => (7, 128, 1, 1, 64),
         _ => return None,

@@ -261,12 +261,19 @@ fn point_setup(g: &mut String, spec: &PassSpec, column: bool) {
         g.push_str(
             "    // Thread-major numbering: consecutive threads take consecutive x (coalesced).\n",
         );
-        g.push_str("    const int i = (int)threadIdx.x + q * NT;\n");
-        g.push_str("    const int lx = i % SX, gx = xs + lx;\n");
+        if pairs(spec) {
+            // Two neighbouring x a thread; even x in the shared plane's first half, odd x in
+            // the second, so that a warp's shared accesses stay consecutive words.
+            g.push_str("    const int lx = 2 * (int)threadIdx.x + q, gx = xs + lx;\n");
+            g.push_str("    si[q] = q == 0 ? (int)threadIdx.x : NT + 2 + (int)threadIdx.x;\n");
+        } else {
+            g.push_str("    const int i = (int)threadIdx.x + q * NT;\n");
+            g.push_str("    const int lx = i % SX, gx = xs + lx;\n");
+        }
         if three {
             g.push_str("    const int ly = i / SX, gy = ys + ly;\n");
             g.push_str("    si[q] = (ly + 1) * RX + lx + 1;\n");
-        } else {
+        } else if !pairs(spec) {
             g.push_str("    si[q] = lx + 1;\n");
         }
     }
@@ -325,15 +332,24 @@ fn level_loop(g: &mut String, spec: &PassSpec, column: bool) {
             g,
             "        // y neighbours: inside the column from registers, past its ends from shared memory.\n        const {ty} up = q == 0 ? sp[S0 - RX] : ce[j - 1][q > 0 ? q - 1 : 0];\n        const {ty} dn = q == P - 1 ? sp[S0 + P * RX] : ce[j - 1][q + 1 < P ? q + 1 : 0];"
         );
+    } else if pairs(spec) {
+        // x neighbours: the pair's other point from registers, the one past it from the
+        // neighbouring thread's half-plane slot.
+        let _ = writeln!(
+            g,
+            "        const {ty} xl = q == 0 ? sp[NT + 1 + (int)threadIdx.x] : ce[j - 1][0];\n        const {ty} xr = q == 0 ? ce[j - 1][P - 1] : sp[(int)threadIdx.x + 1];"
+        );
     } else {
         g.push_str("        const int s = si[q];\n");
     }
     // The one-step kernel's order: w0·c, then (x pair), (middle pair), (march pair).
     let _ = writeln!(g, "        {ty} lap = {} * cc;", lit(spec.w0));
-    let mut line = format!(
-        "        lap = lap + {} * (sp[s - 1] + sp[s + 1])",
-        lit(spec.w[0])
-    );
+    let xpair = if pairs(spec) {
+        "(xl + xr)"
+    } else {
+        "(sp[s - 1] + sp[s + 1])"
+    };
+    let mut line = format!("        lap = lap + {} * {xpair}", lit(spec.w[0]));
     if three {
         let pair = if column {
             "(up + dn)"
@@ -379,6 +395,19 @@ fn level_loop(g: &mut String, spec: &PassSpec, column: bool) {
     g.push_str("            const long long c = off[q] + (long long)pj * sm;\n");
     g.push_str(report);
     g.push_str("          }\n        }\n      }\n    }\n");
+}
+
+/// Whether a 2-D pass gives each thread two neighbouring x (where `p = 2`; even x in one
+/// half of the shared plane, odd x in the other, so a warp's shared accesses stay consecutive
+/// words): per point and level one shared load and one store instead of two loads and a store.
+/// The 2-D pass is bound by its shared-memory accesses about as much as by issue (docs/
+/// solvers.md). H200, 8192², % of the copy, two rounds on one machine start: `f32`
+/// k=7,256,1,2,128 325.7 / 324.0 against 242.8 / 243.7 with points a block apart, k=8,256,1,2,128
+/// 342.4 / 342.6 against 284.5 / 284.8 for the one-point default k=7,128,1,1,128; `f64`
+/// k=7,128,1,2,128 382.4 / 382.5 against 347.9 / 351.1. `FDLAB_TEMPORAL_PAIRS=0` turns it
+/// off, for measuring.
+fn pairs(spec: &PassSpec) -> bool {
+    spec.dim == 2 && spec.t.p == 2 && std::env::var("FDLAB_TEMPORAL_PAIRS").as_deref() != Ok("0")
 }
 
 /// Whether the pass indexes its points by 32-bit in-plane offsets from one plane address per
@@ -515,6 +544,19 @@ mod tests {
         // 2-D keeps 64-bit offsets (ptxas recomputes its shared addresses otherwise).
         let k = heat_pass(&spec(2, true));
         assert!(k.contains("long long off[P];") && k.contains("double pre1[P];"));
+    }
+
+    #[test]
+    fn a_2d_thread_of_two_points_takes_neighbouring_x() {
+        let mut t = spec(2, true);
+        t.t.p = 2;
+        let k = heat_pass(&t);
+        assert!(k.contains("const int lx = 2 * (int)threadIdx.x + q"), "{k}");
+        assert!(k.contains("lap = lap + 1.0 * (xl + xr)"), "{k}");
+        // Other 2-D shapes keep points a block apart.
+        t.t.p = 4;
+        let k = heat_pass(&t);
+        assert!(k.contains("const int i = (int)threadIdx.x + q * NT;") && !k.contains("xl"));
     }
 
     /// Writes pass kernels for a CPU emulation (`FDLAB_TB_DUMP=dir`): each as `NAME.cu` with
