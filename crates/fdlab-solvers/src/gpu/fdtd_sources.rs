@@ -436,8 +436,8 @@ pub(super) fn sources<T: CudaScalar>(
     // blocks in their own launch; without one, among all.
     let drude_split =
         spec.drude && drude_split_wanted() && if has_cpml { pass_split } else { true };
-    // With a CPML the Drude blocks' launch covers only core blocks (those that reach a Drude
-    // cell), so its kernel goes without their wall checks too.
+    // The kernels over blocks clear of the CPML layers: the core blocks', and with a CPML the
+    // Drude blocks' (its launch covers only core blocks, those that reach a Drude cell).
     let clear = spec.clear_of_layers();
     Ok(FdtdSources {
         pass: with_pass.then(|| {
@@ -458,7 +458,7 @@ pub(super) fn sources<T: CudaScalar>(
         pass_core: (with_pass && pass_split).then(|| {
             let plain = FdtdSpec {
                 drude: spec.drude && !drude_split,
-                ..spec.clear_of_layers()
+                ..clear.clone()
             };
             two(&plain, Core::Skip, "fdtd_pass_core", core_blocks, false)
         }),
@@ -490,7 +490,7 @@ pub(super) fn sources<T: CudaScalar>(
         fused_core: (split && !merged).then(|| {
             let core = FdtdSpec {
                 launch: main,
-                ..spec.clear_of_layers()
+                ..clear.clone()
             };
             super::source(
                 "fdtd_core",

@@ -257,23 +257,21 @@ fn point_setup(g: &mut String, spec: &PassSpec, column: bool) {
     g.push_str("#pragma unroll\n  for (int q = 0; q < P; ++q) {\n");
     if column {
         g.push_str("    const int ly = ly0 + q, gy = ys + ly;\n");
+    } else if pairs(spec) {
+        // Two neighbouring x a thread (2-D only); even x in the shared plane's first half,
+        // odd x in the second, so that a warp's shared accesses stay consecutive words.
+        g.push_str("    const int lx = 2 * (int)threadIdx.x + q, gx = xs + lx;\n");
+        g.push_str("    si[q] = q == 0 ? (int)threadIdx.x : NT + 2 + (int)threadIdx.x;\n");
     } else {
         g.push_str(
             "    // Thread-major numbering: consecutive threads take consecutive x (coalesced).\n",
         );
-        if pairs(spec) {
-            // Two neighbouring x a thread; even x in the shared plane's first half, odd x in
-            // the second, so that a warp's shared accesses stay consecutive words.
-            g.push_str("    const int lx = 2 * (int)threadIdx.x + q, gx = xs + lx;\n");
-            g.push_str("    si[q] = q == 0 ? (int)threadIdx.x : NT + 2 + (int)threadIdx.x;\n");
-        } else {
-            g.push_str("    const int i = (int)threadIdx.x + q * NT;\n");
-            g.push_str("    const int lx = i % SX, gx = xs + lx;\n");
-        }
+        g.push_str("    const int i = (int)threadIdx.x + q * NT;\n");
+        g.push_str("    const int lx = i % SX, gx = xs + lx;\n");
         if three {
             g.push_str("    const int ly = i / SX, gy = ys + ly;\n");
             g.push_str("    si[q] = (ly + 1) * RX + lx + 1;\n");
-        } else if !pairs(spec) {
+        } else {
             g.push_str("    si[q] = lx + 1;\n");
         }
     }
@@ -440,7 +438,7 @@ fn load_ahead(spec: &PassSpec) -> u32 {
         .ok()
         .and_then(|v| v.parse().ok())
         .filter(|n| (1..=3).contains(n))
-        .unwrap_or(if spec.dim == 3 && spec.ty == "double" {
+        .unwrap_or(if spec.dim == 3 && value_bytes(spec.ty) == 8 {
             3
         } else {
             2
