@@ -21,6 +21,7 @@ static std::barrier<>* g_bar;
 #define __launch_bounds__(...)
 #define __device__
 #define __forceinline__ inline
+#define __trap() abort()
 #define __restrict__
 template <class T> T __ldg(const T* p) { return *p; }
 static std::mutex g_mu;

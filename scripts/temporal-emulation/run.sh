@@ -18,7 +18,9 @@ for f in "$work"/*.cu; do
   harness="$here/harness.cpp"
   [[ $b == w* ]] && harness="$here/wave_harness.cpp"
   g++ -std=c++20 -O1 -ffp-contract=off -pthread -w -I"$work" -o "$work/bin" "$harness"
-  if grep -q "DIM 3" "$f"; then grids=("37 29 23 2" "6 5 4 2" "70 41 19 1"); else grids=("67 1 45 3" "9 1 6 2" "300 1 37 1"); fi
+  # A heat kernel compiles its grid in: its name ends with the grid and passes to run.
+  if [[ $b == *__* ]]; then grids=("$(tr _ ' ' <<< "${b##*__}")")
+  elif grep -q "DIM 3" "$f"; then grids=("37 29 23 2" "6 5 4 2" "70 41 19 1"); else grids=("67 1 45 3" "9 1 6 2" "300 1 37 1"); fi
   for g in "${grids[@]}"; do
     # shellcheck disable=SC2086
     "$work/bin" $g "$b" || fail=1

@@ -242,7 +242,7 @@ pub(super) fn pass_source<T: CudaScalar>(
         w: [w[0][1], w[1][1], w[2][1]],
         w0: co.w0,
         kc: co.dt_kappa[0],
-        narrow: (nx as usize).saturating_mul(no as usize) < i32::MAX as usize,
+        n: [nx as u32, no as u32, nm as u32],
         t: shape,
     };
     let body = temporal::heat_pass(&spec);

@@ -448,10 +448,18 @@ pub(crate) struct PassSpec {
     pub w0: f64,
     /// `Δt κ`.
     pub kc: f64,
-    /// Whether a plane's points fit 32-bit indices (`nx · no < 2³¹`).
-    pub narrow: bool,
+    /// The grid's points along x, the middle axis and the march (`nx`, `no`, `nm`; `no = 1`
+    /// in 2-D).
+    pub n: [u32; 3],
     /// The shape.
     pub t: Temporal,
+}
+
+impl PassSpec {
+    /// Whether a plane's points fit 32-bit indices (`nx · no < 2³¹`).
+    pub fn narrow(&self) -> bool {
+        (self.n[0] as u64) * (self.n[1] as u64) < i32::MAX as u64
+    }
 }
 
 pub(crate) use super::temporal_kernel::heat_pass;
