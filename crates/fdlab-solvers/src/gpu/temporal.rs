@@ -387,13 +387,17 @@ pub fn plan(
 pub fn measured(dim: usize, bytes: usize, class: Option<&str>) -> Option<Temporal> {
     let h200 = class == Some("h200");
     let (k, sx, sy, p, chunk) = match (dim, bytes) {
-        // H200, with the input two advances ahead: 162.1 / 161.1% of the copy against 157.2 /
-        // 156.9% for 64 × 32 tiles (one block of 16 warps an SM either way).
+        // H200, a column from one address: 203.0 / 202.9% of the copy against 185.4 / 185.0
+        // for 64-plane chunks of 32, 177.6 / 177.5 of 128, 198.7 / 198.6 for columns of 16
+        // rows, 151.0 / 151.1 for 128 × 32 tiles, 144.7 / 144.9 for k=4,64,32,8,64 (one
+        // block of 16 warps an SM; earlier, 162.1 / 161.1% against 157.2 / 156.9% for 64 × 32).
         (3, 4) if h200 => (3, 64, 64, 8, 64),
         // Columns of eight rows per thread: H100 202.0% of the copy, H200 152.5% (the
         // earlier k=3,64,32,2,64 with one point per row group: 170.8% and 128.6%).
         (3, 4) => (3, 64, 32, 8, 64),
-        // H200, three advances ahead: 179.0 / 186.2% (k=3,32,32,4,64 174.5 / 176.5%).
+        // H200, three advances ahead, a column from one address: 198.8 / 198.4% (128-plane
+        // chunks 191.5 / 191.5, 32-plane 180.4 / 179.4, k=2 144.6 / 144.0; earlier 179.0 /
+        // 186.2% against k=3,32,32,4,64 174.5 / 176.5%).
         (3, 8) if h200 => (3, 64, 32, 4, 64),
         // H100: 224.5% (k=3,32,32,4,64 201.6%).
         (3, 8) => (4, 64, 32, 4, 64),
