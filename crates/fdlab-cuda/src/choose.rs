@@ -343,6 +343,7 @@ fn marching(stencils: &[Stencil], precision: Precision, tma: bool, copy: usize) 
             tma: 2,
             accumulate: true,
             split: true,
+            unroll: 1,
             streaming: true,
         }
     } else if tma && wide_plane {
@@ -359,6 +360,7 @@ fn marching(stencils: &[Stencil], precision: Precision, tma: bool, copy: usize) 
             tma: 2,
             accumulate: true,
             split: true,
+            unroll: 1,
             streaming: false,
         }
     } else if wide_plane {
@@ -371,6 +373,7 @@ fn marching(stencils: &[Stencil], precision: Precision, tma: bool, copy: usize) 
             tma: 0,
             accumulate: false,
             split: false,
+            unroll: 1,
             streaming: false,
         }
     } else {

@@ -151,6 +151,7 @@ fn qmarch_kernel(spec: &KernelSpec<'_>, base: CudaSource) -> CudaSource {
         tma,
         accumulate,
         split,
+        unroll,
         streaming,
     } = spec.strategy
     else {
@@ -165,6 +166,7 @@ fn qmarch_kernel(spec: &KernelSpec<'_>, base: CudaSource) -> CudaSource {
         tma,
         accumulate,
         split,
+        unroll,
         streaming,
     };
     qmarch::qmarch(spec, base, p, crate::strategy::marches_z(spec.stencils))

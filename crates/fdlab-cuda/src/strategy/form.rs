@@ -117,6 +117,7 @@ impl Form {
                 tma,
                 accumulate,
                 split,
+                unroll,
                 streaming,
             } => {
                 let copies = (tma > 0).then_some(Value::Num(tma as u64, accumulate));
@@ -134,6 +135,7 @@ impl Form {
                         num(vec),
                         t,
                         w,
+                        if unroll > 1 { num(unroll) } else { None },
                         flag(streaming),
                     ],
                 )
@@ -251,6 +253,10 @@ impl Form {
             return Err("split slots need the partial-sum queue: write -wNa".into());
         }
         let copies = if split { 5 } else { 4 };
+        let unroll = self.num(6, 1);
+        if unroll > 1 && !self.a(copies) {
+            return Err("-u writes out the partial-sum march: it needs -tNa or -wNa".into());
+        }
         Ok(Strategy::QMarch {
             bx,
             by,
@@ -260,7 +266,8 @@ impl Form {
             tma: self.num(copies, 0),
             accumulate: self.a(copies),
             split,
-            streaming: self.on(6),
+            unroll,
+            streaming: self.on(7),
         })
     }
 }

@@ -183,6 +183,10 @@ pub enum Strategy {
         /// that every piece is one tensor copy that wraps on its own: periodic images work
         /// (tiles cut by a periodic grid's edge fall back to 1-D bulk copies of row pieces).
         split: bool,
+        /// With `accumulate`, name suffix `-uN` (N ≥ 2): N planes per iteration of the march,
+        /// written out, so that fewer partial sums move between registers per plane (the
+        /// queue's slots change names instead). 1: one plane per iteration.
+        unroll: u32,
         /// Name suffix `-cs`: the outputs' vector stores are streaming (`__stcs`, evict-first),
         /// which leaves L2 to the halo rows the neighbouring tiles re-read. Measured on an H100:
         /// +1.3 to +2.3 points for the gradient (three outputs), −2 to −4.5 for the 25-point

@@ -327,7 +327,7 @@ static FAMILIES: &[FamilyDoc] = &[
     FamilyDoc {
         name: "qmarch",
         summary: "2.5-D march, a register queue along the march and one shared plane",
-        form: "qmarch-BXxBY-rR-cC-vV[-tN|-tNa|-wNa][-cs]",
+        form: "qmarch-BXxBY-rR-cC-vV[-tN|-tNa|-wNa][-uU][-cs]",
         options: &[
             TILE2,
             ROWS,
@@ -353,6 +353,13 @@ static FAMILIES: &[FamilyDoc] = &[
                 ONE_TO_8,
                 Some("registers"),
             ),
+            opt(
+                "u",
+                OptionSyntax::Number,
+                "planes per iteration of the partial-sum march, written out (fewer register moves)",
+                ONE_TO_8,
+                Some("1"),
+            ),
             STREAMING,
         ],
         default: Strategy::QMarch {
@@ -364,6 +371,7 @@ static FAMILIES: &[FamilyDoc] = &[
             tma: 0,
             accumulate: false,
             split: false,
+            unroll: 1,
             streaming: false,
         },
     },
@@ -406,7 +414,7 @@ pub fn strategies_help() -> String {
          by '-'.\nOptions with a default may be left out.\n"
     );
     for fam in families() {
-        let _ = writeln!(s, "{:<44} {}", fam.form, fam.summary);
+        let _ = writeln!(s, "{:<48} {}", fam.form, fam.summary);
         for o in fam.options {
             let key = match o.syntax {
                 OptionSyntax::Dims(n) => fam

@@ -231,6 +231,7 @@ fn random_strategy(r: &mut StdRng) -> Strategy {
                 tma,
                 accumulate,
                 split: accumulate && r.r#gen(),
+                unroll: if accumulate { pick(r, 1, 8) } else { 1 },
                 streaming: r.r#gen(),
             }
         }

@@ -27,6 +27,8 @@ pub struct QMarchParams {
     /// With `tma` and `accumulate`: split slots (`-wNa`), the x halo apart from the interior
     /// and its other-axis halo rows, each piece one tensor copy that wraps on its own.
     pub split: bool,
+    /// With `accumulate`: planes per iteration of the march, written out (1: one).
+    pub unroll: u32,
     /// Streaming (evict-first) vector stores of the outputs.
     pub streaming: bool,
 }

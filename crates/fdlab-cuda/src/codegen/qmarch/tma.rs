@@ -402,6 +402,10 @@ impl<'a> Tma<'a> {
                 g.line(4, &format!("{ty} {};", names.join(", ")));
             }
         }
+        if p.unroll > 1 {
+            // Written out by the compiler: the partial sums change names instead of moving.
+            g.line(4, &format!("#pragma unroll {}", p.unroll));
+        }
         g.line(4, "for (int a = base; a < mend; ++a) {");
         g.line(5, "const int k = a - base;");
         g.line(
