@@ -325,20 +325,18 @@ fn point_setup(g: &mut String, spec: &PassSpec, column: bool) {
             g.push_str("    si[q] = lx + 1;\n");
         }
     }
-    if fixed {
+    if three {
         g.push_str("    own[q] = lx >= K && lx < SX - K && ly >= K && ly < SY - K && gx < nx && gy < no;\n");
         if !periodic {
             g.push_str("    in[q] = gx >= 0 && gx < nx && gy >= 0 && gy < no;\n");
         }
-    } else if three {
-        g.push_str("    own[q] = lx >= K && lx < SX - K && ly >= K && ly < SY - K && gx < nx && gy < no;\n");
-        if periodic {
+        // A fixed column addresses its points from b0 instead.
+        if !fixed && periodic {
             let _ = writeln!(
                 g,
                 "    off[q] = fd_tb_mod(gx, nx) + ({oty})nx * fd_tb_mod(gy, no);"
             );
-        } else {
-            g.push_str("    in[q] = gx >= 0 && gx < nx && gy >= 0 && gy < no;\n");
+        } else if !fixed {
             let _ = writeln!(g, "    off[q] = in[q] ? gx + ({oty})nx * gy : 0;");
         }
     } else {
