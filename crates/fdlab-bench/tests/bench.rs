@@ -298,6 +298,11 @@ fn built_in_search_holds_the_measured_winners() {
         ("lap2d-5pt", Precision::F32, "zmarch-64x1-v4-c8-u8-r1"),
         ("d1y-8th", Precision::F32, "pencil-64x64-t4x64-w"),
         ("d1z-8th", Precision::F32, "smarch-64x4-r2-c256-p2-v4"),
+        (
+            "gradient-8th",
+            Precision::F32,
+            "qmarch-32x16-r2-c512-v2-w3a",
+        ),
         // Split slots (docs/performance.md, "TMA: requests and alignment").
         ("lap3d-25pt", Precision::F64, "qmarch-32x16-r2-c256-v2-w2a"),
         ("lap3d-25pt", Precision::F32, "qmarch-32x16-r2-c256-v4-w2a"),
