@@ -332,9 +332,10 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
             // a radius-4 march-axis stencil feels most (H200 d/dz, 256 planes: 89.5–90.7% of
             // the copy against 88.2–89.6% for 64).
             if let Some(vec) = [4, 2].into_iter().find(|&v| v <= copy) {
-                for chunk in [128, 256] {
+                for chunk in [128, 256, 512] {
                     out.push(smarch(64, 4, 2, chunk, 2, vec));
                 }
+                out.push(smarch(64, 4, 2, 256, 3, vec));
             }
             // Wide tiles: longer contiguous rows per plane.
             for (by, rows) in [(4, 1), (4, 2)] {
