@@ -271,9 +271,9 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
     }
     // Short chunks with deep unrolling for the 2-D marches: on the H100 the 2-D Laplacian went
     // 88.5 → 94.9% with 16-row chunks of 8 rows per iteration (`zmarch-256x1-v4-c16-u8-r1`),
-    // and 86.1 → 89.9% on the H200. On the H200 smaller blocks of the same rows win again
-    // (64 or 128 threads: 92.4% against 90.6% for 256, four rounds): the registers of a deep
-    // unroll fit more small blocks than large ones on an SM.
+    // and 86.1 → 89.9% on the H200. On the H200 smaller blocks win again, with 8-row chunks
+    // (`zmarch-64x1-v4-c8-u8-r1`: mean 92.7% against 91.0% for 256 threads and 16 rows over
+    // six alternated rounds; 128 threads in between).
     if case.grid.dims().len() == 2 {
         for &vec in vecs.iter().filter(|&&v| nx.is_multiple_of(v as usize)) {
             for bx in [1024 / vec, 256 / vec, 512 / vec] {
@@ -508,7 +508,7 @@ pub fn candidates(case: &Case) -> Vec<Strategy> {
                 out.push(split(512 / size, 16, 1, 128, copy, true));
                 out.push(split(64, 16, 2, 256, 2, true));
                 // The H200's: three copies in flight over 512-plane chunks (a whole 512³
-                // column, no planes re-read): 91.0–91.2% against 85.9–86.6% for two copies
+                // column, no planes re-read): 91.0–91.5% against 85.9–86.6% for two copies
                 // and 256 planes.
                 if copy == 4 {
                     let mut deep = split(64, 16, 2, 512, 2, false);
