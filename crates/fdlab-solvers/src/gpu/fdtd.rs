@@ -19,13 +19,14 @@
 //! the fields after each half step ([`super::fdtd_tfsf`]), so a case with them runs the two
 //! half-step kernels.
 
+use super::fdtd_choices::{fused_wanted, launch, media_wanted};
 use super::fdtd_dispersive::{drude_config, DrudeCells, PoleBranch, PoleCells};
 use super::fdtd_fused;
 use super::fdtd_kernels::comp;
 use super::fdtd_media::media_index;
 use super::fdtd_monitors::DeviceMonitors;
 use super::fdtd_points::Points;
-use super::fdtd_sources::{fused_wanted, launch, media_wanted, sources, FdtdSources};
+use super::fdtd_sources::{sources, FdtdSources};
 use super::fdtd_tfsf::DeviceWaves;
 use super::kernels::Launch;
 use super::{driver, launch_config, tag, Gpu};
@@ -578,7 +579,7 @@ impl<T: CudaScalar> Stepper for FdtdGpu<T> {
         }
         let mut i = 0;
         while i < steps {
-            // Monitors rule a pass out (`fdtd_sources::single_steps_because`).
+            // Monitors rule a pass out (`fdtd_choices::single_steps_because`).
             if i + 1 < steps && self.has_pass() {
                 self.queue_pass(i)?;
                 i += 2;

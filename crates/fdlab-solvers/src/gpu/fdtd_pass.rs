@@ -43,9 +43,9 @@
 //! loads and hands them to the second step in a register, which leaves the second step one
 //! round trip to memory (its `J¹`) instead of two.
 
+use super::fdtd_choices::{drude_ahead_wanted, drude_carry, drude_loads, DrudeCarry, DrudeLoads};
 use super::fdtd_fused::{column_prologue, common_params, head, media_table, Core};
 use super::fdtd_kernels::{e_update, h_update, FdtdSpec, Psi, AXN, IDX, MEDIA, N};
-use super::fdtd_sources::{drude_ahead_wanted, drude_carry, drude_loads, DrudeCarry, DrudeLoads};
 use super::kernels::value_bytes;
 use std::fmt::Write;
 

@@ -5,6 +5,7 @@
 
 mod cpml_kernels;
 mod fdtd;
+mod fdtd_choices;
 mod fdtd_dispersive;
 mod fdtd_fused;
 mod fdtd_kernels;
@@ -513,12 +514,23 @@ fn from_padded<T: CudaScalar>(
 /// Whether the GPU FDTD stepper runs `s` two steps a pass (it runs one where Lorentz or
 /// Debye media, monitors or plane waves act between the steps, or with `FDLAB_FDTD_PASS=0`).
 pub fn fdtd_runs_passes(s: &crate::fdtd::FdtdSetup) -> bool {
-    fdtd_sources::single_steps_because(s).is_none()
+    fdtd_choices::single_steps_because(s).is_none()
 }
 
 /// Whether a GPU can run the solvers here, or why not (one line).
 pub fn available() -> std::result::Result<(), String> {
     fdlab_cuda::probe().map(|_| ()).map_err(|e| e.to_string())
+}
+
+/// The FDTD setup of one of the example cases (`examples/cases/NAME`), for tests.
+#[cfg(test)]
+pub(crate) fn fdtd_example(name: &str) -> crate::fdtd::FdtdSetup {
+    let path = format!("{}/../../examples/cases/{name}", env!("CARGO_MANIFEST_DIR"));
+    let case = crate::Case::load(&path).expect("example case");
+    match crate::setup::prepare(&case).expect("valid case").setup {
+        crate::setup::Setup::Fdtd(s) => s,
+        _ => panic!("{name} is not an FDTD case"),
+    }
 }
 
 #[cfg(test)]

@@ -1,8 +1,8 @@
 //! How a one- or two-step kernel's blocks cover the grid: the tile, where the blocks start,
 //! and the box of blocks clear of the CPML layers with the kernel that steps them.
 
+use super::super::fdtd_choices::{core_wanted, side_stream_wanted, z_aligned_wanted};
 use super::super::fdtd_fused::{core_blocks, z_origin, Box3, Halo};
-use super::super::fdtd_sources::{core_wanted, side_stream_wanted, z_aligned_wanted};
 use super::super::kernels::Launch;
 use super::super::{driver, Gpu};
 use crate::fdtd::Boundary;
@@ -305,8 +305,8 @@ pub(super) fn second_copies<T: CudaScalar>(
 #[cfg(test)]
 mod tests {
     use super::{place, within, Blocks, Box3, Halo, Launch};
+    use crate::gpu::fdtd_choices::pass_launch;
     use crate::gpu::fdtd_pass::TWO_STEPS;
-    use crate::gpu::fdtd_sources::pass_launch;
 
     /// The blocks of a two-step pass with a CPML in values of `bytes` bytes over a grid of `n`
     /// cells with layers of `thickness` (no kernels, no streams), and the box of core blocks.

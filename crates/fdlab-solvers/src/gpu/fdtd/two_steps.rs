@@ -5,12 +5,11 @@
 use super::blocks::{flat, periodic, within, Blocks};
 use super::{coefficients, fused_args, CpmlAxis, FdtdGpu};
 use crate::fdtd::Boundary;
+use crate::gpu::fdtd_choices::{drude_first_wanted, drude_layers_wanted, drude_stream_wanted};
 use crate::gpu::fdtd_dispersive::DrudeCells;
 use crate::gpu::fdtd_fused::Box3;
 use crate::gpu::fdtd_pass::TWO_STEPS;
-use crate::gpu::fdtd_sources::{
-    drude_first_wanted, drude_layers_wanted, drude_stream_wanted, FdtdSources,
-};
+use crate::gpu::fdtd_sources::FdtdSources;
 use crate::gpu::{driver, Gpu};
 use crate::Result;
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
