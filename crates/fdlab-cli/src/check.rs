@@ -201,9 +201,8 @@ fn solver_checks(
             && (!only_fdtd || matches!(c.setup, fdlab_solvers::setup::Setup::Fdtd(_)))
     };
     use fdlab_solvers::case::PrecisionName;
-    use fdlab_solvers::conformance::{
-        cases, gpu, reference, run_all, run_temporal, temporal_cases,
-    };
+    use fdlab_solvers::conformance::{cases, gpu, reference, run_all};
+    use fdlab_solvers::temporal_checks::{run_temporal, temporal_cases};
     let on_gpu = backend.device().is_some();
     let wanted: Vec<PrecisionName> = precisions
         .iter()
@@ -267,7 +266,7 @@ fn solver_checks(
         pb.finish_and_clear();
     }
     if on_gpu && !only_decomposed && !only_temporal {
-        let passes = fdlab_solvers::conformance::fdtd_pass_cases(&cases);
+        let passes = fdlab_solvers::temporal_checks::fdtd_pass_cases(&cases);
         println!(
             "solvers: {} FDTD cases with two steps a pass (every boundary, CPML layers, point sources and probes): fields and probe traces after 100 steps bit-equal to the GPU's single steps",
             passes.len()
@@ -275,7 +274,7 @@ fn solver_checks(
         let pb = progress_bar(passes.len() as u64);
         pb.set_message("FDTD two steps a pass");
         for (i, c) in passes.into_iter().enumerate() {
-            results.push(fdlab_solvers::conformance::fdtd_pass_check(c));
+            results.push(fdlab_solvers::temporal_checks::fdtd_pass_check(c));
             pb.set_position(i as u64 + 1);
         }
         pb.finish_and_clear();

@@ -5,8 +5,8 @@ mod fdtd_shapes;
 mod fdtd_spec;
 mod fdtd_waves;
 
+use crate::error::{Error, Result};
 use crate::physics::{check_order, heat_dt_limit, wave_dt_limit};
-use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 

@@ -5,8 +5,8 @@
 //! the complete new checkpoint or none, and never touches the previous one.
 
 use crate::error::io_err;
+use crate::error::{Error, Result};
 use crate::stepper::StatePart;
-use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::fs::File;
 use std::io::Write;
@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 pub struct Header {
     /// fdlab version that wrote it.
     pub version: String,
-    /// Hash of the case (see [`crate::Case::hash`]).
+    /// Hash of the case (see [`crate::case::Case::hash`]).
     pub case_hash: u64,
     /// `"f32"` or `"f64"`.
     pub precision: String,

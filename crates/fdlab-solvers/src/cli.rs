@@ -1,6 +1,8 @@
 //! The `fdlab run` command line, so that the CLI wires it with one call.
 
-use crate::{run, validate, Case, Error, Result, RunOptions};
+use crate::case::Case;
+use crate::error::{Error, Result};
+use crate::run::{run, validate, RunOptions};
 use std::path::PathBuf;
 
 /// Usage text of `fdlab run`.

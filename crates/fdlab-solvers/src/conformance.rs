@@ -4,18 +4,16 @@
 //! checkpoint round trips and the non-finite report. `fdlab check --backend cuda` runs it for the GPU steppers.
 
 use crate::case::PrecisionName;
+use crate::error::{Error, Result};
 use crate::fdtd::FdtdCpu;
+use crate::heat::{HeatCpu, HeatSetup};
 use crate::physics::{heat_dt_limit, wave_dt_limit};
-use crate::{
-    Error, HeatCpu, HeatSetup, PointSource, Result, Stepper, WaveBoundary, WaveCpu, WaveSetup,
-};
+use crate::stepper::Stepper;
+use crate::wave::{PointSource, WaveBoundary, WaveCpu, WaveSetup};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 pub use crate::setup::Setup;
-pub use crate::temporal_checks::{
-    fdtd_pass_cases, fdtd_pass_check, run_temporal, temporal_cases, TemporalCase,
-};
 
 /// One conformance case.
 #[derive(Debug, Clone)]
@@ -243,7 +241,7 @@ pub fn example_cases(dir: &std::path::Path) -> Result<Vec<CheckCase>> {
     paths.sort();
     let mut out = Vec::new();
     for path in paths {
-        let case = crate::Case::load(&path)?;
+        let case = crate::case::Case::load(&path)?;
         let prepared = crate::setup::prepare(&case)?;
         let setup = prepared.setup;
         out.push(CheckCase {
@@ -314,7 +312,7 @@ pub fn compare(case: &CheckCase, make: MakeStepper<'_>) -> CheckResult {
         // So do a picture's samples of the last xy plane, every point and every third.
         let n = case.setup.shape();
         for stride in [1, 3] {
-            let plane = crate::PlaneSample {
+            let plane = crate::stepper::PlaneSample {
                 start: n[0] * n[1] * (n[2] - 1),
                 nx: n[0],
                 ny: n[1],
@@ -496,6 +494,7 @@ pub fn run_all(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::temporal_checks::{fdtd_pass_cases, fdtd_pass_check, run_temporal, temporal_cases};
 
     /// The CPU's per-point reference loops pass the same checks as a GPU must (this proves
     /// the harness on machines without one), and a deliberately wrong stepper fails them.

@@ -2,9 +2,9 @@
 //! with every boundary kind, dielectric, lossy and PEC regions, soft and hard sources and
 //! probes of E and H, each plotting another component.
 
+use crate::error::Result;
 use crate::fdtd::CellBox;
 use crate::fdtd::{Boundary, Component, Cpml, FdtdSetup, Grid, PointSource, Shape, Waveform};
-use crate::Result;
 use rand::rngs::SmallRng;
 use rand::Rng;
 

@@ -4,9 +4,9 @@
 
 use crate::case::Case;
 use crate::error::io_err;
+use crate::error::Result;
 use crate::fdtd::{flux, plane_axes, DftMonitor, FluxSpec, Grid};
 use crate::output::write_npy;
-use crate::Result;
 use std::path::Path;
 
 /// Write `probe_N.npy` (one f64 per step) for each probe and `probes.json` describing them.

@@ -1,11 +1,11 @@
 //! Explicit heat / diffusion: `u⁺ = u + Δt κ(x) L u`, any even order, 2-D and 3-D.
 
 use crate::bands::sweep;
+use crate::error::{Error, Result};
 use crate::heat_row::HeatRow;
 use crate::layout::{from_bytes, to_bytes, HaloFill, Layout};
 use crate::physics::second_weights;
 use crate::stepper::{StatePart, Stepper};
-use crate::{Error, Result};
 use fdlab_core::Scalar;
 
 /// Heat equation parameters in backend-neutral form.

@@ -149,7 +149,7 @@ impl Layout {
 /// setup's own boundary (periodic images or zeros) is then not applied.
 pub trait HaloFill<T>: Send {
     /// Fill every halo point of `u` (laid out as `layout`) that the stencil may read.
-    fn fill(&mut self, layout: &Layout, u: &mut [T]) -> crate::Result<()>;
+    fn fill(&mut self, layout: &Layout, u: &mut [T]) -> crate::error::Result<()>;
 }
 
 /// Serialize a padded array as little-endian f64 (exact for f32 and f64).

@@ -35,7 +35,7 @@ mod rows;
 mod run;
 pub mod setup;
 pub mod stepper;
-mod temporal_checks;
+pub mod temporal_checks;
 pub mod wave;
 mod wave_row;
 mod writer;

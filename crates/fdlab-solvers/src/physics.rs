@@ -2,7 +2,7 @@
 //!
 //! Every array here is plain data that a GPU kernel can upload unchanged.
 
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 use fdlab_core::central_weights;
 
 /// Second-derivative weights `w[0..=r]` (centre first, then offsets 1..=r; symmetric) for one

@@ -2,9 +2,11 @@
 //! condition, sources and receivers.
 
 use crate::case::{BoundarySpec, Case, FieldSpec, Initial, Physics, Plan};
+use crate::error::{Error, Result};
+use crate::heat::HeatSetup;
 use crate::output::read_npy;
 use crate::physics::text_mask;
-use crate::{Error, HeatSetup, PointSource, Result, WaveBoundary, WaveSetup};
+use crate::wave::{PointSource, WaveBoundary, WaveSetup};
 
 /// A case ready to run: its plan and the setup of its stepper.
 #[derive(Debug, Clone)]

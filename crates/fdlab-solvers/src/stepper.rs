@@ -1,6 +1,6 @@
 //! The time-stepper interface that every backend implements.
 
-use crate::Result;
+use crate::error::Result;
 
 /// One named part of a stepper's state, as raw little-endian bytes.
 pub type StatePart = (String, Vec<u8>);
@@ -17,7 +17,7 @@ pub(crate) fn state_part<T: fdlab_core::Scalar>(
         .find(|(n, _)| n == name)
         .and_then(|(_, b)| crate::layout::from_bytes(b, len))
         .ok_or_else(|| {
-            crate::Error::Invalid(format!(
+            crate::error::Error::Invalid(format!(
                 "checkpoint state has no {name} of the expected size"
             ))
         })
@@ -86,7 +86,7 @@ impl PlaneSample {
 /// A time-stepping solver on one backend: the CPU one lives in this crate, a GPU one can be
 /// added beside it (it reads the same coefficient arrays from [`crate::physics`]).
 pub trait Stepper: Send {
-    /// Advance `n` time steps. Stops with [`crate::Error::NonFinite`] at the first step that
+    /// Advance `n` time steps. Stops with [`crate::error::Error::NonFinite`] at the first step that
     /// produces NaN or infinity.
     fn advance(&mut self, n: usize) -> Result<()>;
     /// Steps taken so far.

@@ -10,9 +10,12 @@ use crate::conformance::{
     cpu, finish, label, non_finite_after, random_field, relative_error, resume, tolerance,
     CheckCase, CheckResult, MakeStepper, Setup,
 };
+use crate::error::{Error, Result};
 use crate::gpu::temporal::{best_for_k, measured_shapes, Request, Temporal};
+use crate::heat::HeatSetup;
 use crate::physics::{heat_dt_limit, wave_dt_limit};
-use crate::{Error, HeatSetup, Result, Stepper, WaveBoundary, WaveSetup};
+use crate::stepper::Stepper;
+use crate::wave::{WaveBoundary, WaveSetup};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 

@@ -2,11 +2,11 @@
 //! variable velocity, Ricker point sources, receivers and convolutional PML.
 
 use crate::bands::sweep_with;
+use crate::error::{Error, Result};
 use crate::layout::{to_bytes, HaloFill, Layout};
 use crate::physics::{first_weights, ricker, second_weights, CpmlProfile};
 use crate::stepper::{first_bad, first_non_finite, flush, StatePart, Stepper};
 use crate::wave_row::WaveRow;
-use crate::{Error, Result};
 use fdlab_core::Scalar;
 use rayon::prelude::*;
 

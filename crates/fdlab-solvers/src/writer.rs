@@ -7,8 +7,8 @@
 //! lost: [`FieldWriter::finish`] (or dropping the writer) waits for every file. A failed write
 //! stops the writer; the next call returns its error.
 
+use crate::error::{Error, Result};
 use crate::output::{write_npy, write_vti};
-use crate::{Error, Result};
 use std::path::PathBuf;
 use std::sync::mpsc::{sync_channel, SyncSender};
 use std::sync::Arc;

@@ -13,11 +13,11 @@ pub use super::fdtd_spec::{
 };
 pub use super::fdtd_waves::{DirectionName, FluxEntry, PlaneWaveSpec};
 use super::{Case, Plan};
+use crate::error::{Error, Result};
 use crate::fdtd::{
     Boundary, CellBox, Component, Cpml, Debye, Drude, FdtdSetup, Grid, Lorentz, MonitorSpec,
     PointSource,
 };
-use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 
 /// What happens at both ends of one axis.

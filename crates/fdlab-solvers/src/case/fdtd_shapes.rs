@@ -2,8 +2,8 @@
 
 use super::fdtd_spec::{extent, MaterialBox};
 use super::Case;
+use crate::error::Result;
 use crate::fdtd::{Grid, Shape};
-use crate::Result;
 
 /// The cells `m` fills, or an error naming the key under `key` (e.g. `fdtd.materials[0]`).
 pub(super) fn shape(case: &Case, key: &str, grid: &Grid, m: &MaterialBox) -> Result<Shape> {

@@ -2,8 +2,8 @@
 //! and axes as a case file names them, and the grid's physical extent.
 
 use super::Case;
+use crate::error::Result;
 use crate::fdtd::{Grid, Waveform};
-use crate::Result;
 use serde::{Deserialize, Serialize};
 
 /// Finite and above zero.

@@ -2,8 +2,8 @@
 
 use super::fdtd_spec::{waveform, WaveformKeys, WaveformName};
 use super::Case;
+use crate::error::Result;
 use crate::fdtd::{CellBox, Component, FluxSpec, Grid, PlaneWave};
-use crate::Result;
 use serde::{Deserialize, Serialize};
 
 const AXES: [&str; 3] = ["x", "y", "z"];

@@ -2,7 +2,7 @@
 //! `σ`, `κ` and `α` at a depth into the layer, turned into the update's coefficients
 //! (the layers themselves are in [`super::cpml`]).
 
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 const AXES: [&str; 3] = ["x", "y", "z"];
 

@@ -25,7 +25,7 @@
 //! Only dispersive cells store `P` (one list per E component and model), like the Drude `J`.
 
 use super::grid::{Component, Fields, Grid};
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 use fdlab_core::Scalar;
 
 /// One-pole Lorentz parameters, normalized units: `ε(ω) = ε∞ + Δε ω0²/(ω0² − ω² − 2iδω)`.

@@ -15,7 +15,7 @@
 //! `Δt ≤ 1/sqrt(1/dx² + 1/dy² + 1/dz² + ωp²/4)` (see [`dt_limit`]); damping only helps.
 
 use super::grid::{Component, Fields, Grid};
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 use fdlab_core::Scalar;
 
 /// The Drude parameters of a cell, normalized units (`c = ε0 = μ0 = 1`).

@@ -15,7 +15,7 @@
 use super::grid::{Component, Grid};
 use super::monitor::{self, plane_axes, DftMonitor, MonitorSpec};
 use super::Fdtd;
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 use fdlab_core::Scalar;
 
 const AXES: [&str; 3] = ["x", "y", "z"];

@@ -1,7 +1,7 @@
 //! The Yee grid: shape, spacing, boundaries, field components and their staggered positions.
 
 use super::cpml_profile::Cpml;
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 use fdlab_core::Scalar;
 
 /// What happens at both ends of one axis.

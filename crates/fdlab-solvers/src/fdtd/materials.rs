@@ -6,7 +6,7 @@ use super::dispersion::{lorentz_dt_limit, Debye, Lorentz};
 use super::drude::{self, Drude};
 use super::grid::Grid;
 use super::Fdtd;
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 use fdlab_core::Scalar;
 
 /// The cells a material fills.

@@ -30,7 +30,7 @@
 //! over the layer cells after each fused half step.
 //!
 //! `fdlab run` takes these simulations from case files with `physics = "fdtd"` (see [`crate::case::fdtd`]
-//! for the `[fdtd]` table); [`FdtdCpu`] puts one behind the [`crate::Stepper`] interface.
+//! for the `[fdtd]` table); [`FdtdCpu`] puts one behind the [`crate::stepper::Stepper`] interface.
 //!
 //! ```
 //! use fdlab_solvers::fdtd::{Boundary, Component, Fdtd, Grid, PointSource, Waveform};
@@ -90,7 +90,7 @@ pub use source::{PointSource, Waveform};
 pub use stepper::FdtdCpu;
 pub use tfsf::PlaneWave;
 
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 use fdlab_core::Scalar;
 
 /// A Yee-grid simulation: fields, medium, sources and probes.

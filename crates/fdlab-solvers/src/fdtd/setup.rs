@@ -47,6 +47,6 @@ pub struct FdtdSetup {
     pub monitors: Vec<MonitorSpec>,
     /// The run's duration `steps·dt`, which the monitors were checked against.
     pub duration: f64,
-    /// Component that [`crate::Stepper::field`] returns.
+    /// Component that [`crate::stepper::Stepper::field`] returns.
     pub plot: Component,
 }

@@ -2,9 +2,9 @@
 //! fdtd cases with the same loop, outputs, progress bar and checkpoints as heat and wave.
 
 use super::{Fdtd, FdtdSetup, Fields};
+use crate::error::{Error, Result};
 use crate::layout::to_bytes;
 use crate::stepper::{first_non_finite, StatePart, Stepper};
-use crate::{Error, Result};
 use fdlab_core::Scalar;
 
 /// A case-file FDTD run on the CPU: the simulation, the plotted component and the probe

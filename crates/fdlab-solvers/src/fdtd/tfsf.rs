@@ -18,7 +18,7 @@
 use super::grid::{Component, Fields, Grid};
 use super::source::Waveform;
 use super::Fdtd;
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 use fdlab_core::Scalar;
 
 const AXES: [&str; 3] = ["x", "y", "z"];

@@ -30,10 +30,10 @@ use super::fdtd_sources::{sources, FdtdSources};
 use super::fdtd_tfsf::DeviceWaves;
 use super::kernels::Launch;
 use super::{driver, launch_config, tag, Gpu};
+use crate::error::Result;
 use crate::fdtd::{Boundary, Component, FdtdCpu, FdtdSetup};
 use crate::layout::to_bytes;
 use crate::stepper::{StatePart, Stepper};
-use crate::Result;
 use blocks::Blocks;
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use fdlab_cuda::{CudaScalar, Kernel};
@@ -622,7 +622,7 @@ impl<T: CudaScalar> Stepper for FdtdGpu<T> {
         self.gpu.download_range_f64(self.plotted(), range)
     }
 
-    fn plane(&self, p: crate::PlaneSample) -> Result<Vec<f64>> {
+    fn plane(&self, p: crate::stepper::PlaneSample) -> Result<Vec<f64>> {
         self.gpu.download_plane_f64(self.plotted(), p)
     }
 

@@ -3,8 +3,8 @@
 //! CPU), advanced and applied by small kernels around the step.
 
 use super::Gpu;
+use crate::error::{Error, Result};
 use crate::fdtd::drude::BranchView;
-use crate::{Error, Result};
 use cudarc::driver::{CudaSlice, LaunchConfig};
 use fdlab_cuda::Kernel;
 use std::sync::Arc;

@@ -4,8 +4,8 @@
 
 use super::fdtd_kernels::comp;
 use super::{driver, Gpu};
+use crate::error::Result;
 use crate::fdtd::{FdtdSetup, Waveform};
-use crate::Result;
 use cudarc::driver::{CudaSlice, LaunchArgs, PushKernelArg};
 use fdlab_cuda::codegen::CudaSource;
 use fdlab_cuda::Kernel;

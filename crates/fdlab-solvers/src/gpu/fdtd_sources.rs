@@ -9,8 +9,8 @@ use super::fdtd_fused::{self, Core};
 use super::fdtd_kernels::{self, FdtdSpec};
 use super::kernels::Launch;
 use super::{cuda_type, fdtd_pass, precision_of};
+use crate::error::Result;
 use crate::fdtd::FdtdSetup;
-use crate::Result;
 use fdlab_cuda::codegen::CudaSource;
 use fdlab_cuda::CudaScalar;
 

@@ -6,8 +6,8 @@
 
 use super::fdtd_kernels::comp;
 use super::{driver, Gpu};
+use crate::error::Result;
 use crate::fdtd::tfsf::{Correction, IncidentPlan, PlaneWaves};
-use crate::Result;
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use fdlab_core::Precision;
 use fdlab_cuda::codegen::CudaSource;

@@ -8,9 +8,10 @@ use super::{
     cuda_type, driver, march_order, march_sizes, precision_of, tag, DeviceStepper, Gpu,
     StepExchange,
 };
+use crate::error::{Error, Result};
+use crate::heat::HeatSetup;
 use crate::layout::Layout;
 use crate::stepper::{StatePart, Stepper};
-use crate::{Error, HeatSetup, Result};
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use fdlab_cuda::codegen::CudaSource;
 use fdlab_cuda::{CudaScalar, Kernel};
@@ -387,7 +388,7 @@ impl<T: CudaScalar> Stepper for HeatGpu<T> {
         self.gpu.download_range_f64(&self.u, range)
     }
 
-    fn plane(&self, p: crate::PlaneSample) -> Result<Vec<f64>> {
+    fn plane(&self, p: crate::stepper::PlaneSample) -> Result<Vec<f64>> {
         self.gpu.download_plane_f64(&self.u, p)
     }
 

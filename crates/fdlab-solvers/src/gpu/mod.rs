@@ -56,8 +56,8 @@ pub trait StepExchange<T>: Send {
 
 /// A GPU stepper that can run as one slab of a decomposed grid (one step per pass: a fused
 /// multi-step pass would need halos as deep as its steps).
-pub trait DeviceStepper<T>: crate::Stepper {
-    /// As [`crate::Stepper::advance`], with `exchange` around every step.
+pub trait DeviceStepper<T>: crate::stepper::Stepper {
+    /// As [`crate::stepper::Stepper::advance`], with `exchange` around every step.
     fn advance_with(&mut self, steps: usize, exchange: &mut dyn StepExchange<T>) -> Result<()>;
     /// The stream every step is queued on.
     fn stream(&self) -> Arc<CudaStream>;
@@ -126,9 +126,9 @@ pub fn device_count() -> std::result::Result<usize, String> {
     fdlab_cuda::probe().map_err(|e| e.to_string())
 }
 
+use crate::error::{Error, Result};
 use crate::layout::Layout;
 use crate::stepper::PlaneSample;
-use crate::{Error, Result};
 use cudarc::driver::{
     CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits,
 };
@@ -388,7 +388,7 @@ pub fn kernel_sources(
 /// without a GPU, to compile every variant with NVRTC anywhere); `None` where temporal
 /// blocking does not apply (order above 2, κ varying) or the request turns it off.
 pub fn heat_pass_source(
-    setup: &crate::HeatSetup,
+    setup: &crate::heat::HeatSetup,
     precision: crate::case::PrecisionName,
     request: temporal::Request,
 ) -> Result<Option<(CudaSource, temporal::Temporal)>> {
@@ -402,7 +402,7 @@ pub fn heat_pass_source(
 /// else the default) and its shape, generated without a GPU; `None` where temporal blocking
 /// does not apply (a CPML, sources or receivers) or the request turns it off.
 pub fn wave_pass_source(
-    setup: &crate::WaveSetup,
+    setup: &crate::wave::WaveSetup,
     precision: crate::case::PrecisionName,
     request: Option<temporal::Request>,
 ) -> Result<Option<(CudaSource, wave_pass::WaveShape)>> {
@@ -526,7 +526,7 @@ pub fn available() -> std::result::Result<(), String> {
 #[cfg(test)]
 pub(crate) fn fdtd_example(name: &str) -> crate::fdtd::FdtdSetup {
     let path = format!("{}/../../examples/cases/{name}", env!("CARGO_MANIFEST_DIR"));
-    let case = crate::Case::load(&path).expect("example case");
+    let case = crate::case::Case::load(&path).expect("example case");
     match crate::setup::prepare(&case).expect("valid case").setup {
         crate::setup::Setup::Fdtd(s) => s,
         _ => panic!("{name} is not an FDTD case"),

@@ -13,10 +13,11 @@ use super::{
     cuda_type, driver, env_count, march_order, march_sizes, precision_of, tag, DeviceStepper, Gpu,
     StepExchange,
 };
+use crate::error::{Error, Result};
 use crate::layout::{to_bytes, Layout};
 use crate::physics::CpmlProfile;
 use crate::stepper::{StatePart, Stepper};
-use crate::{Error, Result, WaveSetup};
+use crate::wave::WaveSetup;
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use fdlab_cuda::codegen::CudaSource;
 use fdlab_cuda::{CudaScalar, Kernel};
@@ -389,7 +390,7 @@ pub(super) fn pass_source<T: CudaScalar>(
     s: &WaveSetup,
     request: Option<Request>,
 ) -> Result<Option<(CudaSource, WaveShape)>> {
-    let blockable = !matches!(s.boundary, crate::WaveBoundary::Cpml { .. })
+    let blockable = !matches!(s.boundary, crate::wave::WaveBoundary::Cpml { .. })
         && s.sources.is_empty()
         && s.receivers.is_empty();
     if !blockable {
@@ -412,7 +413,7 @@ pub(super) fn pass_source<T: CudaScalar>(
     let spec = WavePassSpec {
         ty: cuda_type::<T>(),
         dim: s.dim,
-        periodic: s.boundary == crate::WaveBoundary::Periodic,
+        periodic: s.boundary == crate::wave::WaveBoundary::Periodic,
         w2: march_order(&co.w2, s.dim, vec![0.0; r + 1]),
         w0: co.w0,
         s: shape,
@@ -587,7 +588,7 @@ pub(super) fn sources<T: CudaScalar>(
         ty,
         r,
         three: s.dim == 3,
-        periodic: s.boundary == crate::WaveBoundary::Periodic,
+        periodic: s.boundary == crate::wave::WaveBoundary::Periodic,
         w2: march_order(&co.w2, s.dim, vec![0.0; r + 1]),
         w0: co.w0,
         launch,
@@ -716,7 +717,7 @@ impl<T: CudaScalar> Stepper for WaveGpu<T> {
         self.gpu.download_range_f64(&self.p, range)
     }
 
-    fn plane(&self, p: crate::PlaneSample) -> Result<Vec<f64>> {
+    fn plane(&self, p: crate::stepper::PlaneSample) -> Result<Vec<f64>> {
         self.gpu.download_plane_f64(&self.p, p)
     }
 

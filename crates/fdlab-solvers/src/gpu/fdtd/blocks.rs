@@ -5,8 +5,8 @@ use super::super::fdtd_choices::{core_wanted, side_stream_wanted, z_aligned_want
 use super::super::fdtd_fused::{core_blocks, z_origin, Box3, Halo};
 use super::super::kernels::Launch;
 use super::super::{driver, Gpu};
+use crate::error::Result;
 use crate::fdtd::Boundary;
-use crate::Result;
 use cudarc::driver::{sys, CudaEvent, CudaSlice, CudaStream, LaunchConfig};
 use fdlab_cuda::codegen::CudaSource;
 use fdlab_cuda::{CudaScalar, Kernel};

@@ -4,6 +4,7 @@
 
 use super::blocks::{flat, periodic, within, Blocks};
 use super::{coefficients, fused_args, CpmlAxis, FdtdGpu};
+use crate::error::Result;
 use crate::fdtd::Boundary;
 use crate::gpu::fdtd_choices::{drude_first_wanted, drude_layers_wanted, drude_stream_wanted};
 use crate::gpu::fdtd_dispersive::DrudeCells;
@@ -11,7 +12,6 @@ use crate::gpu::fdtd_fused::Box3;
 use crate::gpu::fdtd_pass::TWO_STEPS;
 use crate::gpu::fdtd_sources::FdtdSources;
 use crate::gpu::{driver, Gpu};
-use crate::Result;
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use fdlab_cuda::{CudaScalar, Kernel};
 use std::sync::Arc;
@@ -114,7 +114,7 @@ impl<T: CudaScalar> Pass<T> {
                         layers: None,
                     })
                 }
-                (Some(_), None) => return Err(crate::Error::Invalid(
+                (Some(_), None) => return Err(crate::error::Error::Invalid(
                     "the two-step kernels were generated for Drude media the stepper does not hold"
                         .into(),
                 )),
@@ -229,7 +229,7 @@ impl<T: CudaScalar> FdtdGpu<T> {
             }
             if pass.points {
                 let Some(pt) = self.points.as_mut() else {
-                    return Err(crate::Error::Invalid(
+                    return Err(crate::error::Error::Invalid(
                         "the two-step kernel takes point sources the stepper does not hold".into(),
                     ));
                 };
