@@ -1,6 +1,8 @@
 //! Boundary conditions, as the index a stencil reads outside the grid maps to.
 
-use crate::{Error, Grid, Region, Result, Stencil, AXIS_NAMES};
+use crate::error::{Error, Result};
+use crate::grid::{Grid, Region, AXIS_NAMES};
+use crate::stencil::Stencil;
 
 /// How a stencil treats points outside the grid. Kernels update points; a boundary says where
 /// reads that leave the grid land (halo filling), or that such points are not computed.

@@ -4,10 +4,12 @@
 //! boundary. [`check_case`] draws a random input, poisons the outputs with NaN, runs the
 //! reference and the implementation under test, and compares every point.
 
-use crate::{
-    compare, max_abs, Axis, Boundary, Field, FieldView, FieldViewMut, Grid, Mismatch, Scalar,
-    Stencil,
-};
+use crate::boundary::Boundary;
+use crate::field::{Field, FieldView, FieldViewMut};
+use crate::grid::{Axis, Grid};
+use crate::metrics::{compare, max_abs, Mismatch};
+use crate::scalar::Scalar;
+use crate::stencil::Stencil;
 
 /// One conformance case.
 #[derive(Debug, Clone)]

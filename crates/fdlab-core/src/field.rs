@@ -1,6 +1,8 @@
 //! Owned, view and mutable-view fields of one scalar type on a grid.
 
-use crate::{Error, Grid, Result, Scalar};
+use crate::error::{Error, Result};
+use crate::grid::Grid;
+use crate::scalar::Scalar;
 use rand::{Rng, SeedableRng};
 
 fn check_len(grid: &Grid, len: usize) -> Result<()> {

@@ -4,7 +4,7 @@
 //! Math. Comp. 51 (1988). Computing in rationals makes the tables exact, so tests can compare
 //! them with published fractions and `f64` weights are correctly rounded.
 
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 use num_bigint::BigInt;
 use num_rational::BigRational;
 use num_traits::{One, ToPrimitive, Zero};

@@ -1,6 +1,6 @@
 //! Structured grids: 1 to 3 axes, x contiguous, per-axis spacing.
 
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// Largest number of points fdlab accepts in one grid (2^40, 8 TiB of `f64`): anything larger is
 /// surely a typo.

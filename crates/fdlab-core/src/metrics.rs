@@ -1,7 +1,8 @@
 //! Error metrics: RMS and MAX error against an analytic answer, and point-by-point comparison
 //! of an implementation with the reference.
 
-use crate::{Grid, Region, Scalar};
+use crate::grid::{Grid, Region};
+use crate::scalar::Scalar;
 
 /// RMS and MAX absolute error over a region, as the published runs print them.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]

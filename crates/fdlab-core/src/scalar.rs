@@ -82,12 +82,12 @@ impl Display for Precision {
 }
 
 impl std::str::FromStr for Precision {
-    type Err = crate::Error;
-    fn from_str(s: &str) -> crate::Result<Self> {
+    type Err = crate::error::Error;
+    fn from_str(s: &str) -> crate::error::Result<Self> {
         match s.to_ascii_lowercase().as_str() {
             "f32" | "float" | "single" => Ok(Precision::F32),
             "f64" | "double" => Ok(Precision::F64),
-            _ => Err(crate::Error::Unknown {
+            _ => Err(crate::error::Error::Unknown {
                 kind: "precision",
                 name: s.to_string(),
                 valid: vec!["f32".into(), "f64".into()],

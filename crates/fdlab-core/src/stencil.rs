@@ -1,7 +1,8 @@
 //! Stencils: weighted sums of neighbours, with their weights already divided by the spacing.
 
+use crate::error::{Error, Result};
 use crate::fornberg::{central_radius, central_weights};
-use crate::{Axis, Error, Grid, Result, AXIS_NAMES};
+use crate::grid::{Axis, Grid, AXIS_NAMES};
 
 /// One term of a stencil: `weight · u[i + offset]`.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -14,7 +14,7 @@
 //! assert_eq!(src, dst);
 //! ```
 
-use crate::Par;
+use crate::par::Par;
 use fdlab_core::{Error, Result};
 use rayon::prelude::*;
 use std::time::Instant;

@@ -1,7 +1,7 @@
 //! The reference executor: plain loops, one point at a time, every read through the boundary
 //! map. Simple, slow and obviously right; everything else is compared with it.
 
-use crate::check_apply;
+use crate::check::check_apply;
 use fdlab_core::{Boundary, FieldView, FieldViewMut, Result, Scalar, Stencil};
 
 /// Applies each stencil to `input`, writing output `o` with stencil `o`, at every computed point

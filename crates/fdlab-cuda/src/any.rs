@@ -1,8 +1,11 @@
 //! Fields and plans whose precision is run-time data (read from a case file or a command
 //! line), with a typed error where the precisions of a plan and a field differ.
 
-use crate::field::FieldMeta;
-use crate::{Device, DeviceField, Error, Plan, PlanOptions, Result, Strategy};
+use crate::device::Device;
+use crate::error::{Error, Result};
+use crate::field::{DeviceField, FieldMeta};
+use crate::plan::{Plan, PlanOptions};
+use crate::strategy::Strategy;
 use fdlab_core::{Boundary, Grid, Precision, Stencil};
 
 /// A [`DeviceField`] of either precision.
@@ -230,7 +233,7 @@ mod tests {
         shareable::<Plan<f64>>();
         shareable::<AnyPlan>();
         shareable::<AnyField>();
-        shareable::<crate::Stream>();
-        shareable::<crate::Event>();
+        shareable::<crate::stream::Stream>();
+        shareable::<crate::stream::Event>();
     }
 }

@@ -1,7 +1,7 @@
 //! Which strategy a plan runs: the user's, the tuner's, the device class's measured default,
 //! or a heuristic from the stencils' shape, in that order.
 
-use crate::{SmCopy, Strategy};
+use crate::strategy::{SmCopy, Strategy};
 use fdlab_core::{Boundary, Grid, Precision, Stencil, StencilKind};
 use std::str::FromStr;
 
@@ -13,9 +13,9 @@ use std::str::FromStr;
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Choice {
-    /// The user named it ([`crate::PlanOptions::strategy`]).
+    /// The user named it ([`crate::plan::PlanOptions::strategy`]).
     Explicit,
-    /// The tuner measured it on this device ([`crate::PlanOptions::tuned`]).
+    /// The tuner measured it on this device ([`crate::plan::PlanOptions::tuned`]).
     Tuned,
     /// The built-in winner measured on this class of device.
     DeviceDefault,

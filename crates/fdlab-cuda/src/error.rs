@@ -58,16 +58,17 @@ pub enum Error {
     /// Not enough free device memory, found before allocating.
     #[error(
         "out of device memory: needs {:.2} GiB, {:.2} GiB free ({needed} bytes asked, \
-         {free} free, {margin} kept for the driver); use a smaller grid or free device memory",
+         {free} free, {kept} kept for the driver); use a smaller grid or free device memory",
         gib(*needed),
-        gib(*free),
-        margin = crate::memory::MARGIN
+        gib(*free)
     )]
     OutOfMemory {
         /// Bytes needed.
         needed: u64,
         /// Bytes free.
         free: u64,
+        /// Bytes kept free for the context and the driver ([`crate::memory::MARGIN`]).
+        kept: u64,
     },
     /// A field's shape differs from the plan's (or from the host field it is copied to).
     #[error(
@@ -157,7 +158,7 @@ pub enum Error {
     Model(#[from] fdlab_core::Error),
     /// A strategy name that does not parse; the message gives the nearest valid name.
     #[error(transparent)]
-    Strategy(#[from] crate::StrategyError),
+    Strategy(#[from] crate::strategy::StrategyError),
 }
 
 /// Bytes as GiB, for messages.

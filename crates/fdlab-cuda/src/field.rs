@@ -1,9 +1,9 @@
 //! Fields that live on the device: allocated, filled from and copied back to host
 //! [`Field`]s, and viewed by sub-box.
 
-use crate::error::driver;
+use crate::device::{CudaScalar, Device};
+use crate::error::{driver, Error, Result};
 use crate::stream::Stream;
-use crate::{CudaScalar, Device, Error, Result};
 use cudarc::driver::CudaSlice;
 use fdlab_core::{Field, Grid, Precision, Region};
 

@@ -514,7 +514,7 @@ mod tests {
         assert_eq!(cache.load(key), Lookup::Hit(first.clone()));
         let (again, hit) = cache
             .get_or_compile(key, || {
-                Err(crate::Error::NoNvrtc {
+                Err(crate::error::Error::NoNvrtc {
                     reason: "cached".into(),
                 })
             })

@@ -1,6 +1,6 @@
 //! Device-memory arithmetic, apart from the driver so that it is tested without a GPU.
 
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// Bytes kept free for the context and the driver's own allocations.
 ///
@@ -20,7 +20,11 @@ pub const MARGIN: u64 = 64 << 20;
 pub fn fits(needed: u64, free: u64) -> Result<()> {
     match needed.checked_add(MARGIN) {
         Some(total) if total <= free => Ok(()),
-        _ => Err(Error::OutOfMemory { needed, free }),
+        _ => Err(Error::OutOfMemory {
+            needed,
+            free,
+            kept: MARGIN,
+        }),
     }
 }
 
@@ -37,6 +41,7 @@ pub fn bytes_of(len: usize, elem: usize) -> Result<u64> {
         .ok_or(Error::OutOfMemory {
             needed: u64::MAX,
             free: 0,
+            kept: MARGIN,
         })
 }
 
@@ -60,7 +65,7 @@ mod tests {
         let text = e.to_string();
         assert!(text.contains("needs 1.50 GiB, 0.50 GiB free"), "{text}");
         assert!(
-            matches!(e, Error::OutOfMemory { needed, free } if needed == 3 << 29 && free == 1 << 29)
+            matches!(e, Error::OutOfMemory { needed, free, .. } if needed == 3 << 29 && free == 1 << 29)
         );
     }
 }

@@ -1,7 +1,7 @@
 //! NVRTC: CUDA C → PTX at run time, with a clear error when the library is missing or the
 //! source is wrong.
 
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 use cudarc::nvrtc::{CompileError, CompileOptions, Ptx};
 use std::path::PathBuf;
 

@@ -2,10 +2,13 @@
 //! error, with results compared with a CPU reference the caller supplies (this crate does not
 //! depend on the CPU backend). `fdlab check` runs it; so do this crate's tests where a GPU is.
 
-use crate::{
-    AnyField, AnyPlan, Choice, Coefficients, CudaScalar, Device, DeviceField, Error, Plan,
-    PlanOptions, PlanSpec, Result, Strategy,
-};
+use crate::any::{AnyField, AnyPlan};
+use crate::choose::Choice;
+use crate::device::{CudaScalar, Device};
+use crate::error::{Error, Result};
+use crate::field::DeviceField;
+use crate::plan::{Plan, PlanOptions, PlanSpec};
+use crate::strategy::{Coefficients, Strategy};
 use fdlab_core::{Axis, Boundary, Field, Grid, Precision, Region, Stencil};
 use std::time::Instant;
 
@@ -53,7 +56,7 @@ pub struct Overhead {
     pub n: usize,
     /// Microseconds of host time per [`Plan::apply`], median of batches.
     pub apply_us: f64,
-    /// Microseconds of host time per apply replayed from a [`crate::GraphPlan`].
+    /// Microseconds of host time per apply replayed from a [`crate::plan::GraphPlan`].
     pub graph_us: f64,
     /// Microseconds of device time per apply (events around a batch of applies).
     pub device_us: f64,
@@ -434,7 +437,7 @@ fn prepared(dev: &Device) -> std::result::Result<String, String> {
         strategy: Some(
             "naive-64x4x1"
                 .parse()
-                .map_err(|e: crate::StrategyError| e.to_string())?,
+                .map_err(|e: crate::strategy::StrategyError| e.to_string())?,
         ),
         ..PlanOptions::default()
     };
@@ -738,7 +741,7 @@ mod tests {
 
     #[test]
     fn the_api_selftest_passes_on_a_gpu() {
-        if let Err(why) = crate::probe() {
+        if let Err(why) = crate::device::probe() {
             println!("skipped: {why}");
             return;
         }

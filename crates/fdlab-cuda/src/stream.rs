@@ -1,7 +1,7 @@
 //! Streams and events: queues of device work, and points in them to wait on or time.
 
-use crate::error::driver;
-use crate::{Device, Result};
+use crate::device::Device;
+use crate::error::{driver, Result};
 use cudarc::driver::{sys, CudaEvent, CudaStream};
 use std::sync::Arc;
 

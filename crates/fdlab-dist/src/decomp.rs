@@ -1,7 +1,7 @@
 //! A global grid split over a Cartesian process grid: who owns which block, and who its
 //! neighbours are.
 
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// What lies beyond one face of a subdomain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -3,13 +3,13 @@
 //! the stepper's stream.
 //!
 //! Two exchanges: [`Exchange::Staged`] copies the planes through host memory and the job's
-//! [`crate::Transport`] (any ranks: threads sharing one GPU, MPI processes), and `Exchange::Nccl`
+//! [`crate::transport::Transport`] (any ranks: threads sharing one GPU, MPI processes), and `Exchange::Nccl`
 //! (feature `nccl`) sends them device to device with NCCL, without the host, for ranks on
 //! distinct GPUs of one host.
 
+use crate::error::Result;
 use crate::slab::{self, Slab};
 use crate::transport::{tag, Shared};
-use crate::Result;
 use cudarc::driver::{CudaSlice, CudaStream, PinnedHostSlice};
 use fdlab_cuda::CudaScalar;
 use fdlab_solvers::gpu::{DeviceStepper, HeatGpu, StepExchange, WaveGpu};
@@ -56,7 +56,7 @@ fn halo_error(e: impl std::error::Error + Send + Sync + 'static) -> fdlab_solver
 }
 
 fn driver_error(rank: usize, call: &str, e: cudarc::driver::DriverError) -> fdlab_solvers::Error {
-    halo_error(crate::Error::Transport {
+    halo_error(crate::error::Error::Transport {
         rank,
         detail: format!("{call} failed while exchanging halo planes: {e:?}"),
     })
@@ -175,7 +175,7 @@ impl<T: GpuScalar> StepExchange<T> for Staged<T> {
             let t = tag::HALO + 2 * slab.axis as u32 + phase as u32;
             {
                 let mut tr = transport.lock().map_err(|_| {
-                    halo_error(crate::Error::Transport {
+                    halo_error(crate::error::Error::Transport {
                         rank,
                         detail: "the transport's lock is poisoned".into(),
                     })
@@ -268,7 +268,7 @@ impl<T: GpuScalar> StepExchange<T> for Nccl {
         }
         event(self.stream.wait(&self.computed))?;
         let nccl = |what: &str, e: cudarc::nccl::result::NcclError| {
-            halo_error(crate::Error::Transport {
+            halo_error(crate::error::Error::Transport {
                 rank: self.comm.rank(),
                 detail: format!("NCCL {what} failed while exchanging halo planes: {e:?}"),
             })
@@ -348,7 +348,7 @@ impl<T: GpuScalar> SlabGpu<T> {
                 )
             }
             _ => {
-                return Err(crate::Error::Unsupported(
+                return Err(crate::error::Error::Unsupported(
                     "FDTD cases (only heat and wave are decomposed)".into(),
                 ))
             }
@@ -362,7 +362,7 @@ impl<T: GpuScalar> SlabGpu<T> {
             }),
             #[cfg(feature = "nccl")]
             Exchange::Nccl(id) => {
-                let fail = |what: String| crate::Error::Transport {
+                let fail = |what: String| crate::error::Error::Transport {
                     rank,
                     detail: format!("{what} on GPU {}", placement.ordinal),
                 };

@@ -3,10 +3,12 @@
 //! on one GPU exchanging its halos through the same code path a multi-GPU run uses, against
 //! the same setup stepped whole on that GPU.
 
+use crate::cases;
 use crate::gpu::{Exchange, GpuPlacement, GpuScalar};
+use crate::run::{decompose, last_axis_split};
+use crate::stepper::DistStepper;
 use crate::threads::on_threads;
 use crate::transport::Transport;
-use crate::{cases, decompose, last_axis_split, DistStepper};
 use fdlab_solvers::case::PrecisionName;
 use fdlab_solvers::conformance::{relative_error, CheckResult};
 use fdlab_solvers::gpu::{HeatGpu, WaveGpu};
@@ -104,7 +106,7 @@ fn split<T: GpuScalar>(
     devices: usize,
     exchange: Exchange,
     overlap: bool,
-) -> crate::Result<Answer> {
+) -> crate::error::Result<Answer> {
     let dim = match setup {
         Setup::Heat(s) => s.dim,
         Setup::Wave(s) => s.dim,
@@ -143,7 +145,7 @@ fn check_one(
     overlap: bool,
     how: &str,
 ) -> CheckResult {
-    let run = || -> crate::Result<(Answer, Answer)> {
+    let run = || -> crate::error::Result<(Answer, Answer)> {
         Ok(match c.precision {
             PrecisionName::F64 => {
                 let w = whole::<f64>(&c.setup)?;

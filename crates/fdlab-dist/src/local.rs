@@ -1,8 +1,8 @@
 //! An in-process transport: one thread per rank, one channel per ordered pair of ranks. It
 //! runs decomposed steppers in plain `cargo test`, with no MPI installed.
 
+use crate::error::{Error, Result};
 use crate::transport::{default_timeout, Transport};
-use crate::{Error, Result};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
 use std::time::Duration;
 

@@ -2,8 +2,8 @@
 //! receives polled against a deadline, so that a peer that never answers ends the job instead
 //! of hanging it.
 
+use crate::error::Result;
 use crate::transport::{default_timeout, Transport};
-use crate::Result;
 use mpi::environment::Universe;
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::{Destination, Source};

@@ -1,7 +1,7 @@
 //! One rank's part of a stepper setup: the global setup sliced to its subdomain.
 
 use crate::decomp::Subdomain;
-use crate::Result;
+use crate::error::Result;
 use fdlab_solvers::physics::CpmlProfile;
 use fdlab_solvers::{HeatSetup, WaveSetup};
 

@@ -2,10 +2,10 @@
 //! writes the outputs and shows the progress.
 
 use crate::decomp::Decomposition;
+use crate::error::{Error, Result};
 use crate::gpu::GpuPlacement;
 use crate::stepper::DistStepper;
 use crate::transport::Transport;
-use crate::{Error, Result};
 use fdlab_solvers::case::PrecisionName;
 use fdlab_solvers::setup::{prepare, Setup};
 use fdlab_solvers::{run_stepper, validate, Case, Role, RunOptions, Summary};

@@ -10,7 +10,7 @@
 //! contiguous in memory, so an exchange is four plain copies of `r` planes, with no packing.
 
 use crate::decomp::{Decomposition, Neighbour, Subdomain};
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 use fdlab_solvers::{HeatSetup, WaveBoundary, WaveSetup};
 use std::ops::Range;
 

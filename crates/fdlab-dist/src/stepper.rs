@@ -2,12 +2,12 @@
 //! answers for the whole grid (its field and traces gathered on rank 0).
 
 use crate::decomp::Decomposition;
+use crate::error::{Error, Result};
 use crate::gpu::{GpuPlacement, GpuScalar, SlabGpu};
 use crate::halo::{HaloExchange, Point};
 use crate::part;
 use crate::slab::Slab;
 use crate::transport::{tag, Shared, Transport};
-use crate::{Error, Result};
 use fdlab_core::Scalar;
 use fdlab_solvers::setup::Setup;
 use fdlab_solvers::stepper::StatePart;

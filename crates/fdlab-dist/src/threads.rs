@@ -1,10 +1,10 @@
 //! A job run as threads of this process, one per rank, over [`LocalTransport`]: how one
 //! process drives several GPUs (`fdlab run --gpus N`), and how the checks split a grid on one.
 
+use crate::error::{Error, Result};
 use crate::gpu::{Exchange, GpuPlacement};
 use crate::local::LocalTransport;
 use crate::transport::Transport;
-use crate::{Error, Result};
 use fdlab_solvers::{Case, RunOptions, Summary};
 use std::sync::mpsc::channel;
 use std::sync::Arc;
@@ -103,7 +103,7 @@ pub fn run_on_gpus(
     let (case, opts) = (case.clone(), opts.clone());
     let mut summaries = on_threads(ranks, move |t| {
         let ordinal = t.rank() % devices;
-        crate::run_on(
+        crate::run::run_on(
             &case,
             &opts,
             Box::new(t),

@@ -2,7 +2,7 @@
 //! gather and the receiver traces are built on, so that any message layer (threads, MPI) that
 //! can pair a send with a receive can carry a decomposed run.
 
-use crate::Result;
+use crate::error::Result;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 

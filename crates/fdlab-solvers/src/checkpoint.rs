@@ -4,8 +4,7 @@
 //! then it is renamed into place and the parent is synced: a kill at any moment leaves either
 //! the complete new checkpoint or none, and never touches the previous one.
 
-use crate::error::io_err;
-use crate::error::{Error, Result};
+use crate::error::{io_err, Error, Result};
 use crate::stepper::StatePart;
 use serde::{Deserialize, Serialize};
 use std::fs::File;

@@ -3,8 +3,9 @@
 //! probes of E and H, each plotting another component.
 
 use crate::error::Result;
-use crate::fdtd::CellBox;
-use crate::fdtd::{Boundary, Component, Cpml, FdtdSetup, Grid, PointSource, Shape, Waveform};
+use crate::fdtd::{
+    Boundary, CellBox, Component, Cpml, FdtdSetup, Grid, PointSource, Shape, Waveform,
+};
 use rand::rngs::SmallRng;
 use rand::Rng;
 

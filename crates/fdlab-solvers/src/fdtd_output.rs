@@ -3,8 +3,7 @@
 //! `monitors.json`; one `.npy` of fluxes per flux plane and `flux.json`.
 
 use crate::case::Case;
-use crate::error::io_err;
-use crate::error::Result;
+use crate::error::{io_err, Result};
 use crate::fdtd::{flux, plane_axes, DftMonitor, FluxSpec, Grid};
 use crate::output::write_npy;
 use std::path::Path;

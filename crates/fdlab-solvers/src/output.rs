@@ -1,7 +1,6 @@
 //! Output writers: `.npy`, VTK `.vti`, PNG slices with colour bar and axes, animated GIF.
 
-use crate::error::io_err;
-use crate::error::{Error, Result};
+use crate::error::{io_err, Error, Result};
 use plotters::prelude::*;
 use std::io::Write;
 use std::path::Path;

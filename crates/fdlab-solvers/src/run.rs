@@ -2,14 +2,12 @@
 
 use crate::case::{Case, Physics, PrecisionName};
 use crate::checkpoint::{self, Header};
-use crate::error::io_err;
-use crate::error::{Error, Result};
+use crate::error::{io_err, Error, Result};
 use crate::fdtd::FdtdCpu;
 use crate::heat::HeatCpu;
 use crate::output::{write_gif, write_npy, write_png, ColorMap, Slice};
 use crate::setup::{prepare, Prepared, Setup};
-use crate::stepper::PlaneSample;
-use crate::stepper::Stepper;
+use crate::stepper::{PlaneSample, Stepper};
 use crate::wave::WaveCpu;
 use crate::writer::FieldWriter;
 use rayon::prelude::*;

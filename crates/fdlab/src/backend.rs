@@ -1,7 +1,8 @@
 //! Backends: where fields live and plans run.
 
-use crate::{BackendField, Error, Plan, PlanOptions, Real, Result};
-use fdlab_core::{Boundary, Field, Grid, Stencil};
+use crate::error::{Error, Result};
+use crate::field::{BackendField, Real};
+use fdlab_core::{Field, Grid};
 use fdlab_cuda::Device;
 
 /// The environment variable [`Backend::from_env`] reads: `auto`, `cpu` or `cuda`.
@@ -219,28 +220,6 @@ impl Backend {
                 d, grid,
             )?)),
         }
-    }
-
-    /// Builds a plan: `stencils` under `boundary` on `grid`, computed in `T`. On the CPU the
-    /// case is validated once; on CUDA the strategy is chosen and its kernel compiled (through
-    /// the kernel cache). Options that only CUDA reads are refused on the CPU.
-    ///
-    /// ```
-    /// use fdlab::{Axis, Backend, Boundary, Grid, PlanOptions, Stencil};
-    /// let g = Grid::unit(&[16, 8, 4])?;
-    /// let dx = Stencil::derivative(&g, Axis::X, 1, 4)?;
-    /// let plan = Backend::cpu().plan::<f64>(&[dx], Boundary::Periodic, &g, PlanOptions::default())?;
-    /// assert_eq!(plan.outputs(), 1);
-    /// # Ok::<(), fdlab::Error>(())
-    /// ```
-    pub fn plan<T: Real>(
-        &self,
-        stencils: &[Stencil],
-        boundary: Boundary,
-        grid: &Grid,
-        opts: PlanOptions,
-    ) -> Result<Plan<T>> {
-        Plan::new(self, stencils, boundary, grid, opts)
     }
 
     /// Waits for all work queued on this backend (the CPU never queues).

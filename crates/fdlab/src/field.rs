@@ -1,11 +1,23 @@
 //! Fields of a backend: host memory on the CPU, device memory on a GPU.
 
-use crate::{Error, Real, Result};
+use crate::error::{Error, Result};
 use fdlab_core::{Field, Grid};
 use fdlab_cuda::DeviceField;
 
-/// A field on a [`crate::Backend`]: a host [`Field`] on the CPU, a [`DeviceField`] on a GPU.
-/// Made by [`crate::Backend::upload`] or [`crate::Backend::zeros`].
+/// The element types fields hold on every backend: `f32` and `f64`.
+///
+/// ```
+/// fn zeros<T: fdlab::Real>(g: &fdlab::Grid) -> fdlab::Field<T> { fdlab::Field::zeros(g) }
+/// let g = fdlab::Grid::unit(&[2, 2])?;
+/// assert_eq!(zeros::<f32>(&g).as_slice().len(), 4);
+/// # Ok::<(), fdlab::Error>(())
+/// ```
+pub trait Real: fdlab_core::Scalar + fdlab_cuda::CudaScalar {}
+
+impl<T: fdlab_core::Scalar + fdlab_cuda::CudaScalar> Real for T {}
+
+/// A field on a [`crate::backend::Backend`]: a host [`Field`] on the CPU, a [`DeviceField`] on a GPU.
+/// Made by [`crate::backend::Backend::upload`] or [`crate::backend::Backend::zeros`].
 ///
 /// ```
 /// use fdlab::{Backend, Field, Grid};

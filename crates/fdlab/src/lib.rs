@@ -29,17 +29,5 @@ pub use backend::{Backend, BackendKind, BACKEND_ENV};
 pub use error::{Error, Result};
 pub use fdlab_core::{Axis, Boundary, Field, Grid, Precision, Scalar, Stencil};
 pub use fdlab_cuda::{Coefficients, Strategy};
-pub use field::BackendField;
+pub use field::{BackendField, Real};
 pub use plan::{Plan, PlanOptions};
-
-/// The element types fields hold on every backend: `f32` and `f64`.
-///
-/// ```
-/// fn zeros<T: fdlab::Real>(g: &fdlab::Grid) -> fdlab::Field<T> { fdlab::Field::zeros(g) }
-/// let g = fdlab::Grid::unit(&[2, 2])?;
-/// assert_eq!(zeros::<f32>(&g).as_slice().len(), 4);
-/// # Ok::<(), fdlab::Error>(())
-/// ```
-pub trait Real: Scalar + fdlab_cuda::CudaScalar {}
-
-impl<T: Scalar + fdlab_cuda::CudaScalar> Real for T {}

@@ -1,7 +1,8 @@
 //! Plans: a stencil set, boundary, grid and precision prepared once for a backend.
 
-use crate::field::Repr;
-use crate::{Backend, BackendField, Error, Real, Result};
+use crate::backend::Backend;
+use crate::error::{Error, Result};
+use crate::field::{BackendField, Real, Repr};
 use fdlab_core::{Boundary, FieldViewMut, Grid, Stencil};
 use fdlab_cpu::Par;
 use fdlab_cuda::{Coefficients, Strategy};
@@ -305,5 +306,30 @@ impl<T: Real> Plan<T> {
     /// ```
     pub fn synchronize(&self) -> Result<()> {
         self.backend.synchronize()
+    }
+}
+
+/// Plans are built by the backend that runs them.
+impl Backend {
+    /// Builds a plan: `stencils` under `boundary` on `grid`, computed in `T`. On the CPU the
+    /// case is validated once; on CUDA the strategy is chosen and its kernel compiled (through
+    /// the kernel cache). Options that only CUDA reads are refused on the CPU.
+    ///
+    /// ```
+    /// use fdlab::{Axis, Backend, Boundary, Grid, PlanOptions, Stencil};
+    /// let g = Grid::unit(&[16, 8, 4])?;
+    /// let dx = Stencil::derivative(&g, Axis::X, 1, 4)?;
+    /// let plan = Backend::cpu().plan::<f64>(&[dx], Boundary::Periodic, &g, PlanOptions::default())?;
+    /// assert_eq!(plan.outputs(), 1);
+    /// # Ok::<(), fdlab::Error>(())
+    /// ```
+    pub fn plan<T: Real>(
+        &self,
+        stencils: &[Stencil],
+        boundary: Boundary,
+        grid: &Grid,
+        opts: PlanOptions,
+    ) -> Result<Plan<T>> {
+        Plan::new(self, stencils, boundary, grid, opts)
     }
 }

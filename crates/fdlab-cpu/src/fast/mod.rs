@@ -4,7 +4,7 @@
 //!
 //! How a call runs:
 //!
-//! - [`crate::check_apply`] gives the region of computed points; it is split into one
+//! - [`crate::check::check_apply`] gives the region of computed points; it is split into one
 //!   contiguous block per thread along its outermost axis (z, else y, else x), and each thread
 //!   gets the contiguous part of every output that holds its block.
 //! - Each thread walks its output rows in *runs*: consecutive rows along y (or along z for
@@ -49,19 +49,11 @@
 //! AVX-512F loops (one file per loop family, see its module docs); the streaming-store copy the
 //! portable loops use is in [`crate::copy`].
 
-use crate::check_apply;
+use crate::check::check_apply;
 use fdlab_core::{Boundary, FieldView, FieldViewMut, Region, Result, Scalar, Stencil};
 use rayon::prelude::*;
 
-/// How many threads the fast executor uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Par {
-    /// One thread.
-    Seq,
-    /// Rayon's current pool (the global one: all cores), one contiguous block per thread.
-    #[default]
-    Rayon,
-}
+pub use crate::par::Par;
 
 /// How the fast executor stores its results.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -181,7 +173,7 @@ impl Default for Options {
 }
 
 /// Same contract as [`crate::reference::apply`]: writes output `o` with stencil `o` at every
-/// point of the region [`crate::check_apply`] returns and nowhere else. Sums run in `T`.
+/// point of the region [`crate::check::check_apply`] returns and nowhere else. Sums run in `T`.
 ///
 /// ```
 /// use fdlab_core::{Axis, Boundary, Field, Grid, Stencil};

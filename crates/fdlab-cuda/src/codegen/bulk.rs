@@ -44,7 +44,7 @@ pub(crate) struct BulkRows {
 /// wraps; pieces outside a Dirichlet grid are skipped: no computed point reads them), each
 /// adding its bytes to the slot's mbarrier. The caller arrives on the mbarrier (once, from
 /// thread 0, after every block of rows of the plane). Shared by the shared-memory march
-/// ([`crate::SmCopy::Bulk`]) and the queue march's split slots. The slot index is copied into its own
+/// ([`crate::strategy::SmCopy::Bulk`]) and the queue march's split slots. The slot index is copied into its own
 /// name first: `slot` may be an expression in the caller's `sl`.
 pub(crate) fn bulk_issue(
     g: &mut Gen,

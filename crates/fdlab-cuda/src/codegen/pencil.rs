@@ -6,7 +6,7 @@ use super::pencil_window::{pencil_fast_load, pencil_window, FastLoad, WindowLayo
 use super::source::{CudaSource, InputKind, KernelSpec};
 use fdlab_core::{Boundary, Tap};
 
-/// A pencil tile and its block (see [`crate::Strategy::Pencil`]).
+/// A pencil tile and its block (see [`crate::strategy::Strategy::Pencil`]).
 pub(super) struct PencilParams {
     pub(super) length: u32,
     pub(super) lines: u32,

@@ -1,9 +1,9 @@
 //! The device: discovery, module cache, buffers, launches and event timing, over cudarc.
 
 use crate::codegen::{module_source, CudaSource, InputKind};
-use crate::error::driver;
+use crate::error::{driver, Error, Result};
 use crate::kernel_cache::{KernelCache, Key};
-use crate::{nvrtc, Error, Result};
+use crate::nvrtc;
 use cudarc::driver::sys::{self, CUdevice_attribute as Attr};
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DeviceRepr, PushKernelArg,
@@ -276,7 +276,7 @@ impl Device {
         self.inner.id
     }
 
-    /// The stream every launch of [`Device::launch`] and [`crate::Plan::apply`] goes to.
+    /// The stream every launch of [`Device::launch`] and [`crate::plan::Plan::apply`] goes to.
     ///
     /// ```no_run
     /// let dev = fdlab_cuda::Device::open(0)?;

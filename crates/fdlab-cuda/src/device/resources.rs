@@ -1,9 +1,9 @@
 //! Texture objects and TMA tensor maps over device buffers.
 
 use super::{Device, TensorMap, Texture};
-use crate::{CudaScalar, Error, Result};
-use cudarc::driver::sys;
-use cudarc::driver::CudaSlice;
+use crate::device::CudaScalar;
+use crate::error::{Error, Result};
+use cudarc::driver::{sys, CudaSlice};
 
 impl Device {
     /// A texture object reading `buf` as a 1-D linear texture (`f64` as two 32-bit words).

@@ -1,8 +1,7 @@
 //! Timing with CUDA events: kernels, the driver's copy, CUDA graphs.
 
 use super::Device;
-use crate::error::driver;
-use crate::{Error, Result};
+use crate::error::{driver, Error, Result};
 use cudarc::driver::sys;
 
 impl Device {

@@ -4,9 +4,10 @@
 
 use crate::choose::{self, Choice, Request};
 use crate::codegen::{generate, CudaSource, KernelSpec};
-use crate::device::check_source;
+use crate::device::{check_source, DeviceInfo};
+use crate::error::{Error, Result};
 use crate::field::FieldMeta;
-use crate::{Coefficients, DeviceInfo, Error, Result, Strategy};
+use crate::strategy::{Coefficients, Strategy};
 use fdlab_core::{Boundary, Grid, Precision, Stencil};
 
 /// What a plan checks fields against, apart from the device so that it is tested without one.

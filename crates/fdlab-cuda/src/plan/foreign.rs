@@ -10,10 +10,9 @@
 
 use super::{check_one, Arg, Plan, PlanMeta};
 use crate::codegen::InputKind;
-use crate::device::TensorMap;
-use crate::error::driver;
+use crate::device::{CudaScalar, TensorMap};
+use crate::error::{driver, Error, Result};
 use crate::field::FieldMeta;
-use crate::{CudaScalar, Error, Result};
 use cudarc::driver::sys;
 use fdlab_core::Precision;
 use std::ffi::c_void;
@@ -568,10 +567,12 @@ mod tests {
 
     #[test]
     fn foreign_launch_matches_apply_on_a_gpu() {
-        use crate::{Device, DeviceField, PlanOptions};
+        use crate::device::Device;
+        use crate::field::DeviceField;
+        use crate::plan::PlanOptions;
         use cudarc::driver::DevicePtr;
         use fdlab_core::{Boundary, Field, Grid, Stencil};
-        if let Err(why) = crate::probe() {
+        if let Err(why) = crate::device::probe() {
             println!("skipped: {why}");
             return;
         }

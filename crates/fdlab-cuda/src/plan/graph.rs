@@ -2,9 +2,9 @@
 
 use super::Plan;
 use crate::codegen::InputKind;
-use crate::device::{DeviceInner, Texture};
-use crate::error::driver;
-use crate::{CudaScalar, DeviceField, Error, Result};
+use crate::device::{CudaScalar, DeviceInner, Texture};
+use crate::error::{driver, Error, Result};
+use crate::field::DeviceField;
 use cudarc::driver::{sys, CudaStream, DevicePtr};
 use std::marker::PhantomData;
 use std::sync::{Arc, Weak};

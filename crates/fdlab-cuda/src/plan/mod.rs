@@ -3,10 +3,11 @@
 
 use crate::choose::{self, Choice, Request};
 use crate::codegen::{module_source, CudaSource, InputKind};
-use crate::device::{upload_constants, DeviceInner, TensorMap, Texture};
-use crate::error::driver;
+use crate::device::{upload_constants, CudaScalar, Device, DeviceInner, TensorMap, Texture};
+use crate::error::{driver, Error, Result};
+use crate::field::DeviceField;
+use crate::strategy::{Coefficients, Strategy};
 use crate::stream::Stream;
-use crate::{Coefficients, CudaScalar, Device, DeviceField, Error, Result, Strategy};
 use cudarc::driver::{sys, CudaFunction, CudaModule, CudaStream, DevicePtr};
 use fdlab_core::{Boundary, Grid, Precision, Stencil};
 use std::ffi::c_void;
@@ -246,7 +247,7 @@ impl<T: CudaScalar> Plan<T> {
     }
 
     /// [`Plan::apply`] on `stream` (which must belong to the plan's device handle). Work on
-    /// other streams that touches the same fields must be ordered with [`crate::Event`]s.
+    /// other streams that touches the same fields must be ordered with [`crate::stream::Event`]s.
     ///
     /// ```no_run
     /// # use fdlab_core::{Boundary, Grid, Precision, Stencil};

@@ -8,7 +8,7 @@
 
 use super::PlanOptions;
 use crate::codegen::{module_source, CudaSource};
-use crate::Device;
+use crate::device::Device;
 use fdlab_core::{Boundary, Grid, Precision, Stencil};
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
