@@ -2,7 +2,9 @@
 //! [`Plan`], the split of the region into one task per thread, and the per-task x-plan (interior
 //! and boundary-mapped edge points of a row).
 
-use super::*;
+use crate::fast::buffers::Copies;
+use crate::fast::options::{Options, Simd, Stores, MAX_GROUP, NT_THRESHOLD_BYTES};
+use fdlab_core::{Boundary, Region, Scalar, Stencil};
 
 /// Bytes of a plane's piece per z march in [`Plan::flat`] mode (the length of a 512-point f32
 /// row).

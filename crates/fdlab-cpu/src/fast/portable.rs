@@ -1,6 +1,7 @@
 //! Portable row loops (no intrinsics): the compiler vectorises them for the build target.
 
-use super::*;
+use crate::fast::plan::PTap;
+use fdlab_core::Scalar;
 
 /// `dst[i] (+)= Σ_t w_t · rows[t][start + i + ox_t]` for up to [`MAX_GROUP`] taps: portable
 /// loops the compiler vectorises for the build target.

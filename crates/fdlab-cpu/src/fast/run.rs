@@ -1,52 +1,14 @@
 //! One task: the walk over its output rows in runs (y-blocks, z marches, flat planes), and
 //! per run the interior loop and the x-edge points.
 
-use super::*;
-
-/// Per-task working memory.
-pub(crate) struct Bufs<T> {
-    /// Partial sums of stencils with more taps than one group, rows on their way to streaming
-    /// stores (portable loops), edge windows (AVX2 loops).
-    pub(crate) scratch: Vec<T>,
-    /// Sums of the edge points of one row (portable edges).
-    pub(crate) edge_acc: Vec<T>,
-    /// Per tap: where its edge window starts in `scratch`, and its row stride there.
-    pub(crate) offs: Vec<(usize, usize)>,
-}
-
-/// A window of boundary-mapped row points, as runs `(window offset, row offset, length)` of
-/// consecutive points (periodic: two runs; Neumann: the mirrored points one by one).
-#[derive(Debug)]
-pub(crate) struct Copies {
-    pub(crate) len: usize,
-    pub(crate) runs: Vec<(usize, usize, usize)>,
-}
-
-impl Copies {
-    pub(crate) fn new(idx: &[usize]) -> Copies {
-        let mut runs: Vec<(usize, usize, usize)> = vec![];
-        for (q, &i) in idx.iter().enumerate() {
-            match runs.last_mut() {
-                Some((_, from, len)) if *from + *len == i => *len += 1,
-                _ => runs.push((q, i, 1)),
-            }
-        }
-        Copies {
-            len: idx.len(),
-            runs,
-        }
-    }
-
-    /// Fills `win` (`self.len` points) from `row`.
-    #[inline]
-    pub(crate) fn fill<T: Copy>(&self, win: &mut [T], row: &[T]) {
-        for &(at, from, len) in &self.runs {
-            for (d, s) in win[at..at + len].iter_mut().zip(&row[from..from + len]) {
-                *d = *s;
-            }
-        }
-    }
-}
+#[cfg(target_arch = "x86_64")]
+use super::x86;
+use crate::copy::{store_fence, stream_copy_lines as stream_copy};
+use crate::fast::buffers::Bufs;
+use crate::fast::options::X_BLOCK;
+use crate::fast::plan::{map_index, x_plan, PStencil, PfJump, Plan, Task, XPlan, FLAT_CHUNK_BYTES};
+use crate::fast::portable::group;
+use fdlab_core::Scalar;
 
 /// Computes every point of `task`; `spans[o]` is output `o`'s data from `task.start` to
 /// `task.end`.

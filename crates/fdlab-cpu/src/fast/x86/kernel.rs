@@ -1,6 +1,9 @@
 //! The general fused AVX2 loop: up to eight taps, two vectors per step.
 
-use super::*;
+use crate::fast::options::MAX_GROUP;
+use crate::fast::plan::PfJump;
+use crate::fast::x86::lanes::Lanes;
+use std::arch::x86_64::*;
 
 /// One call of [`kernel`]: `rows` rows `stride` elements apart, of `len` points each.
 pub(crate) struct Kernel<U> {

@@ -1,6 +1,7 @@
 //! The 256-bit (AVX2 + FMA) vector operations of `f32` and `f64`.
 
-use super::*;
+use fdlab_core::Scalar;
+use std::arch::x86_64::*;
 
 /// The 256-bit vector operations of one element type.
 ///

@@ -1,6 +1,7 @@
 //! The 512-bit (AVX-512F) vector operations of `f32` and `f64`.
 
-use super::*;
+use crate::fast::x86::lanes::Lanes;
+use std::arch::x86_64::*;
 
 /// The 512-bit (AVX-512F) vector operations of one element type, for [`pair_kernel512`].
 ///

@@ -18,17 +18,21 @@ mod ring;
 mod xperiodic;
 mod xrow;
 
-use super::*;
-pub(crate) use kernel::*;
-pub(crate) use lanes::*;
-pub(crate) use lanes512::*;
-pub(crate) use pair::*;
-pub(crate) use pair512::*;
-pub(crate) use ring::*;
-pub(crate) use std::any::TypeId;
-pub(crate) use std::arch::x86_64::*;
-pub(crate) use xperiodic::*;
-pub(crate) use xrow::*;
+use crate::fast::buffers::Bufs;
+use crate::fast::options::{MAX_GROUP, X_BLOCK};
+use crate::fast::plan::{PStencil, PfJump, Plan, XPlan};
+use crate::fast::x86::kernel::{dispatch, Kernel};
+use crate::fast::x86::lanes::Lanes;
+use crate::fast::x86::lanes512::Lanes512;
+use crate::fast::x86::pair::MAX_PAIRS;
+use crate::fast::x86::pair::{dispatch_pairs, PairKernel};
+use crate::fast::x86::pair512::dispatch_pairs512;
+use crate::fast::x86::xrow::{dispatch_x, single_row, XKernel};
+use fdlab_core::Scalar;
+use std::any::TypeId;
+
+pub(crate) use ring::ring_march;
+pub(crate) use xperiodic::xperiodic;
 
 /// The x-interior `range` of `n` output rows (as in `row`) with the AVX2 loops; false
 /// (nothing done) when `T` is neither `f32` nor `f64`.

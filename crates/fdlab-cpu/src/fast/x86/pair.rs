@@ -1,6 +1,12 @@
 //! The AVX2 loop for antisymmetric tap pairs (first derivatives along y or z).
 
-use super::*;
+use crate::fast::options::MAX_GROUP;
+use crate::fast::plan::PfJump;
+use crate::fast::x86::lanes::Lanes;
+use std::arch::x86_64::*;
+
+/// Most tap pairs one call of a pair loop takes: a group of [`MAX_GROUP`] taps.
+pub(crate) const MAX_PAIRS: usize = MAX_GROUP / 2;
 
 /// One call of [`pair_kernel`]: `rows` rows `stride` elements apart (output and every
 /// input), of `len` points each.

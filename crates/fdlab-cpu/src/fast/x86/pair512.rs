@@ -1,6 +1,8 @@
 //! The AVX-512F loop for antisymmetric tap pairs, with masked row ends.
 
-use super::*;
+use crate::fast::x86::lanes512::Lanes512;
+use crate::fast::x86::pair::PairKernel;
+use std::arch::x86_64::*;
 
 /// Σₚ w[p]·d(p) over the pairs of an antisymmetric stencil, in two sums (even and odd p):
 /// shorter dependency chains.

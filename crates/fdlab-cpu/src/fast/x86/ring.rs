@@ -1,9 +1,12 @@
 //! The z march of one pair stencil over flat planes through a ring of copied pieces.
 
-use super::*;
-
-/// Most tap pairs of [`pair_kernel`].
-pub(crate) const MAX_PAIRS: usize = MAX_GROUP / 2;
+use crate::fast::plan::{map_index, PfJump, Plan};
+use crate::fast::x86::lanes512::Lanes512;
+use crate::fast::x86::pair::PairKernel;
+use crate::fast::x86::pair::MAX_PAIRS;
+use crate::fast::x86::pair512::{pair_sum, stream_lines};
+use fdlab_core::Scalar;
+use std::any::TypeId;
 
 /// The z march of [`super::run_task`] in flat mode (`Plan::flat`) for one stencil, over
 /// the piece `c0..c1` of planes `k0..k1`, through a ring of the input planes' pieces: the
@@ -102,7 +105,7 @@ pub(crate) fn ring_march_as<T: Scalar, U: Lanes512>(
     let base = shift;
     let slot = |k: i64| base + (k.rem_euclid(slots as i64) as usize) * rstride;
     let src = |k: i64| {
-        let kk = super::map_index(plan.boundary, k, nz);
+        let kk = map_index(plan.boundary, k, nz);
         &u[kk * plane + c0..kk * plane + c1]
     };
     let lead_at = |k: i64| src(k).as_ptr().cast::<U>();

@@ -1,6 +1,11 @@
 //! Derivatives along x over whole periodic rows (AVX-512F): one vector per output line.
 
-use super::*;
+use crate::fast::plan::{PStencil, Plan, XPlan};
+use crate::fast::x86::lanes512::Lanes512;
+use crate::fast::x86::xrow::single_row;
+use fdlab_core::{Boundary, Scalar};
+use std::any::TypeId;
+use std::arch::x86_64::*;
 
 /// `Σ_d w[d + 4]·get(d)` for `-R <= d <= R` in [`xlong512`], written out (each `get` with a
 /// literal offset, so that every shift index and weight is a constant). With `PAIRS` (the

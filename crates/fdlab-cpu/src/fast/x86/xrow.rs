@@ -1,6 +1,9 @@
 //! Derivatives along x (AVX2): one load per vector, shifted vectors from shuffles.
 
-use super::*;
+use crate::fast::options::MAX_GROUP;
+use crate::fast::plan::{PStencil, PfJump, Plan};
+use crate::fast::x86::lanes::Lanes;
+use std::arch::x86_64::*;
 
 /// The reach (1 to 4) of a stencil whose taps all read one row within ±4 points (a
 /// derivative along x), when the shuffle loop applies (AVX2, default fused groups).
