@@ -15,6 +15,7 @@ mod fdtd_pass;
 mod fdtd_points;
 mod fdtd_sources;
 mod fdtd_tfsf;
+mod frames;
 mod heat;
 mod kernels;
 mod ring;
@@ -162,7 +163,11 @@ struct Gpu {
 }
 
 /// See [`Gpu::download_plane_f64`].
-type SampleBuffers = (CudaSlice<f64>, cudarc::driver::PinnedHostSlice<f64>);
+type SampleBuffers = (
+    CudaSlice<f64>,
+    cudarc::driver::PinnedHostSlice<f64>,
+    frames::FramePool,
+);
 
 /// Bits of the non-finite flag that hold the cell index; the step within a call is above.
 const CELL_BITS: u32 = 40;
@@ -272,7 +277,7 @@ impl Gpu {
         let mut buffers = self.samples.lock().map_err(|_| {
             Error::Invalid("a picture's sample buffers were poisoned by a panic".into())
         })?;
-        if buffers.as_ref().is_none_or(|(d, _)| d.len() != w * h) {
+        if buffers.as_ref().is_none_or(|(d, _, _)| d.len() != w * h) {
             *buffers = None;
             self.dev.ensure_free((w * h * 8) as u64)?;
             let dev = self
@@ -282,9 +287,9 @@ impl Gpu {
             // SAFETY: the pinned buffer is written only by the copy below before it is read.
             let host = unsafe { self.stream.context().alloc_pinned::<f64>(w * h) }
                 .map_err(driver("cuMemAllocHost"))?;
-            *buffers = Some((dev, host));
+            *buffers = Some((dev, host, frames::FramePool::new(w * h)));
         }
-        let Some((out, host)) = buffers.as_mut() else {
+        let Some((out, host, pool)) = buffers.as_mut() else {
             unreachable!("allocated above")
         };
         let cfg = LaunchConfig {
@@ -306,10 +311,9 @@ impl Gpu {
             .memcpy_dtoh(&*out, host)
             .map_err(driver("cuMemcpyDtoH"))?;
         self.copied()?;
-        Ok(host
-            .as_slice()
-            .map_err(driver("cuEventSynchronize"))?
-            .to_vec())
+        let mut frame = pool.take();
+        frame.copy_from_slice(host.as_slice().map_err(driver("cuEventSynchronize"))?);
+        Ok(frame)
     }
 
     /// After `passes` k-step passes tagged with their index: the index of the pass whose
