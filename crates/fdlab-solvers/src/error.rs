@@ -17,6 +17,10 @@ pub enum Error {
     /// A value in the case is out of range (the message says which key and what to use).
     #[error("invalid case: {0}")]
     Invalid(String),
+    /// A command-line option or API argument is wrong (the message says which and what to
+    /// give instead).
+    #[error("{0}")]
+    Usage(String),
     /// The time step is above the stability limit.
     #[error(
         "time step {dt:e} is above the stability limit {limit:e} ({why}); use dt <= {limit:e}"

@@ -16,6 +16,7 @@
 // Stencil loops index several arrays with one offset; iterators would hide that.
 #![allow(clippy::needless_range_loop)]
 
+pub mod atomic;
 mod bands;
 pub mod case;
 pub mod checkpoint;
@@ -33,6 +34,7 @@ pub mod output;
 pub mod physics;
 mod rows;
 mod run;
+mod run_outputs;
 pub mod setup;
 pub mod stepper;
 pub mod temporal_checks;
