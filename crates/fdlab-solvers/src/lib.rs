@@ -34,9 +34,12 @@ pub mod output;
 pub mod physics;
 mod rows;
 mod run;
+pub mod run_dir;
 mod run_outputs;
 pub mod setup;
+pub mod signals;
 pub mod stepper;
+pub mod summary;
 pub mod temporal_checks;
 pub mod wave;
 mod wave_row;
@@ -47,7 +50,8 @@ pub use error::{Error, Result};
 pub use heat::{HeatCoefficients, HeatCpu, HeatSetup};
 pub use run::{
     cpu_stepper, cpu_stepper_for, gpu_stepper, gpu_stepper_for, request_stop, run, run_stepper,
-    stepper, validate, BackendChoice, Role, RunOptions, Summary,
+    stepper, validate, BackendChoice, Role, RunOptions,
 };
 pub use stepper::{PlaneSample, Stepper};
+pub use summary::Summary;
 pub use wave::{PointSource, WaveBoundary, WaveCoefficients, WaveCpu, WaveSetup};

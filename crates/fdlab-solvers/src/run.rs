@@ -1,19 +1,19 @@
-//! Running a case: output directory checks, the step loop, outputs, checkpoints and Ctrl-C.
+//! Running a case: the step loop, its outputs and checkpoints, and clean stops on signals.
 
 use crate::case::{Case, Physics, PrecisionName};
 use crate::checkpoint::{self, Header};
-use crate::error::{io_err, Error, Result};
+use crate::error::{Error, Result};
 use crate::fdtd::FdtdCpu;
 use crate::heat::HeatCpu;
+use crate::run_dir::{self, CHECKPOINTS};
 use crate::run_outputs::Outputs;
 use crate::setup::{prepare, Prepared, Setup};
+use crate::signals;
 use crate::stepper::Stepper;
+use crate::summary::{RunRecord, SampleTimes, Summary};
 use crate::wave::WaveCpu;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::path::PathBuf;
 use std::time::Instant;
-
-static STOP: AtomicBool = AtomicBool::new(false);
 
 /// Options of [`run`] beyond the case file.
 #[derive(Debug, Clone, Default)]
@@ -61,124 +61,20 @@ impl std::str::FromStr for BackendChoice {
     }
 }
 
-/// What a run did.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Summary {
-    /// Steps taken in this run.
-    pub steps: u64,
-    /// Step reached.
-    pub final_step: u64,
-    /// Wall time of the stepping and outputs, seconds.
-    pub wall_s: f64,
-    /// Grid-point updates per second.
-    pub cell_updates_per_s: f64,
-    /// Effective bandwidth, GB/s (each field read once, each output written once per step).
-    pub gbps: f64,
-    /// Stopped by Ctrl-C (a checkpoint was written).
-    pub interrupted: bool,
-    /// Where the outputs are.
-    pub out_dir: PathBuf,
-    /// The last checkpoint written, if any.
-    pub checkpoint: Option<PathBuf>,
-    /// The backend used.
-    pub backend: String,
-    /// Time steps fused per pass over the grid (temporal blocking; 1 when each step is one
-    /// pass).
-    pub steps_per_pass: usize,
-    /// Seconds from the start of the run to step 1: validation, device, compiling, the
-    /// initial field.
-    pub setup_s: f64,
-    /// Seconds writing what comes after the last step: the pictures (frames, `final.png`,
-    /// the GIF), seismograms, probe and monitor files.
-    pub outputs_s: f64,
-    /// Seconds from the start of the run to its end, everything included.
-    pub total_s: f64,
-}
-
-impl std::fmt::Display for Summary {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{} steps (to step {}) in {:.2} s on {}{}: {:.3e} cell updates/s, {:.2} GB/s effective{}; outputs in {}",
-            self.steps,
-            self.final_step,
-            self.wall_s,
-            self.backend,
-            if self.steps_per_pass > 1 {
-                format!(" ({} steps per pass)", self.steps_per_pass)
-            } else {
-                String::new()
-            },
-            self.cell_updates_per_s,
-            self.gbps,
-            if self.interrupted { ", interrupted (checkpoint written)" } else { "" },
-            self.out_dir.display()
-        )?;
-        write!(
-            f,
-            "\n{:.2} s in all: setup {:.2} s, steps and field files {:.2} s, final outputs {:.2} s",
-            self.total_s, self.setup_s, self.wall_s, self.outputs_s
-        )
-    }
-}
-
 /// Validate a case without running it: everything `run` checks before step 1.
 pub fn validate(case: &Case, opts: &RunOptions) -> Result<Prepared> {
+    check_options(opts)?;
     let p = prepare(case)?;
-    check_out_dir(case, &p, opts)?;
+    run_dir::check(case, &p, opts)?;
     Ok(p)
 }
 
-fn out_dir(case: &Case, opts: &RunOptions) -> PathBuf {
-    opts.out_dir
-        .clone()
-        .unwrap_or_else(|| case.resolve(&case.spec.output.dir))
-}
-
-fn free_bytes(dir: &Path) -> Option<u64> {
-    use std::os::unix::ffi::OsStrExt;
-    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
-    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-    // SAFETY: `c` is a valid NUL-terminated path and `st` a properly sized output buffer.
-    let rc = unsafe { libc::statvfs(c.as_ptr(), &mut st) };
-    (rc == 0).then(|| st.f_bavail as u64 * st.f_frsize as u64)
-}
-
-/// Estimated bytes of all planned outputs and checkpoints.
-fn planned_bytes(case: &Case, p: &Prepared, opts: &RunOptions) -> u64 {
-    let cells: u64 = case.spec.grid.shape.iter().map(|&n| n as u64).product();
-    let o = &case.spec.output;
-    let outputs = p.plan.steps / o.every as u64 + 1;
-    let per =
-        (o.npy as u64) * 8 * cells + (o.vti as u64) * 16 * cells + (o.frames as u64) * 300_000;
-    let fields = match case.spec.physics {
-        Physics::Heat => 1,
-        Physics::Wave => 8,
-        Physics::Fdtd => 6,
-    };
-    let ckpt = if opts.checkpoint_every.is_some() {
-        3 * fields * 8 * cells
-    } else {
-        0
-    };
-    outputs * per + ckpt + 2_000_000
-}
-
-fn check_out_dir(case: &Case, p: &Prepared, opts: &RunOptions) -> Result<()> {
-    let dir = out_dir(case, opts);
-    std::fs::create_dir_all(&dir).map_err(io_err(&dir))?;
-    let probe = dir.join(".fdlab-write-test");
-    std::fs::write(&probe, b"ok").map_err(io_err(&dir))?;
-    let _ = std::fs::remove_file(&probe);
-    let needed = planned_bytes(case, p, opts);
-    if let Some(free) = free_bytes(&dir)
-        && free < needed
-    {
-        return Err(Error::DiskSpace {
-            path: dir,
-            needed,
-            free,
-        });
+/// Refuse options that cannot mean anything.
+fn check_options(opts: &RunOptions) -> Result<()> {
+    if opts.checkpoint_every == Some(0) {
+        return Err(Error::Usage(
+            "--checkpoint-every 0: give the number of steps between checkpoints (1 or more)".into(),
+        ));
     }
     Ok(())
 }
@@ -240,23 +136,18 @@ pub fn cpu_stepper_for(setup: &Setup, precision: PrecisionName) -> Result<Box<dy
     })
 }
 
-fn install_ctrlc() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        // Another handler may exist in an embedding program; then Ctrl-C keeps its behaviour.
-        let _ = ctrlc::set_handler(|| STOP.store(true, Ordering::SeqCst));
-    });
-}
-
-/// Ask a running [`run`] to write a checkpoint and stop (what Ctrl-C does).
+/// Ask a running [`run`] to write a checkpoint and stop (what Ctrl-C, SIGTERM and SIGUSR1
+/// do).
 pub fn request_stop() {
-    STOP.store(true, Ordering::SeqCst);
+    signals::request();
 }
 
-/// Run a case to its end (or to Ctrl-C), writing its outputs; returns the summary.
+/// Run a case to its end (or to its `stop_at` step, or to a stop signal), writing its outputs;
+/// returns the summary. Validation warnings are printed on stderr.
 pub fn run(case: &Case, opts: &RunOptions) -> Result<Summary> {
     let started = Instant::now();
     let prepared = validate(case, opts)?;
+    // WARNINGS-PENDING
     let stepper = stepper(&prepared, case.spec.precision, opts.backend)?;
     run_stepper(case, opts, &prepared, stepper, Role::ALONE, started)
 }
@@ -281,8 +172,8 @@ impl Role {
 ///
 /// Every process of a job runs the same loop, so that a stepper whose [`Stepper::field`] is
 /// collective is asked for it at the same steps everywhere; only rank 0 writes outputs and shows
-/// progress. In a job of several, Ctrl-C is left to the launcher (it ends every process) rather
-/// than turned into a checkpoint, and checkpoints are the caller's to refuse.
+/// progress. In a job of several, signals are left to the launcher (it ends every process)
+/// rather than turned into a checkpoint, and checkpoints are the caller's to refuse.
 pub fn run_stepper(
     case: &Case,
     opts: &RunOptions,
@@ -291,9 +182,8 @@ pub fn run_stepper(
     role: Role,
     started: Instant,
 ) -> Result<Summary> {
-    let setup_s = started.elapsed().as_secs_f64();
     let root = role.rank == 0;
-    let dir = out_dir(case, opts);
+    let dir = run_dir::out_dir(case, opts)?;
     let header = Header {
         version: env!("CARGO_PKG_VERSION").to_string(),
         case_hash: case.hash(),
@@ -303,16 +193,28 @@ pub fn run_stepper(
         backend: stepper.backend().to_string(),
         parts: vec![],
     };
+    let mut resume_step = None;
     if let Some(r) = &opts.resume {
         let (cdir, h, parts) = checkpoint::read(r)?;
         checkpoint::check(&cdir, &h, &header)?;
         stepper.restore_state(h.step, &parts)?;
+        resume_step = Some(h.step);
     }
-    STOP.store(false, Ordering::SeqCst);
+    if root && let Some(note) = run_dir::claim(&dir, opts)? {
+        eprintln!("note: {note}");
+    }
+    let earlier = if resume_step.is_some() {
+        RunRecord::earlier_segments(&dir)
+    } else {
+        vec![]
+    };
+    signals::reset();
     if role.ranks == 1 {
-        install_ctrlc();
+        signals::install();
     }
+    let setup_s = started.elapsed().as_secs_f64();
     let mut out = Outputs::new(case, &dir, prepared.plan.dt, root);
+    let _ = resume_step;
     let quiet_opts = RunOptions {
         quiet: opts.quiet || !root,
         ..opts.clone()
@@ -327,6 +229,7 @@ pub fn run_stepper(
         checkpoint: None,
         // Under mpirun a rank's stderr is a pipe but its stdout a terminal: draw there.
         bar_on_stdout: role.ranks > 1,
+        alone: role.ranks == 1,
     };
     let t0 = Instant::now();
     let start = lp.stepper.step();
@@ -348,31 +251,38 @@ pub fn run_stepper(
         cell_updates_per_s: updates / wall,
         gbps: steps as f64 * lp.stepper.bytes_per_step() as f64 / wall / 1e9,
         interrupted,
-        out_dir: dir,
+        signal: interrupted.then(signals::which),
+        out_dir: dir.clone(),
         checkpoint: lp.checkpoint.clone(),
         backend: lp.stepper.backend().to_string(),
         steps_per_pass: lp.stepper.steps_per_pass(),
         setup_s,
         outputs_s,
         total_s: started.elapsed().as_secs_f64(),
+        schedule: lp.stepper.schedule(),
     };
-    let json = format!(
-        "{{\"steps\": {}, \"final_step\": {}, \"wall_s\": {}, \"cell_updates_per_s\": {}, \"gbps\": {}, \"interrupted\": {}, \"backend\": \"{}\", \"steps_per_pass\": {}, \"setup_s\": {}, \"outputs_s\": {}, \"total_s\": {}}}\n",
-        s.steps,
-        s.final_step,
-        s.wall_s,
-        s.cell_updates_per_s,
-        s.gbps,
-        s.interrupted,
-        s.backend,
-        s.steps_per_pass,
-        s.setup_s,
-        s.outputs_s,
-        s.total_s
-    );
     if root {
-        let sp = s.out_dir.join("summary.json");
-        std::fs::write(&sp, json).map_err(io_err(&sp))?;
+        let dt = prepared.plan.dt;
+        let traces = lp.stepper.traces();
+        let seismogram = (case.spec.physics == Physics::Wave
+            && traces.first().is_some_and(|t| !t.is_empty()))
+        .then(|| SampleTimes {
+            file: "seismogram.npy".into(),
+            shape: [traces.len(), traces[0].len()],
+            t0: dt,
+            dt,
+        });
+        let cells = lp.stepper.cells();
+        RunRecord::new(
+            case,
+            dt,
+            prepared.plan.steps,
+            cells,
+            earlier,
+            &s,
+            seismogram,
+        )
+        .write(&dir)?;
     }
     Ok(s)
 }
@@ -386,6 +296,8 @@ struct Loop<'a> {
     checkpoint: Option<PathBuf>,
     /// Draw the progress bar on stdout rather than stderr.
     bar_on_stdout: bool,
+    /// A run of one process (a job of several leaves signals and checkpoints to its caller).
+    alone: bool,
 }
 
 impl Loop<'_> {
@@ -394,7 +306,7 @@ impl Loop<'_> {
         h.step = self.stepper.step();
         h.time = h.step as f64 * dt;
         let path = checkpoint::write(
-            &self.dir.join("checkpoints"),
+            &self.dir.join(CHECKPOINTS),
             &h,
             &self.stepper.save_state()?,
             2,
@@ -403,7 +315,8 @@ impl Loop<'_> {
         Ok(())
     }
 
-    /// Step to the end; returns whether Ctrl-C stopped it.
+    /// Step to the end (or the `stop_at` step); returns whether a signal stopped it. A stop
+    /// before the case's end writes a checkpoint there, so the run can be resumed.
     fn go(&mut self, out: &mut Outputs) -> Result<bool> {
         let end = self.opts.stop_at.map_or(self.plan, |s| s.min(self.plan));
         let every = out.every;
@@ -419,9 +332,13 @@ impl Loop<'_> {
             out.write(self.stepper)?;
         }
         while self.stepper.step() < end {
-            if STOP.load(Ordering::SeqCst) {
+            if signals::stop_requested() {
                 self.save(out.dt)?;
-                bar.abandon_with_message("interrupted: checkpoint written");
+                bar.abandon_with_message(format!(
+                    "stopped by {} at step {}: checkpoint written",
+                    signals::name(signals::which()),
+                    self.stepper.step()
+                ));
                 return Ok(true);
             }
             let s = self.stepper.step();
@@ -434,7 +351,9 @@ impl Loop<'_> {
             if target.is_multiple_of(every) || target == self.plan {
                 out.write(self.stepper)?;
             }
-            if ck.is_some_and(|c| target.is_multiple_of(c)) {
+            let stopping_early = target == end && end < self.plan;
+            let checkpoint_here = ck.is_some_and(|c| target.is_multiple_of(c));
+            if checkpoint_here || (stopping_early && (ck.is_some() || self.alone)) {
                 self.save(out.dt)?;
             }
             bar.set_position(target);

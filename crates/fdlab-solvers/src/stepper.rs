@@ -130,6 +130,11 @@ pub trait Stepper: Send {
     fn steps_per_pass(&self) -> usize {
         1
     }
+    /// The schedule that runs the steps, as `summary.json` records it: the launch shape and
+    /// any multi-step pass on a GPU; the fused row loop on the CPU.
+    fn schedule(&self) -> String {
+        "rows: one fused pass per step, rows in parallel".into()
+    }
 }
 
 /// Find the first non-finite value of a padded row result; used by the fused loops.

@@ -775,4 +775,12 @@ impl<T: CudaScalar> Stepper for FdtdGpu<T> {
     fn backend(&self) -> &'static str {
         "cuda"
     }
+
+    fn schedule(&self) -> String {
+        if self.has_pass() {
+            format!("steps {}; two steps per pass", self.launch)
+        } else {
+            format!("steps {}", self.launch)
+        }
+    }
 }

@@ -429,6 +429,13 @@ impl<T: CudaScalar> Stepper for HeatGpu<T> {
     fn steps_per_pass(&self) -> usize {
         self.pass.as_ref().map_or(1, |p| p.shape.k as usize)
     }
+
+    fn schedule(&self) -> String {
+        match &self.pass {
+            Some(p) => format!("steps {}; passes of {}", self.launch, p.shape),
+            None => format!("steps {}", self.launch),
+        }
+    }
 }
 
 #[cfg(test)]

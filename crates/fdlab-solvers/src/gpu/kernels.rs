@@ -32,6 +32,27 @@ pub(crate) struct Launch {
     pub ring: u32,
 }
 
+impl std::fmt::Display for Launch {
+    /// The shape as `summary.json` records it, e.g. `256x1 chunk 16 ahead 2 vec 2 tile ring 3`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}x{} chunk {} ahead {} vec {}",
+            self.bx, self.by, self.chunk, self.ahead, self.vec
+        )?;
+        if self.tile {
+            write!(f, " tile")?;
+        }
+        if self.ring > 0 {
+            write!(f, " ring {}", self.ring)?;
+        }
+        if self.unroll > 0 {
+            write!(f, " unroll {}", self.unroll)?;
+        }
+        Ok(())
+    }
+}
+
 impl Launch {
     /// A row of `bx` threads, one point each: the shape of the small kernels over lists
     /// (sources, dispersive cells, picture samples).

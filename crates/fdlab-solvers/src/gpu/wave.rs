@@ -705,6 +705,16 @@ impl<T: CudaScalar> Stepper for WaveGpu<T> {
         self.pass.as_ref().map_or(1, |p| p.shape.t.k as usize)
     }
 
+    fn schedule(&self) -> String {
+        match &self.pass {
+            Some(p) => format!(
+                "steps {}; passes of {} radius {}",
+                self.launch, p.shape.t, p.shape.r
+            ),
+            None => format!("steps {}", self.launch),
+        }
+    }
+
     fn step(&self) -> u64 {
         self.step
     }
