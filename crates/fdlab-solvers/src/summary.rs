@@ -77,7 +77,7 @@ impl std::fmt::Display for Summary {
             self.cell_updates_per_s,
             self.gbps,
             match (self.interrupted, self.signal) {
-                (true, Some(s)) => format!(", stopped by {} (checkpoint written)", crate::signals::name(s)),
+                (true, Some(s)) => format!(", interrupted by {} (checkpoint written)", crate::signals::name(s)),
                 (true, None) => ", interrupted (checkpoint written)".into(),
                 _ => String::new(),
             },

@@ -241,10 +241,10 @@ fn power(x: &[f64], dt: f64, f: &[f64]) -> Vec<f64> {
 fn pec_cavity_case_rings_at_its_resonances() {
     let case = parse(CAVITY).unwrap();
     let dir = tempfile::tempdir().unwrap();
+    let dt = validate(&case, &quiet(dir.path())).unwrap().plan.dt;
     let s = run(&case, &quiet(dir.path())).unwrap();
     let (_, ez) = read_npy(&dir.path().join("probe_0.npy")).unwrap();
     assert_eq!(ez.len() as u64, s.final_step);
-    let dt = validate(&case, &quiet(dir.path())).unwrap().plan.dt;
 
     let df = 2e-4;
     let freqs: Vec<f64> = (0..5500).map(|i| 0.5 + df * i as f64).collect();
