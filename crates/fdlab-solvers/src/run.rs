@@ -147,7 +147,9 @@ pub fn request_stop() {
 pub fn run(case: &Case, opts: &RunOptions) -> Result<Summary> {
     let started = Instant::now();
     let prepared = validate(case, opts)?;
-    // WARNINGS-PENDING
+    for w in &prepared.warnings {
+        eprintln!("warning: {w}");
+    }
     let stepper = stepper(&prepared, case.spec.precision, opts.backend)?;
     run_stepper(case, opts, &prepared, stepper, Role::ALONE, started)
 }
