@@ -2,8 +2,8 @@
 
 use crate::bench_args::{BenchArgs, CoefficientsArg};
 use crate::common::{
-    check_distinct, check_out_path, fill_meta, json_path, open_backend, progress_bar,
-    refuse_gpu_only, say, suite_options, write_json, OutKind,
+    check_distinct, check_out_path, fill_meta, open_backend, progress_bar, refuse_gpu_only,
+    results_path, say, suite_options, write_json, OutKind,
 };
 use anyhow::{bail, Result};
 use fdlab::Backend;
@@ -132,7 +132,9 @@ pub fn bench(a: BenchArgs) -> Result<()> {
             idle.join(", ")
         );
     }
-    run_jobs(&a, &backend, &all, &jobs, &opts)
+    // The default results file too is checked before the first measurement.
+    let json = results_path(a.json.clone(), "bench", backend.name())?;
+    run_jobs(&a, &json, &backend, &all, &jobs, &opts)
 }
 
 /// Roofline cases also run what a plan would choose for them: the tuned winner, else the
@@ -191,6 +193,7 @@ fn jobs(all: &[Case], target: Target, strategies: &[Strategy]) -> Vec<(usize, Op
 
 fn run_jobs(
     a: &BenchArgs,
+    json: &std::path::Path,
     backend: &Backend,
     all: &[Case],
     jobs: &[(usize, Option<Strategy>)],
@@ -260,7 +263,6 @@ fn run_jobs(
         });
     }
     fill_meta(&mut meta);
-    let json = json_path(a.json.clone(), "bench", backend.name());
     let pb = progress_bar(jobs.len() as u64);
     say(&pb, header());
     say(&pb, LEGEND);
@@ -285,7 +287,7 @@ fn run_jobs(
                 say(&pb, row(&r));
                 report.results.push(r);
                 // Written after every case, so a run stopped early keeps what it measured.
-                write_json(&json, &report)?;
+                write_json(json, &report)?;
             }
             Err(e) => {
                 say(&pb, format!("FAILED {label}: {e}"));
@@ -298,7 +300,7 @@ fn run_jobs(
     if let Some(r) = cuda_runner.as_ref() {
         eprintln!("fdlab bench: host time by phase: {}", r.phase_summary());
     }
-    write_json(&json, &report)?;
+    write_json(json, &report)?;
     eprintln!("wrote {}", json.display());
     if let Some(path) = &a.plot {
         fdlab_bench::plot::roofline_png(&report, path)

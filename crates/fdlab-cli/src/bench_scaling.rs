@@ -5,7 +5,7 @@
 
 use crate::bench_args::precisions_and_reps;
 use crate::bench_args::BenchArgs;
-use crate::common::{check_out_path, fill_meta, json_path, progress_bar, say, write_json, OutKind};
+use crate::common::{fill_meta, progress_bar, results_path, say, write_json};
 use anyhow::{bail, Result};
 use fdlab_bench::{CudaRunner, Meta};
 use fdlab_dist::gpu::{Exchange, GpuPlacement, GpuScalar};
@@ -181,9 +181,8 @@ pub fn bench_scaling(a: &BenchArgs) -> Result<()> {
     let (precisions, reps) = precisions_and_reps(a)?;
     let names = ["heat-weak", "heat-strong", "wave-weak", "wave-strong"];
     let keep = crate::bench_args::only_cases(&names, &a.only)?;
-    if let Some(p) = &a.json {
-        check_out_path("--json", p, OutKind::Json)?;
-    }
+    // Checked (and its folder made) before the first measurement.
+    let json = results_path(a.json.clone(), "bench-scaling", "cuda")?;
     let mut gpu_counts = vec![1];
     while gpu_counts.last().unwrap() * 2 <= devices {
         gpu_counts.push(gpu_counts.last().unwrap() * 2);
@@ -199,7 +198,6 @@ pub fn bench_scaling(a: &BenchArgs) -> Result<()> {
         "{} ×{devices}, copy bandwidth {copy:.1} GB/s on GPU 0: {}",
         meta.device, meta.copy_method
     );
-    let json = json_path(a.json.clone(), "bench-scaling", "cuda");
     let mut report = ScalingReport {
         meta,
         scaling: vec![],

@@ -2,9 +2,7 @@
 //! the copy bandwidth measured in the same run.
 
 use crate::bench_args::{ensure_host_memory, only_cases, precisions_and_reps, BenchArgs};
-use crate::common::{
-    check_out_path, fill_meta, json_path, progress_bar, say, write_json, BackendArg, OutKind,
-};
+use crate::common::{fill_meta, progress_bar, results_path, say, write_json, BackendArg};
 use anyhow::{bail, Result};
 use fdlab_bench::solvers::{run_cpu, run_gpu, solver_cases, SolverResult};
 use fdlab_bench::{CpuRunner, CudaRunner, Meta, Report};
@@ -56,9 +54,6 @@ pub fn bench_solvers(a: &BenchArgs) -> Result<()> {
     // runs no FDTD; its wave step's setup holds about six fields on the host.
     let need = if gpu && !fdtd_only { 8 } else { 12 } * (n as u64).pow(3) * 8;
     ensure_host_memory("solvers", n, need)?;
-    if let Some(p) = &a.json {
-        check_out_path("--json", p, OutKind::Json)?;
-    }
     let mut cases = solver_cases(n);
     if fdtd_only {
         cases.retain(|c| matches!(c.setup, fdlab_bench::solvers::SolverSetup::Fdtd { .. }));
@@ -66,6 +61,14 @@ pub fn bench_solvers(a: &BenchArgs) -> Result<()> {
     let names: Vec<&str> = cases.iter().map(|c| c.name).collect();
     let keep = only_cases(&names, &a.only)?;
     cases.retain(|c| keep.contains(&c.name));
+    let name = if gpu { "cuda" } else { "cpu" };
+    let what = if fdtd_only {
+        "bench-fdtd"
+    } else {
+        "bench-solvers"
+    };
+    // Checked (and its folder made) before the first measurement.
+    let json = results_path(a.json.clone(), what, name)?;
     // As for the stencil suites: 4 times a field (at least 256 MiB, far beyond the caches),
     // at most 1 GiB.
     let copy_bytes = (4 * 8 * n.pow(3)).clamp(256 << 20, 1 << 30);
@@ -86,7 +89,6 @@ pub fn bench_solvers(a: &BenchArgs) -> Result<()> {
     }
     let mut meta = targets[0].meta();
     fill_meta(&mut meta);
-    let name = if gpu { "cuda" } else { "cpu" };
     for t in &targets {
         let m = t.meta();
         println!(
@@ -94,12 +96,6 @@ pub fn bench_solvers(a: &BenchArgs) -> Result<()> {
             m.device, m.backend, m.copy_gbps, m.copy_method
         );
     }
-    let what = if fdtd_only {
-        "bench-fdtd"
-    } else {
-        "bench-solvers"
-    };
-    let json = json_path(a.json.clone(), what, name);
     let pb = progress_bar((cases.len() * precisions.len() * targets.len()) as u64);
     say(
         &pb,

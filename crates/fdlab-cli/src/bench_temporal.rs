@@ -5,7 +5,7 @@
 
 use crate::bench_args::BenchArgs;
 use crate::common::{
-    check_out_path, fill_meta, json_path, progress_bar, say, write_json, BackendArg, OutKind,
+    check_out_path, fill_meta, progress_bar, results_path, say, write_json, BackendArg, OutKind,
 };
 use anyhow::{bail, Result};
 use fdlab_bench::temporal::{requests, run, setup, temporal_cases};
@@ -41,9 +41,8 @@ pub fn bench_temporal(a: &BenchArgs) -> Result<()> {
     // The setup in f64 on the host, its copy in the precision, and the stepper's upload.
     let need = 3 * (n as u64).pow(3) * 8;
     super::bench_args::ensure_host_memory("temporal", n, need)?;
-    if let Some(p) = &a.json {
-        check_out_path("--json", p, OutKind::Json)?;
-    }
+    // Both outputs checked (their folders made) before the first measurement.
+    let json = results_path(a.json.clone(), "bench-temporal", "cuda")?;
     if let Some(p) = &a.plot {
         check_out_path("--plot", p, OutKind::Png)?;
     }
@@ -60,7 +59,6 @@ pub fn bench_temporal(a: &BenchArgs) -> Result<()> {
         "{} ({}), copy bandwidth {:.1} GB/s: {}",
         meta.device, meta.backend, meta.copy_gbps, meta.copy_method
     );
-    let json = json_path(a.json.clone(), "bench-temporal", "cuda");
     let mut cases = temporal_cases(n, 16 * n);
     let names: Vec<&str> = cases.iter().map(|c| c.name).collect();
     let keep = super::bench_args::only_cases(&names, &a.only)?;

@@ -1,8 +1,7 @@
 //! `fdlab check`: the conformance suite on a backend.
 
 use crate::common::{
-    check_out_path, json_path, open_backend, progress_bar, refuse_gpu_only, write_json, BackendArg,
-    OutKind,
+    check_out_path, open_backend, progress_bar, refuse_gpu_only, write_json, BackendArg, OutKind,
 };
 use anyhow::{bail, Result};
 use fdlab_bench::check::{check_cpu, check_cuda, CheckRow};
@@ -99,9 +98,11 @@ pub fn check(
         Some(dev) => api_checks(dev)?,
         None => 0,
     };
-    let path = json_path(json, "check", backend.name());
-    write_json(&path, &rows)?;
-    eprintln!("wrote {}", path.display());
+    // Results are files only when asked for: a check run in a clone leaves it clean.
+    if let Some(path) = &json {
+        write_json(path, &rows)?;
+        eprintln!("wrote {}", path.display());
+    }
     let failed: usize = rows.iter().map(|r| r.run - r.passed).sum();
     let run: usize = rows.iter().map(|r| r.run).sum();
     if failed > 0 || api_failed > 0 || solver_failed > 0 {
@@ -312,12 +313,10 @@ fn solver_checks(
         worst(false),
         worst(true)
     );
-    let name = if on_gpu { "cuda" } else { "cpu" };
-    let path = match json {
-        Some(p) => p.with_extension("solvers.json"),
-        None => json_path(None, "check-solvers", name),
-    };
-    write_json(&path, &results)?;
-    eprintln!("wrote {}", path.display());
+    if let Some(p) = json {
+        let path = p.with_extension("solvers.json");
+        write_json(&path, &results)?;
+        eprintln!("wrote {}", path.display());
+    }
     Ok(failed.len())
 }

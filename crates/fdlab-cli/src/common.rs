@@ -80,11 +80,45 @@ pub fn check_out_path(flag: &str, path: &Path, kind: OutKind) -> Result<()> {
             path.display()
         );
     }
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("{flag} {}: cannot create its folder", path.display()))?;
-    }
+    let dir = match path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        Some(dir) => {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("{flag} {}: cannot create its folder", path.display()))?;
+            dir
+        }
+        None => Path::new("."),
+    };
+    // Outputs are written to a temporary name in their folder and renamed (`write_json`), so
+    // what must hold is that the folder takes a new file: try one now, under a name no output
+    // uses, rather than learn it after the run.
+    let probe = dir.join(format!(".fdlab-write-test-{}", std::process::id()));
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+        .with_context(|| {
+            format!(
+                "{flag} {}: cannot write in {}",
+                path.display(),
+                dir.display()
+            )
+        })?;
+    // Best effort: a probe that cannot be removed is harmless, and the run can still write.
+    let _ = std::fs::remove_file(&probe);
     Ok(())
+}
+
+/// The results file of a run (`--json`, else the default under [`RESULTS_DIR`]), checked
+/// before any work with [`check_out_path`].
+pub fn results_path(given: Option<PathBuf>, what: &str, backend: &str) -> Result<PathBuf> {
+    let flag = if given.is_some() {
+        "--json"
+    } else {
+        "the results file"
+    };
+    let path = json_path(given, what, backend);
+    check_out_path(flag, &path, OutKind::Json)?;
+    Ok(path)
 }
 
 /// Refuses two outputs that name the same file (one would overwrite the other).

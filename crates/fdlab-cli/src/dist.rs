@@ -2,14 +2,14 @@
 //! rank 0 writing the outputs. Any failure on any rank ends the whole job (`MPI_Abort`), so
 //! that no rank is left waiting for one that stopped.
 
-use crate::split_args::take_grid;
+use crate::run_args::RunArgs;
+use crate::run_case::{check_line, report_check, run_here};
 use fdlab_dist::mpi::{abort, abort_on_panic, initialize, MpiTransport};
 use fdlab_dist::Transport;
-use fdlab_solvers::cli::{check_line, parse_args, RunArgs};
 use fdlab_solvers::{BackendChoice, Case};
 
 /// Run `fdlab run ARGS` as one rank of an MPI job; never returns.
-pub fn run_case(args: &[String]) -> ! {
+pub fn run_case(args: &RunArgs) -> ! {
     let Some(universe) = initialize() else {
         eprintln!("error: MPI was started twice");
         std::process::exit(1);
@@ -39,24 +39,32 @@ pub fn run_case(args: &[String]) -> ! {
     std::process::exit(code)
 }
 
-fn run(args: &[String], transport: MpiTransport) -> anyhow::Result<i32> {
+fn run(args: &RunArgs, transport: MpiTransport) -> anyhow::Result<i32> {
     let (rank, ranks) = (transport.rank(), transport.size());
-    let (args, dims) = take_grid(args)?;
-    if ranks == 1 && dims.is_none() {
-        return Ok(fdlab_solvers::cli::run_command(&args)?);
+    let dims = args.process_grid;
+    if args.gpus.is_some() {
+        anyhow::bail!(
+            "--gpus splits a run over the GPUs of one process; under mpirun each rank is one \
+             part: drop --gpus and give --backend cuda for one GPU per rank"
+        );
     }
-    let RunArgs { case, check, opts } = parse_args(&args)?;
-    let path = case;
-    let case = Case::load(&path)?;
-    if check {
+    if ranks == 1 && dims.is_none() {
+        // A job of one rank is a plain run: its own signals and checkpoints.
+        return run_here(args);
+    }
+    let opts = args.options();
+    let path = &args.case;
+    let case = Case::load(path)?;
+    if args.check {
         if rank == 0 {
             let p = fdlab_solvers::validate(&case, &opts)?;
             let d = fdlab_dist::decompose(&p.setup, ranks, dims)?;
-            println!(
+            let line = format!(
                 "{}; process grid {:?}",
-                check_line(&path, &case, &p),
+                check_line(path, &case, &p),
                 &d.dims()[..case.dim()]
             );
+            report_check(&line, &p);
         }
         return Ok(0);
     }

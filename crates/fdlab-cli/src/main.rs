@@ -1,7 +1,9 @@
 //! `fdlab`: finite-difference stencils on GPUs and CPUs at the memory roofline.
 //!
-//! Subcommands: `info` (backends found), `bench` (the published experiments), `check` (the
-//! conformance suite on a backend).
+//! Subcommands: `info` (backends found), `bench` (the published experiments and the solver
+//! steps), `tune` (search GPU strategies), `plot` (charts from bench JSON), `run` (a heat, wave
+//! or FDTD case), `strategies` (the GPU kernel families), `check` (the conformance suite on a
+//! backend). Each subcommand's options are one clap struct or variant.
 
 mod bench;
 mod bench_args;
@@ -14,7 +16,8 @@ mod common;
 mod dist;
 mod info;
 mod plot;
-mod split_args;
+mod run_args;
+mod run_case;
 mod tune;
 
 use bench_args::{BenchArgs, CoefficientsArg};
@@ -46,11 +49,16 @@ enum Command {
         /// Backend to run on (also read from FDLAB_BACKEND).
         #[arg(long, value_enum, default_value = "auto", env = "FDLAB_BACKEND")]
         backend: BackendArg,
-        /// Suite(s) to run (repeatable): nvidia-derivative, laplace-variants, amd-laplacian,
-        /// roofline, probes (diagnostic cases for profiling). Default: the first three (and
-        /// roofline on a GPU). `solvers` (whole heat, wave and FDTD steps, on the CPU, default size
-        /// 256) runs on its own, as does `temporal` (the GPU heat and 8th-order wave steps with
-        /// k = 1 … 8 steps per pass; --size N gives 3-D N³ and 2-D (16 N)², default 512).
+        /// Suite(s) to run (repeatable). Stencil suites: nvidia-derivative, laplace-variants,
+        /// amd-laplacian, roofline, probes (diagnostic cases for profiling); default: the
+        /// first three (and roofline on a GPU). Whole solver steps, each in a call of its own:
+        /// `solvers` (the heat, wave and FDTD steps on the GPU when one is usable, else on
+        /// the CPU; --size default 512 on the GPU, 256 on the CPU), `fdtd` (the FDTD step on
+        /// all CPU cores and, when one is usable, on the GPU, side by side; default 256),
+        /// `temporal` (GPU only: the heat and 8th-order wave steps with k = 1 … 8 steps per
+        /// pass; --size N gives 3-D N³ and 2-D (16 N)², default 512), `scaling` (GPU only:
+        /// the heat and wave steps split over 1, 2, 4 … of the host's GPUs, weak and strong;
+        /// --size per GPU, default 512).
         #[arg(long)]
         suite: Vec<String>,
         /// Grid points per axis, 9 to 32768, for every case of every suite: 1-D cases get N
@@ -129,15 +137,9 @@ enum Command {
         #[arg(long)]
         best: bool,
     },
-    /// Run a simulation (heat or acoustic wave) described by a case file; `fdlab run --help`
-    /// for its options (e.g. `fdlab run examples/cases/heat-letters.toml --check`).
-    #[command(disable_help_flag = true)]
-    Run {
-        /// The case file and options: CASE.toml [--check] [--checkpoint-every N]
-        /// [--resume DIR] [--out DIR] [--stop-at STEP] [--quiet].
-        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-        args: Vec<String>,
-    },
+    /// Run a simulation described by a case file: heat, acoustic wave or FDTD Maxwell, on the
+    /// GPU when one is usable (e.g. `fdlab run examples/cases/heat-letters.toml --check`).
+    Run(run_args::RunArgs),
     /// List every kernel strategy family, what it does, and its options (the names that
     /// `--strategy` accepts).
     Strategies,
@@ -153,7 +155,9 @@ enum Command {
         /// Only this precision on the GPU (f32 or f64); default both. Halves a sanitizer run.
         #[arg(long)]
         precision: Option<String>,
-        /// Write the table as JSON here (default: fdlab-results/check-BACKEND-TIME.json).
+        /// Write the results as JSON here: the kernels' table in FILE, the solvers' checks in
+        /// FILE with the extension solvers.json (e.g. c.json and c.solvers.json). Without it
+        /// nothing is written.
         #[arg(long)]
         json: Option<PathBuf>,
         /// Only the stencil kernels, or only the solvers' time steps (GPU steppers against
@@ -161,29 +165,6 @@ enum Command {
         #[arg(long, value_enum)]
         only: Option<check::Section>,
     },
-}
-
-/// `fdlab run`: the solvers' own argument parser and run loop; exits 130 after Ctrl-C.
-fn run_case(args: &[String]) -> anyhow::Result<()> {
-    if args.is_empty() || args.iter().any(|a| a == "--help" || a == "-h") {
-        println!("{}", fdlab_solvers::cli::USAGE);
-        return Ok(());
-    }
-    #[cfg(feature = "mpi")]
-    if fdlab_dist::mpi::launched() {
-        dist::run_case(args);
-    }
-    if let Some(code) = split_args::run_on_gpus(args)? {
-        if code != 0 {
-            std::process::exit(code);
-        }
-        return Ok(());
-    }
-    let code = fdlab_solvers::cli::run_command(args)?;
-    if code != 0 {
-        std::process::exit(code);
-    }
-    Ok(())
 }
 
 fn main() {
@@ -242,7 +223,11 @@ fn main() {
             })
         }),
         Command::Plot { json, out, best } => plot::plot(json, out, best),
-        Command::Run { args } => run_case(&args),
+        Command::Run(args) => run_case::run_case(&args).map(|code| {
+            if code != 0 {
+                std::process::exit(code);
+            }
+        }),
         Command::Strategies => {
             print!("{}", fdlab_cuda::strategies_help());
             Ok(())

@@ -1,8 +1,6 @@
 //! `fdlab tune`: search strategies per case on the GPU and remember the winners.
 
-use crate::common::{
-    check_out_path, fill_meta, json_path, now_utc, progress_bar, say, write_json, OutKind,
-};
+use crate::common::{fill_meta, now_utc, progress_bar, results_path, say, write_json};
 use anyhow::{bail, Context, Result};
 use fdlab_bench::report::{header, row};
 use fdlab_bench::runner::over_limits;
@@ -61,9 +59,6 @@ pub fn tune(a: TuneArgs) -> Result<()> {
     if a.reps == 0 {
         bail!("--reps 0: give at least 1 timed run");
     }
-    if let Some(p) = &a.json {
-        check_out_path("--json", p, OutKind::Json)?;
-    }
     let dev = Device::open(0).context("fdlab tune measures kernels on a GPU")?;
     let mut all = vec![];
     for s in &suites {
@@ -73,9 +68,10 @@ pub fn tune(a: TuneArgs) -> Result<()> {
     // Tune each distinct problem once (suites share cases).
     let mut seen = std::collections::HashSet::new();
     all.retain(|c| seen.insert(key("", c)));
+    // Checked (and its folder made) before the first kernel is timed.
+    let json = results_path(a.json.clone(), "tune", "cuda")?;
     let runner = CudaRunner::new(dev, 1 << 30)?;
     let name = runner.device.info.name.clone();
-    let json = json_path(a.json.clone(), "tune", "cuda");
     let mut cache = TuneCache::load();
     let mut log: Vec<BenchResult> = vec![];
     let total: usize = all.iter().map(|c| space(c, &only).len()).sum();

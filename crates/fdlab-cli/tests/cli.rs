@@ -232,9 +232,12 @@ fn plot_refuses_missing_and_foreign_files() {
     );
 }
 
+/// `fdlab check` passes on the CPU and, without `--json`, writes nothing: it used to leave a
+/// results folder in the working directory (a clone's status dirty after a check).
 #[test]
 fn cpu_check_runs_every_case_and_passes() {
-    let out = fdlab(&["check"]);
+    let dir = tempfile::tempdir().unwrap();
+    let out = fdlab_in(dir.path(), &["check"]);
     let s = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{s}");
     assert!(s.contains("checks passed") && !s.contains("FAIL"), "{s}");
@@ -242,6 +245,39 @@ fn cpu_check_runs_every_case_and_passes() {
         s.contains("n/a = cases the strategy does not support"),
         "{s}"
     );
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert!(left.is_empty(), "check wrote {left:?}");
+}
+
+/// With `--json FILE`, the solvers' checks go beside FILE as FILE.solvers.json.
+#[test]
+fn check_writes_results_where_json_asks() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("sub/c.json");
+    let out = fdlab_in(
+        dir.path(),
+        &[
+            "check",
+            "--only",
+            "solvers",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("sub/c.solvers.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(!rows.as_array().unwrap().is_empty(), "{rows}");
+    // Only the solvers ran: no kernel table, and nothing else in the working directory.
+    assert!(!json.exists());
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert_eq!(left.len(), 1, "{left:?}");
 }
 
 #[test]
@@ -286,13 +322,39 @@ fn bad_output_paths_fail_before_the_run() {
     let with = |extra: &[&str]| -> Vec<String> {
         base.iter().chain(extra).map(|s| s.to_string()).collect()
     };
-    let cases: [(Vec<String>, &str); 4] = [
+    let cases: [(Vec<String>, &str); 8] = [
         (with(&["--plot", d]), "is a folder"),
         (with(&["--plot", &format!("{d}/x.svg")]), "ending in .png"),
         (with(&["--json", d]), "is a folder"),
         (
             with(&["--json", &format!("{d}/f"), "--plot", &format!("{d}/f")]),
             "both name",
+        ),
+        // A folder that takes no new file (even for root): refused before the run, not
+        // after it as it was.
+        (
+            with(&["--json", "/proc/fdlab-b.json"]),
+            "cannot write in /proc",
+        ),
+        (
+            with(&["--plot", "/proc/fdlab-r.png"]),
+            "cannot write in /proc",
+        ),
+        (
+            vec!["check".into(), "--json".into(), "/proc/fdlab-c.json".into()],
+            "cannot write in /proc",
+        ),
+        (
+            vec![
+                "bench".into(),
+                "--suite".into(),
+                "solvers".into(),
+                "--size".into(),
+                "32".into(),
+                "--json".into(),
+                "/proc/fdlab-s.json".into(),
+            ],
+            "cannot write in /proc",
         ),
     ];
     for (args, needle) in cases {
@@ -513,9 +575,12 @@ fn gpu_split_runs_check_without_a_gpu_and_refuse_what_they_cannot_do() {
     );
     fails_with(
         &["run", &heat, "--gpus", "0"],
-        "--gpus 0: give a positive count",
+        "invalid value '0' for '--gpus <N>': give a positive count",
     );
-    fails_with(&["run", &heat, "--gpus"], "--gpus needs a value");
+    fails_with(
+        &["run", &heat, "--gpus"],
+        "a value is required for '--gpus <N>'",
+    );
     fails_with(
         &[
             "run",
@@ -576,5 +641,160 @@ fn plot_draws_the_temporal_suite() {
     assert!(
         std::fs::metadata(&png).unwrap().len() > 10_000,
         "plot too small"
+    );
+}
+
+/// A small 2-D heat case (20 steps, outputs in `out/` beside it), written into `dir`.
+fn small_heat(dir: &Path) -> String {
+    let text = r#"
+physics = "heat"
+boundary = "periodic"
+[grid]
+shape = [24, 20]
+spacing = [1.0, 1.0]
+[time]
+dt = 0.05
+duration = 1.0
+[material]
+diffusivity = { constant = 1.0 }
+[initial.gaussian]
+center = [12.0, 10.0]
+width = 2.0
+amplitude = 1.0
+[output]
+dir = "out"
+every = 10
+npy = true
+"#;
+    let p = dir.join("case.toml");
+    std::fs::write(&p, text).unwrap();
+    p.to_string_lossy().into_owned()
+}
+
+/// `fdlab run` alone used to print its usage and exit 0, so a script with a missing
+/// argument went on as if the run had succeeded.
+#[test]
+fn run_without_a_case_fails_with_usage() {
+    let out = fdlab(&["run"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("Usage: fdlab run") && err.contains("<CASE>"),
+        "{err}"
+    );
+}
+
+/// Every option of `fdlab run` has a help sentence (the help was one usage line).
+#[test]
+fn run_help_explains_every_option() {
+    let out = fdlab(&["run", "--help"]);
+    assert!(out.status.success());
+    let help = String::from_utf8_lossy(&out.stdout);
+    for (option, says) in [
+        ("--check", "Only validate the case"),
+        ("--checkpoint-every <N>", "Write a checkpoint every N steps"),
+        ("--resume <DIR>", "Continue a run from a checkpoint"),
+        ("--out <DIR>", "Write the outputs here"),
+        ("--stop-at <STEP>", "Stop after this step"),
+        ("--backend <BACKEND>", "Where to step the case"),
+        ("--quiet", "No progress bar"),
+        ("--overwrite", "Replace the files of an earlier run"),
+        (
+            "--process-grid <AxB[xC]>",
+            "Split the grid over a process grid",
+        ),
+        ("--gpus <N>", "Split the grid over N parts"),
+    ] {
+        let at = help
+            .find(option)
+            .unwrap_or_else(|| panic!("{option} missing:\n{help}"));
+        assert!(help[at..].contains(says), "{option}: no help:\n{help}");
+    }
+    assert!(help.contains("SIGTERM and SIGUSR1"), "{help}");
+}
+
+/// Option errors say what to give, and never read as a fault of the case file.
+#[test]
+fn run_option_errors_say_what_to_give() {
+    let dir = tempfile::tempdir().unwrap();
+    let case = small_heat(dir.path());
+    let refused = [
+        (
+            vec!["--checkpoint-every", "0"],
+            "invalid value '0' for '--checkpoint-every <N>'",
+        ),
+        (vec!["--checkpoint-every", "x"], "1 or more"),
+        (vec!["--process-grid", "2x2"], "add --gpus N"),
+        (vec!["--process-grid", "2x0", "--gpus", "2"], "e.g. 2x2"),
+        (
+            vec!["--stop-at", "soon"],
+            "invalid value 'soon' for '--stop-at",
+        ),
+        (
+            vec!["--backend", "tpu"],
+            "[possible values: auto, cpu, cuda]",
+        ),
+        (vec!["--frobnicate"], "unexpected argument '--frobnicate'"),
+    ];
+    for (extra, needle) in refused {
+        let args: Vec<&str> = ["run", case.as_str()].into_iter().chain(extra).collect();
+        let out = fdlab(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?} should fail");
+        assert!(
+            err.contains(needle),
+            "{args:?}: stderr lacks {needle:?}:\n{err}"
+        );
+        assert!(!err.contains("invalid case"), "{args:?}:\n{err}");
+    }
+    // Nothing was run or created by a refused command.
+    assert!(!dir.path().join("out").exists());
+}
+
+/// `--overwrite` reaches the run: a second run into the first one's directory is refused
+/// without it and replaces the outputs with it.
+#[test]
+fn run_refuses_an_earlier_runs_directory_unless_overwrite() {
+    let dir = tempfile::tempdir().unwrap();
+    let case = small_heat(dir.path());
+    let first = fdlab(&["run", &case, "--quiet", "--backend", "cpu"]);
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    assert!(dir.path().join("out/summary.json").exists());
+    fails_with(
+        &["run", &case, "--quiet", "--backend", "cpu"],
+        "give --overwrite",
+    );
+    let again = fdlab(&["run", &case, "--quiet", "--backend", "cpu", "--overwrite"]);
+    assert!(
+        again.status.success(),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+}
+
+/// `--check` prints the case's warnings (what runs but probably not as meant) after its
+/// validation line, as a run does before its first step.
+#[test]
+fn run_check_prints_the_cases_warnings() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(example("wave-layered.toml"))
+        .unwrap()
+        .replace("duration = 0.9", "duration = 0.05");
+    let case = dir.path().join("short.toml");
+    std::fs::write(&case, text).unwrap();
+    let out = fdlab(&["run", case.to_str().unwrap(), "--check"]);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stderr}");
+    assert!(stdout.contains("short.toml: ok (Wave"), "{stdout}");
+    assert!(
+        stderr.contains("warning: sources[0]:") && stderr.contains("peaks after the last step"),
+        "{stderr}"
     );
 }

@@ -1,12 +1,14 @@
-//! The `fdlab run` command line, so that the CLI wires it with one call.
+//! A minimal `fdlab run`-like command line for this crate's `solve` example and its tests,
+//! which start runs as child processes without the `fdlab` binary. The `fdlab` binary does not
+//! use it: its options, with their help, are one clap struct in fdlab-cli (`RunArgs`).
 
 use crate::case::Case;
 use crate::error::{Error, Result};
 use crate::run::{run, validate, RunOptions};
 use std::path::PathBuf;
 
-/// Usage text of `fdlab run`.
-pub const USAGE: &str = "usage: fdlab run CASE.toml [--check] [--checkpoint-every N] [--resume DIR] [--out DIR] [--stop-at STEP] [--backend auto|cpu|cuda] [--quiet]";
+/// Usage text of this parser.
+pub const USAGE: &str = "usage: solve CASE.toml [--check] [--checkpoint-every N] [--resume DIR] [--out DIR] [--stop-at STEP] [--backend auto|cpu|cuda] [--quiet] [--overwrite]";
 
 /// The arguments of `fdlab run`, parsed.
 #[derive(Debug, Clone)]
@@ -19,8 +21,8 @@ pub struct RunArgs {
     pub opts: RunOptions,
 }
 
-/// Run `fdlab run` with its arguments (after `run`), printing what it does. Returns the process
-/// exit status on success paths (0; 130 when interrupted by Ctrl-C).
+/// Run a case with these arguments, printing what it does. Returns the process exit status on
+/// success paths (0; 128 + the signal's number when a signal stopped the run).
 pub fn run_command(args: &[String]) -> Result<i32> {
     let RunArgs {
         case: case_path,
@@ -31,6 +33,9 @@ pub fn run_command(args: &[String]) -> Result<i32> {
     if check {
         let p = validate(&case, &opts)?;
         println!("{}", check_line(&case_path, &case, &p));
+        for w in &p.warnings {
+            eprintln!("warning: {w}");
+        }
         return Ok(0);
     }
     let s = run(&case, &opts)?;
@@ -38,10 +43,10 @@ pub fn run_command(args: &[String]) -> Result<i32> {
     if let Some(c) = &s.checkpoint {
         println!("last checkpoint: {}", c.display());
     }
-    Ok(if s.interrupted { 130 } else { 0 })
+    Ok(s.exit_code())
 }
 
-/// What `fdlab run --check` prints for a valid case.
+/// What `--check` prints for a valid case.
 pub fn check_line(path: &std::path::Path, case: &Case, p: &crate::setup::Prepared) -> String {
     format!(
         "{}: ok ({:?}, {:?} grid, dt = {:e} (limit {:e}), {} steps)",
@@ -54,13 +59,14 @@ pub fn check_line(path: &std::path::Path, case: &Case, p: &crate::setup::Prepare
     )
 }
 
-/// Parse the arguments of `fdlab run` (after `run`).
+/// Parse the arguments (after the program name).
 pub fn parse_args(args: &[String]) -> Result<RunArgs> {
     let mut case_path = None;
     let mut check = false;
     let mut opts = RunOptions::default();
     let mut it = args.iter();
-    let bad = |m: String| Error::Invalid(format!("{m}\n{USAGE}"));
+    // Option errors are the caller's, not the case file's: `Usage`, not `Invalid`.
+    let bad = |m: String| Error::Usage(format!("{m}\n{USAGE}"));
     while let Some(a) = it.next() {
         let mut value = |name: &str| {
             it.next()
@@ -70,11 +76,13 @@ pub fn parse_args(args: &[String]) -> Result<RunArgs> {
         match a.as_str() {
             "--check" => check = true,
             "--quiet" | "-q" => opts.quiet = true,
+            "--overwrite" => opts.overwrite = true,
             "--checkpoint-every" => {
                 let v = value(a)?;
-                opts.checkpoint_every = Some(v.parse().map_err(|_| {
-                    bad(format!("--checkpoint-every {v}: give a positive integer"))
-                })?);
+                opts.checkpoint_every =
+                    Some(v.parse().ok().filter(|&n: &u64| n >= 1).ok_or_else(|| {
+                        bad(format!("--checkpoint-every {v}: give a positive integer"))
+                    })?);
             }
             "--stop-at" => {
                 let v = value(a)?;
@@ -83,7 +91,12 @@ pub fn parse_args(args: &[String]) -> Result<RunArgs> {
                         .map_err(|_| bad(format!("--stop-at {v}: give a step number")))?,
                 );
             }
-            "--backend" => opts.backend = value(a)?.parse()?,
+            "--backend" => {
+                let v = value(a)?;
+                opts.backend = v
+                    .parse()
+                    .map_err(|_| bad(format!("--backend {v}: use auto, cpu or cuda")))?;
+            }
             "--resume" => opts.resume = Some(PathBuf::from(value(a)?)),
             "--out" => opts.out_dir = Some(PathBuf::from(value(a)?)),
             s if s.starts_with('-') => return Err(bad(format!("unknown option {s}"))),
