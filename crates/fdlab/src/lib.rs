@@ -31,3 +31,31 @@ pub use fdlab_core::{Axis, Boundary, Field, Grid, Precision, Scalar, Stencil};
 pub use fdlab_cuda::{Coefficients, Strategy};
 pub use field::{BackendField, Real};
 pub use plan::{Plan, PlanOptions};
+
+/// The Rust snippets of the repository's README and `docs/` guides, compiled and run as this
+/// crate's doc tests so that what users copy keeps building (a README snippet once called
+/// `Backend::auto()?` on a function that returns no `Result`). Blocks in other languages are
+/// tagged (```sh, ```toml, ```python: the Python ones run under pytest) and skipped here.
+#[cfg(doctest)]
+mod doc_snippets {
+    #[doc = include_str!("../../../README.md")]
+    struct Readme;
+    #[doc = include_str!("../../../docs/architecture.md")]
+    struct Architecture;
+    #[doc = include_str!("../../../docs/conformance.md")]
+    struct Conformance;
+    #[doc = include_str!("../../../docs/distributed.md")]
+    struct Distributed;
+    #[doc = include_str!("../../../docs/fdtd.md")]
+    struct Fdtd;
+    #[doc = include_str!("../../../docs/measuring.md")]
+    struct Measuring;
+    #[doc = include_str!("../../../docs/performance.md")]
+    struct Performance;
+    #[doc = include_str!("../../../docs/running.md")]
+    struct Running;
+    #[doc = include_str!("../../../docs/solvers.md")]
+    struct Solvers;
+    #[doc = include_str!("../../../docs/strategies.md")]
+    struct Strategies;
+}
