@@ -31,13 +31,14 @@ they were, so with ``out=None`` (fresh zeros) they are 0.
 The computation releases the GIL; on the CPU it runs on all cores (rayon).
 """
 
-from __future__ import annotations
 
-import enum
-import sys
-from typing import Any, List, Optional, Sequence, Union
+# Modules under private names, so that `dir(fdlab)` and tab completion show fdlab's own API
+# only (`__all__` governs `import *`, not `dir`).
+import enum as _enum
+import sys as _sys
+import typing as _typing
 
-import numpy as np
+import numpy as _np
 
 from . import _fdlab
 from ._fdlab import Plan, Stencil
@@ -50,7 +51,7 @@ _DLPACK_CUDA = {2, 3, 13}
 _BACKENDS = ("auto", "cpu", "cuda")
 
 
-class Boundary(str, enum.Enum):
+class Boundary(str, _enum.Enum):
     """How a stencil treats points near the ends of each axis.
 
     Members compare equal to their names, so ``"periodic"`` and ``Boundary.PERIODIC`` are
@@ -68,9 +69,9 @@ class Boundary(str, enum.Enum):
         return self.value
 
 
-def _is_gpu_array(u: Any) -> bool:
+def _is_gpu_array(u: _typing.Any) -> bool:
     """True when ``u`` lives on an NVIDIA GPU (CuPy, PyTorch CUDA, Numba, JAX ...)."""
-    if isinstance(u, np.ndarray):
+    if isinstance(u, _np.ndarray):
         return False
     # The common libraries by type, without building their interface dict twice per call.
     root = type(u).__module__.partition(".")[0]
@@ -93,7 +94,7 @@ def _is_gpu_array(u: Any) -> bool:
     return False
 
 
-def _select_backend(u: Any, backend: str) -> str:
+def _select_backend(u: _typing.Any, backend: str) -> str:
     """The backend that runs ``u``: CUDA for GPU arrays, the CPU for NumPy arrays."""
     if not isinstance(backend, str) or backend not in _BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; valid backends: auto, cpu, cuda")
@@ -113,12 +114,12 @@ def _select_backend(u: Any, backend: str) -> str:
     return "cpu"
 
 
-def _gpu_context(u: Any):
+def _gpu_context(u: _typing.Any):
     """``(stream, device, alloc)`` of a GPU array: the handle of its library's current stream
     on the array's device (0 is the legacy default stream), the device ordinal, and the
     library's ``zeros_like`` for outputs (``None`` for libraries fdlab does not know)."""
     root = type(u).__module__.partition(".")[0]
-    mod = sys.modules.get(root)
+    mod = _sys.modules.get(root)
     if root == "cupy" and mod is not None:
         dev = u.device.id
         if dev == mod.cuda.runtime.getDevice():
@@ -147,7 +148,7 @@ def _gpu_context(u: Any):
     return stream, device, None
 
 
-def _host_available() -> Optional[int]:
+def _host_available() -> _typing.Optional[int]:
     """Bytes of host memory the kernel says are available, or None where it does not say."""
     try:
         with open("/proc/meminfo") as f:
@@ -170,25 +171,47 @@ def _check_host_memory(nbytes: int, what: str) -> None:
         )
 
 
-def _convert(u: Any) -> np.ndarray:
-    a = np.asarray(u)
-    dtype = a.dtype if a.dtype in (np.float32, np.float64) else np.float64
-    _check_host_memory(a.size * np.dtype(dtype).itemsize, "converting the input")
-    return np.ascontiguousarray(a, dtype=dtype)
+def _convert(u: _typing.Any) -> _np.ndarray:
+    a = _np.asarray(u)
+    dtype = a.dtype if a.dtype in (_np.float32, _np.float64) else _np.float64
+    _check_host_memory(a.size * _np.dtype(dtype).itemsize, "converting the input")
+    return _np.ascontiguousarray(a, dtype=dtype)
+
+
+def _stencil_list(stencils: _typing.Any) -> _typing.Tuple[_typing.List[Stencil], bool]:
+    """``(stencils as a list, whether one Stencil was given)``. Anything but a Stencil or a
+    sequence of them raises ``TypeError`` naming what was given, before the array is
+    looked at: the bare ``list(None)`` error said nothing of what ``apply`` expects. (An empty
+    sequence is refused by the extension with ``ValueError``.)"""
+    expected = (
+        "stencils must be a fdlab.Stencil or a list of them, e.g. "
+        'fdlab.Stencil.derivative("x", order=1, accuracy=8)'
+    )
+    if isinstance(stencils, Stencil):
+        return [stencils], True
+    if isinstance(stencils, (str, bytes)) or not hasattr(stencils, "__iter__"):
+        raise TypeError(f"{expected}; got {type(stencils).__name__}")
+    seq = list(stencils)
+    for i, s in enumerate(seq):
+        if not isinstance(s, Stencil):
+            raise TypeError(f"{expected}; item {i} is a {type(s).__name__}")
+    return seq, False
 
 
 def apply(
-    stencils: Union[Stencil, Sequence[Stencil]],
-    u: Any,
-    out: Any = None,
-    boundary: Union[str, Boundary] = "periodic",
+    stencils: _typing.Union[Stencil, _typing.Sequence[Stencil]],
+    u: _typing.Any,
+    out: _typing.Any = None,
+    boundary: _typing.Union[str, Boundary] = "periodic",
     backend: str = "auto",
     convert: bool = False,
-) -> Any:
+) -> _typing.Any:
     """Applies one stencil or a list of stencils to ``u``.
 
     Args:
-        stencils: a :class:`Stencil`, or a sequence of them (one output each).
+        stencils: a :class:`Stencil`, or a sequence of them (one output each). Their axes
+            are fdlab's: 0 / ``"x"`` is the last NumPy axis of ``u``, 1 / ``"y"`` the one
+            before, 2 / ``"z"`` the first axis of a 3-D array.
         u: the input: a C-contiguous float32/float64 array with 1 to 3 axes: a NumPy array
             (CPU), or a CuPy array or PyTorch CUDA tensor (GPU, no copy).
         out: where to write: an array (one stencil) or a sequence of arrays of ``u``'s shape,
@@ -206,9 +229,10 @@ def apply(
         The output array for one stencil, the list of outputs for a sequence.
 
     Raises:
-        TypeError: wrong dtype, non-contiguous layout, not an array, a GPU array with
+        TypeError: ``stencils`` not a :class:`Stencil` or a sequence of them (e.g. ``None``),
+            wrong dtype, non-contiguous layout, not an array, a GPU array with
             ``backend="cpu"`` or a NumPy array with ``backend="cuda"``, a read-only GPU ``out``.
-        ValueError: wrong number of axes, mismatched ``out`` shape, read-only NumPy ``out``,
+        ValueError: an empty list of stencils, wrong number of axes, mismatched ``out`` shape, read-only NumPy ``out``,
             ``out`` overlapping the input, a stencil too wide for the array, an unknown
             boundary or backend.
         RuntimeError: no usable GPU (``"no CUDA device: <reason>"``), NVRTC missing, a
@@ -219,9 +243,8 @@ def apply(
     (``cupy.cuda.get_current_stream()``, ``torch.cuda.current_stream()``) and ``apply``
     returns without waiting, as CuPy and PyTorch operations do.
     """
+    seq, single = _stencil_list(stencils)
     if _select_backend(u, backend) == "cuda":
-        single = isinstance(stencils, Stencil)
-        seq = [stencils] if single else list(stencils)
         if out is not None and not isinstance(out, (list, tuple)):
             out = [out]
         stream, device, alloc = _gpu_context(u)
@@ -229,14 +252,12 @@ def apply(
         return res[0] if single else res
     if convert:
         u = _convert(u)
-    single = isinstance(stencils, Stencil)
-    seq = [stencils] if single else list(stencils)
     if out is not None:
-        if isinstance(out, np.ndarray) or not isinstance(out, (list, tuple)):
+        if isinstance(out, _np.ndarray) or not isinstance(out, (list, tuple)):
             out = [out]
         else:
             out = list(out)
-    if out is None and isinstance(u, np.ndarray):
+    if out is None and isinstance(u, _np.ndarray):
         _check_host_memory(len(seq) * u.nbytes, "the outputs")
     res = _fdlab.apply_cpu(seq, u, out, str(boundary))
     return res[0] if single else res

@@ -18,7 +18,11 @@ class Stencil:
     def derivative(
         axis: _Axis, order: int = 1, accuracy: int = 2, spacing: float = 1.0
     ) -> "Stencil":
-        """Central derivative of ``order`` along ``axis`` with ``accuracy``, over ``spacing``."""
+        """Central derivative of ``order`` along ``axis`` with ``accuracy``, over ``spacing``.
+
+        ``axis`` 0 / ``"x"`` is the last NumPy axis, 1 / ``"y"`` the one before, 2 / ``"z"``
+        the first axis of a 3-D array (not NumPy's axis numbering).
+        """
     @staticmethod
     def laplacian(
         accuracy: int = 2, spacing: Union[None, float, Sequence[float]] = None

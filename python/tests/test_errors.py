@@ -164,3 +164,20 @@ def test_huge_allocation_is_memory_error():
 def test_empty_array():
     with pytest.raises(ValueError, match="0 points"):
         fdlab.apply(D, np.ones((0, 5)))
+
+
+@pytest.mark.parametrize("bad", [None, 3, "x", b"x", object()])
+def test_stencils_that_are_not_stencils_say_what_is_expected(bad):
+    # `apply(None, u)` used to fail in `list(None)`: "'NoneType' object is not iterable".
+    with pytest.raises(TypeError, match=r"stencils must be a fdlab\.Stencil or a list of them"):
+        fdlab.apply(bad, np.ones(8))
+    with pytest.raises(TypeError, match=type(bad).__name__):
+        fdlab.apply(bad, np.ones(8))
+
+
+def test_a_list_with_a_non_stencil_names_the_item():
+    with pytest.raises(TypeError, match="item 1 is a NoneType"):
+        fdlab.apply([D, None], np.ones(8))
+    # The same on the GPU path (refused before the array is looked at).
+    with pytest.raises(TypeError, match="stencils must be"):
+        fdlab.apply(None, _CudaArrayInterface(), backend="cuda")

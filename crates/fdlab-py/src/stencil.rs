@@ -206,6 +206,8 @@ fn parse_offset(o: &Bound<'_, PyAny>) -> PyResult<[i32; 3]> {
 impl PyStencil {
     /// Central derivative of `order` along `axis` with `accuracy` (an even order of the error),
     /// scaled by `spacing` (the grid step along that axis).
+    /// `axis` 0 or "x" is the last NumPy axis, 1 or "y" the one before it, 2 or "z" the first
+    /// axis of a 3-D array (fdlab's x-fastest order, not NumPy's axis numbering).
     #[staticmethod]
     #[pyo3(signature = (axis, order = 1, accuracy = 2, spacing = 1.0))]
     fn derivative(
