@@ -798,3 +798,21 @@ fn run_check_prints_the_cases_warnings() {
         "{stderr}"
     );
 }
+
+/// The help says what the code does: `run` takes FDTD cases too, and every whole-step suite
+/// is listed with where it runs (`solvers` once said "on the CPU"; fdtd, temporal and
+/// scaling were missing).
+#[test]
+fn help_names_every_physics_and_suite() {
+    let top = String::from_utf8_lossy(&fdlab(&["--help"]).stdout).to_string();
+    assert!(top.contains("heat, acoustic wave or FDTD Maxwell"), "{top}");
+    let bench = String::from_utf8_lossy(&fdlab(&["bench", "--help"]).stdout).to_string();
+    for says in [
+        "`solvers` (the heat, wave and FDTD steps on the GPU when one is usable, else on the CPU",
+        "`fdtd` (",
+        "`temporal` (GPU only",
+        "`scaling` (GPU only",
+    ] {
+        assert!(bench.contains(says), "{says}:\n{bench}");
+    }
+}
