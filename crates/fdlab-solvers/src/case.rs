@@ -192,6 +192,83 @@ pub struct OutputSpec {
     pub vti: bool,
     /// 3-D: z index of the plotted slice (default: the middle).
     pub slice: Option<usize>,
+    /// Pictures' colour range as a fraction of the largest value so far, in (0, 1]: signed
+    /// fields (wave, fdtd) show `±clip · max|v|` (default 0.25, so that weak reflections stay
+    /// visible), heat shows `[min, min + clip · (max − min)]` (default 1, the full range).
+    /// "So far" is over the frames up to the one drawn, so every frame's colours are fixed
+    /// when it is drawn and the animation matches the frames.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "fraction"
+    )]
+    pub clip: Option<f64>,
+    /// A fixed colour range `[lo, hi]` for every picture instead of `clip`.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "range"
+    )]
+    pub color_range: Option<[f64; 2]>,
+    /// Unit of the grid spacing, shown on the pictures' axes: default "m" for heat and wave,
+    /// none for fdtd (normalized units); "" shows none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub length_unit: Option<String>,
+    /// Unit of time, shown in titles and on the seismogram: default "s" for heat and wave
+    /// (shown as ms or µs when the outputs are that close), none for fdtd; "" shows none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_unit: Option<String>,
+    /// Unit of the plotted quantity, beside the colour bar (e.g. "K", "Pa", "V/m"); default
+    /// none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value_unit: Option<String>,
+}
+
+impl Default for OutputSpec {
+    /// No outputs, every step, into the case's directory.
+    fn default() -> Self {
+        OutputSpec {
+            dir: PathBuf::new(),
+            every: 1,
+            png: false,
+            frames: false,
+            gif: false,
+            npy: false,
+            vti: false,
+            slice: None,
+            clip: None,
+            color_range: None,
+            length_unit: None,
+            time_unit: None,
+            value_unit: None,
+        }
+    }
+}
+
+/// `clip`: a number in (0, 1].
+fn fraction<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Option<f64>, D::Error> {
+    let v = f64::deserialize(d)?;
+    if v > 0.0 && v <= 1.0 {
+        Ok(Some(v))
+    } else {
+        Err(serde::de::Error::custom(format!(
+            "clip = {v}: give a fraction of the peak in (0, 1], e.g. 0.25"
+        )))
+    }
+}
+
+/// `color_range`: two finite numbers, the first below the second.
+fn range<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<Option<[f64; 2]>, D::Error> {
+    let [lo, hi] = <[f64; 2]>::deserialize(d)?;
+    if lo.is_finite() && hi.is_finite() && lo < hi {
+        Ok(Some([lo, hi]))
+    } else {
+        Err(serde::de::Error::custom(format!(
+            "color_range = [{lo}, {hi}]: give [lo, hi] with lo < hi"
+        )))
+    }
 }
 
 /// A whole case file.
@@ -592,16 +669,7 @@ impl Case {
     /// A hash of everything that affects the solution (not the outputs), for checkpoints.
     pub fn hash(&self) -> u64 {
         let mut s = self.spec.clone();
-        s.output = OutputSpec {
-            dir: PathBuf::new(),
-            every: 1,
-            png: false,
-            frames: false,
-            gif: false,
-            npy: false,
-            vti: false,
-            slice: None,
-        };
+        s.output = OutputSpec::default();
         let text = serde_json::to_string(&s).unwrap_or_default();
         text.bytes().fold(0xcbf29ce484222325u64, |h, b| {
             (h ^ b as u64).wrapping_mul(0x100000001b3)

@@ -2,8 +2,9 @@
 //! and `probes.json`, which says what each series is; one `.npy` of spectra per DFT monitor and
 //! `monitors.json`; one `.npy` of fluxes per flux plane and `flux.json`.
 
+use crate::atomic;
 use crate::case::Case;
-use crate::error::{io_err, Result};
+use crate::error::Result;
 use crate::fdtd::{flux, plane_axes, DftMonitor, FluxSpec, Grid};
 use crate::output::write_npy;
 use std::path::Path;
@@ -37,7 +38,7 @@ pub(crate) fn write_probes(
     let json = serde_json::json!({ "dt": dt, "probes": list });
     let path = dir.join("probes.json");
     let text = serde_json::to_string_pretty(&json).unwrap_or_default() + "\n";
-    std::fs::write(&path, text).map_err(io_err(&path))?;
+    atomic::write(&path, text.as_bytes())?;
     // The flux planes' DFT planes follow the case's own monitors, two per flux plane.
     let own = setup.monitors.len().min(monitors.len());
     write_monitors(dir, dt, &setup.grid, &monitors[..own])?;
@@ -79,7 +80,7 @@ fn write_fluxes(
     });
     let path = dir.join("flux.json");
     let text = serde_json::to_string_pretty(&json).unwrap_or_default() + "\n";
-    std::fs::write(&path, text).map_err(io_err(&path))
+    atomic::write(&path, text.as_bytes())
 }
 
 /// Write `monitor_N.npy`, shape `[frequencies, components, 2, n_a, n_b]` (re then im; the
@@ -123,5 +124,5 @@ fn write_monitors(dir: &Path, dt: f64, grid: &Grid, monitors: &[DftMonitor]) -> 
     });
     let path = dir.join("monitors.json");
     let text = serde_json::to_string_pretty(&json).unwrap_or_default() + "\n";
-    std::fs::write(&path, text).map_err(io_err(&path))
+    atomic::write(&path, text.as_bytes())
 }

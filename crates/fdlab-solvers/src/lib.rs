@@ -32,6 +32,7 @@ mod heat_row;
 pub mod layout;
 pub mod output;
 pub mod physics;
+mod pictures;
 mod rows;
 mod run;
 pub mod run_dir;

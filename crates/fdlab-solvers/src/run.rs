@@ -215,7 +215,7 @@ pub fn run_stepper(
         signals::install();
     }
     let setup_s = started.elapsed().as_secs_f64();
-    let mut out = Outputs::new(case, &dir, prepared.plan.dt, root);
+    let mut out = Outputs::new(case, &dir, prepared.plan.dt, root, resume_step)?;
     let _ = resume_step;
     let quiet_opts = RunOptions {
         quiet: opts.quiet || !root,

@@ -1,103 +1,52 @@
-//! Field files (`.npy`, `.vti`) written on a thread of their own, so that the steps go on
-//! while a large field reaches the disk: on a GPU the next steps run meanwhile, and a run
-//! with frequent outputs is limited by its steps, not by its writes.
+//! Files written on a thread of their own, so that the steps go on while a large field
+//! reaches the disk or a frame is drawn: on a GPU the next steps run meanwhile, and a run with
+//! frequent outputs is limited by its steps, not by its writes.
 //!
-//! At most one field waits while another is being written (the run blocks beyond that, so
-//! memory stays bounded), files are written in the order they were given, and nothing is
-//! lost: [`FieldWriter::finish`] (or dropping the writer) waits for every file. A failed write
-//! stops the writer; the next call returns its error.
+//! A [`Worker`] runs jobs in the order they were given. Its queue is bounded (the run blocks
+//! beyond it, so memory stays bounded), and nothing is lost: [`Worker::finish`] (or dropping
+//! the worker) waits for every job. A failed job stops the worker; the next call returns its
+//! error.
 
 use crate::error::{Error, Result};
-use crate::output::{write_npy, write_vti};
+use crate::output::{write_npy_as, write_pvd, write_vti, Dtype};
 use std::path::PathBuf;
 use std::sync::mpsc::{sync_channel, SyncSender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-/// One file to write.
-enum Job {
-    Npy {
-        path: PathBuf,
-        shape: Vec<usize>,
-        data: Arc<Vec<f64>>,
-    },
-    Vti {
-        path: PathBuf,
-        n: [usize; 3],
-        spacing: [f64; 3],
-        data: Arc<Vec<f64>>,
-    },
-}
+/// One job: writes something, or says why it could not.
+pub(crate) type Job = Box<dyn FnOnce() -> Result<()> + Send>;
 
-impl Job {
-    fn write(&self) -> Result<()> {
-        match self {
-            Job::Npy { path, shape, data } => write_npy(path, shape, data),
-            Job::Vti {
-                path,
-                n,
-                spacing,
-                data,
-            } => write_vti(path, *n, *spacing, "u", data),
-        }
-    }
-}
-
-/// The background writer of a run's field files.
-pub(crate) struct FieldWriter {
+/// A thread that runs jobs in order, with at most `depth` waiting.
+pub(crate) struct Worker {
     tx: Option<SyncSender<Job>>,
     handle: Option<JoinHandle<Result<()>>>,
 }
 
-impl FieldWriter {
-    /// A writer with its thread started.
-    pub(crate) fn new() -> FieldWriter {
-        let (tx, rx) = sync_channel::<Job>(1);
+impl Worker {
+    /// A worker with its thread (named `name`) started; `depth` jobs may wait while one runs.
+    pub(crate) fn new(name: &str, depth: usize) -> Worker {
+        let (tx, rx) = sync_channel::<Job>(depth);
         let handle = std::thread::Builder::new()
-            .name("fdlab-writer".into())
+            .name(name.into())
             .spawn(move || {
                 for job in rx {
-                    job.write()?;
+                    job()?;
                 }
                 Ok(())
             })
             .ok();
-        FieldWriter {
+        Worker {
             tx: handle.as_ref().map(|_| tx),
             handle,
         }
     }
 
-    /// Write `data` as a `.npy` of `shape` (slowest axis first) at `path`.
-    pub(crate) fn npy(
-        &mut self,
-        path: PathBuf,
-        shape: Vec<usize>,
-        data: Arc<Vec<f64>>,
-    ) -> Result<()> {
-        self.send(Job::Npy { path, shape, data })
-    }
-
-    /// Write `data` as a `.vti` of `n` points `spacing` apart at `path`.
-    pub(crate) fn vti(
-        &mut self,
-        path: PathBuf,
-        n: [usize; 3],
-        spacing: [f64; 3],
-        data: Arc<Vec<f64>>,
-    ) -> Result<()> {
-        self.send(Job::Vti {
-            path,
-            n,
-            spacing,
-            data,
-        })
-    }
-
-    fn send(&mut self, job: Job) -> Result<()> {
+    /// Queue `job` (run it here when there is no thread).
+    pub(crate) fn submit(&mut self, job: Job) -> Result<()> {
         let Some(tx) = &self.tx else {
-            // No thread (it could not be started, or finished): write here.
-            return job.write();
+            // No thread (it could not be started, or finished): run it here.
+            return job();
         };
         if tx.send(job).is_err() {
             // The thread stopped on an error: report it.
@@ -107,7 +56,7 @@ impl FieldWriter {
         Ok(())
     }
 
-    /// Wait until every file given so far is written; the first write error, if any.
+    /// Wait until every job given so far has run; the first error, if any.
     pub(crate) fn finish(&mut self) -> Result<()> {
         self.tx = None;
         match self.handle.take().map(|h| h.join()) {
@@ -118,10 +67,63 @@ impl FieldWriter {
     }
 }
 
-impl Drop for FieldWriter {
-    /// Waits for the files given so far (a run that fails still keeps its outputs).
+impl Drop for Worker {
+    /// Waits for the jobs given so far (a run that fails still keeps its outputs).
     fn drop(&mut self) {
         let _ = self.finish();
+    }
+}
+
+/// The background writer of a run's field files (`.npy`, `.vti`, the `.pvd` collection).
+/// At most one field waits while another is written: fields can be large.
+pub(crate) struct FieldWriter {
+    worker: Worker,
+}
+
+impl FieldWriter {
+    /// A writer with its thread started.
+    pub(crate) fn new() -> FieldWriter {
+        FieldWriter {
+            worker: Worker::new("fdlab-writer", 1),
+        }
+    }
+
+    /// Write `data` as a `.npy` of `shape` (slowest axis first) and `dtype` at `path`.
+    pub(crate) fn npy(
+        &mut self,
+        path: PathBuf,
+        shape: Vec<usize>,
+        data: Arc<Vec<f64>>,
+        dtype: Dtype,
+    ) -> Result<()> {
+        self.worker
+            .submit(Box::new(move || write_npy_as(&path, &shape, &data, dtype)))
+    }
+
+    /// Write `data` as a `.vti` of `n` points `spacing` apart, array `name`, at `path`.
+    pub(crate) fn vti(
+        &mut self,
+        path: PathBuf,
+        (n, spacing): ([usize; 3], [f64; 3]),
+        name: String,
+        data: Arc<Vec<f64>>,
+        dtype: Dtype,
+    ) -> Result<()> {
+        self.worker.submit(Box::new(move || {
+            write_vti(&path, n, spacing, &name, &data, dtype)
+        }))
+    }
+
+    /// Rewrite the collection at `path` listing `files`; queued after the files it lists,
+    /// so it never names one that is not complete.
+    pub(crate) fn pvd(&mut self, path: PathBuf, files: Vec<(f64, String)>) -> Result<()> {
+        self.worker
+            .submit(Box::new(move || write_pvd(&path, &files)))
+    }
+
+    /// Wait until every file given so far is written; the first write error, if any.
+    pub(crate) fn finish(&mut self) -> Result<()> {
+        self.worker.finish()
     }
 }
 
@@ -135,8 +137,8 @@ mod tests {
         let mut w = FieldWriter::new();
         for i in 0..5 {
             let data = Arc::new(vec![i as f64; 6]);
-            w.npy(dir.path().join(format!("f{i}.npy")), vec![2, 3], data)
-                .unwrap();
+            let path = dir.path().join(format!("f{i}.npy"));
+            w.npy(path, vec![2, 3], data, Dtype::F64).unwrap();
         }
         w.finish().unwrap();
         for i in 0..5 {
@@ -154,11 +156,10 @@ mod tests {
         let bad = dir.path().join("missing").join("f.npy");
         let data = Arc::new(vec![1.0; 4]);
         // The error surfaces at a later call or at the end, never silently.
-        let mut failed = w.npy(bad, vec![4], data.clone()).is_err();
+        let mut failed = w.npy(bad, vec![4], data.clone(), Dtype::F64).is_err();
         for i in 0..3 {
-            failed |= w
-                .npy(dir.path().join(format!("g{i}.npy")), vec![4], data.clone())
-                .is_err();
+            let path = dir.path().join(format!("g{i}.npy"));
+            failed |= w.npy(path, vec![4], data.clone(), Dtype::F64).is_err();
         }
         failed |= w.finish().is_err();
         assert!(failed);

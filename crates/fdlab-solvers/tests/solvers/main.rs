@@ -16,3 +16,4 @@ mod fdtd_lorentz_debye;
 mod fdtd_plane_wave;
 mod fdtd_shapes;
 mod gpu_kernels;
+mod outputs;

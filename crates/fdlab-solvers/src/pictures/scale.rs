@@ -1,0 +1,130 @@
+//! The colour range of each picture, fixed when the picture is drawn: from the extremes of the
+//! frames so far (or the case's fixed `color_range`). The animation, made at the end from the
+//! spill file, replays the same rule over the same f32 samples, so its frames have exactly
+//! the colours of the PNG frames drawn during the run.
+
+use crate::output::Scale;
+
+/// How a case's pictures choose their colours.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Rule {
+    /// Signed field (wave, fdtd): symmetric about zero; else (heat) from the minimum.
+    pub signed: bool,
+    /// Fraction of the peak (signed) or of the range from the minimum that the colours span.
+    pub clip: f64,
+    /// A fixed range, used instead.
+    pub fixed: Option<[f64; 2]>,
+}
+
+/// Extremes of the samples of the frames so far.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Running {
+    min: f64,
+    max: f64,
+}
+
+impl Default for Running {
+    fn default() -> Self {
+        Running {
+            min: f64::INFINITY,
+            max: f64::NEG_INFINITY,
+        }
+    }
+}
+
+/// The smallest and largest of `values` (non-finite ones skipped).
+fn extremes(values: &[f32]) -> (f64, f64) {
+    values
+        .iter()
+        .filter(|v| v.is_finite())
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
+            (a.min(v as f64), b.max(v as f64))
+        })
+}
+
+impl Running {
+    /// Take in the next frame's samples; returns the colour scale that frame is drawn with.
+    pub(crate) fn next(&mut self, rule: &Rule, values: &[f32]) -> Scale {
+        let (lo, hi) = extremes(values);
+        self.min = self.min.min(lo);
+        self.max = self.max.max(hi);
+        let (a, b) = self.range(rule);
+        Scale {
+            lo: a,
+            hi: b,
+            below: lo < a,
+            above: hi > b,
+        }
+    }
+
+    /// The colour range after the frames so far.
+    fn range(&self, rule: &Rule) -> (f64, f64) {
+        if let Some([a, b]) = rule.fixed {
+            return (a, b);
+        }
+        if self.min > self.max || self.min.is_nan() || self.max.is_nan() {
+            return (if rule.signed { -1.0 } else { 0.0 }, 1.0);
+        }
+        if rule.signed {
+            let m = rule.clip * self.min.abs().max(self.max.abs());
+            // An all-zero field (before a source has fired) is drawn in the middle colour.
+            let m = if m > 0.0 { m } else { 1.0 };
+            (-m, m)
+        } else {
+            let hi = self.min + rule.clip * (self.max - self.min);
+            // A uniform field is drawn in the bottom colour.
+            let hi = if hi > self.min {
+                hi
+            } else {
+                self.min + self.min.abs().max(1.0)
+            };
+            (self.min, hi)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signed_fields_clip_at_a_fraction_of_the_peak_so_far_and_say_so() {
+        let rule = Rule {
+            signed: true,
+            clip: 0.25,
+            fixed: None,
+        };
+        let mut r = Running::default();
+        let s0 = r.next(&rule, &[0.0, 0.0]);
+        assert_eq!(
+            (s0.lo, s0.hi, s0.below, s0.above),
+            (-1.0, 1.0, false, false)
+        );
+        let s1 = r.next(&rule, &[-8.0, 2.0]);
+        assert_eq!((s1.lo, s1.hi, s1.below, s1.above), (-2.0, 2.0, true, false));
+        // A weaker later frame keeps the earlier peak's range.
+        let s2 = r.next(&rule, &[-1.0, 1.0]);
+        assert_eq!(
+            (s2.lo, s2.hi, s2.below, s2.above),
+            (-2.0, 2.0, false, false)
+        );
+    }
+
+    #[test]
+    fn heat_spans_the_whole_range_so_far_and_a_fixed_range_wins() {
+        let heat = Rule {
+            signed: false,
+            clip: 1.0,
+            fixed: None,
+        };
+        let mut r = Running::default();
+        let s = r.next(&heat, &[20.0, 100.0]);
+        assert_eq!((s.lo, s.hi, s.below, s.above), (20.0, 100.0, false, false));
+        let fixed = Rule {
+            fixed: Some([0.0, 50.0]),
+            ..heat
+        };
+        let s = Running::default().next(&fixed, &[20.0, 100.0]);
+        assert_eq!((s.lo, s.hi, s.below, s.above), (0.0, 50.0, false, true));
+    }
+}
