@@ -4,6 +4,7 @@ pub mod fdtd;
 mod fdtd_shapes;
 mod fdtd_spec;
 mod fdtd_waves;
+pub(crate) mod warnings;
 
 use crate::error::{Error, Result};
 use crate::physics::{check_order, heat_dt_limit, wave_dt_limit};
@@ -194,7 +195,8 @@ pub struct OutputSpec {
     pub slice: Option<usize>,
     /// Pictures' colour range as a fraction of the largest value so far, in (0, 1]: signed
     /// fields (wave, fdtd) show `±clip · max|v|` (default 0.25, so that weak reflections stay
-    /// visible), heat shows `[min, min + clip · (max − min)]` (default 1, the full range).
+    /// visible), heat shows `[lo, lo + clip · (max − lo)]` (default 1, the full range), `lo`
+    /// being the minimum, or 0 when the minimum is within a tenth of the range above 0.
     /// "So far" is over the frames up to the one drawn, so every frame's colours are fixed
     /// when it is drawn and the animation matches the frames.
     #[serde(
@@ -486,6 +488,37 @@ impl Case {
         Some(out)
     }
 
+    /// Check the `[grid]` of a heat or wave case: 2 or 3 axes of at least 4 points, one
+    /// positive finite spacing per axis, and a point count that can be indexed. Returns the
+    /// number of grid points. Runs before anything is sized by the grid, so that a malformed
+    /// or huge grid is refused instead of indexed or allocated.
+    pub fn check_grid(&self) -> Result<usize> {
+        let g = &self.spec.grid;
+        let dim = self.dim();
+        if !(2..=3).contains(&dim) {
+            return Err(self.invalid("grid.shape", format!("{dim} axes; give 2 or 3 sizes")));
+        }
+        if g.spacing.len() != dim {
+            return Err(self.invalid("grid.spacing", format!("needs {dim} values, one per axis")));
+        }
+        if g.shape.iter().any(|&n| n < 4) || g.spacing.iter().any(|&h| !(h > 0.0 && h.is_finite()))
+        {
+            return Err(self.invalid(
+                "grid",
+                "every axis needs at least 4 points and a positive spacing".into(),
+            ));
+        }
+        g.shape
+            .iter()
+            .try_fold(1usize, |acc, &n| acc.checked_mul(n))
+            .ok_or_else(|| {
+                self.invalid(
+                    "grid.shape",
+                    format!("{:?} has more points than this machine can index", g.shape),
+                )
+            })
+    }
+
     /// Check everything that can be checked before any work, `material_max` being the largest
     /// κ or c (from the material fields). Returns the time-stepping plan. For an fdtd case
     /// `material_max` is unused: its limit is the Yee Courant limit (see [`fdtd`]).
@@ -494,21 +527,7 @@ impl Case {
         if s.physics == Physics::Fdtd {
             return fdtd::plan(self);
         }
-        let dim = self.dim();
-        if !(2..=3).contains(&dim) {
-            return Err(self.invalid("grid.shape", format!("{dim} axes; give 2 or 3 sizes")));
-        }
-        if s.grid.spacing.len() != dim {
-            return Err(self.invalid("grid.spacing", format!("needs {dim} values, one per axis")));
-        }
-        if s.grid.shape.iter().any(|&n| n < 4)
-            || s.grid.spacing.iter().any(|&h| !(h > 0.0 && h.is_finite()))
-        {
-            return Err(self.invalid(
-                "grid",
-                "every axis needs at least 4 points and a positive spacing".into(),
-            ));
-        }
+        self.check_grid()?;
         let max_order = if s.physics == Physics::Wave { 8 } else { 16 };
         check_order(s.scheme.order, max_order)
             .map_err(|e| self.invalid("scheme.order", e.to_string()))?;
@@ -587,10 +606,27 @@ impl Case {
             }
             _ => {}
         }
-        for (i, src) in s.sources.iter().enumerate() {
-            if s.physics == Physics::Heat {
-                return Err(self.invalid("sources", "point sources are for waves".into()));
+        if s.physics == Physics::Heat {
+            // The heat stepper has no point sources and records no traces: a case that gives
+            // them would run without them and look as if they had no effect.
+            if !s.sources.is_empty() {
+                return Err(self.invalid(
+                    "sources",
+                    "point sources drive wave cases only; a heat case starts from [initial]: \
+                     remove [[sources]] or use physics = \"wave\""
+                        .into(),
+                ));
             }
+            if !s.receivers.is_empty() {
+                return Err(self.invalid(
+                    "receivers",
+                    "receivers record wave cases only (a seismogram); a heat case writes its \
+                     field through [output]: remove [[receivers]] or use physics = \"wave\""
+                        .into(),
+                ));
+            }
+        }
+        for (i, src) in s.sources.iter().enumerate() {
             if self.nearest(&src.position).is_none() {
                 return Err(self.invalid(
                     "position",
@@ -600,8 +636,36 @@ impl Case {
                     ),
                 ));
             }
-            if src.frequency.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
-                return Err(self.invalid("frequency", format!("sources[{i}]: must be positive")));
+            // Each number enters the Ricker wavelet of every step: one NaN or infinity would
+            // poison the whole field at the first step.
+            if !(src.frequency > 0.0 && src.frequency.is_finite()) {
+                return Err(self.invalid(
+                    &format!("sources[{i}].frequency"),
+                    format!("{}: must be positive and finite", src.frequency),
+                ));
+            }
+            if !src.amplitude.is_finite() {
+                return Err(self.invalid(
+                    &format!("sources[{i}].amplitude"),
+                    format!("{}: must be finite", src.amplitude),
+                ));
+            }
+            if let Some(d) = src.delay.filter(|d| !d.is_finite()) {
+                return Err(self.invalid(
+                    &format!("sources[{i}].delay"),
+                    format!("{d}: must be finite"),
+                ));
+            }
+            // The default delay divides by the frequency: a tiny one makes it infinite.
+            if src.delay.is_none() && !(1.5 / src.frequency).is_finite() {
+                return Err(self.invalid(
+                    &format!("sources[{i}].frequency"),
+                    format!(
+                        "{}: too small, the default delay 1.5 / frequency is infinite; give a \
+                         larger frequency or a delay",
+                        src.frequency
+                    ),
+                ));
             }
         }
         for (i, r) in s.receivers.iter().enumerate() {
@@ -615,14 +679,7 @@ impl Case {
                 ));
             }
         }
-        if let Initial::Gaussian { center, width, .. } = &s.initial
-            && (center.len() != dim || width.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater))
-        {
-            return Err(self.invalid(
-                "center",
-                format!("needs {dim} coordinates and a positive width"),
-            ));
-        }
+        self.validate_initial(dim)?;
         if s.output.every == 0 {
             return Err(self.invalid("every", "must be at least 1".into()));
         }
@@ -630,6 +687,42 @@ impl Case {
             && z >= s.grid.shape[2]
         {
             return Err(self.invalid("slice", format!("{z} is outside 0..{}", s.grid.shape[2])));
+        }
+        Ok(())
+    }
+
+    /// Check the parameters of `[initial]` (its values over the grid are checked once computed,
+    /// in [`crate::setup::prepare`]).
+    fn validate_initial(&self, dim: usize) -> Result<()> {
+        match &self.spec.initial {
+            Initial::Gaussian {
+                center,
+                width,
+                amplitude,
+            } => {
+                if center.len() != dim || center.iter().any(|c| !c.is_finite()) {
+                    return Err(self.invalid(
+                        "initial.gaussian.center",
+                        format!("{center:?}: needs {dim} finite coordinates"),
+                    ));
+                }
+                if !(*width > 0.0 && width.is_finite()) {
+                    return Err(self.invalid(
+                        "initial.gaussian.width",
+                        format!("{width}: must be positive and finite"),
+                    ));
+                }
+                if !amplitude.is_finite() {
+                    return Err(self.invalid(
+                        "initial.gaussian.amplitude",
+                        format!("{amplitude}: must be finite"),
+                    ));
+                }
+            }
+            Initial::Text { value, .. } if !value.is_finite() => {
+                return Err(self.invalid("initial.text.value", format!("{value}: must be finite")));
+            }
+            _ => {}
         }
         Ok(())
     }

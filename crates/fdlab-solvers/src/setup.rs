@@ -8,13 +8,18 @@ use crate::output::read_npy;
 use crate::physics::text_mask;
 use crate::wave::{PointSource, WaveBoundary, WaveSetup};
 
-/// A case ready to run: its plan and the setup of its stepper.
+/// A case ready to run: its plan, the setup of its stepper and what looks wrong but runs.
 #[derive(Debug, Clone)]
 pub struct Prepared {
     /// Time step, steps and stability limit.
     pub plan: Plan,
     /// The stepper's parameters.
     pub setup: Setup,
+    /// What the case asks for that runs but probably not as meant (a source in the absorbing
+    /// layer, a wavelength of a few cells, a source that peaks after the run), one line each,
+    /// starting with the key concerned (e.g. `sources[0]: …`). Nothing here is printed: the
+    /// caller shows them.
+    pub warnings: Vec<String>,
 }
 
 /// Parameters of one of the steppers.
@@ -46,7 +51,18 @@ fn shape3(case: &Case) -> [usize; 3] {
 
 fn load_grid_npy(case: &Case, key: &str, p: &std::path::Path) -> Result<Vec<f64>> {
     let path = case.resolve(p);
-    let (shape, data) = read_npy(&path)?;
+    // Name the key as well as the file: the file's name need not say what it is for.
+    let (shape, data) = read_npy(&path).map_err(|e| match e {
+        Error::Io { path, source } => Error::Npy {
+            detail: format!("{key}: cannot read: {source}"),
+            path,
+        },
+        Error::Npy { path, detail } => Error::Npy {
+            detail: format!("{key}: {detail}"),
+            path,
+        },
+        e => e,
+    })?;
     let mut want: Vec<usize> = case.spec.grid.shape.clone();
     want.reverse();
     if shape != want {
@@ -68,11 +84,10 @@ fn material(case: &Case, key: &str, spec: &FieldSpec) -> Result<Vec<f64>> {
         FieldSpec::Layered { axis, tops, values } => {
             let a = axis.unwrap_or(case.dim() - 1);
             if a >= case.dim() || tops.len() != values.len() || tops.is_empty() {
-                return Err(Error::Invalid(format!(
-                    "{key}.layered{}: needs axis < {} and as many tops as values",
-                    case.line_of("layered"),
-                    case.dim()
-                )));
+                return Err(case.invalid(
+                    &format!("{key}.layered"),
+                    format!("needs axis < {} and as many tops as values", case.dim()),
+                ));
             }
             let mut out = Vec::with_capacity(n[0] * n[1] * n[2]);
             for k in 0..n[2] {
@@ -133,6 +148,110 @@ fn initial(case: &Case) -> Result<Vec<f64>> {
     }
 }
 
+/// Grid cell `[i, j, k]` of point `idx` in x-fastest order.
+fn cell_of_index(n: [usize; 3], idx: usize) -> [usize; 3] {
+    [idx % n[0], idx / n[0] % n[1], idx / (n[0] * n[1])]
+}
+
+/// Where point `idx` of a field is, for a message: the grid cell and, for a field read from a
+/// file, the numpy index (slowest axis first), which is how its author addresses it.
+fn describe_point(case: &Case, idx: usize, from_npy: bool) -> String {
+    let n = shape3(case);
+    let c = cell_of_index(n, idx);
+    let cell = format!("grid cell {:?}", &c[..case.dim()]);
+    if !from_npy {
+        return cell;
+    }
+    let mut np: Vec<usize> = c[..case.dim()].to_vec();
+    np.reverse();
+    format!("numpy index {np:?}, {cell}")
+}
+
+/// Refuse a material field with a value that is not positive and finite, naming the first.
+fn check_material(case: &Case, key: &str, spec: &FieldSpec, mat: &[f64]) -> Result<()> {
+    let Some((idx, v)) = mat
+        .iter()
+        .copied()
+        .enumerate()
+        .find(|(_, v)| !(*v > 0.0 && v.is_finite()))
+    else {
+        return Ok(());
+    };
+    let what = "every value must be positive and finite";
+    match spec {
+        FieldSpec::Npy(p) => Err(Error::Npy {
+            path: case.resolve(p),
+            detail: format!("{key}: {v} at {}: {what}", describe_point(case, idx, true)),
+        }),
+        FieldSpec::Constant(_) => Err(case.invalid(key, format!("{v}: {what}"))),
+        FieldSpec::Layered { .. } => Err(case.invalid(
+            &format!("{key}.layered"),
+            format!("{v} at {}: {what}", describe_point(case, idx, false)),
+        )),
+    }
+}
+
+/// Refuse an initial field with a NaN or an infinity, naming the first: the step would spread
+/// it over the grid, and the run would stop at step 1 blaming the time step.
+fn check_initial(case: &Case, init: &[f64]) -> Result<()> {
+    let Some((idx, v)) = init
+        .iter()
+        .copied()
+        .enumerate()
+        .find(|(_, v)| !v.is_finite())
+    else {
+        return Ok(());
+    };
+    let what = "every value of the initial field must be finite";
+    match &case.spec.initial {
+        Initial::Npy(p) => Err(Error::Npy {
+            path: case.resolve(p),
+            detail: format!(
+                "initial.npy: {v} at {}: {what}",
+                describe_point(case, idx, true)
+            ),
+        }),
+        _ => Err(case.invalid(
+            "initial",
+            format!("{v} at {}: {what}", describe_point(case, idx, false)),
+        )),
+    }
+}
+
+/// Memory available for new allocations (`MemAvailable` of `/proc/meminfo`), if the system
+/// says.
+fn available_memory() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = s.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
+}
+
+/// Refuse a grid whose fields would not fit in memory, before allocating them: an allocation
+/// that fails aborts the process instead of returning an error. Two f64 arrays of the grid's
+/// size are the least any run holds on the host (heat and wave: the initial and material
+/// fields that preparing builds; fdtd: any two of its six components); the steppers need
+/// more.
+fn check_memory(case: &Case, cells: usize) -> Result<()> {
+    const GIB: f64 = (1u64 << 30) as f64;
+    let need = cells as u128 * 2 * 8;
+    // Above isize::MAX bytes no allocation can succeed, whatever the system says.
+    let avail = available_memory().map_or(isize::MAX as u128, |m| m as u128);
+    if need <= avail {
+        return Ok(());
+    }
+    Err(case.invalid(
+        "grid.shape",
+        format!(
+            "{:?} is {cells} points; two fields of that size alone need {:.1} GiB, more \
+             than the {:.1} GiB of memory available: use a smaller grid",
+            case.spec.grid.shape,
+            need as f64 / GIB,
+            avail as f64 / GIB
+        ),
+    ))
+}
+
 /// Validate a case completely (material files included) and build its stepper setup.
 pub fn prepare(case: &Case) -> Result<Prepared> {
     let s = &case.spec;
@@ -140,32 +259,43 @@ pub fn prepare(case: &Case) -> Result<Prepared> {
         Physics::Heat => ("material.diffusivity", &s.material.diffusivity),
         Physics::Wave => ("material.velocity", &s.material.velocity),
         Physics::Fdtd => {
+            // Validation allocates nothing of the grid's size here; the stepper will.
             let (plan, setup) = crate::case::fdtd::prepare(case)?;
+            check_memory(case, setup.grid.cells())?;
             return Ok(Prepared {
                 plan,
                 setup: Setup::Fdtd(setup),
+                warnings: vec![],
             });
         }
     };
+    // The grid first: everything below is sized or indexed by it.
+    let cells = case.check_grid()?;
+    check_memory(case, cells)?;
     let spec = spec.as_ref().ok_or_else(|| {
-        Error::Invalid(format!(
-            "{}: missing key `{key}` (e.g. `{} = {{ constant = 1.0 }}` under [material])",
-            case.path.display(),
-            key.rsplit('.').next().unwrap_or(key)
-        ))
+        case.invalid(
+            key,
+            format!(
+                "missing; give e.g. `{} = {{ constant = 1.0 }}` under [material]",
+                key.rsplit('.').next().unwrap_or(key)
+            ),
+        )
     })?;
     let mat = material(case, key, spec)?;
-    if mat.iter().any(|v| !(*v > 0.0 && v.is_finite())) {
-        return Err(Error::Invalid(format!(
-            "{key}{}: every value must be positive and finite",
-            case.line_of(key.rsplit('.').next().unwrap_or(key))
-        )));
-    }
+    check_material(case, key, spec, &mat)?;
     let plan = case.validate_with(mat.iter().cloned().fold(0.0, f64::max))?;
+    let init = initial(case)?;
+    check_initial(case, &init)?;
+    let warnings = match s.physics {
+        Physics::Wave => {
+            let c_min = mat.iter().cloned().fold(f64::INFINITY, f64::min);
+            crate::case::warnings::wave(case, &plan, c_min)
+        }
+        _ => vec![],
+    };
     let n = shape3(case);
     let mut spacing = [1.0; 3];
     spacing[..case.dim()].copy_from_slice(&s.grid.spacing);
-    let init = initial(case)?;
     let setup = match s.physics {
         Physics::Heat => Setup::Heat(HeatSetup {
             n,
@@ -221,5 +351,9 @@ pub fn prepare(case: &Case) -> Result<Prepared> {
             })
         }
     };
-    Ok(Prepared { plan, setup })
+    Ok(Prepared {
+        plan,
+        setup,
+        warnings,
+    })
 }

@@ -210,11 +210,19 @@ fn grid(case: &Case) -> Result<Grid> {
             })?;
         }
     }
+    // The spacings and layers are checked above: what is left to refuse is the cell count.
     Grid::new(
         [g.shape[0], g.shape[1], g.shape[2]],
         [g.spacing[0], g.spacing[1], g.spacing[2]],
         [b(0), b(1), b(2)],
     )
+    .map_err(|e| {
+        let why = e.to_string();
+        case.invalid(
+            "grid.shape",
+            why.trim_start_matches("invalid case: ").into(),
+        )
+    })
 }
 
 /// Time step, steps and the Courant limit of an fdtd case.

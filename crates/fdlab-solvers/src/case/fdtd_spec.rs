@@ -191,10 +191,21 @@ pub(super) fn waveform(case: &Case, prefix: &str, s: WaveformKeys) -> Result<Wav
         WaveformName::Ricker => {
             unused("tau", s.tau)?;
             let f0 = pos("f0", need("f0", s.f0)?)?;
-            Waveform::Ricker {
-                f0,
-                t0: s.t0.unwrap_or(1.5 / f0),
-            }
+            let t0 = match s.t0 {
+                Some(_) => need("t0", s.t0)?,
+                // The default delay divides by f0: a tiny f0 makes it infinite.
+                None if (1.5 / f0).is_finite() => 1.5 / f0,
+                None => {
+                    return Err(case.invalid(
+                        &key("f0"),
+                        format!(
+                            "{f0}: too small, the default t0 = 1.5 / f0 is infinite; give a \
+                             larger f0 or a t0"
+                        ),
+                    ))
+                }
+            };
+            Waveform::Ricker { f0, t0 }
         }
         WaveformName::Sine => {
             unused("t0", s.t0)?;

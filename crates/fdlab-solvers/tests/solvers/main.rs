@@ -6,6 +6,7 @@
 mod common;
 
 mod analytic;
+mod case_fuzz;
 mod cases;
 mod fdtd;
 mod fdtd_cases;
@@ -17,3 +18,4 @@ mod fdtd_plane_wave;
 mod fdtd_shapes;
 mod gpu_kernels;
 mod outputs;
+mod validation;
