@@ -579,7 +579,7 @@ impl Case {
         if !(s.time.duration > 0.0 && s.time.duration.is_finite()) {
             return Err(self.invalid("time.duration", "must be positive".into()));
         }
-        let steps = (s.time.duration / dt).round().max(1.0) as u64;
+        let steps = self.step_count(dt)?;
         self.validate_placement(s)?;
         Ok(Plan {
             dt,
@@ -587,6 +587,25 @@ impl Case {
             steps,
             material_max,
         })
+    }
+
+    /// Steps of `dt` in `[time] duration` (at least 1; `duration` is positive and finite).
+    /// Refuses a count past 2^53: a run that long never ends, and counts past 2^64 would
+    /// saturate in the conversion and overflow where outputs are planned.
+    pub(crate) fn step_count(&self, dt: f64) -> Result<u64> {
+        const MAX: f64 = (1u64 << 53) as f64;
+        let n = (self.spec.time.duration / dt).round().max(1.0);
+        if n > MAX {
+            return Err(self.invalid(
+                "time.duration",
+                format!(
+                    "{} / dt {dt:e} is {n:e} steps, more than 2^53: shorten the duration or \
+                     lengthen dt",
+                    self.spec.time.duration
+                ),
+            ));
+        }
+        Ok(n as u64)
     }
 
     fn validate_placement(&self, s: &CaseSpec) -> Result<()> {

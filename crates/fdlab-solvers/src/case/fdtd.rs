@@ -260,7 +260,7 @@ pub fn plan(case: &Case) -> Result<Plan> {
     Ok(Plan {
         dt,
         limit,
-        steps: (t.duration / dt).round().max(1.0) as u64,
+        steps: case.step_count(dt)?,
         material_max: 1.0,
     })
 }

@@ -272,3 +272,18 @@ fn a_source_delay_longer_than_the_run_is_warned_about() {
     assert_eq!(w.len(), 1, "{w:?}");
     assert!(w[0].contains("default 1.5 / frequency) 7.5e1"), "{w:?}");
 }
+
+#[test]
+fn a_step_count_past_any_counter_is_refused_not_overflowed() {
+    // 2·10^301 steps: cast to u64 it saturates, and the output planning overflowed on it.
+    let heat = HEAT
+        .replace("[initial]\nnpy = \"init.npy\"\n", "")
+        .replace("duration = 2.0", "duration = 1e300");
+    let e = case_error(&heat);
+    assert!(e.contains("time.duration") && e.contains("steps"), "{e}");
+    let fdtd = "physics = \"fdtd\"\n[grid]\nshape = [8, 8, 8]\nspacing = [0.1, 0.1, 0.1]\n\
+                [time]\ncfl = 0.5\nduration = 1e300\n[fdtd]\nboundary = [\"pec\", \"pec\", \
+                \"pec\"]\n[output]\ndir = \"out\"\nevery = 10\n";
+    let e = case_error(fdtd);
+    assert!(e.contains("time.duration") && e.contains("steps"), "{e}");
+}
