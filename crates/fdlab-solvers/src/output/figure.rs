@@ -160,7 +160,7 @@ fn layout(f: &Figure, plot_width: u32) -> (Layout, Ticks, Ticks, Ticks) {
         .aspect
         .unwrap_or((f.extent[3] - f.extent[2]).abs() / (f.extent[1] - f.extent[0]).abs());
     let plot = plot_size(plot_width, aspect);
-    let font = (plot_width as f64 / 42.0).round().clamp(11.0, 16.0);
+    let font = (plot_width as f64 / 42.0).round().clamp(12.0, 16.0);
     let title_font = font + 2.0;
     let line = text_size("0.9x", font).1;
     let gap = (font * 0.5) as i32;

@@ -71,14 +71,15 @@ impl Running {
             let m = if m > 0.0 { m } else { 1.0 };
             (-m, m)
         } else {
-            let hi = self.min + rule.clip * (self.max - self.min);
+            // A field whose minimum is just above zero (a hot spot in a cold domain) starts its
+            // colours at zero, so the bar reads from 0; a field far from zero (300 K ± 10)
+            // keeps its own minimum.
+            let near_zero = self.min >= 0.0 && self.min <= 0.1 * (self.max - self.min);
+            let lo = if near_zero { 0.0 } else { self.min };
+            let hi = lo + rule.clip * (self.max - lo);
             // A uniform field is drawn in the bottom colour.
-            let hi = if hi > self.min {
-                hi
-            } else {
-                self.min + self.min.abs().max(1.0)
-            };
-            (self.min, hi)
+            let hi = if hi > lo { hi } else { lo + lo.abs().max(1.0) };
+            (lo, hi)
         }
     }
 }
@@ -120,6 +121,12 @@ mod tests {
         let mut r = Running::default();
         let s = r.next(&heat, &[20.0, 100.0]);
         assert_eq!((s.lo, s.hi, s.below, s.above), (20.0, 100.0, false, false));
+        let s = Running::default().next(&heat, &[1e-5, 28.5]);
+        assert_eq!(
+            (s.lo, s.hi),
+            (0.0, 28.5),
+            "a minimum near zero reads from 0"
+        );
         let fixed = Rule {
             fixed: Some([0.0, 50.0]),
             ..heat
