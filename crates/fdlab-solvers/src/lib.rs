@@ -20,7 +20,6 @@ pub mod atomic;
 mod bands;
 pub mod case;
 pub mod checkpoint;
-pub mod cli;
 pub mod conformance;
 mod error;
 pub mod fdtd;

@@ -117,23 +117,35 @@ fn free_bytes(dir: &Path) -> Option<u64> {
     (rc == 0).then(|| st.f_bavail as u64 * st.f_frsize as u64)
 }
 
-/// Estimated bytes of all planned outputs and checkpoints.
+/// Estimated bytes of all planned outputs and checkpoints (saturating: an estimate past
+/// `u64::MAX` is simply more than any disk has).
 fn planned_bytes(case: &Case, p: &Prepared, opts: &RunOptions) -> u64 {
-    let cells: u64 = case.spec.grid.shape.iter().map(|&n| n as u64).product();
+    let cells: u64 = case
+        .spec
+        .grid
+        .shape
+        .iter()
+        .fold(1u64, |a, &n| a.saturating_mul(n as u64));
     let o = &case.spec.output;
-    let outputs = p.plan.steps / o.every as u64 + 1;
-    let per = (o.npy as u64) * 8 * cells + (o.vti as u64) * 8 * cells + (o.frames as u64) * 300_000;
-    let fields = match case.spec.physics {
+    let outputs = (p.plan.steps / (o.every as u64).max(1)).saturating_add(1);
+    let per = (o.npy as u64 + o.vti as u64)
+        .saturating_mul(8)
+        .saturating_mul(cells)
+        .saturating_add((o.frames as u64) * 300_000);
+    let fields: u64 = match case.spec.physics {
         Physics::Heat => 1,
         Physics::Wave => 8,
         Physics::Fdtd => 6,
     };
     let ckpt = if opts.checkpoint_every.is_some() || opts.stop_at.is_some() {
-        3 * fields * 8 * cells
+        (3 * fields * 8).saturating_mul(cells)
     } else {
         0
     };
-    outputs * per + ckpt + 2_000_000
+    outputs
+        .saturating_mul(per)
+        .saturating_add(ckpt)
+        .saturating_add(2_000_000)
 }
 
 /// Everything about the output directory that can be refused before any work: it can be

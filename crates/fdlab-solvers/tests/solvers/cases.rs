@@ -2,7 +2,7 @@
 //! kill during checkpoint writes.
 
 use fdlab_solvers::output::{read_npy, write_npy};
-use fdlab_solvers::{checkpoint, run, validate, Case, Error};
+use fdlab_solvers::{checkpoint, run, validate, Case, Error, RunOptions};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -214,17 +214,32 @@ fn resume_is_bit_identical_and_foreign_checkpoints_are_refused() {
     assert!(e.contains("another case"), "{e}");
 }
 
-/// Runs `fdlab run` with the arguments in `FDLAB_SOLVE_ARGS` (separated by `\x1f`) and exits;
-/// the tests below start this test binary as a child process this way (the same code as the
-/// `solve` example, always freshly built).
+/// Runs a case with the arguments in `FDLAB_SOLVE_ARGS` (separated by `\x1f`: the case file,
+/// then `--checkpoint-every N` and `--resume DIR` as `fdlab run` takes them) and exits with
+/// `fdlab run`'s status; the tests below start this test binary as a child process this way.
 #[test]
 fn child_solve() {
     let Ok(args) = std::env::var("FDLAB_SOLVE_ARGS") else {
         return;
     };
     let args: Vec<String> = args.split('\x1f').map(String::from).collect();
-    let code = match fdlab_solvers::cli::run_command(&args) {
-        Ok(c) => c,
+    let mut opts = RunOptions {
+        quiet: true,
+        ..RunOptions::default()
+    };
+    let mut it = args[1..].iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--checkpoint-every" => opts.checkpoint_every = it.next().and_then(|v| v.parse().ok()),
+            "--resume" => opts.resume = it.next().map(PathBuf::from),
+            _ => {}
+        }
+    }
+    let code = match Case::load(&args[0]).and_then(|case| run(&case, &opts)) {
+        Ok(s) => {
+            println!("{s}");
+            s.exit_code()
+        }
         Err(e) => {
             eprintln!("error: {e}");
             1
@@ -266,13 +281,7 @@ fn write_case(dir: &Path, n: usize, steps: usize) -> PathBuf {
 fn ctrl_c_writes_a_checkpoint_and_exits_cleanly() {
     let dir = tempfile::tempdir().unwrap();
     let case = write_case(dir.path(), 40, 100_000);
-    let args = [
-        case.to_str().unwrap(),
-        "--quiet",
-        "--checkpoint-every",
-        "1000000",
-    ]
-    .map(String::from);
+    let args = [case.to_str().unwrap(), "--checkpoint-every", "1000000"].map(String::from);
     let child = solve(&args).stdout(Stdio::piped()).spawn().unwrap();
     std::thread::sleep(Duration::from_millis(1500));
     // SAFETY: plain kill(2) on our own child's pid.
@@ -295,7 +304,6 @@ fn a_kill_during_checkpoint_writes_never_corrupts_the_previous_one() {
     for round in 0..4 {
         let mut args = vec![
             case.to_str().unwrap().to_string(),
-            "--quiet".into(),
             "--checkpoint-every".into(),
             "1".into(),
         ];
