@@ -216,7 +216,6 @@ pub fn run_stepper(
     }
     let setup_s = started.elapsed().as_secs_f64();
     let mut out = Outputs::new(case, &dir, prepared.plan.dt, root, resume_step)?;
-    let _ = resume_step;
     let quiet_opts = RunOptions {
         quiet: opts.quiet || !root,
         ..opts.clone()

@@ -91,7 +91,10 @@ fn an_f32_run_writes_float32_npy_binary_vti_and_a_pvd_with_times() {
     assert_eq!(vti.data, field, "the .vti holds the field the .npy holds");
     let pvd = read_pvd(&d.path().join("fields.pvd")).unwrap();
     let outputs: Vec<u64> = (0..=s.final_step).filter(|k| k % 5 == 0).collect();
-    assert_eq!(pvd.len(), outputs.len() + !s.final_step.is_multiple_of(5) as usize);
+    assert_eq!(
+        pvd.len(),
+        outputs.len() + !s.final_step.is_multiple_of(5) as usize
+    );
     for ((t, f), k) in pvd.iter().zip(&outputs) {
         assert_eq!(f, &format!("field_{k:07}.vti"));
         assert_eq!(*t, *k as f64 * dt);
