@@ -304,6 +304,7 @@ fn a_resume_writes_into_its_run_and_its_summary_covers_the_whole_run() {
     let o = fdlab(
         dir.path(),
         &[
+            case,
             "--resume",
             &format!("{b_str}/checkpoints"),
             "--out",

@@ -2,7 +2,8 @@
 //! reaches the disk or a frame is drawn: on a GPU the next steps run meanwhile, and a run with
 //! frequent outputs is limited by its steps, not by its writes.
 //!
-//! A [`Worker`] runs jobs in the order they were given. Its queue is bounded (the run blocks
+//! A [`Worker`] runs jobs in the order they were given ([`Worker::pool`]: on several threads,
+//! for jobs that write files of their own, such as frames). Its queue is bounded (the run blocks
 //! beyond it, so memory stays bounded), and nothing is lost: [`Worker::finish`] (or dropping
 //! the worker) waits for every job. A failed job stops the worker; the next call returns its
 //! error.
@@ -11,34 +12,53 @@ use crate::error::{Error, Result};
 use crate::output::{write_npy_as, write_pvd, write_vti, Dtype};
 use std::path::PathBuf;
 use std::sync::mpsc::{sync_channel, SyncSender};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 /// One job: writes something, or says why it could not.
 pub(crate) type Job = Box<dyn FnOnce() -> Result<()> + Send>;
 
-/// A thread that runs jobs in order, with at most `depth` waiting.
+/// Threads that run jobs, with at most `depth` waiting.
 pub(crate) struct Worker {
     tx: Option<SyncSender<Job>>,
-    handle: Option<JoinHandle<Result<()>>>,
+    handles: Vec<JoinHandle<Result<()>>>,
 }
 
 impl Worker {
-    /// A worker with its thread (named `name`) started; `depth` jobs may wait while one runs.
+    /// A worker with its thread (named `name`) started, running jobs in order; `depth` jobs
+    /// may wait while one runs.
     pub(crate) fn new(name: &str, depth: usize) -> Worker {
+        Worker::pool(name, 1, depth)
+    }
+
+    /// A worker of `threads` threads (at least one), each taking the next job as it is free:
+    /// jobs run in any order. For jobs that are independent, e.g. frames, each its own file,
+    /// whose drawing would otherwise make a fast GPU run wait for one core.
+    pub(crate) fn pool(name: &str, threads: usize, depth: usize) -> Worker {
         let (tx, rx) = sync_channel::<Job>(depth);
-        let handle = std::thread::Builder::new()
-            .name(name.into())
-            .spawn(move || {
-                for job in rx {
-                    job()?;
-                }
-                Ok(())
+        let rx = Arc::new(Mutex::new(rx));
+        let handles: Vec<_> = (0..threads.max(1))
+            .filter_map(|i| {
+                let rx = rx.clone();
+                std::thread::Builder::new()
+                    .name(format!("{name}-{i}"))
+                    .spawn(move || loop {
+                        // The lock is held only to take a job, not while it runs.
+                        let job = rx
+                            .lock()
+                            .map_err(|_| Error::Invalid("a worker panicked".into()))?
+                            .recv();
+                        match job {
+                            Ok(job) => job()?,
+                            Err(_) => return Ok(()),
+                        }
+                    })
+                    .ok()
             })
-            .ok();
+            .collect();
         Worker {
-            tx: handle.as_ref().map(|_| tx),
-            handle,
+            tx: (!handles.is_empty()).then_some(tx),
+            handles,
         }
     }
 
@@ -59,11 +79,17 @@ impl Worker {
     /// Wait until every job given so far has run; the first error, if any.
     pub(crate) fn finish(&mut self) -> Result<()> {
         self.tx = None;
-        match self.handle.take().map(|h| h.join()) {
-            None | Some(Ok(Ok(()))) => Ok(()),
-            Some(Ok(Err(e))) => Err(e),
-            Some(Err(_)) => Err(Error::Invalid("the output writer panicked".into())),
+        let mut first = Ok(());
+        for h in self.handles.drain(..) {
+            let r = match h.join() {
+                Ok(r) => r,
+                Err(_) => Err(Error::Invalid("the output writer panicked".into())),
+            };
+            if first.is_ok() {
+                first = r;
+            }
         }
+        first
     }
 }
 

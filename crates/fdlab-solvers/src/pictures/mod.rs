@@ -34,7 +34,7 @@ pub const SPILL: &str = ".samples.bin";
 const GIF_PLOT_WIDTH: u32 = 480;
 /// Hundredths of a second between GIF frames.
 const GIF_DELAY: u16 = 8;
-/// Frames that may wait for the painter while it draws one.
+/// Frames that may wait while the painters draw.
 const PAINTER_QUEUE: usize = 2;
 
 /// Which pictures a run makes.
@@ -58,6 +58,14 @@ pub(crate) struct Pictures {
     /// The last frame: what `final.png` shows.
     last: Option<(u64, Arc<Vec<f32>>, Scale)>,
     painter: Worker,
+}
+
+/// Threads that draw frames: a frame takes a core several milliseconds, more than a GPU
+/// spends on the steps between frames of a large run; one core is left to the steps.
+fn painters() -> usize {
+    std::thread::available_parallelism()
+        .map_or(1, |n| n.get().saturating_sub(1))
+        .clamp(1, 8)
 }
 
 /// The name of frame `index`.
@@ -93,7 +101,7 @@ impl Pictures {
             spill,
             running,
             last,
-            painter: Worker::new("fdlab-painter", PAINTER_QUEUE),
+            painter: Worker::pool("fdlab-painter", painters(), PAINTER_QUEUE),
         })
     }
 
