@@ -225,7 +225,9 @@ fn colour_table(cmap: ColorMap) -> Vec<[u8; 3]> {
 fn level(v: f64, lo: f64, span: f64) -> usize {
     let t = (v - lo) / span;
     if t.is_finite() {
-        (t * 1023.0).round().clamp(0.0, 1023.0) as usize
+        // `as` truncates and saturates: adding ½ rounds (t ≥ 0 after the clamp), without a
+        // call to `round` per pixel.
+        (t.clamp(0.0, 1.0) * 1023.0 + 0.5) as usize
     } else {
         0
     }

@@ -17,14 +17,14 @@ pub(crate) mod spill;
 pub(crate) use look::Look;
 
 use crate::atomic;
-use crate::error::{io_err, Result};
+use crate::error::{io_err, Error, Result};
 use crate::output::{encode_gif_frame, save_png, GifWriter, Image, Palette, Scale, PNG_PLOT_WIDTH};
 use crate::writer::Worker;
 use rayon::prelude::*;
 use scale::Running;
 use spill::{Reader, Spill};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// The folder of the frames and the spill file, in the run directory.
 pub const FRAMES: &str = "frames";
@@ -48,11 +48,21 @@ pub(crate) struct Wanted {
     pub gif: bool,
 }
 
-/// The pictures of a run in progress.
+/// The pictures of a run in progress. The caller's thread only hands each output's samples
+/// over: converting, scaling and spilling them (in order, as colours depend on the frames
+/// before) happen on a thread of their own, which queues each frame to the painters. A GPU
+/// run thus waits for none of it.
 pub(crate) struct Pictures {
     look: Arc<Look>,
     dir: PathBuf,
     wanted: Wanted,
+    /// What the spiller thread updates; read at the end.
+    state: Arc<Mutex<State>>,
+    spiller: Worker,
+}
+
+/// The spill, the running colour scale, the last frame and the painters.
+struct State {
     spill: Spill,
     running: Running,
     /// The last frame: what `final.png` shows.
@@ -65,7 +75,7 @@ pub(crate) struct Pictures {
 fn painters() -> usize {
     std::thread::available_parallelism()
         .map_or(1, |n| n.get().saturating_sub(1))
-        .clamp(1, 8)
+        .max(1)
 }
 
 /// The name of frame `index`.
@@ -98,35 +108,51 @@ impl Pictures {
             look: Arc::new(look),
             dir: dir.to_path_buf(),
             wanted,
-            spill,
-            running,
-            last,
-            painter: Worker::pool("fdlab-painter", painters(), PAINTER_QUEUE),
+            state: Arc::new(Mutex::new(State {
+                spill,
+                running,
+                last,
+                painter: Worker::pool("fdlab-painter", painters(), PAINTER_QUEUE),
+            })),
+            spiller: Worker::new("fdlab-spiller", PAINTER_QUEUE),
         })
     }
 
-    /// Take the picture samples of `step`: spill them, and queue their frame.
-    pub(crate) fn add(&mut self, step: u64, samples: &[f64]) -> Result<()> {
-        let values: Vec<f32> = samples.iter().map(|&v| v as f32).collect();
-        let scale = self.running.next(&self.look.rule, &values);
-        let index = self.spill.records();
-        self.spill.append(step, &values)?;
-        let values = Arc::new(values);
-        if self.wanted.frames {
-            let (look, v) = (self.look.clone(), values.clone());
-            let path = self.dir.join(FRAMES).join(frame_name(index));
-            self.painter.submit(Box::new(move || {
-                save_png(&path, &look.draw(&path, step, &v, scale, PNG_PLOT_WIDTH)?)
-            }))?;
-        }
-        self.last = Some((step, values, scale));
-        Ok(())
+    /// Take the picture samples of `step`: they are spilled and their frame queued on the
+    /// spiller's thread.
+    pub(crate) fn add(&mut self, step: u64, samples: Vec<f64>) -> Result<()> {
+        let (look, state) = (self.look.clone(), self.state.clone());
+        let frames = self.wanted.frames.then(|| self.dir.join(FRAMES));
+        self.spiller.submit(Box::new(move || {
+            let mut st = state
+                .lock()
+                .map_err(|_| Error::Invalid("the picture spiller panicked".into()))?;
+            let values: Vec<f32> = samples.iter().map(|&v| v as f32).collect();
+            let scale = st.running.next(&look.rule, &values);
+            let index = st.spill.records();
+            st.spill.append(step, &values)?;
+            let values = Arc::new(values);
+            if let Some(fd) = frames {
+                let v = values.clone();
+                let path = fd.join(frame_name(index));
+                st.painter.submit(Box::new(move || {
+                    save_png(&path, &look.draw(&path, step, &v, scale, PNG_PLOT_WIDTH)?)
+                }))?;
+            }
+            st.last = Some((step, values, scale));
+            Ok(())
+        }))
     }
 
     /// Wait for the frames, then draw `final.png` and `animation.gif`.
     pub(crate) fn finish(&mut self) -> Result<()> {
-        self.painter.finish()?;
-        if let (true, Some((step, v, _))) = (self.wanted.png, &self.last) {
+        self.spiller.finish()?;
+        let mut st = self
+            .state
+            .lock()
+            .map_err(|_| Error::Invalid("the picture spiller panicked".into()))?;
+        st.painter.finish()?;
+        if let (true, Some((step, v, _))) = (self.wanted.png, &st.last) {
             // A picture on its own: its colours span its own values (with the case's clip),
             // where a frame's span all frames so far; a wave that has left the grid would
             // otherwise be drawn white.
