@@ -44,6 +44,8 @@ mod doc_snippets {
     struct Architecture;
     #[doc = include_str!("../../../docs/conformance.md")]
     struct Conformance;
+    #[doc = include_str!("../../../docs/decisions.md")]
+    struct Decisions;
     #[doc = include_str!("../../../docs/distributed.md")]
     struct Distributed;
     #[doc = include_str!("../../../docs/fdtd.md")]
