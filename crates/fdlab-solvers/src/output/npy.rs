@@ -148,12 +148,15 @@ pub fn read_npy(path: &Path) -> Result<(Vec<usize>, Vec<f64>)> {
         .filter(|s| !s.trim().is_empty())
         .map(|s| s.trim().parse().map_err(|_| bad("bad shape")))
         .collect::<Result<_>>()?;
-    let n: usize = shape.iter().product();
+    // A header's shape is untrusted: its product may overflow.
+    let expected = shape
+        .iter()
+        .try_fold(size as usize, |a: usize, &n| a.checked_mul(n))
+        .ok_or_else(|| bad(&format!("shape {shape:?} is too large to hold")))?;
     let body = &bytes[start + hlen..];
-    if body.len() != n * size {
+    if body.len() != expected {
         return Err(bad(&format!(
-            "expected {} data bytes for shape {shape:?}, found {}",
-            n * size,
+            "expected {expected} data bytes for shape {shape:?}, found {}",
             body.len()
         )));
     }
@@ -172,6 +175,24 @@ pub fn read_npy(path: &Path) -> Result<(Vec<usize>, Vec<f64>)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_header_whose_shape_overflows_is_refused_not_multiplied() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("huge.npy");
+        let mut header =
+            "{'descr': '<f8', 'fortran_order': False, 'shape': (4294967296, 4294967296, 2), }"
+                .to_string();
+        header.push_str(&" ".repeat((64 - (10 + header.len() + 1) % 64) % 64));
+        header.push('\n');
+        let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+        bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
+        bytes.extend_from_slice(header.as_bytes());
+        bytes.extend_from_slice(&[0u8; 16]);
+        std::fs::write(&p, bytes).unwrap();
+        let e = read_npy(&p).unwrap_err().to_string();
+        assert!(e.contains("too large"), "{e}");
+    }
 
     #[test]
     fn npy_round_trip() {
