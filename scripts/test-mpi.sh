@@ -41,8 +41,9 @@ def load(p):
     b = open(p, "rb").read()
     hl = struct.unpack("<H", b[8:10])[0]
     h = ast.literal_eval(b[10:10 + hl].decode())
-    assert h["descr"] == "<f8", h
-    return h["shape"], struct.unpack("<%dd" % ((len(b) - 10 - hl) // 8), b[10 + hl:])
+    # f64 runs write <f8, f32 runs <f4.
+    size, code = {"<f8": (8, "d"), "<f4": (4, "f")}[h["descr"]]
+    return h["shape"], struct.unpack("<%d%s" % ((len(b) - 10 - hl) // size, code), b[10 + hl:])
 files = sorted(f for f in os.listdir(ref) if f.endswith(".npy"))
 assert files, "no .npy outputs in " + ref
 worst, exact = 0.0, True

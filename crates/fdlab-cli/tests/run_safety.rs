@@ -134,7 +134,7 @@ const ALL_OUTPUTS: &str = "npy = true\nvti = true\npng = true\nframes = true\ngi
 #[test]
 fn kill_9_at_random_moments_leaves_only_complete_files() {
     let dir = tempfile::tempdir().unwrap();
-    let case = heat_case(dir.path(), "case.toml", 200, 120, 4, ALL_OUTPUTS);
+    let case = heat_case(dir.path(), "case.toml", 128, 100, 5, ALL_OUTPUTS);
     let case = case.to_str().unwrap();
     let reference = dir.path().join("reference");
     let t = Instant::now();
@@ -193,7 +193,8 @@ fn kill_9_at_random_moments_leaves_only_complete_files() {
 #[test]
 fn sigterm_and_sigusr1_leave_a_checkpoint_that_resumes_bit_identically() {
     let dir = tempfile::tempdir().unwrap();
-    let steps = 150_000;
+    // Long enough that a signal sent soon after the first output lands mid-run.
+    let steps = 60_000;
     let case = heat_case(dir.path(), "case.toml", 64, steps, steps, "npy = true");
     let case = case.to_str().unwrap();
     let whole = dir.path().join("whole");
