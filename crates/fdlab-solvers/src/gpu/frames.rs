@@ -1,7 +1,7 @@
 //! Host vectors for a picture's samples, made ready on a helper thread while the steps run.
 //!
-//! A run keeps every frame's samples (the animation's colours span all of them), each in a
-//! vector of its own. The first write to a fresh vector of several megabytes faults in each of
+//! Each frame's samples leave the device into a vector of their own, which the run hands to
+//! the thread that spills and draws them. The first write to a fresh vector of several megabytes faults in each of
 //! its pages, which in a virtual machine costs several times the copy itself (a 2-vCPU VM: 9.3
 //! ms for a fresh 4 MB vector, 1.5 ms for a touched one). A frame waits for the device, so
 //! whatever it spends on the host the GPU spends idle; the helper thread touches the next
