@@ -62,13 +62,18 @@ pub fn finish(tmp: &Path, path: &Path, done: std::io::Result<()>) -> Result<()> 
 /// Remove the temporaries a killed run left in `dir` (not recursive); returns how many.
 /// Only names starting with [`TEMP_PREFIX`] are touched.
 pub fn remove_stale(dir: &Path) -> Result<usize> {
+    remove_named(dir, |name| name.starts_with(TEMP_PREFIX))
+}
+
+/// Remove the entries of `dir` (files or whole folders, not recursing into others) whose
+/// names `stale` accepts; returns how many. A missing `dir` has none.
+pub fn remove_named(dir: &Path, stale: impl Fn(&str) -> bool) -> Result<usize> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Ok(0);
     };
     let mut removed = 0;
     for e in entries.flatten() {
-        let name = e.file_name();
-        if name.to_string_lossy().starts_with(TEMP_PREFIX) {
+        if stale(&e.file_name().to_string_lossy()) {
             let p = e.path();
             let r = if p.is_dir() {
                 std::fs::remove_dir_all(&p)

@@ -92,19 +92,9 @@ fn discard(root: &Path, dir: &Path) -> Result<()> {
 /// ones it was discarding (`.old-step-*`). Never touches a complete `step-*` checkpoint.
 /// Returns how many were removed (none when `root` does not exist).
 pub fn remove_stale(root: &Path) -> Result<usize> {
-    let Ok(entries) = std::fs::read_dir(root) else {
-        return Ok(0);
-    };
-    let mut removed = 0;
-    for e in entries.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        if name.starts_with(".tmp-step-") || name.starts_with(".old-step-") {
-            let p = e.path();
-            std::fs::remove_dir_all(&p).map_err(io_err(&p))?;
-            removed += 1;
-        }
-    }
-    Ok(removed)
+    crate::atomic::remove_named(root, |name| {
+        name.starts_with(".tmp-step-") || name.starts_with(".old-step-")
+    })
 }
 
 /// Complete checkpoints under `root`, oldest first.
