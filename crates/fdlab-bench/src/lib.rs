@@ -9,6 +9,8 @@ pub mod plot;
 pub mod report;
 pub mod runner;
 pub mod solvers;
+#[cfg(test)]
+mod source_dump;
 pub mod suites;
 pub mod temporal;
 pub mod tune;

@@ -283,7 +283,7 @@ type Steps = (Vec<f64>, Vec<f64>, Vec<usize>, usize, usize);
 /// per-cell update coefficients read once make the minimum bytes of a step.
 /// The FDTD case as a setup for the GPU stepper: the same box, source and time step as
 /// [`fdtd_steps`] runs on the CPU.
-fn fdtd_box(
+pub(crate) fn fdtd_box(
     n: usize,
     cpml: Option<usize>,
     drude: bool,

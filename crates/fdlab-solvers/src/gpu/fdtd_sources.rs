@@ -70,7 +70,7 @@ pub(super) fn all_sources<T: CudaScalar>(s: &FdtdSetup) -> Result<Vec<CudaSource
 }
 
 impl FdtdSources {
-    fn all(self) -> Vec<CudaSource> {
+    pub(super) fn all(self) -> Vec<CudaSource> {
         [self.h, self.e, self.fused, self.scan]
             .into_iter()
             .chain(self.fused_core)

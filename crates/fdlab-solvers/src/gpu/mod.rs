@@ -16,6 +16,7 @@ mod fdtd_points;
 mod fdtd_sources;
 mod fdtd_tfsf;
 mod frames;
+pub mod generated;
 mod heat;
 mod kernels;
 mod ring;

@@ -1,0 +1,107 @@
+//! The generated source of a prepared case, as the API (as Devito's `op.ccode`): every kernel
+//! a GPU stepper would compile for a device class, with how it is launched, generated without
+//! a GPU.
+
+use super::kernels::Launch;
+use super::{fdtd_sources, heat, march_sizes, wave};
+use crate::case::PrecisionName;
+use crate::error::Result;
+use crate::setup::Setup;
+use fdlab_cuda::codegen::CudaSource;
+use fdlab_cuda::CudaScalar;
+
+/// One generated kernel: its name, its CUDA source and how it is launched.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GeneratedKernel {
+    /// The kernel's name (a stem and a hash of its code).
+    pub name: String,
+    /// The CUDA C source.
+    pub source: String,
+    /// Its launch: block, grid map, dynamic shared bytes and the stepper's shape, one line
+    /// each.
+    pub launch: String,
+}
+
+/// Every kernel the GPU stepper of `setup` in `precision` compiles on a device of `class`
+/// (`None`, `"h100"` or `"h200"`, as fdlab-cuda's `device_class` names it), in the order the
+/// stepper builds them: the whole-grid kernels, the split run's step and the multi-step pass
+/// where it applies.
+pub fn generated_sources(
+    setup: &Setup,
+    precision: PrecisionName,
+    class: Option<&str>,
+) -> Result<Vec<GeneratedKernel>> {
+    match precision {
+        PrecisionName::F32 => of::<f32>(setup, class),
+        PrecisionName::F64 => of::<f64>(setup, class),
+    }
+}
+
+fn of<T: CudaScalar>(setup: &Setup, class: Option<&str>) -> Result<Vec<GeneratedKernel>> {
+    let bytes = std::mem::size_of::<T>();
+    let mut out = vec![];
+    match setup {
+        Setup::Heat(s) => {
+            let l = Launch::for_heat(s.dim, s.order / 2, s.n, bytes, class);
+            let shape = format!("launch {l:?} grid {:?}", whole_grid(l, s.n, s.dim));
+            for ranged in [false, true] {
+                out.push(kernel(heat::sources::<T>(s, class, ranged)?, &shape));
+            }
+            if let Some((src, t)) = heat::pass_source::<T>(s, class, None)? {
+                let (nx, no, nm) = march_sizes(s.n, s.dim);
+                let g = t.grid(s.dim, nx as usize, no as usize, nm as usize);
+                out.push(kernel(src, &format!("pass {t:?} grid {g:?}")));
+            }
+        }
+        Setup::Wave(s) => {
+            let l = Launch::for_wave(s.dim, s.order / 2, s.n, bytes);
+            let shape = format!("launch {l:?} grid {:?}", whole_grid(l, s.n, s.dim));
+            let limit = super::ring::H100_SHARED;
+            for src in wave::sources::<T>(s, false, limit)?.all() {
+                out.push(kernel(src, &shape));
+            }
+            out.push(kernel(wave::sources::<T>(s, true, limit)?.step, &shape));
+            if let Some((src, w)) = wave::pass_source::<T>(s, None)? {
+                let (nx, no, nm) = march_sizes(s.n, s.dim);
+                let g = w.grid(s.dim, nx as usize, no as usize, nm as usize);
+                out.push(kernel(src, &format!("pass {w:?} grid {g:?}")));
+            }
+        }
+        Setup::Fdtd(s) => {
+            for indexed in [true, false] {
+                for pass in [true, false] {
+                    let all = fdtd_sources::sources::<T>(s, class, indexed, pass)?;
+                    let shape = format!(
+                        "indexed {indexed} pass {pass} fused {:?} pass tile {:?} half {:?}",
+                        all.fused_launch,
+                        all.pass_launch,
+                        super::fdtd_choices::launch()
+                    );
+                    for src in all.all() {
+                        out.push(kernel(src, &shape));
+                    }
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The launch grid of a one-step kernel over the whole grid.
+fn whole_grid(l: Launch, n: [usize; 3], dim: usize) -> [u32; 3] {
+    let (nx, no, nm) = march_sizes(n, dim);
+    l.grid(nx as usize, no as usize, nm as usize)
+}
+
+fn kernel(src: CudaSource, shape: &str) -> GeneratedKernel {
+    let launch = format!(
+        "block {:?}\ngrid map {:?}\nshared bytes {}\nx multiple {}\nsingle pass {}\n\
+         precision {:?}\n{shape}\n",
+        src.block, src.grid_map, src.shared_bytes, src.x_multiple, src.single_pass, src.precision
+    );
+    GeneratedKernel {
+        name: src.name,
+        source: src.body,
+        launch,
+    }
+}
