@@ -58,6 +58,8 @@ mod doc_snippets {
     struct Running;
     #[doc = include_str!("../../../docs/solvers.md")]
     struct Solvers;
+    #[doc = include_str!("../../../docs/solvers-design.md")]
+    struct SolversDesign;
     #[doc = include_str!("../../../docs/strategies.md")]
     struct Strategies;
 }
