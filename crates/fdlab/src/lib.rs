@@ -50,6 +50,8 @@ mod doc_snippets {
     struct Distributed;
     #[doc = include_str!("../../../docs/fdtd.md")]
     struct Fdtd;
+    #[doc = include_str!("../../../docs/fdtd-design.md")]
+    struct FdtdDesign;
     #[doc = include_str!("../../../docs/measuring.md")]
     struct Measuring;
     #[doc = include_str!("../../../docs/performance.md")]
