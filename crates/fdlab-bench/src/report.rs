@@ -231,8 +231,12 @@ pub struct SolverResult {
     /// Time steps per pass over the grid (the `temporal` suite's rows; absent elsewhere).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steps_per_pass: Option<usize>,
-    /// Temporal suite: whether the row runs the device's default shape (what a run without
-    /// `FDLAB_TEMPORAL` uses) rather than a shape the suite asked for.
+    /// Temporal suite: whether the row runs the device's default schedule (what a run
+    /// without `--schedule` uses) rather than a shape the suite asked for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub as_shipped: Option<bool>,
+    /// The schedule that ran the steps, as the stepper names it (on the GPU, a name that
+    /// `--schedule` takes back).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<String>,
 }

@@ -8,6 +8,7 @@
 use crate::report::Timing;
 use crate::runner::CpuRunner;
 use fdlab_solvers::case::PrecisionName;
+use fdlab_solvers::gpu::schedule::Schedule;
 use fdlab_solvers::{cpu_stepper, Case};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -42,6 +43,17 @@ pub enum SolverSetup {
         /// A dispersive (Drude) sphere of radius `n/5` beside the source.
         drude: bool,
     },
+}
+
+impl SolverCase {
+    /// The case's physics as a schedule family names it: `heat`, `wave` or `fdtd`.
+    pub fn physics(&self) -> &'static str {
+        match &self.setup {
+            SolverSetup::Fdtd { .. } => "fdtd",
+            SolverSetup::Toml(text) if text.contains("physics = \"wave\"") => "wave",
+            SolverSetup::Toml(_) => "heat",
+        }
+    }
 }
 
 /// The `[output]` section a case file needs; the suite only steps, it writes nothing.
@@ -186,22 +198,24 @@ pub fn run_gpu(
     case: &SolverCase,
     precision: PrecisionName,
     reps: usize,
+    schedule: Option<&Schedule>,
 ) -> Result<Option<SolverResult>, fdlab_solvers::Error> {
     let (mut stepper, shape): (Box<dyn fdlab_solvers::Stepper>, Vec<usize>) = match &case.setup {
         SolverSetup::Toml(text) => {
             let parsed = Case::parse(text, PathBuf::from(format!("<{}>", case.name)))?;
             let prepared = fdlab_solvers::setup::prepare(&parsed)?;
             (
-                fdlab_solvers::gpu_stepper(&prepared, precision)?,
+                fdlab_solvers::gpu_stepper_scheduled(&prepared.setup, precision, schedule)?,
                 parsed.spec.grid.shape.clone(),
             )
         }
         SolverSetup::Fdtd { n, cpml, drude } => {
             use fdlab_solvers::gpu::FdtdGpu;
             let s = fdtd_box(*n, *cpml, *drude)?;
+            let f = schedule.map(Schedule::fdtd).transpose()?;
             let stepper: Box<dyn fdlab_solvers::Stepper> = match precision {
-                PrecisionName::F32 => Box::new(FdtdGpu::<f32>::new(&s)?),
-                PrecisionName::F64 => Box::new(FdtdGpu::<f64>::new(&s)?),
+                PrecisionName::F32 => Box::new(FdtdGpu::<f32>::with_schedule(&s, f)?),
+                PrecisionName::F64 => Box::new(FdtdGpu::<f64>::with_schedule(&s, f)?),
             };
             (stepper, vec![*n; 3])
         }
@@ -221,6 +235,7 @@ pub fn run_gpu(
     let what = (stepper.backend(), stepper.cells(), stepper.bytes_per_step());
     let mut r = result(case, precision, shape, what, &times, copy_gbps);
     r.steps_per_pass = (k > 1).then_some(k);
+    r.schedule = Some(stepper.schedule());
     Ok(Some(r))
 }
 
@@ -255,6 +270,7 @@ pub(crate) fn result(
         pct_of_copy: 100.0 * gbps / copy_gbps,
         steps_per_pass: None,
         as_shipped: None,
+        schedule: None,
     }
 }
 

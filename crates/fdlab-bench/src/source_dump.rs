@@ -36,7 +36,7 @@ fn dump(root: &Path, name: &str, setup: &Setup, p: PrecisionName) {
             .join(&name)
             .join(&p_name)
             .join(class.unwrap_or("default"));
-        write(&dir, &generated_sources(setup, p, class).unwrap());
+        write(&dir, &generated_sources(setup, p, None, class).unwrap());
     }
     // The multi-step passes the temporal checks and suite ask for.
     let mut requests = vec![Request::Off];

@@ -11,6 +11,7 @@
 use crate::report::Timing;
 use crate::solvers::{result, SolverCase, SolverResult, SolverSetup};
 use fdlab_solvers::case::PrecisionName;
+use fdlab_solvers::gpu::schedule::Schedule;
 use fdlab_solvers::gpu::temporal::Request;
 use fdlab_solvers::gpu::{HeatGpu, WaveGpu};
 use fdlab_solvers::setup::Setup;
@@ -115,24 +116,26 @@ pub fn batch(k: usize) -> usize {
 }
 
 /// The requests of the suite: k = 1 (single steps), the device's default (`None`: what a run
-/// uses as shipped), then k = 2 … 8 with the model's tile for each; or only what
-/// `FDLAB_TEMPORAL` asks for when it is set (to measure other shapes).
-pub fn requests() -> Vec<Option<Request>> {
-    use fdlab_solvers::gpu::temporal::{from_env, K_MAX};
-    match from_env() {
-        Some(r) => vec![Some(r)],
-        None => [Some(Request::Off), None]
-            .into_iter()
-            .chain((2..=K_MAX).map(|k| Some(Request::K(k))))
-            .collect(),
+/// uses as shipped), then k = 2 … 8 with the model's tile for each; or, with a `schedule`
+/// (to measure other shapes and kernel choices), only that schedule as given (`None`).
+pub fn requests(schedule: Option<&Schedule>) -> Vec<Option<Request>> {
+    use fdlab_solvers::gpu::temporal::K_MAX;
+    if schedule.is_some() {
+        return vec![None];
     }
+    [Some(Request::Off), None]
+        .into_iter()
+        .chain((2..=K_MAX).map(|k| Some(Request::K(k))))
+        .collect()
 }
 
-/// Runs `case` (set up as `s`) in `precision` with temporal blocking as `request` says (`None`:
-/// the device's default, as a run without `FDLAB_TEMPORAL` picks it) for
-/// `reps` timed batches of [`batch`] steps (wall clock, after one untimed batch), beside the
+/// Runs `case` (set up as `s`) in `precision` with `schedule` (`None`: the device's
+/// defaults) and temporal blocking as `request` says (`None`: the schedule's) for `reps`
+/// timed batches of [`batch`] steps (wall clock, after one untimed batch), beside the
 /// device's copy bandwidth over `copy_bytes` measured just before. `None` when no tile fits
-/// (shared memory or registers) or the shape does not suit the case's dimension.
+/// (shared memory or registers), the shape does not suit the case's dimension or the
+/// schedule is another physics'.
+#[allow(clippy::too_many_arguments)]
 pub fn run(
     device: &fdlab_cuda::Device,
     copy_bytes: usize,
@@ -140,6 +143,7 @@ pub fn run(
     s: &Setup,
     precision: PrecisionName,
     request: Option<Request>,
+    schedule: Option<&Schedule>,
     reps: usize,
 ) -> Result<Option<SolverResult>, fdlab_solvers::Error> {
     let bytes = match precision {
@@ -149,35 +153,46 @@ pub fn run(
     let class = fdlab_cuda::choose::device_class(&device.info.name);
     let (mut stepper, shape): (Box<dyn Stepper>, Option<String>) = match s {
         Setup::Heat(s) => {
-            if fdlab_solvers::gpu::temporal::plan(s.dim, s.n, bytes, class, request).is_err() {
+            let Ok(h) = schedule.map(Schedule::heat).transpose() else {
+                return Ok(None);
+            };
+            let mut h = h.copied().unwrap_or_default();
+            h.pass = request.or(h.pass);
+            if fdlab_solvers::gpu::temporal::plan(s.dim, s.n, bytes, class, h.pass).is_err() {
                 return Ok(None);
             }
             match precision {
                 PrecisionName::F32 => {
-                    let g = HeatGpu::<f32>::with_temporal(s, request)?;
+                    let g = HeatGpu::<f32>::with_schedule(s, Some(&h))?;
                     let shape = g.temporal().map(|t| t.to_string());
                     (Box::new(g), shape)
                 }
                 PrecisionName::F64 => {
-                    let g = HeatGpu::<f64>::with_temporal(s, request)?;
+                    let g = HeatGpu::<f64>::with_schedule(s, Some(&h))?;
                     let shape = g.temporal().map(|t| t.to_string());
                     (Box::new(g), shape)
                 }
             }
         }
         Setup::Wave(s) => {
+            let Ok(w) = schedule.map(Schedule::wave).transpose() else {
+                return Ok(None);
+            };
+            let mut w = w.copied().unwrap_or_default();
+            w.pass = request.or(w.pass);
             let r = (s.order / 2) as u32;
-            if fdlab_solvers::gpu::wave_pass::plan(s.dim, r, bytes, request).is_err() {
+            let pass = w.pass.unwrap_or(Request::Off);
+            if fdlab_solvers::gpu::wave_pass::plan(s.dim, r, bytes, pass).is_err() {
                 return Ok(None);
             }
             match precision {
                 PrecisionName::F32 => {
-                    let g = WaveGpu::<f32>::with_temporal(s, request)?;
+                    let g = WaveGpu::<f32>::with_schedule(s, Some(&w))?;
                     let shape = g.temporal().map(|t| t.t.to_string());
                     (Box::new(g), shape)
                 }
                 PrecisionName::F64 => {
-                    let g = WaveGpu::<f64>::with_temporal(s, request)?;
+                    let g = WaveGpu::<f64>::with_schedule(s, Some(&w))?;
                     let shape = g.temporal().map(|t| t.t.to_string());
                     (Box::new(g), shape)
                 }
@@ -209,9 +224,10 @@ pub fn run(
     let mut r = result(&solver_case, precision, shape_axes, what, &times, copy_gbps);
     r.suite = "temporal".into();
     r.steps_per_pass = Some(stepper.steps_per_pass());
-    r.as_shipped = Some(request.is_none());
+    r.as_shipped = Some(request.is_none() && schedule.is_none());
+    r.schedule = Some(stepper.schedule());
     if let Some(t) = shape {
-        r.description = format!("{}; FDLAB_TEMPORAL={t}", r.description);
+        r.description = format!("{}; passes of {t}", r.description);
     }
     Ok(Some(r))
 }
@@ -220,14 +236,14 @@ pub fn run(
 mod tests {
     use super::*;
 
-    /// Without `FDLAB_TEMPORAL`: single steps, the device's default once, then every k ≥ 2.
+    /// Without a schedule: single steps, the device's default once, then every k ≥ 2; with
+    /// one, only it.
     #[test]
     fn the_suite_times_the_default_beside_every_k() {
         use fdlab_solvers::gpu::temporal::K_MAX;
-        if std::env::var("FDLAB_TEMPORAL").is_ok() {
-            return;
-        }
-        let r = requests();
+        let given: Schedule = "heat:pass=k3".parse().expect("a schedule");
+        assert_eq!(requests(Some(&given)), vec![None]);
+        let r = requests(None);
         assert_eq!(r[0], Some(Request::Off));
         assert_eq!(r.iter().filter(|x| x.is_none()).count(), 1);
         let ks: Vec<u32> = r

@@ -47,10 +47,16 @@ pub fn bench(a: BenchArgs) -> Result<()> {
             return crate::bench_temporal::bench_temporal(&a);
         }
         if w == fdlab_bench::SCALING_SUITE {
+            crate::bench_args::refuse_schedule(&a, w)?;
             return crate::bench_scaling::bench_scaling(&a);
         }
         return crate::bench_solvers::bench_solvers(&a);
     }
+    let first = a
+        .suites
+        .first()
+        .map_or("(the default stencil suites)", String::as_str);
+    crate::bench_args::refuse_schedule(&a, first)?;
     let sopts = suite_options(a.size, a.depth, a.precision.as_deref())?;
     let strategies: Vec<Strategy> = a
         .strategies

@@ -3,6 +3,7 @@
 use crate::common::BackendArg;
 use anyhow::{bail, Result};
 use fdlab_solvers::case::PrecisionName;
+use fdlab_solvers::gpu::schedule::Schedule;
 use std::path::PathBuf;
 
 /// `--coefficients`.
@@ -27,6 +28,23 @@ pub struct BenchArgs {
     pub reps: Option<usize>,
     pub json: Option<PathBuf>,
     pub plot: Option<PathBuf>,
+    /// `--schedule`: the GPU solver schedule (solvers, fdtd and temporal suites).
+    pub schedule: Option<Schedule>,
+}
+
+/// Refuses `--schedule` for a suite whose cases are not single solver steppers.
+pub(crate) fn refuse_schedule(a: &BenchArgs, suite: &str) -> Result<()> {
+    if let Some(s) = &a.schedule {
+        bail!(
+            "--schedule {s} does not apply to --suite {suite}: give it with --suite solvers,              fdtd or temporal"
+        );
+    }
+    Ok(())
+}
+
+/// Whether a case of `physics` takes `--schedule` (true without one).
+pub(crate) fn schedule_fits(a: &BenchArgs, physics: &str) -> bool {
+    a.schedule.as_ref().is_none_or(|s| s.family() == physics)
 }
 
 /// Refuses `--size n` before any work when the suite's host memory `need` (bytes) exceeds

@@ -58,6 +58,13 @@ pub fn bench_solvers(a: &BenchArgs) -> Result<()> {
     if fdtd_only {
         cases.retain(|c| matches!(c.setup, fdlab_bench::solvers::SolverSetup::Fdtd { .. }));
     }
+    cases.retain(|c| crate::bench_args::schedule_fits(a, c.physics()));
+    if cases.is_empty() {
+        bail!("--schedule: no case of the suite has its physics");
+    }
+    if a.schedule.is_some() && !gpu {
+        bail!("--schedule sets a GPU stepper's schedule: give it with a usable GPU");
+    }
     let names: Vec<&str> = cases.iter().map(|c| c.name).collect();
     let keep = only_cases(&names, &a.only)?;
     cases.retain(|c| keep.contains(&c.name));
@@ -119,7 +126,7 @@ pub fn bench_solvers(a: &BenchArgs) -> Result<()> {
         for &p in &precisions {
             for target in &targets {
                 pb.set_message(format!("{} {p:?}", case.name));
-                let Some(r) = target.run(case, p, reps)? else {
+                let Some(r) = target.run(case, p, reps, a.schedule.as_ref())? else {
                     say(
                         &pb,
                         format!(
@@ -198,10 +205,11 @@ impl Target {
         case: &fdlab_bench::solvers::SolverCase,
         p: PrecisionName,
         reps: usize,
+        schedule: Option<&fdlab_solvers::gpu::schedule::Schedule>,
     ) -> Result<Option<SolverResult>> {
         Ok(match self {
             Target::Cpu(r) => Some(run_cpu(r, case, p, reps)?),
-            Target::Gpu(r, bytes) => run_gpu(&r.device, *bytes, case, p, reps)?,
+            Target::Gpu(r, bytes) => run_gpu(&r.device, *bytes, case, p, reps, schedule)?,
         })
     }
 }

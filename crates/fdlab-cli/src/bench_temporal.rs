@@ -1,7 +1,7 @@
 //! `fdlab bench --suite temporal`: the GPU heat step with k = 1 … 8 steps per pass (temporal
 //! blocking) on the 3-D 7-point and 2-D 5-point Laplacians and the 3-D 8th-order wave step,
 //! beside the copy bandwidth measured
-//! in the same run; with `FDLAB_TEMPORAL` set, only the shape it gives.
+//! in the same run; with `--schedule`, only that schedule, on the cases of its physics.
 
 use crate::bench_args::BenchArgs;
 use crate::common::{
@@ -63,7 +63,11 @@ pub fn bench_temporal(a: &BenchArgs) -> Result<()> {
     let names: Vec<&str> = cases.iter().map(|c| c.name).collect();
     let keep = super::bench_args::only_cases(&names, &a.only)?;
     cases.retain(|c| keep.contains(&c.name));
-    let requests = requests();
+    cases.retain(|c| super::bench_args::schedule_fits(a, if c.wave { "wave" } else { "heat" }));
+    if cases.is_empty() {
+        bail!("--schedule: no case of the temporal suite has its physics (heat or wave)");
+    }
+    let requests = requests(a.schedule.as_ref());
     let rows = cases.len() * precisions.len() * requests.len();
     let pb = progress_bar(rows as u64);
     say(
@@ -77,7 +81,7 @@ pub fn bench_temporal(a: &BenchArgs) -> Result<()> {
         &pb,
         "k: steps per pass; step ms: median time per step over batches of whole passes; GB/s: \
          T_eff per step (heat: the field read and written once, 2 × cells × bytes / step ms; wave: p, p⁻ and c²Δt² read, p⁺ written, 4 × cells × bytes / step ms); copy: \
-         the device copy measured just before; FDLAB_TEMPORAL=<shape> reruns a row's shape",
+         the device copy measured just before; --schedule heat:pass=K/SX/SY/P/CHUNK (or wave:) reruns a row's shape",
     );
     let mut report = Report {
         meta,
@@ -97,7 +101,17 @@ pub fn bench_temporal(a: &BenchArgs) -> Result<()> {
                 };
                 pb.set_message(format!("{} {p:?} k={k}", case.name));
                 let prec = format!("{p:?}").to_lowercase();
-                let Some(r) = run(&runner.device, copy_bytes, case, &s, p, request, reps)? else {
+                let Some(r) = run(
+                    &runner.device,
+                    copy_bytes,
+                    case,
+                    &s,
+                    p,
+                    request,
+                    a.schedule.as_ref(),
+                    reps,
+                )?
+                else {
                     say(
                         &pb,
                         format!("{:<11} {prec:<5} {k:>2} no tile fits", case.name),
@@ -107,11 +121,11 @@ pub fn bench_temporal(a: &BenchArgs) -> Result<()> {
                 };
                 let mut shape = r
                     .description
-                    .split("FDLAB_TEMPORAL=")
+                    .split("passes of ")
                     .nth(1)
                     .unwrap_or("single steps")
                     .to_string();
-                if request.is_none() {
+                if request.is_none() && a.schedule.is_none() {
                     shape.push_str(" (default)");
                 }
                 say(

@@ -93,6 +93,10 @@ enum Command {
         /// % of the copy against the steps fused per pass.
         #[arg(long)]
         plot: Option<PathBuf>,
+        /// GPU solver schedule for --suite solvers, fdtd or temporal, e.g. fdtd:pass=off or
+        /// heat:pass=k3 (docs/schedules.md); only the cases of its physics run.
+        #[arg(long, value_name = "NAME")]
+        schedule: Option<fdlab_solvers::gpu::schedule::Schedule>,
     },
     /// Search strategy × tile × points per thread for each case of a suite on the GPU and
     /// remember the winners (in ~/.cache/fdlab/tune.json or $FDLAB_TUNE_CACHE).
@@ -190,6 +194,7 @@ fn main() {
             reps,
             json,
             plot,
+            schedule,
         } => bench::bench(BenchArgs {
             backend,
             suites: suite,
@@ -202,6 +207,7 @@ fn main() {
             reps,
             json,
             plot,
+            schedule,
         }),
         Command::Tune {
             suite,

@@ -85,6 +85,11 @@ pub struct RunArgs {
     /// the nccl feature, through host memory otherwise. Heat cases, and wave cases without a CPML.
     #[arg(long, value_name = "N", value_parser = parse_gpus)]
     pub gpus: Option<usize>,
+    /// The GPU schedule in place of the case file's `schedule` and the device's defaults,
+    /// e.g. heat:pass=off or fdtd:fused-tile=32x8x16 (docs/schedules.md lists the fields); the
+    /// name summary.json records takes the same run back.
+    #[arg(long, value_name = "NAME")]
+    pub schedule: Option<fdlab_solvers::gpu::schedule::Schedule>,
 }
 
 impl RunArgs {
@@ -98,6 +103,7 @@ impl RunArgs {
             stop_at: self.stop_at,
             backend: self.backend.into(),
             overwrite: self.overwrite,
+            schedule: self.schedule.clone(),
         }
     }
 }

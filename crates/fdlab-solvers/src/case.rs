@@ -4,6 +4,7 @@ pub mod fdtd;
 mod fdtd_shapes;
 mod fdtd_spec;
 mod fdtd_waves;
+mod schedule;
 pub(crate) mod warnings;
 
 use crate::error::{Error, Result};
@@ -310,6 +311,10 @@ pub struct CaseSpec {
     pub fdtd: Option<fdtd::FdtdSpec>,
     /// Outputs.
     pub output: OutputSpec,
+    /// The GPU schedule in place of the device's defaults (`schedule = "NAME"`, e.g.
+    /// `"fdtd:pass=off"`; docs/schedules.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<crate::gpu::schedule::Schedule>,
 }
 
 /// A loaded case: the parsed file, its text (for line numbers) and its directory.
@@ -366,6 +371,7 @@ impl Case {
 
     /// Refuse tables that do not belong to the case's physics, and require the ones that do.
     fn check_tables(&self) -> Result<()> {
+        schedule::check(self)?;
         let s = &self.spec;
         let refuse = |detail: String| Error::Case {
             path: self.path.clone(),

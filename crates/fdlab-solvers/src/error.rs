@@ -94,6 +94,9 @@ pub enum Error {
     /// Filling halos from elsewhere (a neighbouring subdomain) failed.
     #[error("halo exchange failed: {0}")]
     Halo(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// A GPU schedule was refused (the message says what is allowed).
+    #[error(transparent)]
+    Schedule(#[from] crate::gpu::schedule::ScheduleError),
     /// An error from fdlab-core (grid or stencil construction).
     #[error(transparent)]
     Core(#[from] fdlab_core::Error),

@@ -49,8 +49,9 @@ pub use case::Case;
 pub use error::{Error, Result};
 pub use heat::{HeatCoefficients, HeatCpu, HeatSetup};
 pub use run::{
-    cpu_stepper, cpu_stepper_for, gpu_stepper, gpu_stepper_for, request_stop, run, run_stepper,
-    stepper, validate, BackendChoice, Role, RunOptions,
+    cpu_stepper, cpu_stepper_for, gpu_stepper, gpu_stepper_for, gpu_stepper_scheduled,
+    request_stop, run, run_stepper, stepper, stepper_scheduled, validate, BackendChoice, Role,
+    RunOptions,
 };
 pub use stepper::{PlaneSample, Stepper};
 pub use summary::Summary;

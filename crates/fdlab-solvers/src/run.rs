@@ -4,6 +4,7 @@ use crate::case::{Case, Physics, PrecisionName};
 use crate::checkpoint::{self, Header};
 use crate::error::{Error, Result};
 use crate::fdtd::FdtdCpu;
+use crate::gpu::schedule::Schedule;
 use crate::heat::HeatCpu;
 use crate::run_dir::{self, CHECKPOINTS};
 use crate::run_outputs::Outputs;
@@ -33,6 +34,9 @@ pub struct RunOptions {
     /// Replace the outputs of an earlier run in the output directory (without it, a directory
     /// holding another run's files is refused).
     pub overwrite: bool,
+    /// The GPU schedule in place of the case file's `schedule` and the device's defaults
+    /// (`fdlab run --schedule NAME`); refused for a case of another physics.
+    pub schedule: Option<Schedule>,
 }
 
 /// Where [`run`] steps a case.
@@ -64,6 +68,14 @@ impl std::str::FromStr for BackendChoice {
 /// Validate a case without running it: everything `run` checks before step 1.
 pub fn validate(case: &Case, opts: &RunOptions) -> Result<Prepared> {
     check_options(opts)?;
+    if let Some(s) = &opts.schedule {
+        let wanted = match case.spec.physics {
+            Physics::Heat => s.heat().map(|_| ()),
+            Physics::Wave => s.wave().map(|_| ()),
+            Physics::Fdtd => s.fdtd().map(|_| ()),
+        };
+        wanted.map_err(|e| Error::Usage(format!("--schedule {s}: {e}")))?;
+    }
     let p = prepare(case)?;
     run_dir::check(case, &p, opts)?;
     Ok(p)
@@ -86,14 +98,40 @@ pub fn gpu_stepper(p: &Prepared, precision: PrecisionName) -> Result<Box<dyn Ste
 
 /// [`gpu_stepper`] for a setup.
 pub fn gpu_stepper_for(setup: &Setup, precision: PrecisionName) -> Result<Box<dyn Stepper>> {
+    gpu_stepper_scheduled(setup, precision, None)
+}
+
+/// [`gpu_stepper_for`] with the fields `schedule` sets in place of the device's defaults; a
+/// schedule of another physics is refused.
+pub fn gpu_stepper_scheduled(
+    setup: &Setup,
+    precision: PrecisionName,
+    schedule: Option<&Schedule>,
+) -> Result<Box<dyn Stepper>> {
     use crate::gpu::{FdtdGpu, HeatGpu, WaveGpu};
+    use PrecisionName::{F32, F64};
     Ok(match (setup, precision) {
-        (Setup::Heat(s), PrecisionName::F64) => Box::new(HeatGpu::<f64>::new(s)?),
-        (Setup::Heat(s), PrecisionName::F32) => Box::new(HeatGpu::<f32>::new(s)?),
-        (Setup::Wave(s), PrecisionName::F64) => Box::new(WaveGpu::<f64>::new(s)?),
-        (Setup::Wave(s), PrecisionName::F32) => Box::new(WaveGpu::<f32>::new(s)?),
-        (Setup::Fdtd(s), PrecisionName::F64) => Box::new(FdtdGpu::<f64>::new(s)?),
-        (Setup::Fdtd(s), PrecisionName::F32) => Box::new(FdtdGpu::<f32>::new(s)?),
+        (Setup::Heat(s), p) => {
+            let h = schedule.map(Schedule::heat).transpose()?;
+            match p {
+                F64 => Box::new(HeatGpu::<f64>::with_schedule(s, h)?),
+                F32 => Box::new(HeatGpu::<f32>::with_schedule(s, h)?),
+            }
+        }
+        (Setup::Wave(s), p) => {
+            let w = schedule.map(Schedule::wave).transpose()?;
+            match p {
+                F64 => Box::new(WaveGpu::<f64>::with_schedule(s, w)?),
+                F32 => Box::new(WaveGpu::<f32>::with_schedule(s, w)?),
+            }
+        }
+        (Setup::Fdtd(s), p) => {
+            let f = schedule.map(Schedule::fdtd).transpose()?;
+            match p {
+                F64 => Box::new(FdtdGpu::<f64>::with_schedule(s, f)?),
+                F32 => Box::new(FdtdGpu::<f32>::with_schedule(s, f)?),
+            }
+        }
     })
 }
 
@@ -104,14 +142,26 @@ pub fn stepper(
     precision: PrecisionName,
     choice: BackendChoice,
 ) -> Result<Box<dyn Stepper>> {
+    stepper_scheduled(p, precision, choice, None)
+}
+
+/// [`stepper`] with a GPU `schedule` in place of the device's defaults (a CPU stepper has
+/// none to take).
+pub fn stepper_scheduled(
+    p: &Prepared,
+    precision: PrecisionName,
+    choice: BackendChoice,
+    schedule: Option<&Schedule>,
+) -> Result<Box<dyn Stepper>> {
+    let gpu = || gpu_stepper_scheduled(&p.setup, precision, schedule);
     match choice {
         BackendChoice::Cpu => cpu_stepper(p, precision),
-        BackendChoice::Cuda => gpu_stepper(p, precision),
+        BackendChoice::Cuda => gpu(),
         BackendChoice::Auto => {
             if crate::gpu::available().is_err() {
                 return cpu_stepper(p, precision);
             }
-            gpu_stepper(p, precision).or_else(|e| {
+            gpu().or_else(|e| {
                 eprintln!("note: running on the CPU; the GPU stepper failed: {e}");
                 cpu_stepper(p, precision)
             })
@@ -150,7 +200,8 @@ pub fn run(case: &Case, opts: &RunOptions) -> Result<Summary> {
     for w in &prepared.warnings {
         eprintln!("warning: {w}");
     }
-    let stepper = stepper(&prepared, case.spec.precision, opts.backend)?;
+    let schedule = opts.schedule.as_ref().or(case.spec.schedule.as_ref());
+    let stepper = stepper_scheduled(&prepared, case.spec.precision, opts.backend, schedule)?;
     run_stepper(case, opts, &prepared, stepper, Role::ALONE, started)
 }
 

@@ -46,40 +46,10 @@ pub(crate) struct Shell {
     pub threads: u64,
 }
 
-/// Threads of a tile of a march-axis slab plane along x and the middle axis: 32 × 8, or 256 × 1
-/// when the middle axis has one index (a 2-D grid). `FDLAB_SHELL_TILE=tx,to` sets another
-/// (`plane` for whole planes), for measuring.
-pub(crate) fn tile(nx: u64, no: u64) -> (u64, u64) {
-    let env = std::env::var("FDLAB_SHELL_TILE").ok();
-    match env.as_deref() {
-        Some("plane") => (nx, no),
-        Some(v) => {
-            let t: Vec<u64> = v.split(',').filter_map(|x| x.parse().ok()).collect();
-            match t[..] {
-                [tx, to] if tx > 0 && to > 0 => (tx, to.min(no)),
-                _ => tile_default(no),
-            }
-        }
-        None => tile_default(no),
-    }
-}
-
-fn tile_default(no: u64) -> (u64, u64) {
-    if no == 1 {
-        (256, 1)
-    } else {
-        (32, 8)
-    }
-}
-
 impl Shell {
     /// The smallest shell holding every flagged index of each axis (`flags[a]` has one entry
-    /// per index of axis `a`); `n`: the sizes in kernel order.
-    pub fn covering(n: [usize; 3], flags: [&[bool]; 3]) -> Shell {
-        Self::covering_in(n, flags, tile(n[0] as u64, n[1] as u64))
-    }
-
-    /// As [`Shell::covering`], with the march-axis slabs in tiles of `tile` (x, middle).
+    /// per index of axis `a`; `n`: the sizes in kernel order), with the march-axis slabs in
+    /// tiles of `tile` (x, middle).
     pub fn covering_in(n: [usize; 3], flags: [&[bool]; 3], tile: (u64, u64)) -> Shell {
         let mut lo = [0u32; 3];
         let mut hi = [0u32; 3];

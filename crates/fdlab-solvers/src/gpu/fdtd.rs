@@ -19,7 +19,6 @@
 //! the fields after each half step ([`super::fdtd_tfsf`]), so a case with them runs the two
 //! half-step kernels.
 
-use super::fdtd_choices::{fused_wanted, launch, media_wanted};
 use super::fdtd_dispersive::{drude_config, DrudeCells, PoleBranch, PoleCells};
 use super::fdtd_fused;
 use super::fdtd_kernels::comp;
@@ -29,6 +28,7 @@ use super::fdtd_points::Points;
 use super::fdtd_sources::{sources, FdtdSources};
 use super::fdtd_tfsf::DeviceWaves;
 use super::kernels::Launch;
+use super::schedule::{FdtdChoices, FdtdSchedule};
 use super::{driver, launch_config, tag, Gpu};
 use crate::error::Result;
 use crate::fdtd::{Boundary, Component, FdtdCpu, FdtdSetup};
@@ -120,14 +120,17 @@ pub struct FdtdGpu<T: CudaScalar> {
     ca: CudaSlice<T>,
     cb: CudaSlice<T>,
     /// The coefficients as a medium index per cell, for the one pass (see
-    /// [`super::fdtd_media`]); `None` when the case holds too many media or with
-    /// `FDLAB_FDTD_MEDIA=0`.
+    /// [`super::fdtd_media`]); `None` when the case holds too many media or with the
+    /// schedule's `media=off`.
     media: Option<DeviceMedia<T>>,
     h_kernel: Arc<Kernel>,
     e_kernel: Arc<Kernel>,
     scan_kernel: Arc<Kernel>,
     launch: Launch,
-    /// The one-pass step, unless `FDLAB_FDTD_FUSED=0` or its second set of arrays did not fit.
+    /// The schedule in use, every field set.
+    schedule: FdtdSchedule,
+    /// The one-pass step, unless the schedule says `fused=off` or its second set of arrays did
+    /// not fit.
     fused: Option<Fused<T>>,
     cpml: Vec<CpmlAxis<T>>,
     drude: Option<DrudeCells>,
@@ -146,15 +149,21 @@ impl<T: CudaScalar> FdtdGpu<T> {
     /// Checks the case (features, then the CPU simulation's own checks), opens the first
     /// GPU, compiles the kernels and uploads the coefficients.
     pub fn new(s: &FdtdSetup) -> Result<Self> {
-        Self::build(s, true)
+        Self::build(s, FdtdSchedule::default(), true)
+    }
+
+    /// As [`FdtdGpu::new`], with the fields `schedule` sets in place of the device's defaults.
+    pub fn with_schedule(s: &FdtdSetup, schedule: Option<&FdtdSchedule>) -> Result<Self> {
+        Self::build(s, schedule.copied().unwrap_or_default(), true)
     }
 
     /// As [`FdtdGpu::new`], one step a pass (the single steps two-step passes must equal).
     pub fn single_steps(s: &FdtdSetup) -> Result<Self> {
-        Self::build(s, false)
+        Self::build(s, FdtdSchedule::default(), false)
     }
 
-    fn build(s: &FdtdSetup, pass: bool) -> Result<Self> {
+    fn build(s: &FdtdSetup, schedule: FdtdSchedule, pass: bool) -> Result<Self> {
+        schedule.validate()?;
         // The CPU simulation validates sources, probes and boxes and computes the per-cell
         // coefficients and CPML profiles; the GPU takes them as they are.
         let cpu = FdtdCpu::<T>::new(s)?;
@@ -163,14 +172,15 @@ impl<T: CudaScalar> FdtdGpu<T> {
         let class = fdlab_cuda::choose::device_class(&gpu.dev.info.name);
         // Plane waves correct H between the half steps, which the one pass does not stop at.
         // Only the one pass reads the medium index: none for a case that runs the half steps.
-        let one_pass = fused_wanted() && s.plane_waves.is_empty();
-        let index = if one_pass && media_wanted() {
+        let c = super::fdtd_sources::choices::<T>(s, class, &schedule);
+        let one_pass = c.fused && s.plane_waves.is_empty();
+        let index = if one_pass && c.media {
             let (ca, cb) = sim.e_coefficients();
             media_index(ca, cb)
         } else {
             None
         };
-        let src = sources::<T>(s, class, index.is_some(), pass)?;
+        let src = sources::<T>(s, &c, index.is_some(), pass)?;
         let h_kernel = gpu.kernel(&src.h)?;
         let e_kernel = gpu.kernel(&src.e)?;
         let scan_kernel = gpu.kernel(&src.scan)?;
@@ -266,7 +276,11 @@ impl<T: CudaScalar> FdtdGpu<T> {
             h_kernel,
             e_kernel,
             scan_kernel,
-            launch: launch(),
+            launch: c.half_tile.launch(),
+            schedule: FdtdSchedule::of(&FdtdChoices {
+                pass: c.pass && pass,
+                ..c
+            }),
             fused,
             cpml,
             drude,
@@ -546,6 +560,7 @@ impl<T: CudaScalar> Fused<T> {
             n,
             thickness,
             src.fused_core.as_ref(),
+            &src.choices,
         )?;
         let next = DeviceFields::zeros(gpu, cells)?;
         let next_psi_h = blocks::second_copies(gpu, cpml.iter().map(|c| c.psi_h[0].len()))?;
@@ -777,10 +792,6 @@ impl<T: CudaScalar> Stepper for FdtdGpu<T> {
     }
 
     fn schedule(&self) -> String {
-        if self.has_pass() {
-            format!("steps {}; two steps per pass", self.launch)
-        } else {
-            format!("steps {}", self.launch)
-        }
+        self.schedule.to_string()
     }
 }

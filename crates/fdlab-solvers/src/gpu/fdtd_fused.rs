@@ -377,6 +377,7 @@ mod tests {
             indexed: false,
             drude: false,
             interior: [false; 3],
+            choices: crate::gpu::schedule::FdtdChoices::choose(4, true, None),
         }
     }
 

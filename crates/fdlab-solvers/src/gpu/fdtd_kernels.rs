@@ -57,6 +57,8 @@ pub(crate) struct FdtdSpec {
     /// cell off the walls (blocks clear of a CPML), so the kernel checks no wall there. Fewer
     /// registers: the two-step core kernel otherwise spills one and reloads it every plane.
     pub interior: [bool; 3],
+    /// The schedule's choices the kernels read (Drude loads, the wall checks kept or not).
+    pub choices: super::schedule::FdtdChoices,
 }
 
 /// The most `(ca, cb)` pairs an indexed one-pass kernel's table holds (a byte's values).
@@ -103,9 +105,9 @@ impl Psi {
 impl FdtdSpec {
     /// The spec of a march over blocks clear of every CPML layer, their halo included: no
     /// CPML terms, and no wall checks on the CPML axes, whose walls those blocks never touch
-    /// (`FDLAB_FDTD_INTERIOR=0` keeps the checks, for measuring).
+    /// (the schedule's `interior=off` keeps the checks).
     pub(super) fn clear_of_layers(&self) -> FdtdSpec {
-        let interior = super::env_switch("FDLAB_FDTD_INTERIOR", true);
+        let interior = self.choices.interior;
         FdtdSpec {
             cpml: [None; 3],
             interior: self.cpml.map(|c| c.is_some() && interior),
@@ -601,6 +603,7 @@ mod tests {
             indexed: false,
             interior: [false; 3],
             drude: false,
+            choices: crate::gpu::schedule::FdtdChoices::choose(8, false, None),
         }
     }
 

@@ -43,10 +43,9 @@
 //! loads and hands them to the second step in a register, which leaves the second step one
 //! round trip to memory (its `J¹`) instead of two.
 
-use super::fdtd_choices::{drude_ahead_wanted, drude_carry, drude_loads, DrudeCarry, DrudeLoads};
 use super::fdtd_fused::{column_prologue, common_params, head, media_table, Core};
 use super::fdtd_kernels::{e_update, h_update, FdtdSpec, Psi, AXN, IDX, MEDIA, N};
-use super::kernels::value_bytes;
+use super::schedule::{DrudeCarry, DrudeLoads};
 use std::fmt::Write;
 
 /// The halo of a two-step block, per axis (see the module's design).
@@ -293,7 +292,7 @@ fn march_body(spec: &FdtdSpec, points: bool, g: &mut String) {
         g.push_str("    a1 = aa; b1 = ba;\n");
     }
     if spec.drude {
-        let carry = drude_carry(value_bytes(spec.ty));
+        let carry = spec.choices.drude_carry;
         if carry != DrudeCarry::Nothing {
             g.push_str("    dm2_ = dm1_;\n");
         }
@@ -332,7 +331,7 @@ fn level_one(spec: &FdtdSpec, points: bool, g: &mut String) {
         for r in carried_drude(spec, "dm1_", "dj1_") {
             let _ = writeln!(g, "    {r};");
         }
-        if drude_ahead_wanted(value_bytes(spec.ty)) {
+        if spec.choices.drude_ahead {
             // E¹'s media bytes go out with H¹'s loads too.
             g.push_str("    const bool din = e1 && la && dxy && ka >= dz0 && ka < dz0 + dnz;\n");
             g.push_str("    const long long dd = dcol + (long long)(ka - dz0) * dnx * dny;\n");
@@ -470,12 +469,12 @@ fn drude_params() -> String {
 /// second step, one plane later at the same cell, takes them instead of loading them again.
 fn drude_terms(spec: &FdtdSpec, g: &mut String, old: &str, read: &str, keep: &str, hand: Hand) {
     let ty = spec.ty;
-    let carry = drude_carry(value_bytes(spec.ty));
+    let carry = spec.choices.drude_carry;
     let media_taken = hand == Hand::Take && carry != DrudeCarry::Nothing;
     let currents_taken = hand == Hand::Take && carry == DrudeCarry::MediaAndCurrents;
     g.push_str("    if (dxy && k >= dz0 && k < dz0 + dnz) {\n");
     g.push_str("    const long long d = dcol + (long long)(k - dz0) * dnx * dny;\n");
-    let ahead = hand == Hand::Leave && drude_ahead_wanted(value_bytes(spec.ty));
+    let ahead = hand == Hand::Leave && spec.choices.drude_ahead;
     let medium = |n: usize, a: &str| {
         if media_taken {
             format!("(dm2_ >> {}) & 255u", 8 * n)
@@ -492,7 +491,7 @@ fn drude_terms(spec: &FdtdSpec, g: &mut String, old: &str, read: &str, keep: &st
             read.replace("{a}", a)
         }
     };
-    let order = drude_loads();
+    let order = spec.choices.drude_loads;
     if order != DrudeLoads::InTurn {
         for (n, a) in AXN.iter().enumerate() {
             let _ = writeln!(g, "    const int m_{a} = {};", medium(n, a));
@@ -546,7 +545,7 @@ enum Hand {
 /// The declarations of the registers that carry a Drude cell's media bytes (`{media}`) and
 /// currents (`{currents}x` …) from the first step to the second, as [`drude_carry`] asks.
 fn carried_drude(spec: &FdtdSpec, media: &str, currents: &str) -> Vec<String> {
-    let carry = drude_carry(value_bytes(spec.ty));
+    let carry = spec.choices.drude_carry;
     let mut r = Vec::new();
     if carry != DrudeCarry::Nothing {
         r.push(format!("unsigned int {media} = 0u"));
@@ -683,6 +682,7 @@ mod tests {
             indexed,
             drude: false,
             interior: [false; 3],
+            choices: crate::gpu::schedule::FdtdChoices::choose(4, true, None),
         }
     }
 
@@ -760,6 +760,7 @@ mod tests {
         assert!(k.contains("const int m_z = (dm2_ >> 16) & 255u;"), "{k}");
         let double = FdtdSpec {
             ty: "double",
+            choices: crate::gpu::schedule::FdtdChoices::choose(8, true, None),
             ..drude_spec()
         };
         let k = two_steps(&double, Core::Skip, false, true, false);

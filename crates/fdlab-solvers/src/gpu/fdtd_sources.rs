@@ -1,13 +1,11 @@
-//! The FDTD stepper's kernels: which ones a case needs, generated for the device class with
-//! the shapes and switches of [`super::fdtd_choices`].
+//! The FDTD stepper's kernels: which ones a case needs ([`super::fdtd_choices`]), generated
+//! with the tiles and switches of its schedule's choices.
 
-use super::fdtd_choices::{
-    core_wanted, drude_split_wanted, fused_launch, has_drude, launch, merged_wanted,
-    pass_drude_blocks, pass_launch, pass_merged_wanted, shell_blocks, single_steps_because,
-};
+use super::fdtd_choices::{has_drude, single_steps_because};
 use super::fdtd_fused::{self, Core};
 use super::fdtd_kernels::{self, FdtdSpec};
 use super::kernels::Launch;
+use super::schedule::{FdtdChoices, FdtdSchedule};
 use super::{cuda_type, fdtd_pass, precision_of};
 use crate::error::Result;
 use crate::fdtd::FdtdSetup;
@@ -30,6 +28,8 @@ pub(super) struct FdtdSources {
     pub pass: Option<CudaSource>,
     /// The tile of `pass` and `pass_core`.
     pub pass_launch: Launch,
+    /// The choices the kernels were generated with.
+    pub choices: FdtdChoices,
     /// With CPML layers and a launch of their own, the pass for the blocks clear of them.
     pub pass_core: Option<CudaSource>,
     /// With Drude media, the pass with their terms for the blocks that reach a Drude cell;
@@ -60,7 +60,8 @@ pub(super) fn all_sources<T: CudaScalar>(s: &FdtdSetup) -> Result<Vec<CudaSource
         .iter()
         .flat_map(|&c| [(c, true), (c, false)])
     {
-        for src in sources::<T>(s, class, indexed, true)?.all() {
+        let c = choices::<T>(s, class, &FdtdSchedule::default());
+        for src in sources::<T>(s, &c, indexed, true)?.all() {
             if !out.iter().any(|o| o.name == src.name) {
                 out.push(src);
             }
@@ -87,18 +88,29 @@ impl FdtdSources {
     }
 }
 
-/// The kernels of `s` in `T` for a device of `class` (`None`: the default shapes); the
-/// one-pass kernels read a medium index per cell where `indexed` (see [`FdtdSpec::indexed`]);
-/// with `pass`, two steps a pass where the case allows them.
-pub(super) fn sources<T: CudaScalar>(
+/// The choices for `s` in `T` on a device of `class`: the fields `schedule` sets, the rest
+/// the class's defaults.
+pub(super) fn choices<T: CudaScalar>(
     s: &FdtdSetup,
     class: Option<&str>,
+    schedule: &FdtdSchedule,
+) -> FdtdChoices {
+    let cpml = s.grid.boundary.iter().any(|b| b.cpml().is_some());
+    schedule.over(FdtdChoices::choose(std::mem::size_of::<T>(), cpml, class))
+}
+
+/// The kernels of `s` in `T` with the choices `c`; the one-pass kernels read a medium index
+/// per cell where `indexed` (see [`FdtdSpec::indexed`]); with `pass`, two steps a pass where
+/// the case and the choices allow them.
+pub(super) fn sources<T: CudaScalar>(
+    s: &FdtdSetup,
+    c: &FdtdChoices,
     indexed: bool,
     pass: bool,
 ) -> Result<FdtdSources> {
     let ty = cuda_type::<T>();
     let precision = precision_of::<T>();
-    let l = launch();
+    let l = c.half_tile.launch();
     let spec = FdtdSpec {
         ty,
         periodic: s.grid.boundary.map(|b| !b.has_walls()),
@@ -110,23 +122,30 @@ pub(super) fn sources<T: CudaScalar>(
         indexed,
         drude: has_drude(s),
         interior: [false; 3],
+        choices: *c,
     };
     let flat = Launch::flat(256);
     let has_cpml = spec.cpml.iter().any(|c| c.is_some());
     // Blocks clear of the layers run without the CPML terms.
-    let split = has_cpml && core_wanted();
+    let split = has_cpml && c.core;
     let bytes = std::mem::size_of::<T>();
-    let main = fused_launch(bytes, has_cpml, class);
-    let merged = split && merged_wanted(bytes, class, indexed);
+    let main = c.fused_tile.launch();
+    let merged = split
+        && if indexed {
+            c.merged_indexed
+        } else {
+            c.merged_coefficients
+        };
     let with_halo = |l: Launch| Launch {
         bx: l.bx + 1,
         by: l.by + 1,
         ..l
     };
     let has_points = !(s.sources.is_empty() && s.hard_sources.is_empty() && s.probes.is_empty());
-    let (pass_tile, pass_blocks, core_blocks) = pass_launch(bytes, has_cpml);
-    let drude_blocks = pass_drude_blocks(bytes, core_blocks);
-    let pass_split = split && !pass_merged_wanted();
+    let (pass_tile, pass_blocks, core_blocks) =
+        (c.pass_tile.launch(), c.pass_blocks, c.pass_core_blocks);
+    let drude_blocks = c.pass_drude_blocks;
+    let pass_split = split && !c.pass_merged;
     let two = |spec: &FdtdSpec, core: Core, stem: &str, blocks: u32, also: bool| {
         super::source(
             stem,
@@ -151,11 +170,10 @@ pub(super) fn sources<T: CudaScalar>(
     };
     let pass_fits =
         fdtd_pass::shared_bytes(pass_tile.bx, pass_tile.by, bytes, indexed) <= 48 * 1024;
-    let with_pass = pass && single_steps_because(s).is_none() && pass_fits;
+    let with_pass = pass && single_steps_because(s, c).is_none() && pass_fits;
     // The Drude terms only in the blocks that reach a Drude cell: with a CPML, among the core
     // blocks in their own launch; without one, among all.
-    let drude_split =
-        spec.drude && drude_split_wanted() && if has_cpml { pass_split } else { true };
+    let drude_split = spec.drude && c.drude_split && if has_cpml { pass_split } else { true };
     // The kernels over blocks clear of the CPML layers: the core blocks', and with a CPML the
     // Drude blocks' (its launch covers only core blocks, those that reach a Drude cell).
     let clear = spec.clear_of_layers();
@@ -198,7 +216,7 @@ pub(super) fn sources<T: CudaScalar>(
             &fdtd_fused::fused_step(
                 &FdtdSpec {
                     launch: main,
-                    min_blocks: shell_blocks(std::mem::size_of::<T>()),
+                    min_blocks: c.shell_blocks,
                     ..spec.clone()
                 },
                 if merged { Core::Here } else { Core::Skip },
@@ -207,6 +225,7 @@ pub(super) fn sources<T: CudaScalar>(
             with_halo(main),
         ),
         fused_launch: main,
+        choices: *c,
         fused_core: (split && !merged).then(|| {
             let core = FdtdSpec {
                 launch: main,
@@ -272,7 +291,7 @@ pub(super) fn sources<T: CudaScalar>(
 
 #[cfg(test)]
 mod tests {
-    use super::sources;
+    use super::{choices, sources};
     use crate::gpu::fdtd_example as example;
 
     /// With Drude media only the kernel for the blocks that reach a Drude cell has their
@@ -289,7 +308,13 @@ mod tests {
                 .contains("__ldg(dkb + 2 * m_x - 2)")
         };
         let sphere = example("fdtd-dipole-sphere.toml");
-        let k = sources::<f32>(&sphere, None, true, true).expect("kernels");
+        let k = sources::<f32>(
+            &sphere,
+            &choices::<f32>(&sphere, None, &Default::default()),
+            true,
+            true,
+        )
+        .expect("kernels");
         assert!(terms(&k.pass) && terms(&k.pass_drude) && !terms(&k.pass_core));
         let layers = k.pass_layers.as_ref().expect("the layers' kernel");
         assert!(!terms(&k.pass_layers) && layers.body.contains("psi_eo_"));
@@ -316,12 +341,24 @@ mod tests {
             media_first(&k.pass_drude),
             "the media, then the Drude cells' currents"
         );
-        let k = sources::<f64>(&walls, None, true, true).expect("kernels");
+        let k = sources::<f64>(
+            &walls,
+            &choices::<f64>(&walls, None, &Default::default()),
+            true,
+            true,
+        )
+        .expect("kernels");
         assert!(k.pass_core.is_none() && terms(&k.pass_drude) && !terms(&k.pass));
         assert!(media_first(&k.pass_drude), "in f64 too");
         assert!(k.pass_layers.is_none());
         let plain = example("fdtd-dipole-cpml.toml");
-        let k = sources::<f32>(&plain, None, true, true).expect("kernels");
+        let k = sources::<f32>(
+            &plain,
+            &choices::<f32>(&plain, None, &Default::default()),
+            true,
+            true,
+        )
+        .expect("kernels");
         assert!(k.pass_drude.is_none() && !terms(&k.pass) && !terms(&k.pass_core));
     }
 
@@ -330,7 +367,13 @@ mod tests {
     #[test]
     fn the_core_kernel_checks_no_wall_of_a_cpml_axis() {
         let plain = example("fdtd-dipole-cpml.toml");
-        let k = sources::<f32>(&plain, None, true, true).expect("kernels");
+        let k = sources::<f32>(
+            &plain,
+            &choices::<f32>(&plain, None, &Default::default()),
+            true,
+            true,
+        )
+        .expect("kernels");
         let core = &k.pass_core.as_ref().expect("a core kernel").body;
         for line in [
             "const int i = ri;",

@@ -1,8 +1,9 @@
 //! The generated source of a prepared case, as the API (as Devito's `op.ccode`): every kernel
-//! a GPU stepper would compile for a device class, with how it is launched, generated without
-//! a GPU.
+//! a GPU stepper would compile for a schedule and a device class, with how it is launched,
+//! generated without a GPU.
 
 use super::kernels::Launch;
+use super::schedule::{FdtdSchedule, HeatSchedule, Schedule, WaveSchedule};
 use super::{fdtd_sources, heat, march_sizes, wave};
 use crate::case::PrecisionName;
 use crate::error::Result;
@@ -22,60 +23,87 @@ pub struct GeneratedKernel {
     pub launch: String,
 }
 
-/// Every kernel the GPU stepper of `setup` in `precision` compiles on a device of `class`
-/// (`None`, `"h100"` or `"h200"`, as fdlab-cuda's `device_class` names it), in the order the
-/// stepper builds them: the whole-grid kernels, the split run's step and the multi-step pass
-/// where it applies.
+/// Every kernel the GPU stepper of `setup` in `precision` compiles with `schedule` (`None`:
+/// the defaults) on a device of `class` (`None`, `"h100"` or `"h200"`, as fdlab-cuda's
+/// `device_class` names it), in the order the stepper builds them: the whole-grid kernels,
+/// the split run's step and the multi-step pass where it applies. A schedule of another
+/// physics is refused.
+///
+/// ```
+/// # let text = "physics = \"heat\"\nboundary = \"periodic\"\n[grid]\nshape = [16, 16]\n\
+/// # spacing = [1.0, 1.0]\n[time]\ncfl = 0.5\nduration = 1.0\n[scheme]\norder = 2\n\
+/// # [initial.gaussian]\ncenter = [8.0, 8.0]\nwidth = 2.0\namplitude = 1.0\n\
+/// # [material]\ndiffusivity = { constant = 1.0 }\n[output]\ndir = \"out\"\nevery = 100\n";
+/// use fdlab_solvers::gpu::generated::generated_sources;
+/// use fdlab_solvers::case::PrecisionName;
+/// let case = fdlab_solvers::Case::parse(text, "<doc>".into())?;
+/// let setup = fdlab_solvers::setup::prepare(&case)?.setup;
+/// let schedule = "heat:pass=off".parse()?;
+/// let kernels = generated_sources(&setup, PrecisionName::F32, Some(&schedule), Some("h200"))?;
+/// assert!(kernels[0].source.contains("__global__"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn generated_sources(
     setup: &Setup,
     precision: PrecisionName,
+    schedule: Option<&Schedule>,
     class: Option<&str>,
 ) -> Result<Vec<GeneratedKernel>> {
     match precision {
-        PrecisionName::F32 => of::<f32>(setup, class),
-        PrecisionName::F64 => of::<f64>(setup, class),
+        PrecisionName::F32 => of::<f32>(setup, schedule, class),
+        PrecisionName::F64 => of::<f64>(setup, schedule, class),
     }
 }
 
-fn of<T: CudaScalar>(setup: &Setup, class: Option<&str>) -> Result<Vec<GeneratedKernel>> {
+fn of<T: CudaScalar>(
+    setup: &Setup,
+    schedule: Option<&Schedule>,
+    class: Option<&str>,
+) -> Result<Vec<GeneratedKernel>> {
     let bytes = std::mem::size_of::<T>();
     let mut out = vec![];
     match setup {
         Setup::Heat(s) => {
-            let l = Launch::for_heat(s.dim, s.order / 2, s.n, bytes, class);
+            let sched = schedule.map(Schedule::heat).transpose()?;
+            let c = heat::choices::<T>(s, class, sched.unwrap_or(&HeatSchedule::default()))?;
+            let l = c.launch.fit(s.dim, s.order / 2, s.n, bytes);
             let shape = format!("launch {l:?} grid {:?}", whole_grid(l, s.n, s.dim));
             for ranged in [false, true] {
-                out.push(kernel(heat::sources::<T>(s, class, ranged)?, &shape));
+                out.push(kernel(heat::sources::<T>(s, &c, ranged)?, &shape));
             }
-            if let Some((src, t)) = heat::pass_source::<T>(s, class, None)? {
+            if let Some((src, t)) = heat::pass_source::<T>(s, &c)? {
                 let (nx, no, nm) = march_sizes(s.n, s.dim);
                 let g = t.grid(s.dim, nx as usize, no as usize, nm as usize);
                 out.push(kernel(src, &format!("pass {t:?} grid {g:?}")));
             }
         }
         Setup::Wave(s) => {
-            let l = Launch::for_wave(s.dim, s.order / 2, s.n, bytes);
+            let sched = schedule.map(Schedule::wave).transpose()?;
+            let c = wave::choices::<T>(s, sched.unwrap_or(&WaveSchedule::default()));
+            let l = c.launch.fit(s.dim, s.order / 2, s.n, bytes);
             let shape = format!("launch {l:?} grid {:?}", whole_grid(l, s.n, s.dim));
             let limit = super::ring::H100_SHARED;
-            for src in wave::sources::<T>(s, false, limit)?.all() {
+            for src in wave::sources::<T>(s, &c, false, limit)?.all() {
                 out.push(kernel(src, &shape));
             }
-            out.push(kernel(wave::sources::<T>(s, true, limit)?.step, &shape));
-            if let Some((src, w)) = wave::pass_source::<T>(s, None)? {
+            out.push(kernel(wave::sources::<T>(s, &c, true, limit)?.step, &shape));
+            if let Some((src, w)) = wave::pass_source::<T>(s, &c)? {
                 let (nx, no, nm) = march_sizes(s.n, s.dim);
                 let g = w.grid(s.dim, nx as usize, no as usize, nm as usize);
                 out.push(kernel(src, &format!("pass {w:?} grid {g:?}")));
             }
         }
         Setup::Fdtd(s) => {
+            let sched = schedule.map(Schedule::fdtd).transpose()?;
+            let c = fdtd_sources::choices::<T>(s, class, sched.unwrap_or(&FdtdSchedule::default()));
             for indexed in [true, false] {
                 for pass in [true, false] {
-                    let all = fdtd_sources::sources::<T>(s, class, indexed, pass)?;
+                    let all = fdtd_sources::sources::<T>(s, &c, indexed, pass)?;
                     let shape = format!(
                         "indexed {indexed} pass {pass} fused {:?} pass tile {:?} half {:?}",
                         all.fused_launch,
                         all.pass_launch,
-                        super::fdtd_choices::launch()
+                        c.half_tile.launch()
                     );
                     for src in all.all() {
                         out.push(kernel(src, &shape));

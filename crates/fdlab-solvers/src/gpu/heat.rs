@@ -3,6 +3,7 @@
 //! rest.
 
 use super::kernels::{self, Launch, StepSpec};
+use super::schedule::{HeatChoices, HeatSchedule};
 use super::temporal::{self, PassSpec, Request, Temporal};
 use super::{
     cuda_type, driver, march_order, march_sizes, precision_of, tag, DeviceStepper, Gpu,
@@ -29,6 +30,8 @@ pub struct HeatGpu<T: CudaScalar> {
     kappa: Option<CudaSlice<T>>,
     kernel: Arc<Kernel>,
     launch: Launch,
+    /// The schedule in use, every field set.
+    schedule: HeatSchedule,
     /// The k-step pass, when temporal blocking is on.
     pass: Option<Pass>,
     /// Whether the step kernel takes its planes from its arguments (a split run's slab).
@@ -45,39 +48,48 @@ struct Pass {
 }
 
 impl<T: CudaScalar> HeatGpu<T> {
-    /// Opens the first GPU, compiles the step (and the k-step pass that `FDLAB_TEMPORAL` or the
-    /// model picks, where it applies) and uploads the initial field.
+    /// Opens the first GPU, compiles the step (and the k-step pass the device's default
+    /// schedule picks, where it applies) and uploads the initial field.
     pub fn new(s: &HeatSetup) -> Result<Self> {
-        Self::with_temporal(s, None)
+        Self::with_schedule(s, None)
     }
 
-    /// As [`HeatGpu::new`], with temporal blocking as `request` says instead of the
-    /// environment, the device's measured default or the model (`Some(Request::Off)`: single
-    /// steps only; `None`: as [`HeatGpu::new`]). A setup that
-    /// blocking does not apply to (order above 2, κ varying in space) runs single steps.
+    /// As [`HeatGpu::new`], with temporal blocking as `request` says instead of the device's
+    /// default (`Some(Request::Off)`: single steps only; `None`: as [`HeatGpu::new`]). A setup
+    /// that blocking does not apply to (order above 2, κ varying in space) runs single steps.
     pub fn with_temporal(s: &HeatSetup, request: Option<Request>) -> Result<Self> {
-        Self::build(s, request, 0, false)
+        let schedule = HeatSchedule {
+            pass: request,
+            ..HeatSchedule::default()
+        };
+        Self::with_schedule(s, Some(&schedule))
+    }
+
+    /// As [`HeatGpu::new`], with the fields `schedule` sets in place of the device's defaults.
+    pub fn with_schedule(s: &HeatSetup, schedule: Option<&HeatSchedule>) -> Result<Self> {
+        Self::build(s, schedule.copied().unwrap_or_default(), 0, false)
     }
 
     /// As [`HeatGpu::new`] on device `ordinal`, one step per pass (for a decomposed run,
     /// whose halos are one step deep).
     pub fn on_device(s: &HeatSetup, ordinal: usize) -> Result<Self> {
-        Self::build(s, Some(Request::Off), ordinal, true)
+        let single = HeatSchedule {
+            pass: Some(Request::Off),
+            ..HeatSchedule::default()
+        };
+        Self::build(s, single, ordinal, true)
     }
 
-    fn build(
-        s: &HeatSetup,
-        request: Option<Request>,
-        ordinal: usize,
-        ranged: bool,
-    ) -> Result<Self> {
+    fn build(s: &HeatSetup, schedule: HeatSchedule, ordinal: usize, ranged: bool) -> Result<Self> {
+        schedule.validate()?;
         let gpu = Gpu::open_on(ordinal)?;
         let co = s.coefficients()?;
         let r = s.order / 2;
         let class = fdlab_cuda::choose::device_class(&gpu.dev.info.name);
-        let launch = Launch::for_heat(s.dim, r, s.n, std::mem::size_of::<T>(), class);
+        let c = choices::<T>(s, class, &schedule)?;
+        let launch = c.launch.fit(s.dim, r, s.n, std::mem::size_of::<T>());
         let field_kappa = co.dt_kappa.len() > 1;
-        let kernel = gpu.kernel(&sources::<T>(s, class, ranged)?)?;
+        let kernel = gpu.kernel(&sources::<T>(s, &c, ranged)?)?;
         let cells = s.n.iter().product::<usize>();
         let to_t = |v: &[f64]| v.iter().map(|&x| T::from_f64(x)).collect::<Vec<T>>();
         let kappa = if field_kappa {
@@ -87,9 +99,16 @@ impl<T: CudaScalar> HeatGpu<T> {
         };
         let u = gpu.upload(&to_t(&s.initial))?;
         let v = gpu.zeros(cells)?;
-        let pass = match pass_source::<T>(s, class, request)? {
+        let pass = match pass_source::<T>(s, &c)? {
             Some((src, shape)) => open_pass(&gpu, &src, shape)?,
             None => None,
+        };
+        let ran = HeatChoices {
+            launch,
+            pass: pass
+                .as_ref()
+                .map_or(Request::Off, |p| Request::Shape(p.shape)),
+            ..c
         };
         Ok(HeatGpu {
             gpu,
@@ -101,6 +120,7 @@ impl<T: CudaScalar> HeatGpu<T> {
             kappa,
             kernel,
             launch,
+            schedule: HeatSchedule::of(&ran),
             pass,
             ranged,
             step: 0,
@@ -211,20 +231,32 @@ pub(super) fn replay_from_v(passes: usize, bad: usize) -> bool {
     (passes - bad) % 2 == 1
 }
 
-/// The k-step pass kernel of `s` in `T` and its shape, where temporal blocking applies and
-/// `request` (else the environment, else the default measured on a device of `class`, else
-/// the model) asks for it.
-pub(super) fn pass_source<T: CudaScalar>(
+/// The choices for `s` in `T` on a device of `class`: the fields `schedule` sets, the rest
+/// the class's defaults.
+pub(super) fn choices<T: CudaScalar>(
     s: &HeatSetup,
     class: Option<&str>,
-    request: Option<Request>,
+    schedule: &HeatSchedule,
+) -> Result<HeatChoices> {
+    let co = s.coefficients()?;
+    let blockable = s.order == 2 && co.dt_kappa.len() == 1;
+    let bytes = std::mem::size_of::<T>();
+    let defaults = HeatChoices::choose(s.dim, s.order / 2, s.n, bytes, class, blockable);
+    Ok(schedule.over(defaults))
+}
+
+/// The k-step pass kernel of `s` in `T` and its shape, where temporal blocking applies and
+/// the choices' pass asks for it.
+pub(super) fn pass_source<T: CudaScalar>(
+    s: &HeatSetup,
+    c: &HeatChoices,
 ) -> Result<Option<(CudaSource, Temporal)>> {
     let co = s.coefficients()?;
     if s.order != 2 || co.dt_kappa.len() > 1 {
         return Ok(None);
     }
     let bytes = std::mem::size_of::<T>();
-    let shape = temporal::plan(s.dim, s.n, bytes, class, request).map_err(Error::Invalid)?;
+    let shape = temporal::plan(s.dim, s.n, bytes, None, Some(c.pass)).map_err(Error::Invalid)?;
     let Some(shape) = shape else {
         return Ok(None);
     };
@@ -245,6 +277,7 @@ pub(super) fn pass_source<T: CudaScalar>(
         kc: co.dt_kappa[0],
         n: [nx as u32, no as u32, nm as u32],
         t: shape,
+        choices: *c,
     };
     let body = temporal::heat_pass(&spec);
     let mut src = super::source(
@@ -284,17 +317,17 @@ fn open_pass(gpu: &Gpu, src: &CudaSource, shape: Temporal) -> Result<Option<Pass
 }
 
 /// The one-step kernels of `s` in `T` (the default shape, the H100's and the H200's, over the
-/// whole grid and over a slab) and, where it
-/// applies, the k-step pass that the environment or the model picks.
+/// whole grid and over a slab) and, where it applies, each class's default k-step pass.
 pub(super) fn all_sources<T: CudaScalar>(s: &HeatSetup) -> Result<Vec<CudaSource>> {
     let mut out = vec![];
+    let of = |class| choices::<T>(s, class, &HeatSchedule::default());
     for ranged in [false, true] {
         for class in super::DEVICE_CLASSES {
-            out.push(sources::<T>(s, class, ranged)?);
+            out.push(sources::<T>(s, &of(class)?, ranged)?);
         }
     }
     for class in super::DEVICE_CLASSES {
-        if let Some((src, _)) = pass_source::<T>(s, class, None)?
+        if let Some((src, _)) = pass_source::<T>(s, &of(class)?)?
             && !out.iter().any(|o| o.name == src.name)
         {
             out.push(src);
@@ -303,16 +336,16 @@ pub(super) fn all_sources<T: CudaScalar>(s: &HeatSetup) -> Result<Vec<CudaSource
     Ok(out)
 }
 
-/// The step kernel of `s` in `T` for a device of `class` (`None`: the default shape), over
-/// the planes its arguments name when `ranged` (a split run's slab), else the whole grid.
+/// The step kernel of `s` in `T` with the choices `c`, over the planes its arguments name
+/// when `ranged` (a split run's slab), else the whole grid.
 pub(super) fn sources<T: CudaScalar>(
     s: &HeatSetup,
-    class: Option<&str>,
+    c: &HeatChoices,
     ranged: bool,
 ) -> Result<CudaSource> {
     let co = s.coefficients()?;
     let r = s.order / 2;
-    let launch = Launch::for_heat(s.dim, r, s.n, std::mem::size_of::<T>(), class);
+    let launch = c.launch.fit(s.dim, r, s.n, std::mem::size_of::<T>());
     let spec = StepSpec {
         ty: cuda_type::<T>(),
         r,
@@ -431,10 +464,7 @@ impl<T: CudaScalar> Stepper for HeatGpu<T> {
     }
 
     fn schedule(&self) -> String {
-        match &self.pass {
-            Some(p) => format!("steps {}; passes of {}", self.launch, p.shape),
-            None => format!("steps {}", self.launch),
-        }
+        self.schedule.to_string()
     }
 }
 

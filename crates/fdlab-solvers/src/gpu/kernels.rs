@@ -17,13 +17,19 @@ use std::fmt::Write;
 /// ahead of the one computed each thread loads (bytes in flight hide the latency), and the x
 /// points each thread owns (one vector load of up to 16 bytes); `tile`: the 3-D wave step
 /// puts each plane in shared memory ([`super::tiled`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Launch {
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Launch {
+    /// Threads along x.
     pub bx: u32,
+    /// Threads along the middle axis.
     pub by: u32,
+    /// Planes each block marches.
     pub chunk: u32,
+    /// Planes loaded ahead of the one computed.
     pub ahead: u32,
+    /// x points per thread (one vector load).
     pub vec: u32,
+    /// Planes in shared memory (the 3-D wave step).
     pub tile: bool,
     /// `#pragma unroll` factor of the march loop; 0 leaves it to the compiler.
     pub unroll: u32,
@@ -85,24 +91,20 @@ impl Launch {
     /// 16 bytes of x points where `nx` allows; longer marches for wider stencils, whose
     /// march-axis halo is reloaded at each chunk's start.
     pub(crate) fn new(dim: usize, r: usize, n: [usize; 3], bytes: usize) -> Launch {
-        let (nx, nm) = (n[0], n[dim - 1]);
         let wide = (16 / bytes) as u32;
-        // The fastest shapes measured at 512³ (fdlab bench --suite solvers with
-        // FDLAB_SOLVER_LAUNCH, docs/solvers.md): loading planes ahead pays only for the f32
-        // 8th-order wave (74% of the copy against 55% without, H200); four rows per block
-        // suit the f64 steps and the wide stencil (H100 f64: heat 94.4%, wave 81.4% against
-        // 93.1% and 73.7% with eight rows or planes ahead), 32-plane marches the f32 ones.
+        // The fastest shapes measured at 512³ (docs/schedules.md): planes ahead only for the
+        // f32 wide stencil, four rows per block for f64 and wide stencils, 32-plane marches
+        // for f32.
         let wide_stencil = r > 2;
         let f32 = bytes == 4;
-        let base = Self::from_env().unwrap_or(Launch {
+        let base = Launch {
             bx: if dim == 3 { 32 } else { 128 },
             by: match dim {
                 3 if wide_stencil || !f32 => 4,
                 3 => 8,
                 _ => 1,
             },
-            // 16-plane marches for the f32 3-D heat step: 90.5% of the copy against 89.8% for
-            // 32 on an H200, the same on an H100.
+            // 16-plane marches for the f32 3-D heat step (docs/schedules.md).
             chunk: match (f32, dim, wide_stencil) {
                 (true, 3, false) => 16,
                 (true, ..) => 32,
@@ -113,44 +115,25 @@ impl Launch {
             tile: false,
             unroll: 0,
             ring: 0,
-        });
+        };
+        base.fit(dim, r, n, bytes)
+    }
+
+    /// This shape fitted to a grid of `n` points in `dim` dimensions, a stencil of radius `r`
+    /// and values of `bytes` bytes: the widest vector up to this one's that tiles each row,
+    /// and no more planes ahead than the march holds. A fitted shape fits unchanged.
+    pub(crate) fn fit(self, dim: usize, r: usize, n: [usize; 3], bytes: usize) -> Launch {
+        let (nx, nm) = (n[0], n[dim - 1]);
+        let wide = (16 / bytes) as u32;
         // Vectors must tile each row exactly: the widest that divides nx.
         let vec = [4, 2, 1]
             .into_iter()
-            .find(|&v| v <= base.vec.min(wide) && nx.is_multiple_of(v as usize))
+            .find(|&v| v <= self.vec.min(wide) && nx.is_multiple_of(v as usize))
             .unwrap_or(1);
         // A periodic plane index is wrapped once: the furthest plane read must be less than
         // `2 nm` away.
-        let ahead = base.ahead.min(nm.saturating_sub(r + 1) as u32);
-        Launch { vec, ahead, ..base }
-    }
-
-    /// The heat step's shape on a device of `class` (`"h100"`, `"h200"`, as fdlab-cuda's
-    /// `device_class`): as [`Launch::new`], but
-    /// - the `f64` 3-D step loads one plane ahead on an H200, which needs more bytes in flight
-    ///   (90.7 and 91.1% of the copy against 88.8 and 88.9% in two A/B pairs); on an H100 the
-    ///   same shape loses 8 points (86.0 against 94.5%);
-    /// - the `f32` 3-D march is unrolled twice on an H100 (93.3 and 93.1% against 90.6 and
-    ///   91.0%); on an H200 that loses 2 points (88.2 against 90.7%).
-    pub(crate) fn for_heat(
-        dim: usize,
-        r: usize,
-        n: [usize; 3],
-        bytes: usize,
-        class: Option<&str>,
-    ) -> Launch {
-        let base = Launch::new(dim, r, n, bytes);
-        if dim != 3 || Self::from_env().is_some() {
-            return base;
-        }
-        match (class, bytes) {
-            (Some("h200"), 8) => Launch {
-                ahead: 1.min(n[2].saturating_sub(r + 1) as u32),
-                ..base
-            },
-            (Some("h100"), 4) => Launch { unroll: 2, ..base },
-            _ => base,
-        }
+        let ahead = self.ahead.min(nm.saturating_sub(r + 1) as u32);
+        Launch { vec, ahead, ..self }
     }
 
     /// The wave step's shape: as [`Launch::new`], but a 3-D step puts its planes in shared
@@ -166,7 +149,7 @@ impl Launch {
     /// 64 would leave the last wave of blocks mostly empty.
     pub(crate) fn for_wave(dim: usize, r: usize, n: [usize; 3], bytes: usize) -> Launch {
         let base = Launch::new(dim, r, n, bytes);
-        if dim != 3 || Self::from_env().is_some() {
+        if dim != 3 {
             return base;
         }
         let tiled = Launch {
@@ -208,34 +191,6 @@ impl Launch {
             .into_iter()
             .min_by(|&a, &b| cost(a).total_cmp(&cost(b)))
             .unwrap_or(64) as u32
-    }
-
-    /// `FDLAB_SOLVER_LAUNCH=bx,by,chunk,ahead,vec[,tile[,unroll[,ring]]]`: another shape,
-    /// for measuring.
-    pub(crate) fn from_env() -> Option<Launch> {
-        let v: Vec<u32> = std::env::var("FDLAB_SOLVER_LAUNCH")
-            .ok()?
-            .split(',')
-            .map(|x| x.trim().parse().ok())
-            .collect::<Option<_>>()?;
-        let (shape, tile, unroll, ring) = match v[..] {
-            [a, b, c, d, e] => ([a, b, c, d, e], false, 0, 0),
-            [a, b, c, d, e, t] => ([a, b, c, d, e], t != 0, 0, 0),
-            [a, b, c, d, e, t, u] => ([a, b, c, d, e], t != 0, u, 0),
-            [a, b, c, d, e, t, u, g] => ([a, b, c, d, e], t != 0, u, g),
-            _ => return None,
-        };
-        let [bx, by, chunk, ahead, vec] = shape;
-        (bx * by <= 1024 && bx * by > 0 && chunk > 0 && vec > 0).then_some(Launch {
-            bx,
-            by,
-            chunk,
-            ahead,
-            vec,
-            tile,
-            unroll,
-            ring,
-        })
     }
 
     /// Blocks along x, the middle axis and the march for sizes `(nx, no, nm)`.
@@ -789,9 +744,6 @@ mod tests {
     /// `f32` step at 640³.
     #[test]
     fn the_wave_march_is_shorter_where_long_chunks_leave_the_last_wave_empty() {
-        if Launch::from_env().is_some() {
-            return;
-        }
         let chunk = |n: usize, bytes: usize| Launch::for_wave(3, 4, [n; 3], bytes).chunk;
         assert_eq!(chunk(512, 4), 64);
         assert_eq!(chunk(256, 4), 64);
@@ -843,24 +795,36 @@ mod tests {
 
     #[test]
     fn heat_shapes_differ_from_the_default_only_where_measured() {
-        if Launch::from_env().is_some() {
-            return;
-        }
         let n = [64, 64, 64];
-        assert_eq!(Launch::for_heat(3, 1, n, 8, Some("h200")).ahead, 1);
         assert_eq!(
-            Launch::for_heat(3, 1, n, 8, Some("h100")),
+            super::super::schedule::table::heat_launch(3, 1, n, 8, Some("h200")).ahead,
+            1
+        );
+        assert_eq!(
+            super::super::schedule::table::heat_launch(3, 1, n, 8, Some("h100")),
             Launch::new(3, 1, n, 8)
         );
         assert_eq!(
-            Launch::for_heat(3, 1, n, 4, Some("h200")),
+            super::super::schedule::table::heat_launch(3, 1, n, 4, Some("h200")),
             Launch::new(3, 1, n, 4)
         );
-        assert_eq!(Launch::for_heat(3, 1, n, 8, None), Launch::new(3, 1, n, 8));
+        assert_eq!(
+            super::super::schedule::table::heat_launch(3, 1, n, 8, None),
+            Launch::new(3, 1, n, 8)
+        );
         // Only the H100's f32 3-D march is unrolled.
-        assert_eq!(Launch::for_heat(3, 1, n, 4, Some("h100")).unroll, 2);
-        assert_eq!(Launch::for_heat(2, 1, n, 4, Some("h100")).unroll, 0);
-        assert_eq!(Launch::for_heat(3, 1, n, 4, None), Launch::new(3, 1, n, 4));
+        assert_eq!(
+            super::super::schedule::table::heat_launch(3, 1, n, 4, Some("h100")).unroll,
+            2
+        );
+        assert_eq!(
+            super::super::schedule::table::heat_launch(2, 1, n, 4, Some("h100")).unroll,
+            0
+        );
+        assert_eq!(
+            super::super::schedule::table::heat_launch(3, 1, n, 4, None),
+            Launch::new(3, 1, n, 4)
+        );
     }
 
     #[test]

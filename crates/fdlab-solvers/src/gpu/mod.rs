@@ -20,6 +20,7 @@ pub mod generated;
 mod heat;
 mod kernels;
 mod ring;
+pub mod schedule;
 pub mod temporal;
 mod temporal_kernel;
 mod tiled;
@@ -397,23 +398,39 @@ pub fn heat_pass_source(
     precision: crate::case::PrecisionName,
     request: temporal::Request,
 ) -> Result<Option<(CudaSource, temporal::Temporal)>> {
+    let schedule = schedule::HeatSchedule {
+        pass: Some(request),
+        ..Default::default()
+    };
     match precision {
-        crate::case::PrecisionName::F32 => heat::pass_source::<f32>(setup, None, Some(request)),
-        crate::case::PrecisionName::F64 => heat::pass_source::<f64>(setup, None, Some(request)),
+        crate::case::PrecisionName::F32 => {
+            heat::pass_source::<f32>(setup, &heat::choices::<f32>(setup, None, &schedule)?)
+        }
+        crate::case::PrecisionName::F64 => {
+            heat::pass_source::<f64>(setup, &heat::choices::<f64>(setup, None, &schedule)?)
+        }
     }
 }
 
-/// The k-step wave pass of `setup` in `precision` for `request` (`None`: the environment's,
-/// else the default) and its shape, generated without a GPU; `None` where temporal blocking
-/// does not apply (a CPML, sources or receivers) or the request turns it off.
+/// The k-step wave pass of `setup` in `precision` for `request` (`None`: the default, single
+/// steps) and its shape, generated without a GPU; `None` where temporal blocking does not
+/// apply (a CPML, sources or receivers) or the request turns it off.
 pub fn wave_pass_source(
     setup: &crate::wave::WaveSetup,
     precision: crate::case::PrecisionName,
     request: Option<temporal::Request>,
 ) -> Result<Option<(CudaSource, wave_pass::WaveShape)>> {
+    let schedule = schedule::WaveSchedule {
+        pass: request,
+        ..Default::default()
+    };
     match precision {
-        crate::case::PrecisionName::F32 => wave::pass_source::<f32>(setup, request),
-        crate::case::PrecisionName::F64 => wave::pass_source::<f64>(setup, request),
+        crate::case::PrecisionName::F32 => {
+            wave::pass_source::<f32>(setup, &wave::choices::<f32>(setup, &schedule))
+        }
+        crate::case::PrecisionName::F64 => {
+            wave::pass_source::<f64>(setup, &wave::choices::<f64>(setup, &schedule))
+        }
     }
 }
 
@@ -425,20 +442,6 @@ pub(crate) const DEVICE_CLASSES: [Option<&str>; 3] = [None, Some("h100"), Some("
 pub(crate) const SMS: u32 = 132;
 
 /// The step-within-call tag of the non-finite flag.
-/// A count from the environment variable `name` (a switch for measuring), else `default`.
-fn env_count(name: &str, default: u32) -> u32 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-/// An on/off switch from the environment variable `name` (`0` is off, anything else on),
-/// else `default`.
-fn env_switch(name: &str, default: bool) -> bool {
-    std::env::var(name).map_or(default, |v| v != "0")
-}
-
 fn tag(i: usize) -> u64 {
     (i as u64) << CELL_BITS
 }
@@ -516,10 +519,11 @@ fn from_padded<T: CudaScalar>(
     Ok(l.unpad(&padded).into_iter().map(T::from_f64).collect())
 }
 
-/// Whether the GPU FDTD stepper runs `s` two steps a pass (it runs one where Lorentz or
-/// Debye media, monitors or plane waves act between the steps, or with `FDLAB_FDTD_PASS=0`).
+/// Whether the GPU FDTD stepper with the default schedule runs `s` two steps a pass (it runs
+/// one where Lorentz or Debye media, monitors or plane waves act between the steps).
 pub fn fdtd_runs_passes(s: &crate::fdtd::FdtdSetup) -> bool {
-    fdtd_choices::single_steps_because(s).is_none()
+    let c = schedule::FdtdChoices::choose(8, false, None);
+    fdtd_choices::single_steps_because(s, &c).is_none()
 }
 
 /// Whether a GPU can run the solvers here, or why not (one line).

@@ -38,8 +38,8 @@
 //!
 //! Why not more: shared memory (`k × 2 planes × tile`) and registers (`2k × p` values per
 //! thread) grow with `k`, and the redundant fraction `1 − out/tile` grows with `k` for a given
-//! tile. [`plan`] picks `k` and the tile with a small model of those costs; `FDLAB_TEMPORAL`
-//! overrides it for measuring (`fdlab bench --suite temporal`).
+//! tile. [`plan`] picks `k` and the tile with a small model of those costs, where the schedule
+//! table has no measured shape; a schedule's `pass` field overrides both.
 //!
 //! A pass first reads the non-finite flag: when a pass earlier in the same call raised it, the
 //! pass writes nothing, so the state before the first bad pass survives in one of the two
@@ -56,13 +56,13 @@ const RESERVED_PER_BLOCK: u32 = 1024;
 const REGS_PER_SM: u32 = 65536;
 /// Threads an SM holds.
 const THREADS_PER_SM: u32 = 2048;
-/// The most steps per pass the model and `FDLAB_TEMPORAL=k` consider.
+/// The most steps per pass the model and a schedule's `pass=kK` consider.
 pub const K_MAX: u32 = 8;
-/// The most steps per pass a whole shape may ask for (`FDLAB_TEMPORAL=k,sx,sy,p,chunk`).
+/// The most steps per pass a whole shape may ask for (`pass=K/SX/SY/P/CHUNK`).
 pub const K_SHAPE_MAX: u32 = 16;
 
 /// A temporal-blocking shape: steps per pass and the block's tile.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Temporal {
     /// Time steps fused in one pass.
     pub k: u32,
@@ -305,14 +305,14 @@ pub fn best(dim: usize, n: [usize; 3], bytes: usize) -> Option<Temporal> {
     best.map(|(_, t)| t)
 }
 
-/// What `FDLAB_TEMPORAL` asks for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What a schedule asks of temporal blocking (its `pass` field).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Request {
-    /// Single steps (`FDLAB_TEMPORAL=1`).
+    /// Single steps (`off`).
     Off,
-    /// `k` steps per pass with the model's tile for that `k` (`FDLAB_TEMPORAL=k`).
+    /// `k` steps per pass with the model's tile for that `k` (`kK`).
     K(u32),
-    /// A whole shape (`FDLAB_TEMPORAL=k,sx,sy,p,chunk`).
+    /// A whole shape (`K/SX/SY/P/CHUNK`).
     Shape(Temporal),
 }
 
@@ -344,19 +344,7 @@ pub fn parse(text: &str) -> Result<Request, String> {
     }
 }
 
-/// `FDLAB_TEMPORAL`, when set (an unparsable value is reported on stderr and ignored).
-pub fn from_env() -> Option<Request> {
-    let text = std::env::var("FDLAB_TEMPORAL").ok()?;
-    match parse(&text) {
-        Ok(r) => Some(r),
-        Err(e) => {
-            eprintln!("note: FDLAB_TEMPORAL={text} ignored: {e}");
-            None
-        }
-    }
-}
-
-/// The shape to run for `request` (the environment's when `None`, else the default measured
+/// The shape to run for `request` (when `None`: the default measured
 /// on a device of `class`, as fdlab-cuda's `device_class` names it, else the model's): `None`
 /// for single steps. A requested shape that cannot run is an error.
 pub fn plan(
@@ -366,7 +354,7 @@ pub fn plan(
     class: Option<&str>,
     request: Option<Request>,
 ) -> Result<Option<Temporal>, String> {
-    match request.or_else(from_env) {
+    match request {
         Some(Request::Off) => Ok(None),
         Some(Request::K(k)) => best_for_k(dim, n, bytes, k)
             .map(Some)
@@ -385,42 +373,7 @@ pub fn plan(
 /// and 8192², on an H100 and an H200; docs/solvers.md): the model's estimates rank them well
 /// within a `k` but not across tiles, so the defaults are these where they apply.
 pub fn measured(dim: usize, bytes: usize, class: Option<&str>) -> Option<Temporal> {
-    let h200 = class == Some("h200");
-    let (k, sx, sy, p, chunk) = match (dim, bytes) {
-        // H200, a column from one address: 203.0 / 202.9% of the copy against 185.4 / 185.0
-        // for 64-plane chunks of 32, 177.6 / 177.5 of 128, 198.7 / 198.6 for columns of 16
-        // rows, 151.0 / 151.1 for 128 × 32 tiles, 144.7 / 144.9 for k=4,64,32,8,64 (one
-        // block of 16 warps an SM; earlier, 162.1 / 161.1% against 157.2 / 156.9% for 64 × 32).
-        (3, 4) if h200 => (3, 64, 64, 8, 64),
-        // Columns of eight rows per thread: H100 202.0% of the copy, H200 152.5% (the
-        // earlier k=3,64,32,2,64 with one point per row group: 170.8% and 128.6%).
-        (3, 4) => (3, 64, 32, 8, 64),
-        // H200, three advances ahead, a column from one address: 198.8 / 198.4% (128-plane
-        // chunks 191.5 / 191.5, 32-plane 180.4 / 179.4, k=2 144.6 / 144.0; earlier 179.0 /
-        // 186.2% against k=3,32,32,4,64 174.5 / 176.5%).
-        (3, 8) if h200 => (3, 64, 32, 4, 64),
-        // H100: 224.5% (k=3,32,32,4,64 201.6%).
-        (3, 8) => (4, 64, 32, 4, 64),
-        // H200: two neighbouring x a thread, 342.4 / 342.6% (k=9: 340.1 / 341.0%, k=7
-        // 325.7 / 324.0%). 128-row chunks (one point a thread: 284.8 / 285.9% against 257.4 /
-        // 255.9% for 512 rows, whose 1152 blocks fill the SMs unevenly).
-        (2, 4) if h200 => (8, 256, 1, 2, 128),
-        // H100 370.7%, H200 255.2%.
-        (2, 4) => (7, 128, 1, 1, 512),
-        // H200: two neighbouring x a thread, 382.4 / 382.5% (one point a thread 347.9 /
-        // 351.1%; with 64-row chunks 324.1 / 324.3%).
-        (2, 8) if h200 => (7, 128, 1, 2, 128),
-        // H100 437.9%.
-        (2, 8) => (7, 128, 1, 1, 64),
-        _ => return None,
-    };
-    Some(Temporal {
-        k,
-        sx,
-        sy,
-        p,
-        chunk,
-    })
+    super::schedule::table::temporal(dim, bytes, class)
 }
 
 /// Every device class's measured default for `dim` and `bytes`, each once (to compile and
@@ -457,6 +410,9 @@ pub(crate) struct PassSpec {
     pub n: [u32; 3],
     /// The shape.
     pub t: Temporal,
+    /// The pass kernel's layout choices (its `column`, `fixed`, `pairs`, `lean`,
+    /// `ahead` and `unroll` fields).
+    pub choices: super::schedule::HeatChoices,
 }
 
 impl PassSpec {
@@ -495,9 +451,7 @@ mod tests {
                     let t = measured(dim, bytes, class).expect("a measured shape");
                     assert_eq!(t.invalid(dim, bytes), None, "{t}");
                     assert!(measured_shapes(dim, bytes).contains(&t));
-                    if std::env::var("FDLAB_TEMPORAL").is_err() {
-                        assert_eq!(plan(dim, n, bytes, class, None), Ok(Some(t)));
-                    }
+                    assert_eq!(plan(dim, n, bytes, class, None), Ok(Some(t)));
                 }
             }
         }

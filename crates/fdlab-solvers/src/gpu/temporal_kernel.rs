@@ -118,7 +118,7 @@ pub(crate) fn heat_pass(spec: &PassSpec) -> String {
     }
     g.push_str("  // Advance t: level 0 takes plane t, level j computes plane t - j; the output (level K)\n");
     g.push_str("  // is plane t - K, so t runs K planes before and after the chunk.\n");
-    match march_unroll() {
+    match march_unroll(spec) {
         Some(2) => {
             // Two advances per iteration, so that which of a level's two shared planes each
             // reads and writes ((plane - (m0 - K)) & 1) is a constant: every shared address
@@ -249,11 +249,9 @@ fn load_plane(g: &mut String, spec: &PassSpec, dst: &str, plane: &str, pad: &str
 /// Whether the 3-D pass gives each thread a column of `p` consecutive rows at one x (its
 /// points' y neighbours inside the column come from its own registers: per level and `p`
 /// points, `2p + 2` shared loads instead of `4p`) rather than `p` points a block apart.
-/// `FDLAB_TEMPORAL_LAYOUT=spread` selects the older layout, for measuring.
+/// The schedule's `column` field allows it (docs/schedules.md).
 pub(crate) fn column_layout(spec: &PassSpec) -> bool {
-    spec.dim == 3
-        && spec.t.sy.is_multiple_of(spec.t.p.max(1))
-        && std::env::var("FDLAB_TEMPORAL_LAYOUT").as_deref() != Ok("spread")
+    spec.dim == 3 && spec.t.sy.is_multiple_of(spec.t.p.max(1)) && spec.choices.column
 }
 
 /// Each point's in-plane offset (wrapped when periodic), shared index, inside flag (zero
@@ -491,12 +489,12 @@ fn level_loop(g: &mut String, spec: &PassSpec, column: bool) {
 /// against 180.0 / 174.0. Not for `f64` passes of four or more steps, which then spill (k=4,
 /// 64,32,4,64: 150.4 / 151.1 against 159.2 / 160.4), nor in 2-D, where a thread's two points
 /// save nothing by it (SASS of the `f32` pair pass: 399 → 400 instructions periodic, 520 →
-/// 543 with zero edges). `FDLAB_TEMPORAL_FIXED=0` turns it off, for measuring.
+/// 543 with zero edges). The schedule's `fixed` field allows it.
 fn fixed_points(spec: &PassSpec) -> bool {
     column_layout(spec)
         && lean_addresses(spec)
         && !(value_bytes(spec.ty) == 8 && spec.t.k >= 4)
-        && std::env::var("FDLAB_TEMPORAL_FIXED").as_deref() != Ok("0")
+        && spec.choices.fixed
 }
 
 /// Whether a 2-D pass gives each thread two neighbouring x (where `p = 2`; even x in one
@@ -506,10 +504,10 @@ fn fixed_points(spec: &PassSpec) -> bool {
 /// solvers.md). H200, 8192², % of the copy, two rounds on one machine start: `f32`
 /// k=7,256,1,2,128 325.7 / 324.0 against 242.8 / 243.7 with points a block apart, k=8,256,1,2,128
 /// 342.4 / 342.6 against 284.5 / 284.8 for the one-point default k=7,128,1,1,128; `f64`
-/// k=7,128,1,2,128 382.4 / 382.5 against 347.9 / 351.1. `FDLAB_TEMPORAL_PAIRS=0` turns it
-/// off, for measuring.
+/// k=7,128,1,2,128 382.4 / 382.5 against 347.9 / 351.1. The schedule's `pairs` field allows
+/// it.
 fn pairs(spec: &PassSpec) -> bool {
-    spec.dim == 2 && spec.t.p == 2 && std::env::var("FDLAB_TEMPORAL_PAIRS").as_deref() != Ok("0")
+    spec.dim == 2 && spec.t.p == 2 && spec.choices.pairs
 }
 
 /// Whether the pass indexes its points by 32-bit in-plane offsets from one plane address per
@@ -518,14 +516,9 @@ fn pairs(spec: &PassSpec) -> bool {
 /// loses. H200, 512³ / 8192², % of the copy, two rounds on one machine start: 3-D `f32`
 /// k=3,64,32,8,64 155.1 / 155.6 against 152.6 / 152.8, `f64` k=3,32,32,4,64 165.0 / 164.1
 /// against 162.7 / 162.9; 2-D `f32` k=7,128,1,1,512 238.6 / 238.1 against 255.8 / 259.6.
-/// `FDLAB_TEMPORAL_LEAN=0|1` sets it, for measuring.
+/// The schedule's `lean` field asks for it (default: in 3-D).
 fn lean_addresses(spec: &PassSpec) -> bool {
-    let wanted = match std::env::var("FDLAB_TEMPORAL_LEAN").as_deref() {
-        Ok("0") => false,
-        Ok("1") => true,
-        _ => spec.dim == 3,
-    };
-    spec.narrow() && wanted
+    spec.narrow() && spec.choices.lean
 }
 
 /// How many advances ahead the input is loaded: 3 for the 3-D `f64` pass, 2 otherwise. One
@@ -536,17 +529,9 @@ fn lean_addresses(spec: &PassSpec) -> bool {
 /// offsets); k=3,32,32,4,64 174.1, 166.8 / 174.3, 175.7 / 165.0, 164.1; `f32` k=3,64,32,8,64
 /// 156.8, 156.9 / 154.2, 152.3 / 155.1, 155.6. 2-D, 64-bit offsets, two against one ahead:
 /// `f32` k=7,128,1,1,128 284.8, 285.9 against 281.3, 281.0; `f64` k=7,128,1,1,64 323.9, 325.4
-/// against 319.8, 319.8. `FDLAB_TEMPORAL_AHEAD=1…3` sets it, for measuring.
+/// against 319.8, 319.8. The schedule's `load-ahead` field sets it.
 fn load_ahead(spec: &PassSpec) -> u32 {
-    std::env::var("FDLAB_TEMPORAL_AHEAD")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .filter(|n| (1..=3).contains(n))
-        .unwrap_or(if spec.dim == 3 && value_bytes(spec.ty) == 8 {
-            3
-        } else {
-            2
-        })
+    spec.choices.ahead
 }
 
 /// How many advances one iteration of the march holds: 2, written out twice, so that which
@@ -554,16 +539,10 @@ fn load_ahead(spec: &PassSpec) -> u32 {
 /// address a register plus an immediate. H200, % of the copy with two advances against one
 /// (the compiler's unrolling), one machine start each: 3-D column layout `f32` k=4,64,32,4,64
 /// 112.1 against 103.9, `f64` k=3,32,32,4,64 162.9 against 149.3; 2-D `f32` k=7,128,1,1,512
-/// 255.2 against 199.4, `f64` k=7,128,1,1,64 320.5 against 291.5. `FDLAB_TEMPORAL_UNROLL=n` sets it for any pass,
-/// for measuring (2: two advances written out; other values: `#pragma unroll n` over one).
-pub(crate) fn march_unroll() -> Option<u32> {
-    if let Some(n) = std::env::var("FDLAB_TEMPORAL_UNROLL")
-        .ok()
-        .and_then(|v| v.parse::<u32>().ok())
-    {
-        return Some(n);
-    }
-    Some(2)
+/// 255.2 against 199.4, `f64` k=7,128,1,1,64 320.5 against 291.5. The schedule's `unroll`
+/// field sets it (2: two advances written out; other values: `#pragma unroll n` over one).
+pub(crate) fn march_unroll(spec: &PassSpec) -> Option<u32> {
+    Some(spec.choices.unroll)
 }
 
 #[cfg(test)]
@@ -587,6 +566,7 @@ mod tests {
                 p: 2,
                 chunk: 64,
             },
+            choices: crate::gpu::schedule::HeatChoices::choose(dim, 1, [40, 30, 20], 8, None, true),
         }
     }
 
@@ -646,6 +626,8 @@ mod tests {
         // 3-D f32: two ahead.
         let mut f = spec(3, false);
         f.ty = "float";
+        f.choices =
+            crate::gpu::schedule::HeatChoices::choose(3, 1, f.n.map(|v| v as usize), 4, None, true);
         let k = heat_pass(&f);
         assert!(k.contains("float pre1[P];") && !k.contains("pre2"), "{k}");
         assert!(
@@ -674,84 +656,5 @@ mod tests {
         t.t.p = 4;
         let k = heat_pass(&t);
         assert!(k.contains("const int i = (int)threadIdx.x + q * NT;") && !k.contains("xl"));
-    }
-
-    /// Writes pass kernels for a CPU emulation (`FDLAB_TB_DUMP=dir`): each as `NAME.cu` with
-    /// its shape and weights as macros, for a harness that runs one thread per CUDA thread.
-    #[test]
-    #[ignore = "development tool: dumps kernels for the CPU emulation"]
-    fn dump_for_emulation() {
-        let Ok(dir) = std::env::var("FDLAB_TB_DUMP") else {
-            return;
-        };
-        // Small tiles (several per axis on the emulated grids) and two of the model's.
-        let shapes: [(usize, u32, u32, u32, u32, u32); 10] = [
-            (3, 3, 32, 16, 2, 8),
-            (3, 3, 64, 32, 2, 64),
-            (3, 3, 64, 32, 4, 64),
-            (3, 2, 32, 8, 1, 5),
-            (3, 4, 32, 32, 4, 16),
-            (3, 3, 32, 64, 8, 128),
-            (2, 4, 64, 1, 2, 8),
-            (2, 3, 32, 1, 1, 7),
-            (2, 8, 128, 1, 4, 16),
-            (2, 8, 1024, 1, 4, 256),
-        ];
-        // The emulated grids (nx, no, nm; the pass compiles them in) and passes to run.
-        let grids = |dim: usize| -> [([u32; 3], u32); 3] {
-            if dim == 3 {
-                [([37, 29, 23], 2), ([6, 5, 4], 2), ([70, 41, 19], 1)]
-            } else {
-                [([67, 1, 45], 3), ([9, 1, 6], 2), ([300, 1, 37], 1)]
-            }
-        };
-        for (i, &(dim, k, sx, sy, p, chunk)) in shapes.iter().enumerate() {
-            for periodic in [true, false] {
-                for (ty, (n, passes)) in ["float", "double"]
-                    .into_iter()
-                    .flat_map(|ty| grids(dim).map(|g| (ty, g)))
-                {
-                    let spec = PassSpec {
-                        ty,
-                        dim,
-                        periodic,
-                        w: [1.0 / 0.64, 1.0 / 1.69, 1.0 / 1.21],
-                        w0: -2.0 * (1.0 / 0.64 + 1.0 / 1.69 + 1.0 / 1.21),
-                        kc: 0.05,
-                        n,
-                        t: Temporal {
-                            k,
-                            sx,
-                            sy,
-                            p,
-                            chunk,
-                        },
-                    };
-                    let body = heat_pass(&spec).replace("@NAME@", "pass_kernel").replace(
-                        "extern __shared__ __align__(16) unsigned char fd_tb_smem[];",
-                        "unsigned char* fd_tb_smem = g_smem;",
-                    );
-                    let l = |w: f64| literal(w, ty);
-                    let head = format!(
-                        "#define TY {ty}\n#define DIM {dim}\n#define PERIODIC {}\n#define W0 {}\n#define WX {}\n#define WO {}\n#define WM {}\n#define KC {}\n#define K_ {k}\n#define SX_ {sx}\n#define SY_ {sy}\n#define P_ {p}\n#define CH_ {chunk}\n",
-                        periodic as u8,
-                        l(spec.w0),
-                        l(spec.w[0]),
-                        l(spec.w[1]),
-                        l(spec.w[2]),
-                        l(spec.kc)
-                    );
-                    // The harness's arguments (grid and passes) at the end of the name.
-                    let name = format!(
-                        "{dir}/s{i}_{dim}d_{}_{ty}__{}_{}_{}_{passes}.cu",
-                        if periodic { "per" } else { "zero" },
-                        n[0],
-                        n[1],
-                        n[2]
-                    );
-                    std::fs::write(name, head + &body).unwrap();
-                }
-            }
-        }
     }
 }

@@ -7,10 +7,11 @@
 use super::cpml_kernels::{self, CpmlSpec, Shell, SHELL_BLOCK};
 use super::kernels::{self, Launch, StepSpec};
 use super::ring::Ring;
+use super::schedule::{ShellTile, WaveChoices, WaveSchedule};
 use super::temporal::Request;
 use super::wave_pass::{self, WavePassSpec, WaveShape};
 use super::{
-    cuda_type, driver, env_count, march_order, march_sizes, precision_of, tag, DeviceStepper, Gpu,
+    cuda_type, driver, march_order, march_sizes, precision_of, tag, DeviceStepper, Gpu,
     StepExchange,
 };
 use crate::error::{Error, Result};
@@ -65,6 +66,8 @@ pub struct WaveGpu<T: CudaScalar> {
     /// Whether the step kernel takes its planes from its arguments (a split run's slab).
     ranged: bool,
     launch: Launch,
+    /// The schedule in use, every field set.
+    schedule: WaveSchedule,
     /// Dynamic shared memory of the step kernel (its ring of planes), in bytes.
     shared: u32,
     cpml: Option<CpmlBuffers<T>>,
@@ -93,17 +96,26 @@ fn linear(n: [usize; 3], c: [usize; 3]) -> i64 {
 }
 
 impl<T: CudaScalar> WaveGpu<T> {
-    /// Opens the first GPU, compiles the step kernels (and the k-step pass that
-    /// `FDLAB_TEMPORAL` or the default picks, where it applies) and uploads the fields.
+    /// Opens the first GPU, compiles the step kernels (and the k-step pass the schedule asks
+    /// for, where it applies; the default runs single steps) and uploads the fields.
     pub fn new(s: &WaveSetup) -> Result<Self> {
-        Self::build(s, None, 0, false)
+        Self::with_schedule(s, None)
     }
 
-    /// As [`WaveGpu::new`], with temporal blocking as `request` says instead of the
-    /// environment or the default (`Some(Request::Off)`: single steps only). A case that
-    /// blocking does not apply to (a CPML, sources or receivers) runs single steps.
+    /// As [`WaveGpu::new`], with temporal blocking as `request` says (`Some(Request::Off)` or
+    /// `None`: single steps). A case that blocking does not apply to (a CPML, sources or
+    /// receivers) runs single steps.
     pub fn with_temporal(s: &WaveSetup, request: Option<Request>) -> Result<Self> {
-        Self::build(s, request, 0, false)
+        let schedule = WaveSchedule {
+            pass: request,
+            ..WaveSchedule::default()
+        };
+        Self::with_schedule(s, Some(&schedule))
+    }
+
+    /// As [`WaveGpu::new`], with the fields `schedule` sets in place of the defaults.
+    pub fn with_schedule(s: &WaveSetup, schedule: Option<&WaveSchedule>) -> Result<Self> {
+        Self::build(s, schedule.copied().unwrap_or_default(), 0, false)
     }
 
     /// The temporal-blocking shape in use, if any.
@@ -114,21 +126,22 @@ impl<T: CudaScalar> WaveGpu<T> {
     /// As [`WaveGpu::new`] on device `ordinal`, for a split run: the step kernel takes the
     /// planes it computes from its arguments.
     pub fn on_device(s: &WaveSetup, ordinal: usize) -> Result<Self> {
-        Self::build(s, Some(Request::Off), ordinal, true)
+        let single = WaveSchedule {
+            pass: Some(Request::Off),
+            ..WaveSchedule::default()
+        };
+        Self::build(s, single, ordinal, true)
     }
 
-    fn build(
-        s: &WaveSetup,
-        request: Option<Request>,
-        ordinal: usize,
-        ranged: bool,
-    ) -> Result<Self> {
+    fn build(s: &WaveSetup, schedule: WaveSchedule, ordinal: usize, ranged: bool) -> Result<Self> {
+        schedule.validate()?;
         let gpu = Gpu::open_on(ordinal)?;
         let co = s.coefficients()?;
         let r = s.order / 2;
-        let launch = Launch::for_wave(s.dim, r, s.n, std::mem::size_of::<T>());
+        let c = choices::<T>(s, &schedule);
+        let launch = c.launch.fit(s.dim, r, s.n, std::mem::size_of::<T>());
         let shared_limit = gpu.dev.info.max_shared_per_block.max(0) as usize;
-        let src = sources::<T>(s, ranged, shared_limit)?;
+        let src = sources::<T>(s, &c, ranged, shared_limit)?;
         let kernel = gpu.kernel(&src.step)?;
         let shared = src.step.shared_bytes;
         super::allow_shared(kernel.function(), shared).map_err(driver("cuFuncSetAttribute"))?;
@@ -165,9 +178,11 @@ impl<T: CudaScalar> WaveGpu<T> {
                 let changing = prof
                     .each_ref()
                     .map(|p| p.a.iter().map(|&a| a != 0.0).collect::<Vec<_>>());
-                let psi_shell = Shell::covering(sizes, changing.each_ref().map(|v| v.as_slice()));
+                let tile = shell_tile(c.shell_tile, sizes);
+                let psi_shell =
+                    Shell::covering_in(sizes, changing.each_ref().map(|v| v.as_slice()), tile);
                 let terms_shell =
-                    Shell::covering(sizes, prof.each_ref().map(|p| p.active.as_slice()));
+                    Shell::covering_in(sizes, prof.each_ref().map(|p| p.active.as_slice()), tile);
                 if !(psi_shell.fits() && terms_shell.fits()) {
                     return Err(Error::Invalid(format!(
                         "the CPML layers of this {:?} grid hold {} cells, more than the GPU \
@@ -219,9 +234,16 @@ impl<T: CudaScalar> WaveGpu<T> {
         } else {
             None
         };
-        let pass = match pass_source::<T>(s, request)? {
+        let pass = match pass_source::<T>(s, &c)? {
             Some((src, shape)) => open_pass(&gpu, &src, shape, cells)?,
             None => None,
+        };
+        let ran = WaveChoices {
+            launch,
+            pass: pass
+                .as_ref()
+                .map_or(Request::Off, |p| Request::Shape(p.shape.t)),
+            ..c
         };
         Ok(WaveGpu {
             gpu,
@@ -237,6 +259,7 @@ impl<T: CudaScalar> WaveGpu<T> {
             cpml,
             points,
             pass,
+            schedule: WaveSchedule::of(&ran),
             traces: vec![vec![]; s.receivers.len()],
             dt: s.dt,
             ranged,
@@ -383,12 +406,25 @@ impl<T: CudaScalar> WaveGpu<T> {
     }
 }
 
+/// The choices for `s` in `T`: the fields `schedule` sets, the rest the defaults.
+pub(super) fn choices<T: CudaScalar>(s: &WaveSetup, schedule: &WaveSchedule) -> WaveChoices {
+    let bytes = std::mem::size_of::<T>();
+    schedule.over(WaveChoices::choose(s.dim, s.order / 2, s.n, bytes))
+}
+
+/// The tile of the shell kernels' slabs on a grid of `sizes` (kernel order).
+fn shell_tile(t: ShellTile, sizes: [usize; 3]) -> (u64, u64) {
+    match t {
+        ShellTile::Tile(x, o) => (x as u64, o as u64),
+        ShellTile::Plane => (sizes[0] as u64, sizes[1] as u64),
+    }
+}
+
 /// The k-step pass kernel of `s` in `T` and its shape, where temporal blocking applies (no
-/// CPML, sources or receivers) and `request` (else the environment, else the default) asks
-/// for it.
+/// CPML, sources or receivers) and the choices' pass asks for it.
 pub(super) fn pass_source<T: CudaScalar>(
     s: &WaveSetup,
-    request: Option<Request>,
+    c: &WaveChoices,
 ) -> Result<Option<(CudaSource, WaveShape)>> {
     let blockable = !matches!(s.boundary, crate::wave::WaveBoundary::Cpml { .. })
         && s.sources.is_empty()
@@ -399,7 +435,7 @@ pub(super) fn pass_source<T: CudaScalar>(
     let co = s.coefficients()?;
     let r = s.order / 2;
     let bytes = std::mem::size_of::<T>();
-    let shape = wave_pass::plan(s.dim, r as u32, bytes, request).map_err(Error::Invalid)?;
+    let shape = wave_pass::plan(s.dim, r as u32, bytes, c.pass).map_err(Error::Invalid)?;
     let Some(shape) = shape else {
         return Ok(None);
     };
@@ -514,9 +550,10 @@ fn step_source(
 /// the shared memory of an H100.
 pub(super) fn all_sources<T: CudaScalar>(s: &WaveSetup) -> Result<Vec<CudaSource>> {
     let limit = super::ring::H100_SHARED;
-    let mut out = sources::<T>(s, false, limit)?.all();
-    out.push(sources::<T>(s, true, limit)?.step);
-    if let Some((src, _)) = pass_source::<T>(s, None)? {
+    let c = choices::<T>(s, &WaveSchedule::default());
+    let mut out = sources::<T>(s, &c, false, limit)?.all();
+    out.push(sources::<T>(s, &c, true, limit)?.step);
+    if let Some((src, _)) = pass_source::<T>(s, &c)? {
         out.push(src);
     }
     Ok(out)
@@ -529,15 +566,6 @@ impl WaveSources {
             .chain(self.after)
             .collect()
     }
-}
-
-/// Blocks per SM the CPML shell kernels must fit, for values of `bytes` bytes: eight in
-/// `f32` (every warp an SM holds), six in `f64` (`FDLAB_SHELL_BLOCKS` overrides it, 0 for the
-/// compiler's choice). On an H100 at 512³ with 10-cell layers, in two runs: `f32` 51.3–51.4%
-/// of the copy against 49.4–49.7% (six blocks 50.1–50.5%); `f64` 53.4% against 52.6–52.7%
-/// (eight blocks spill: 50.0–50.2%).
-fn shell_min_blocks(bytes: usize) -> u32 {
-    env_count("FDLAB_SHELL_BLOCKS", if bytes == 4 { 8 } else { 6 })
 }
 
 /// A shell kernel's trailing arguments and its launch: one thread per cell of the shell.
@@ -576,12 +604,13 @@ impl ShellArgs {
 /// `shared_limit` bytes of shared memory.
 pub(super) fn sources<T: CudaScalar>(
     s: &WaveSetup,
+    c: &WaveChoices,
     ranged: bool,
     shared_limit: usize,
 ) -> Result<WaveSources> {
     let co = s.coefficients()?;
     let r = s.order / 2;
-    let launch = Launch::for_wave(s.dim, r, s.n, std::mem::size_of::<T>());
+    let launch = c.launch.fit(s.dim, r, s.n, std::mem::size_of::<T>());
     let ty = cuda_type::<T>();
     let precision = precision_of::<T>();
     let spec = StepSpec {
@@ -596,7 +625,7 @@ pub(super) fn sources<T: CudaScalar>(
     };
     let cpml = co.cpml.as_ref().map(|_| CpmlSpec {
         w1: march_order(&co.w1, s.dim, vec![0.0; r + 1]),
-        min_blocks: shell_min_blocks(std::mem::size_of::<T>()),
+        min_blocks: c.shell_blocks,
     });
     let one_block = Launch::flat(256);
     let has_points = !(s.sources.is_empty() && s.receivers.is_empty());
@@ -706,13 +735,7 @@ impl<T: CudaScalar> Stepper for WaveGpu<T> {
     }
 
     fn schedule(&self) -> String {
-        match &self.pass {
-            Some(p) => format!(
-                "steps {}; passes of {} radius {}",
-                self.launch, p.shape.t, p.shape.r
-            ),
-            None => format!("steps {}", self.launch),
-        }
+        self.schedule.to_string()
     }
 
     fn step(&self) -> u64 {

@@ -43,7 +43,7 @@
 //! A 25-point stencil's work is large next to its bytes, the `r·k = 8`-point halo makes every
 //! level computed on 1.7 times the output (with the row groups outside a level's band
 //! skipping it), and the queues cost register moves and the loads address arithmetic.
-//! `FDLAB_TEMPORAL=2` (or a whole shape) runs it, for measuring.
+//! A schedule's `pass=k2` (or a whole shape) runs it, for measuring.
 
 use super::kernels::literal;
 use super::temporal::{Request, Temporal, MAX_SHARED_PER_BLOCK};
@@ -199,28 +199,27 @@ pub fn tile_for_k(dim: usize, r: u32, bytes: usize, k: u32) -> Option<WaveShape>
         })
 }
 
-/// The shape a wave run uses for `request` (`FDLAB_TEMPORAL`'s when `None`; without it,
-/// single steps, which are faster: see the module's notes): `None` for single steps. A
+/// The shape a wave run uses for `request` (the default is single steps, which are faster:
+/// see the module's notes): `None` for single steps. A
 /// requested shape that cannot run is an error.
 pub fn plan(
     dim: usize,
     r: u32,
     bytes: usize,
-    request: Option<Request>,
+    request: Request,
 ) -> Result<Option<WaveShape>, String> {
-    match request.or_else(super::temporal::from_env) {
-        Some(Request::Off) => Ok(None),
-        Some(Request::K(k)) => tile_for_k(dim, r, bytes, k)
+    match request {
+        Request::Off => Ok(None),
+        Request::K(k) => tile_for_k(dim, r, bytes, k)
             .map(Some)
             .ok_or_else(|| format!("no wave tile fits k = {k}, radius {r}, {bytes}-byte values")),
-        Some(Request::Shape(t)) => {
+        Request::Shape(t) => {
             let s = WaveShape { t, r };
             match s.invalid(dim, bytes) {
                 Some(why) => Err(format!("wave temporal shape {t}: {why}")),
                 None => Ok(Some(s)),
             }
         }
-        None => Ok(None),
     }
 }
 
@@ -610,7 +609,7 @@ mod tests {
         // The 8th-order 3-D step with two steps per pass: 64 × 32 or taller.
         let s = tile_for_k(3, 4, 4, 2).unwrap();
         assert!(s.out(3).0 >= 48 && s.out(3).1 >= 16, "{s:?}");
-        assert_eq!(plan(3, 4, 8, Some(Request::Off)), Ok(None));
+        assert_eq!(plan(3, 4, 8, Request::Off), Ok(None));
         let bad = Temporal {
             k: 2,
             sx: 48,
@@ -618,7 +617,7 @@ mod tests {
             p: 4,
             chunk: 64,
         };
-        assert!(plan(3, 4, 4, Some(Request::Shape(bad))).is_err());
+        assert!(plan(3, 4, 4, Request::Shape(bad)).is_err());
     }
 
     #[test]
@@ -636,83 +635,5 @@ mod tests {
         assert!(!k.contains("in[0]) ? o"));
         let z = wave_pass(&spec(2, false, 2));
         assert!(z.contains("o = (pin && in[0]) ? o : zero;") && !z.contains("acc_o"));
-    }
-}
-
-#[cfg(test)]
-mod emulation {
-    use super::*;
-
-    /// Writes wave pass kernels for a CPU emulation (`FDLAB_WP_DUMP=dir`,
-    /// scripts/temporal-emulation/run.sh): each as `NAME.cu` with its shape and weights as
-    /// macros, for a harness that runs one thread per CUDA thread.
-    #[test]
-    #[ignore = "development tool: dumps kernels for the CPU emulation"]
-    fn dump_wave_for_emulation() {
-        let Ok(dir) = std::env::var("FDLAB_WP_DUMP") else {
-            return;
-        };
-        // (dim, r, k, sx, sy, p, chunk): small tiles (several per axis on the emulated grids)
-        // and the 8th-order default.
-        let shapes: [(usize, u32, u32, u32, u32, u32, u32); 6] = [
-            (3, 4, 2, 64, 32, 4, 16),
-            (3, 2, 3, 32, 16, 2, 8),
-            (3, 1, 2, 32, 8, 4, 5),
-            (3, 4, 2, 32, 24, 8, 128),
-            (2, 4, 2, 32, 1, 1, 7),
-            (2, 3, 3, 64, 1, 1, 16),
-        ];
-        for (i, &(dim, r, k, sx, sy, p, chunk)) in shapes.iter().enumerate() {
-            for periodic in [true, false] {
-                for ty in ["float", "double"] {
-                    let rr = r as usize;
-                    let w = |a: f64| -> Vec<f64> {
-                        (0..=rr).map(|d| a / (1.0 + d as f64 * d as f64)).collect()
-                    };
-                    let w2 = [w(1.0 / 0.64), w(1.0 / 1.69), w(1.0 / 1.21)];
-                    let w0 = -2.0 * w2.iter().map(|v| v[1..].iter().sum::<f64>()).sum::<f64>();
-                    let spec = WavePassSpec {
-                        ty,
-                        dim,
-                        periodic,
-                        w2: w2.clone(),
-                        w0,
-                        s: WaveShape {
-                            t: Temporal {
-                                k,
-                                sx,
-                                sy,
-                                p,
-                                chunk,
-                            },
-                            r,
-                        },
-                    };
-                    let body = wave_pass(&spec).replace("@NAME@", "pass_kernel").replace(
-                        "extern __shared__ __align__(16) unsigned char fd_wp_smem[];",
-                        "unsigned char* fd_wp_smem = g_smem;",
-                    );
-                    let arr = |v: &[f64]| {
-                        v.iter()
-                            .map(|&x| literal(x, ty))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    };
-                    let head = format!(
-                        "#define TY {ty}\n#define DIM {dim}\n#define PERIODIC {}\n#define R_ {r}\n#define K_ {k}\n#define SX_ {sx}\n#define SY_ {sy}\n#define P_ {p}\n#define CH_ {chunk}\nstatic const TY W0 = {};\nstatic const TY WX[] = {{{}}};\nstatic const TY WO[] = {{{}}};\nstatic const TY WM[] = {{{}}};\n",
-                        periodic as u8,
-                        literal(w0, ty),
-                        arr(&w2[0]),
-                        arr(&w2[1]),
-                        arr(&w2[2])
-                    );
-                    let name = format!(
-                        "{dir}/w{i}_{dim}d_{}_{ty}.cu",
-                        if periodic { "per" } else { "zero" }
-                    );
-                    std::fs::write(name, head + &body).unwrap();
-                }
-            }
-        }
     }
 }

@@ -1,9 +1,9 @@
 //! How a one- or two-step kernel's blocks cover the grid: the tile, where the blocks start,
 //! and the box of blocks clear of the CPML layers with the kernel that steps them.
 
-use super::super::fdtd_choices::{core_wanted, side_stream_wanted, z_aligned_wanted};
 use super::super::fdtd_fused::{core_blocks, z_origin, Box3, Halo};
 use super::super::kernels::Launch;
+use super::super::schedule::FdtdChoices;
 use super::super::{driver, Gpu};
 use crate::error::Result;
 use crate::fdtd::Boundary;
@@ -42,16 +42,17 @@ struct Sides {
 }
 
 /// Where blocks of `launch`'s tile with `halo` start per axis over a grid of `n` cells with
-/// CPML layers of `thickness` (chunks laid from the z layer's edge, unless
-/// `FDLAB_FDTD_ZALIGN=0`), and with layers the box of blocks clear of them.
+/// CPML layers of `thickness` (chunks laid from the z layer's edge where `z_aligned`, else
+/// from plane 0), and with layers the box of blocks clear of them.
 fn place(
     launch: Launch,
     halo: Halo,
     n: [usize; 3],
     thickness: [Option<usize>; 3],
+    z_aligned: bool,
 ) -> ([i64; 3], Option<Box3>) {
     let tile = [launch.bx, launch.by, launch.chunk].map(|v| v as usize);
-    let origin = match z_aligned_wanted() {
+    let origin = match z_aligned {
         true => [
             0,
             0,
@@ -119,8 +120,9 @@ fn event(gpu: &Gpu) -> Result<CudaEvent> {
 impl Blocks {
     /// The blocks of a pass whose blocks hold `launch`'s columns and planes plus `halo`
     /// (`extra` threads per axis) over a grid of `n` cells with CPML layers of `thickness`:
-    /// chunks laid from the z layer's edge (unless `FDLAB_FDTD_ZALIGN=0`), and with layers the
-    /// box of blocks clear of them, stepped by `core_kernel` where there is one.
+    /// chunks laid as the choices `c` say, and with layers the box of blocks clear of them,
+    /// stepped by `core_kernel` where there is one and `c` asks for it.
+    #[allow(clippy::too_many_arguments)]
     pub fn lay_out(
         gpu: &Gpu,
         launch: Launch,
@@ -129,17 +131,18 @@ impl Blocks {
         n: [usize; 3],
         thickness: [Option<usize>; 3],
         core_kernel: Option<&CudaSource>,
+        c: &FdtdChoices,
     ) -> Result<Self> {
-        let (origin, clear) = place(launch, halo, n, thickness);
+        let (origin, clear) = place(launch, halo, n, thickness, c.z_aligned);
         let core = match clear {
-            Some(r) if core_wanted() => {
+            Some(r) if c.core => {
                 let kernel = core_kernel.map(|k| gpu.kernel(k)).transpose()?;
                 Some((kernel, r))
             }
             _ => None,
         };
         let sides = match core {
-            Some((Some(_), _)) if side_stream_wanted() => Some(Sides::new(gpu, 1)?),
+            Some((Some(_), _)) if c.core_stream => Some(Sides::new(gpu, 1)?),
             _ => None,
         };
         Ok(Blocks {
@@ -305,8 +308,8 @@ pub(super) fn second_copies<T: CudaScalar>(
 #[cfg(test)]
 mod tests {
     use super::{place, within, Blocks, Box3, Halo, Launch};
-    use crate::gpu::fdtd_choices::pass_launch;
     use crate::gpu::fdtd_pass::TWO_STEPS;
+    use crate::gpu::schedule::FdtdChoices;
 
     /// The blocks of a two-step pass with a CPML in values of `bytes` bytes over a grid of `n`
     /// cells with layers of `thickness` (no kernels, no streams), and the box of core blocks.
@@ -315,8 +318,8 @@ mod tests {
         n: [usize; 3],
         thickness: [Option<usize>; 3],
     ) -> (Blocks, Option<Box3>) {
-        let (launch, _, _) = pass_launch(bytes, true);
-        let (origin, core) = place(launch, TWO_STEPS, n, thickness);
+        let launch = FdtdChoices::choose(bytes, true, None).pass_tile.launch();
+        let (origin, core) = place(launch, TWO_STEPS, n, thickness, true);
         let blocks = Blocks {
             launch,
             extra: 3,

@@ -6,7 +6,6 @@ use super::blocks::{flat, periodic, within, Blocks};
 use super::{coefficients, fused_args, CpmlAxis, FdtdGpu};
 use crate::error::Result;
 use crate::fdtd::Boundary;
-use crate::gpu::fdtd_choices::{drude_first_wanted, drude_layers_wanted, drude_stream_wanted};
 use crate::gpu::fdtd_dispersive::DrudeCells;
 use crate::gpu::fdtd_fused::Box3;
 use crate::gpu::fdtd_pass::TWO_STEPS;
@@ -102,6 +101,7 @@ impl<T: CudaScalar> Pass<T> {
             n,
             thickness,
             src.pass_core.as_ref(),
+            &src.choices,
         )?;
         let mut drude_blocks =
             match (&src.pass_drude, drude) {
@@ -120,8 +120,9 @@ impl<T: CudaScalar> Pass<T> {
                 )),
                 _ => None,
             };
-        if drude_blocks.is_some() && drude_stream_wanted() {
-            blocks.add_lane(gpu, drude_first_wanted())?;
+        let c = &src.choices;
+        if drude_blocks.is_some() && c.drude_stream {
+            blocks.add_lane(gpu, c.drude_first)?;
         }
         let next_psi_e = super::blocks::second_copies(gpu, cpml.iter().map(|c| c.psi_e[0].len()))?;
         let drude = match (drude, media) {
@@ -138,12 +139,10 @@ impl<T: CudaScalar> Pass<T> {
         // The main launch's kernel without the Drude terms: it skips the blocks that reach a
         // Drude cell, and the layer blocks among them run the pass with both terms in a
         // launch of their own (in `f64` the main kernel keeps the Drude terms where a layer
-        // block reaches a Drude cell: see `drude_layers_wanted`).
+        // block reaches a Drude cell: see the schedule's `drude-layers`).
         let (main, main_drude, also) =
             match (&src.pass_layers, drude_blocks.as_mut(), blocks.core_box()) {
-                (Some(k), Some(db), Some(core))
-                    if within(&db.reach, core) || drude_layers_wanted(std::mem::size_of::<T>()) =>
-                {
+                (Some(k), Some(db), Some(core)) if within(&db.reach, core) || c.drude_layers => {
                     let also = match within(&db.reach, core) {
                         true => [0; 6],
                         false => {
@@ -155,8 +154,8 @@ impl<T: CudaScalar> Pass<T> {
                 }
                 _ => (pass, true, None),
             };
-        if drude_blocks.as_ref().is_some_and(|db| db.layers.is_some()) && drude_stream_wanted() {
-            blocks.add_lane(gpu, drude_first_wanted())?;
+        if drude_blocks.as_ref().is_some_and(|db| db.layers.is_some()) && c.drude_stream {
+            blocks.add_lane(gpu, c.drude_first)?;
         }
         Ok(Some(Pass {
             kernel: gpu.kernel(main)?,
