@@ -130,8 +130,9 @@ pub trait Stepper: Send {
     fn steps_per_pass(&self) -> usize {
         1
     }
-    /// The schedule that runs the steps, as `summary.json` records it: the launch shape and
-    /// any multi-step pass on a GPU; the fused row loop on the CPU.
+    /// The schedule that runs the steps, as `summary.json` records it: on a GPU the name of
+    /// its [`crate::gpu::schedule::Schedule`] with every field set (it parses back to the
+    /// same schedule); the fused row loop on the CPU.
     fn schedule(&self) -> String {
         "rows: one fused pass per step, rows in parallel".into()
     }

@@ -43,7 +43,9 @@ pub struct Summary {
     pub outputs_s: f64,
     /// Seconds from the start of the run to its end, everything included.
     pub total_s: f64,
-    /// The schedule that ran the steps ([`crate::Stepper::schedule`]).
+    /// The schedule that ran the steps ([`crate::Stepper::schedule`]): on a GPU the name of
+    /// the schedule with every field set, which `fdlab run --schedule` (or the case's
+    /// `schedule` key) takes back to run the same kernels.
     pub schedule: String,
 }
 
@@ -101,7 +103,7 @@ pub struct Segment {
     pub to_step: u64,
     /// Backend that ran it.
     pub backend: String,
-    /// The schedule that ran its steps.
+    /// The schedule that ran its steps (as [`Summary::schedule`]).
     pub schedule: String,
     /// Time steps fused per pass over the grid.
     pub steps_per_pass: usize,

@@ -215,7 +215,7 @@ fn grids(dim: usize) -> [[usize; 3]; 3] {
 /// How a case's name gives its request.
 fn label_of(request: Request) -> String {
     match request {
-        Request::Shape(t) => format!("FDLAB_TEMPORAL={t}"),
+        Request::Shape(t) => format!("pass {t}"),
         Request::K(k) => format!("k={k}"),
         Request::Off => "off".into(),
     }

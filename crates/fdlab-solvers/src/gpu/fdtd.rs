@@ -5,7 +5,7 @@
 //! without them), then, when the case has sources or probes, one single-thread kernel that
 //! applies the one and samples the other. At the end of each call one scan looks for non-finite values, as the CPU stepper
 //! does. The one pass needs a second set of fields (old and new, swapped after each step);
-//! when that does not fit, or with `FDLAB_FDTD_FUSED=0`, each half step is a kernel of its
+//! when that does not fit, or with the schedule's `fused=off`, each half step is a kernel of its
 //! own ([`super::fdtd_kernels`]) and the fields are updated in place.
 //!
 //! Media come in as the CPU simulation's per-cell coefficients `ca`, `cb` (dielectric, lossy

@@ -312,9 +312,6 @@ mod tests {
                 let s = spec(ty, periodic);
                 let ring = Ring::of(&s, Update::Wave, H100_SHARED).expect("a ring");
                 let k = ring_step(&s, Update::Wave, ring);
-                if std::env::var_os("FDLAB_PRINT_RING").is_some() {
-                    eprintln!("{k}");
-                }
                 let body = &k[k.find("for (int k = 0;").expect("the march")..];
                 let wait = body.find("fd_ring_wait<").expect("a wait");
                 let barrier = body.find("__syncthreads()").expect("a barrier");

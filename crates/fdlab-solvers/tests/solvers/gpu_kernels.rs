@@ -74,7 +74,7 @@ fn every_solver_kernel_compiles_for_sm_90() {
 }
 
 /// Every temporal-blocking pass the steppers may run compiles for sm_90: for the heat step,
-/// for each dimension, precision and boundary, the model's shape for every k (what `FDLAB_TEMPORAL=k` and
+/// for each dimension, precision and boundary, the model's shape for every k (what a schedule's `pass=kK` and
 /// `fdlab bench --suite temporal` run) and every device class's measured default; for the
 /// wave step, every order (below). `FDLAB_PTXAS_INFO=1` prints
 /// each one's registers and spills.
@@ -114,7 +114,7 @@ fn every_temporal_pass_compiles_for_sm_90() {
     }
     let heat = kernels.len();
     assert!(heat >= 40, "only {heat} heat pass kernels");
-    // The wave's (off by default: what `FDLAB_TEMPORAL=2` and `3` run): orders 4 and 8 (the
+    // The wave's (off by default: what `pass=k2` and `k3` run): orders 4 and 8 (the
     // others differ only in their weights and radius) in 3-D and 2-D, both boundaries and
     // precisions, two and three steps per pass where a tile fits.
     for (dim, n) in [(2, [8192, 8192, 1]), (3, [512, 512, 512])] {
