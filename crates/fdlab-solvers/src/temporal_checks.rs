@@ -397,7 +397,7 @@ mod tests {
             "2-D",
             "3-D",
             "k=8",
-            "FDLAB",
+            "pass k=",
             "wave 3-D order 8",
             "wave 2-D order 4",
             "rigid",
