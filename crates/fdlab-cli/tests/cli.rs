@@ -735,6 +735,18 @@ fn run_option_errors_say_what_to_give() {
             "[possible values: auto, cpu, cuda]",
         ),
         (vec!["--frobnicate"], "unexpected argument '--frobnicate'"),
+        (
+            vec!["--schedule", "wave:pass=k2", "--check"],
+            "a wave schedule was given to a heat case",
+        ),
+        (
+            vec!["--schedule", "heat:launch=64x64x8:a0:v1:u0:r0"],
+            "at most 1024 threads a block",
+        ),
+        (
+            vec!["--schedule", "heat:tile=3"],
+            "the fields are launch, pass",
+        ),
     ];
     for (extra, needle) in refused {
         let args: Vec<&str> = ["run", case.as_str()].into_iter().chain(extra).collect();
@@ -749,6 +761,31 @@ fn run_option_errors_say_what_to_give() {
     }
     // Nothing was run or created by a refused command.
     assert!(!dir.path().join("out").exists());
+}
+
+/// `--schedule` belongs to the solver suites: a stencil suite refuses it before any work.
+#[test]
+fn bench_refuses_a_schedule_for_stencil_suites() {
+    fails_with(
+        &[
+            "bench",
+            "--suite",
+            "roofline",
+            "--schedule",
+            "heat:pass=off",
+        ],
+        "does not apply to --suite roofline",
+    );
+    fails_with(
+        &[
+            "bench",
+            "--suite",
+            "solvers",
+            "--schedule",
+            "fdtd:pass=maybe",
+        ],
+        "give on or off",
+    );
 }
 
 /// `--overwrite` reaches the run: a second run into the first one's directory is refused
