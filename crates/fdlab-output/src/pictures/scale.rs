@@ -3,11 +3,11 @@
 //! spill file, replays the same rule over the same f32 samples, so its frames have exactly
 //! the colours of the PNG frames drawn during the run.
 
-use crate::output::Scale;
+use crate::Scale;
 
 /// How a case's pictures choose their colours.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct Rule {
+pub struct Rule {
     /// Signed field (wave, fdtd): symmetric about zero; else (heat) from the minimum.
     pub signed: bool,
     /// Fraction of the peak (signed) or of the range from the minimum that the colours span.
@@ -18,7 +18,7 @@ pub(crate) struct Rule {
 
 /// Extremes of the samples of the frames so far.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct Running {
+pub struct Running {
     min: f64,
     max: f64,
 }
@@ -44,7 +44,7 @@ fn extremes(values: &[f32]) -> (f64, f64) {
 
 impl Running {
     /// Take in the next frame's samples; returns the colour scale that frame is drawn with.
-    pub(crate) fn next(&mut self, rule: &Rule, values: &[f32]) -> Scale {
+    pub fn next(&mut self, rule: &Rule, values: &[f32]) -> Scale {
         let (lo, hi) = extremes(values);
         self.min = self.min.min(lo);
         self.max = self.max.max(hi);

@@ -23,14 +23,6 @@ impl Dtype {
             Dtype::F64 => 8,
         }
     }
-
-    /// The run precision's element type.
-    pub fn of(p: crate::case::PrecisionName) -> Dtype {
-        match p {
-            crate::case::PrecisionName::F32 => Dtype::F32,
-            crate::case::PrecisionName::F64 => Dtype::F64,
-        }
-    }
 }
 
 /// Values converted this many at a time: large fields are written without a second copy of
