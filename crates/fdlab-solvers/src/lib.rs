@@ -23,9 +23,11 @@ mod bands;
 pub mod case;
 mod case_outputs;
 pub mod checkpoint;
+#[cfg(feature = "testing")]
 pub mod conformance;
 mod error;
 pub mod fdtd;
+#[cfg(feature = "testing")]
 mod fdtd_check_cases;
 mod fdtd_output;
 pub mod gpu;
@@ -41,6 +43,7 @@ pub mod setup;
 pub mod signals;
 pub mod stepper;
 pub mod summary;
+#[cfg(feature = "testing")]
 pub mod temporal_checks;
 pub mod wave;
 mod wave_row;
