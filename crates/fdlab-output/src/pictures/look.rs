@@ -119,18 +119,3 @@ impl Look {
         )
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn titles_show_times_in_a_unit_that_suits_the_output_interval() {
-        let s = TimeUnit::new(Some("s".into()), 0.9);
-        assert_eq!(time_text(0.4622, 0.012, &s), "0.462 s");
-        let ms = TimeUnit::new(Some("s".into()), 0.01);
-        assert_eq!(time_text(3e-4, 3e-4, &ms), "0.30 ms");
-        let none = TimeUnit::new(None, 0.066);
-        assert_eq!(time_text(1.8, 0.066, &none), "1.800");
-    }
-}
