@@ -23,6 +23,7 @@ pub mod cases;
 pub mod decomp;
 mod error;
 pub mod gpu;
+#[cfg(feature = "testing")]
 pub mod gpu_check;
 pub mod halo;
 pub mod local;

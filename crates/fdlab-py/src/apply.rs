@@ -2,14 +2,13 @@
 
 use std::time::Instant;
 
-use fdlab_core::{Boundary, FieldView, FieldViewMut, Grid, Scalar, Stencil};
-use fdlab_cpu::{fast, Par};
+use fdlab::{Backend, Boundary, FieldView, FieldViewMut, Grid, PlanOptions, Real, Stencil};
 use numpy::npyffi::npy_intp;
 use numpy::prelude::*;
 use numpy::{BorrowError, Element, PyArrayDyn, PyUntypedArray, PY_ARRAY_API};
 use pyo3::prelude::*;
 
-use crate::error::{to_py, type_error, value_error};
+use crate::error::{front_to_py, to_py, type_error, value_error};
 use crate::stencil::PyStencil;
 
 /// Reads a boundary name: "periodic", "dirichlet" or "neumann".
@@ -64,7 +63,7 @@ type Executed<'py, T> = (Vec<Bound<'py, PyArrayDyn<T>>>, Vec<f64>);
 /// Applies `core` to `u` (checked to be `T`), writing `out` (allocated as zeros when `None`),
 /// `calls` times (1 except when timing), and returns the output arrays and the time of each
 /// call in seconds.
-fn execute<'py, T: Scalar + Element>(
+fn execute<'py, T: Real + Element>(
     py: Python<'py>,
     core: &[Stencil],
     boundary: Boundary,
@@ -109,7 +108,9 @@ fn execute<'py, T: Scalar + Element>(
             slices.push(o.as_slice_mut().map_err(|e| type_error(e.to_string()))?);
         }
         let times = py
-            .allow_threads(|| {
+            .allow_threads(|| -> fdlab::Result<Vec<f64>> {
+                let plan =
+                    Backend::cpu().plan::<T>(core, boundary, &grid, PlanOptions::default())?;
                 let input = FieldView::new(&grid, u_slice)?;
                 let mut views = slices
                     .into_iter()
@@ -118,12 +119,12 @@ fn execute<'py, T: Scalar + Element>(
                 (0..calls)
                     .map(|_| {
                         let t = Instant::now();
-                        fast::apply(core, boundary, input, &mut views, Par::Rayon)?;
+                        plan.apply_host(input, &mut views)?;
                         Ok(t.elapsed().as_secs_f64())
                     })
-                    .collect::<fdlab_core::Result<Vec<f64>>>()
+                    .collect()
             })
-            .map_err(to_py)?;
+            .map_err(front_to_py)?;
         Ok((outs, times))
     }
 }

@@ -4,7 +4,7 @@
 
 use std::ffi::{c_void, CStr};
 
-use fdlab_core::Precision;
+use fdlab::Precision;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 

@@ -1,6 +1,6 @@
 //! Rust errors as Python exceptions, with the same message.
 
-use fdlab_core::Error;
+use fdlab::CoreError as Error;
 use pyo3::exceptions::{PyMemoryError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::PyErr;
 
@@ -34,13 +34,13 @@ pub fn value_error(msg: impl Into<String>) -> PyErr {
 /// the wrong precision `TypeError`, bad shapes, counts, strategies and limits `ValueError`,
 /// arrays refused before launch (misaligned, overlapping, on another GPU) `ValueError` with the
 /// check's own text, and no device, no NVRTC, driver and compile failures `RuntimeError`.
-pub fn cuda_to_py(e: fdlab_cuda::Error) -> PyErr {
-    use fdlab_cuda::Error as E;
+pub fn cuda_to_py(e: fdlab::CudaError) -> PyErr {
+    use fdlab::CudaError as E;
     let msg = e.to_string();
     match e {
         E::Model(e) => to_py(e),
         // Caller-owned memory refused before launch: a bad argument, not a driver failure.
-        E::Driver { call, detail } if call == fdlab_cuda::FOREIGN_CHECKS => {
+        E::Driver { call, detail } if call == fdlab::FOREIGN_CHECKS => {
             PyValueError::new_err(detail)
         }
         E::OutOfMemory { .. } => PyMemoryError::new_err(msg),
@@ -53,5 +53,20 @@ pub fn cuda_to_py(e: fdlab_cuda::Error) -> PyErr {
         | E::Weight { .. }
         | E::Unsupported(_) => PyValueError::new_err(msg),
         _ => PyRuntimeError::new_err(msg),
+    }
+}
+
+/// Maps an error of the `fdlab` front: model and CUDA errors as [`to_py`] and [`cuda_to_py`]
+/// do, fields of the wrong shape or count and options the backend does not take
+/// `ValueError`, anything else `RuntimeError`.
+pub fn front_to_py(e: fdlab::Error) -> PyErr {
+    use fdlab::Error as E;
+    match e {
+        E::Core(e) => to_py(e),
+        E::Cuda(e) => cuda_to_py(e),
+        e @ (E::Shape { .. } | E::OutputCount { .. } | E::GpuOnly { .. }) => {
+            PyValueError::new_err(e.to_string())
+        }
+        e => PyRuntimeError::new_err(e.to_string()),
     }
 }

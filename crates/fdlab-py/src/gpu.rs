@@ -3,7 +3,7 @@
 //! written in place into the caller's (or a freshly allocated) array.
 //!
 //! Every check that needs no GPU (dtype, layout, read-only outputs, shapes, overlaps) runs
-//! before the driver is touched. One [`Device`] per ordinal and one compiled plan per
+//! before the driver is touched. One CUDA [`Backend`] per ordinal and one compiled plan per
 //! (stencils, boundary, shape, dtype, device) are cached for the life of the process, so a
 //! repeated apply costs a dict read, a few checks and a launch.
 
@@ -11,13 +11,15 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
-use fdlab_core::{Boundary, Grid, Precision, Stencil};
-use fdlab_cuda::{check_foreign, Device, ForeignField, Plan, PlanMeta, PlanOptions};
+use fdlab::{
+    check_foreign, Backend, Boundary, ForeignField, Grid, Plan, PlanMeta, PlanOptions, Precision,
+    Stencil,
+};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
 use crate::apply::{core_stencils, grid_of, parse_boundary};
-use crate::error::{cuda_to_py, type_error, value_error};
+use crate::error::{cuda_to_py, front_to_py, type_error, value_error};
 use crate::stencil::PyStencil;
 
 /// A GPU array as its `__cuda_array_interface__` describes it.
@@ -233,7 +235,7 @@ impl GpuPlan {
         input: ForeignField,
         outputs: &[ForeignField],
         stream: u64,
-    ) -> fdlab_cuda::Result<()> {
+    ) -> fdlab::Result<()> {
         // SAFETY: forwarded to the caller.
         unsafe {
             match self {
@@ -247,8 +249,8 @@ impl GpuPlan {
 /// What a plan is compiled for: stencil descriptions, boundary, shape, precision, device.
 type PlanKey = (Vec<String>, Boundary, [usize; 3], Precision, usize);
 
-fn devices() -> &'static Mutex<HashMap<usize, Device>> {
-    static D: OnceLock<Mutex<HashMap<usize, Device>>> = OnceLock::new();
+fn devices() -> &'static Mutex<HashMap<usize, Backend>> {
+    static D: OnceLock<Mutex<HashMap<usize, Backend>>> = OnceLock::new();
     D.get_or_init(Default::default)
 }
 
@@ -262,13 +264,13 @@ fn poisoned<T>(_: T) -> PyErr {
 }
 
 /// The cached device `ordinal`, opened on first use (the GIL released: opening takes time).
-fn device(py: Python<'_>, ordinal: usize) -> PyResult<Device> {
+fn device(py: Python<'_>, ordinal: usize) -> PyResult<Backend> {
     if let Some(d) = devices().lock().map_err(poisoned)?.get(&ordinal) {
         return Ok(d.clone());
     }
     let d = py
-        .allow_threads(|| Device::open(ordinal))
-        .map_err(cuda_to_py)?;
+        .allow_threads(|| Backend::cuda(ordinal))
+        .map_err(front_to_py)?;
     let mut map = devices().lock().map_err(poisoned)?;
     Ok(map.entry(ordinal).or_insert(d).clone())
 }
@@ -281,14 +283,14 @@ fn plan(py: Python<'_>, key: PlanKey, core: &[Stencil], grid: &Grid) -> PyResult
     let dev = device(py, key.4)?;
     let (boundary, precision) = (key.1, key.3);
     let built = py
-        .allow_threads(|| -> fdlab_cuda::Result<GpuPlan> {
+        .allow_threads(|| -> fdlab::Result<GpuPlan> {
             let opts = PlanOptions::default();
             Ok(match precision {
                 Precision::F32 => GpuPlan::F32(dev.plan(core, boundary, grid, opts)?),
                 Precision::F64 => GpuPlan::F64(dev.plan(core, boundary, grid, opts)?),
             })
         })
-        .map_err(cuda_to_py)?;
+        .map_err(front_to_py)?;
     let mut map = plans().lock().map_err(poisoned)?;
     Ok(map.entry(key).or_insert_with(|| Arc::new(built)).clone())
 }
@@ -434,7 +436,7 @@ pub fn apply_cuda<'py>(
     // libraries free memory in the order of the stream the kernel is queued on (CuPy's and
     // PyTorch's caching allocators), so the memory outlives the kernel.
     py.allow_threads(|| unsafe { plan.apply(input, outputs, stream) })
-        .map_err(cuda_to_py)?;
+        .map_err(front_to_py)?;
     Ok(p.out_objects)
 }
 
@@ -459,7 +461,7 @@ pub fn _time_apply_cuda_native<'py>(
     let dev = self::device(py, device)?;
     let (plan, input, outputs) = (&p.plan, p.input, &p.outputs);
     let mut times = py
-        .allow_threads(|| -> fdlab_cuda::Result<Vec<f64>> {
+        .allow_threads(|| -> fdlab::Result<Vec<f64>> {
             let mut t = Vec::with_capacity(repeats + 1);
             for _ in 0..repeats.max(1) + 1 {
                 let t0 = Instant::now();
@@ -470,7 +472,7 @@ pub fn _time_apply_cuda_native<'py>(
             dev.synchronize()?;
             Ok(t)
         })
-        .map_err(cuda_to_py)?;
+        .map_err(front_to_py)?;
     times.remove(0); // warm-up
     times.sort_by(f64::total_cmp);
     Ok((times[times.len() / 2], times[0]))
@@ -478,7 +480,7 @@ pub fn _time_apply_cuda_native<'py>(
 
 /// The GPU count, or why there is none, for `fdlab.info()`.
 pub fn probe() -> Result<usize, String> {
-    fdlab_cuda::probe().map_err(|e| e.to_string())
+    fdlab::cuda_devices().map_err(|e| e.to_string())
 }
 
 /// Strategy name of the cached plan for an apply, for tests and diagnostics: the same
@@ -505,14 +507,14 @@ pub fn _cuda_plan_info<'py>(
     );
     let plan = plan(py, key, &core, &grid)?;
     let (strategy, align) = match &*plan {
-        GpuPlan::F32(p) => (p.strategy().to_string(), p.foreign_alignment()),
-        GpuPlan::F64(p) => (p.strategy().to_string(), p.foreign_alignment()),
+        GpuPlan::F32(p) => (p.label(), p.foreign_alignment()),
+        GpuPlan::F64(p) => (p.label(), p.foreign_alignment()),
     };
     PyTuple::new(
         py,
         [
             strategy.into_pyobject(py)?.into_any(),
-            align.map_err(cuda_to_py)?.into_pyobject(py)?.into_any(),
+            align.map_err(front_to_py)?.into_pyobject(py)?.into_any(),
         ],
     )
 }

@@ -7,7 +7,7 @@
 
 use std::sync::OnceLock;
 
-use fdlab_core::{Axis, Error, Grid, Stencil};
+use fdlab::{Axis, CoreError as Error, Grid, Stencil};
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 

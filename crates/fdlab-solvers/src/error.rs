@@ -100,6 +100,25 @@ pub enum Error {
     /// An error from fdlab-core (grid or stencil construction).
     #[error(transparent)]
     Core(#[from] fdlab_core::Error),
+    /// An error from the output writers that none of the variants above describes.
+    #[error(transparent)]
+    Output(fdlab_output::Error),
+}
+
+/// The writers' errors keep the variants they had in this crate ([`Error::Io`],
+/// [`Error::Npy`], [`Error::Plot`], [`Error::Invalid`]), so that callers matching on them
+/// see no difference.
+impl From<fdlab_output::Error> for Error {
+    fn from(e: fdlab_output::Error) -> Error {
+        use fdlab_output::Error as O;
+        match e {
+            O::Io { path, source } => Error::Io { path, source },
+            O::Npy { path, detail } => Error::Npy { path, detail },
+            O::Plot { path, detail } => Error::Plot { path, detail },
+            O::Invalid(detail) => Error::Invalid(detail),
+            other => Error::Output(other),
+        }
+    }
 }
 
 /// Result with this crate's [`Error`].

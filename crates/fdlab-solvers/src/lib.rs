@@ -16,22 +16,25 @@
 // Stencil loops index several arrays with one offset; iterators would hide that.
 #![allow(clippy::needless_range_loop)]
 
+// Its own file name: `atomic.rs` moved to fdlab-output, and its history with it.
+#[path = "atomic_writes.rs"]
 pub mod atomic;
 mod bands;
 pub mod case;
+mod case_outputs;
 pub mod checkpoint;
+#[cfg(feature = "testing")]
 pub mod conformance;
 mod error;
 pub mod fdtd;
+#[cfg(feature = "testing")]
 mod fdtd_check_cases;
 mod fdtd_output;
 pub mod gpu;
 pub mod heat;
 mod heat_row;
 pub mod layout;
-pub mod output;
 pub mod physics;
-mod pictures;
 mod rows;
 mod run;
 pub mod run_dir;
@@ -40,10 +43,14 @@ pub mod setup;
 pub mod signals;
 pub mod stepper;
 pub mod summary;
+#[cfg(feature = "testing")]
 pub mod temporal_checks;
 pub mod wave;
 mod wave_row;
-mod writer;
+
+/// The output writers ([`fdlab_output`]), at the path they had in this crate.
+pub use fdlab_output as output;
+pub(crate) use fdlab_output::{pictures, writer};
 
 pub use case::Case;
 pub use error::{Error, Result};

@@ -129,7 +129,7 @@ impl CpmlProfile {
 /// 80% of the width. Row `j = 0` is the bottom of the picture (y up).
 pub fn text_mask(text: &str, nx: usize, ny: usize) -> Result<Vec<f64>> {
     use ab_glyph::{Font, FontRef, PxScale, ScaleFont};
-    static FONT: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
+    use fdlab_output::FONT;
     let font =
         FontRef::try_from_slice(FONT).map_err(|e| Error::Invalid(format!("built-in font: {e}")))?;
     let mut mask = vec![0.0; nx * ny];

@@ -1,10 +1,11 @@
 //! What a run writes as it goes and at its end: field files, pictures and seismograms.
 
 use crate::case::{Case, Physics};
+use crate::case_outputs;
 use crate::error::Result;
-use crate::output::{read_pvd, write_npy, write_png, ColorMap, Dtype, Figure, Scale};
+use crate::output::{read_pvd, write_npy, write_png, ColorMap, Figure, Scale};
 use crate::pictures::look::TimeUnit;
-use crate::pictures::{Look, Pictures, Wanted};
+use crate::pictures::{Pictures, Wanted};
 use crate::stepper::{PlaneSample, Stepper};
 use crate::writer::FieldWriter;
 use std::path::{Path, PathBuf};
@@ -66,7 +67,7 @@ impl Outputs {
             return Ok(out);
         }
         if o.png || o.frames || o.gif {
-            let look = Look::new(case, dt, out.sample(), out.slice_z());
+            let look = case_outputs::look(case, dt, out.sample(), out.slice_z());
             let wanted = Wanted {
                 png: o.png,
                 frames: o.frames,
@@ -141,7 +142,7 @@ impl Outputs {
             return Ok(());
         }
         let step = s.step();
-        let dtype = Dtype::of(self.case.spec.precision);
+        let dtype = case_outputs::dtype(self.case.spec.precision);
         if o.npy {
             let mut shape: Vec<usize> = self.case.spec.grid.shape.clone();
             shape.reverse();
@@ -252,6 +253,7 @@ impl Outputs {
                 cmap: ColorMap::Seismic,
                 aspect: Some(0.8),
             },
-        )
+        )?;
+        Ok(())
     }
 }

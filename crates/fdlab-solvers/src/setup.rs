@@ -52,7 +52,7 @@ fn shape3(case: &Case) -> [usize; 3] {
 fn load_grid_npy(case: &Case, key: &str, p: &std::path::Path) -> Result<Vec<f64>> {
     let path = case.resolve(p);
     // Name the key as well as the file: the file's name need not say what it is for.
-    let (shape, data) = read_npy(&path).map_err(|e| match e {
+    let (shape, data) = read_npy(&path).map_err(|e| match Error::from(e) {
         Error::Io { path, source } => Error::Npy {
             detail: format!("{key}: cannot read: {source}"),
             path,

@@ -23,13 +23,23 @@
 mod backend;
 mod error;
 mod field;
+mod foreign;
 mod plan;
 
 pub use backend::{Backend, BackendKind, BACKEND_ENV};
 pub use error::{Error, Result};
-pub use fdlab_core::{Axis, Boundary, Field, Grid, Precision, Scalar, Stencil};
+/// The model's error, inside [`Error::Core`]: its variants, for callers that map them.
+pub use fdlab_core::Error as CoreError;
+pub use fdlab_core::{
+    Axis, Boundary, Field, FieldView, FieldViewMut, Grid, Precision, Scalar, Stencil,
+};
+/// The CUDA backend's error, inside [`Error::Cuda`]: its variants, for callers that map them.
+pub use fdlab_cuda::Error as CudaError;
+/// Memory of other libraries given to [`Plan::apply_foreign`], and its checks.
+pub use fdlab_cuda::{check_foreign, ForeignField, PlanMeta, FOREIGN_CHECKS};
 pub use fdlab_cuda::{Coefficients, Strategy};
 pub use field::{BackendField, Real};
+pub use foreign::cuda_devices;
 pub use plan::{Plan, PlanOptions};
 
 /// The Rust snippets of the repository's README and `docs/` guides, compiled and run as this

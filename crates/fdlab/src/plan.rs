@@ -73,11 +73,11 @@ pub struct Plan<T: Real> {
     backend: Backend,
     grid: Grid,
     outputs: usize,
-    kind: Kind<T>,
+    pub(crate) kind: Kind<T>,
 }
 
 #[derive(Debug)]
-enum Kind<T: Real> {
+pub(crate) enum Kind<T: Real> {
     Cpu {
         stencils: Vec<Stencil>,
         boundary: Boundary,

@@ -1,15 +1,10 @@
 //! What runs write: f32 runs write float32 `.npy` and `.vti`, `.vti` files are binary and
 //! listed with their times in `fields.pvd`, a resumed run's frames and animation cover the
-//! whole run, every file appears under its final name only when complete, and the `[output]`
-//! colour options are checked when the case is read.
+//! whole run, and the `[output]` colour options are checked when the case is read. The
+//! writers on their own are tested in fdlab-output.
 
 use crate::common::quiet;
-use fdlab_solvers::atomic::temp_path;
-use fdlab_solvers::output::ColorMap;
-use fdlab_solvers::output::{
-    read_npy, read_pvd, read_vti, save_png, write_npy_as, write_pvd, write_vti, Dtype, GifWriter,
-    Image, Palette,
-};
+use fdlab_solvers::output::{read_npy, read_pvd, read_vti, Dtype};
 use fdlab_solvers::{run, Case};
 use std::path::Path;
 
@@ -50,25 +45,6 @@ fn npy_header(path: &Path) -> String {
 }
 
 #[test]
-fn f32_npy_has_an_f4_header_and_reads_back() {
-    let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("a.npy");
-    let data: Vec<f64> = (0..15).map(|v| v as f64 / 3.0).collect();
-    write_npy_as(&p, &[3, 5], &data, Dtype::F32).unwrap();
-    assert!(npy_header(&p).contains("'descr': '<f4'"));
-    let len = std::fs::metadata(&p).unwrap().len();
-    assert_eq!(
-        len,
-        128 + 4 * 15,
-        "a 64-byte-aligned header, then 4 bytes per value"
-    );
-    let (shape, back) = read_npy(&p).unwrap();
-    assert_eq!(shape, [3, 5]);
-    let want: Vec<f64> = data.iter().map(|&v| v as f32 as f64).collect();
-    assert_eq!(back, want);
-}
-
-#[test]
 fn an_f32_run_writes_float32_npy_binary_vti_and_a_pvd_with_times() {
     let case = wave_case("f32", "npy = true\nvti = true");
     let d = tempfile::tempdir().unwrap();
@@ -100,20 +76,6 @@ fn an_f32_run_writes_float32_npy_binary_vti_and_a_pvd_with_times() {
         assert_eq!(*t, *k as f64 * dt);
         assert!(d.path().join(f).exists());
     }
-}
-
-#[test]
-fn an_f64_vti_round_trips_every_bit() {
-    let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("a.vti");
-    let data: Vec<f64> = (0..24).map(|v| (v as f64).sin() * 1e-30).collect();
-    write_vti(&p, [4, 3, 2], [0.5, 0.25, 2.0], "u", &data, Dtype::F64).unwrap();
-    let v = read_vti(&p).unwrap();
-    assert_eq!(
-        (v.n, v.spacing, v.name.as_str()),
-        ([4, 3, 2], [0.5, 0.25, 2.0], "u")
-    );
-    assert_eq!(v.data, data);
 }
 
 #[test]
@@ -170,62 +132,6 @@ fn a_resumed_run_has_the_whole_runs_frames_animation_and_pvd() {
             "{n} differs"
         );
     }
-}
-
-/// `write` must fail, and leave the old file at `path`, when its temporary name is taken by
-/// a directory (a failure injected where only an atomic writer looks).
-fn refused_atomically(path: &Path, write: impl FnOnce() -> fdlab_solvers::Result<()>) {
-    std::fs::write(path, b"old").unwrap();
-    std::fs::create_dir(temp_path(path)).unwrap();
-    assert!(
-        write().is_err(),
-        "{} was written past its temporary",
-        path.display()
-    );
-    assert_eq!(std::fs::read(path).unwrap(), b"old", "{}", path.display());
-    std::fs::remove_dir(temp_path(path)).unwrap();
-}
-
-#[test]
-fn every_output_file_goes_through_a_temporary_name() {
-    let d = tempfile::tempdir().unwrap();
-    let p = d.path();
-    let data = vec![1.0; 12];
-    refused_atomically(&p.join("a.npy"), || {
-        write_npy_as(&p.join("a.npy"), &[12], &data, Dtype::F32)
-    });
-    refused_atomically(&p.join("a.vti"), || {
-        write_vti(
-            &p.join("a.vti"),
-            [3, 4, 1],
-            [1.0; 3],
-            "u",
-            &data,
-            Dtype::F64,
-        )
-    });
-    refused_atomically(&p.join("f.pvd"), || {
-        write_pvd(&p.join("f.pvd"), &[(0.0, "a.vti".into())])
-    });
-    let img = Image {
-        width: 4,
-        height: 3,
-        rgb: vec![200; 36],
-    };
-    refused_atomically(&p.join("a.png"), || save_png(&p.join("a.png"), &img));
-    let palette = Palette::new(ColorMap::Heat);
-    refused_atomically(&p.join("a.gif"), || {
-        GifWriter::create(&p.join("a.gif"), (4, 3), &palette)?.finish()
-    });
-    // And the writers do write when nothing is in the way.
-    save_png(&p.join("a.png"), &img).unwrap();
-    assert_eq!(&std::fs::read(p.join("a.png")).unwrap()[1..4], b"PNG");
-    let left: Vec<_> = std::fs::read_dir(p)
-        .unwrap()
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with(".fdlab-tmp"))
-        .collect();
-    assert!(left.is_empty(), "temporaries left: {left:?}");
 }
 
 #[test]

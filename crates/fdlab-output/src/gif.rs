@@ -6,10 +6,10 @@
 //! compressed by [`encode`], which callers run in parallel; [`GifWriter::write`] then appends
 //! them in order.
 
-use super::figure::Image;
-use super::ColorMap;
 use crate::atomic;
 use crate::error::{io_err, Error, Result};
+use crate::figure::Image;
+use crate::ColorMap;
 use rayon::prelude::*;
 use std::fs::File;
 use std::io::BufWriter;

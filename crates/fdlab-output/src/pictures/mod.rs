@@ -10,16 +10,16 @@
 //! before it, so the animation's frames are the PNG frames. A resumed run keeps the spill's
 //! records up to its step, so frame numbers and the animation cover the whole run.
 
-pub(crate) mod look;
-pub(crate) mod scale;
-pub(crate) mod spill;
+pub mod look;
+pub mod scale;
+pub mod spill;
 
-pub(crate) use look::Look;
+pub use look::Look;
 
 use crate::atomic;
 use crate::error::{io_err, Error, Result};
-use crate::output::{encode_gif_frame, save_png, GifWriter, Image, Palette, Scale, PNG_PLOT_WIDTH};
 use crate::writer::Worker;
+use crate::{encode_gif_frame, save_png, GifWriter, Image, Palette, Scale, PNG_PLOT_WIDTH};
 use rayon::prelude::*;
 use scale::Running;
 use spill::{Reader, Spill};
@@ -39,7 +39,7 @@ const PAINTER_QUEUE: usize = 2;
 
 /// Which pictures a run makes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Wanted {
+pub struct Wanted {
     /// `final.png`.
     pub png: bool,
     /// `frames/frame_NNNNN.png`.
@@ -52,7 +52,7 @@ pub(crate) struct Wanted {
 /// over: converting, scaling and spilling them (in order, as colours depend on the frames
 /// before) happen on a thread of their own, which queues each frame to the painters. A GPU
 /// run thus waits for none of it.
-pub(crate) struct Pictures {
+pub struct Pictures {
     look: Arc<Look>,
     dir: PathBuf,
     wanted: Wanted,
@@ -85,12 +85,7 @@ fn frame_name(index: u64) -> String {
 
 impl Pictures {
     /// Start (or, with `resume = Some(step)`, continue) the pictures of the run in `dir`.
-    pub(crate) fn open(
-        look: Look,
-        dir: &Path,
-        wanted: Wanted,
-        resume: Option<u64>,
-    ) -> Result<Self> {
+    pub fn open(look: Look, dir: &Path, wanted: Wanted, resume: Option<u64>) -> Result<Self> {
         let fd = dir.join(FRAMES);
         std::fs::create_dir_all(&fd).map_err(io_err(&fd))?;
         atomic::remove_stale(&fd)?;
@@ -120,7 +115,7 @@ impl Pictures {
 
     /// Take the picture samples of `step`: they are spilled and their frame queued on the
     /// spiller's thread.
-    pub(crate) fn add(&mut self, step: u64, samples: Vec<f64>) -> Result<()> {
+    pub fn add(&mut self, step: u64, samples: Vec<f64>) -> Result<()> {
         let (look, state) = (self.look.clone(), self.state.clone());
         let frames = self.wanted.frames.then(|| self.dir.join(FRAMES));
         self.spiller.submit(Box::new(move || {
@@ -145,7 +140,7 @@ impl Pictures {
     }
 
     /// Wait for the frames, then draw `final.png` and `animation.gif`.
-    pub(crate) fn finish(&mut self) -> Result<()> {
+    pub fn finish(&mut self) -> Result<()> {
         self.spiller.finish()?;
         let mut st = self
             .state
@@ -194,7 +189,7 @@ fn remove_frames_from(dir: &Path, from: u64) -> Result<()> {
 
 /// Write `path`, the animation of every record of the spill at `spill`: a few frames at a
 /// time (two per thread) are read, drawn and compressed in parallel, then appended in order.
-pub(crate) fn animate(look: &Look, spill: &Path, path: &Path) -> Result<()> {
+pub fn animate(look: &Look, spill: &Path, path: &Path) -> Result<()> {
     let mut reader = Reader::open(spill, look.nx, look.ny)?;
     let palette = Palette::new(look.cmap);
     let mut running = Running::default();

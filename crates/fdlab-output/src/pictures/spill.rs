@@ -27,7 +27,7 @@ fn header(width: usize, height: usize) -> [u8; HEADER as usize] {
 }
 
 /// The append end of a spill file.
-pub(crate) struct Spill {
+pub struct Spill {
     file: File,
     path: PathBuf,
     width: usize,
@@ -45,7 +45,7 @@ impl Spill {
     /// starts it empty. A run resumed at step `s` keeps the records of steps up to `s`, in
     /// order, and cuts the file after the last of them (dropping later records and a torn
     /// one); `keep` sees each kept record. A file of another size or format is started anew.
-    pub(crate) fn open(
+    pub fn open(
         path: &Path,
         width: usize,
         height: usize,
@@ -114,12 +114,12 @@ impl Spill {
     }
 
     /// Records in the file.
-    pub(crate) fn records(&self) -> u64 {
+    pub fn records(&self) -> u64 {
         self.records
     }
 
     /// Append the samples of `step` as one record.
-    pub(crate) fn append(&mut self, step: u64, values: &[f32]) -> Result<()> {
+    pub fn append(&mut self, step: u64, values: &[f32]) -> Result<()> {
         if values.len() != self.width * self.height {
             return Err(Error::Invalid(format!(
                 "picture samples: {} values for {} × {}",
@@ -140,7 +140,7 @@ impl Spill {
 }
 
 /// Reads a spill's records in order, one at a time.
-pub(crate) struct Reader<R> {
+pub struct Reader<R> {
     inner: R,
     path: PathBuf,
     count: usize,
@@ -149,7 +149,7 @@ pub(crate) struct Reader<R> {
 
 impl Reader<BufReader<File>> {
     /// A reader of the spill at `path` for samples `width × height`.
-    pub(crate) fn open(path: &Path, width: usize, height: usize) -> Result<Self> {
+    pub fn open(path: &Path, width: usize, height: usize) -> Result<Self> {
         let mut inner = BufReader::with_capacity(1 << 20, File::open(path).map_err(io_err(path))?);
         let mut head = [0u8; HEADER as usize];
         inner.read_exact(&mut head).map_err(io_err(path))?;
@@ -171,7 +171,7 @@ impl Reader<BufReader<File>> {
 impl<R: Read> Reader<R> {
     /// The next record's step, its samples in `values`; `None` at the end, at a torn record,
     /// or at a step that does not follow the one before (what a crash can leave).
-    pub(crate) fn next_into(&mut self, values: &mut [f32]) -> Result<Option<u64>> {
+    pub fn next_into(&mut self, values: &mut [f32]) -> Result<Option<u64>> {
         let mut step = [0u8; 8];
         let mut bytes = vec![0u8; 4 * self.count];
         match self
@@ -195,7 +195,7 @@ impl<R: Read> Reader<R> {
     }
 
     /// The next record as `(step, samples)`.
-    pub(crate) fn next_record(&mut self) -> Result<Option<(u64, Vec<f32>)>> {
+    pub fn next_record(&mut self) -> Result<Option<(u64, Vec<f32>)>> {
         let mut v = vec![0f32; self.count];
         Ok(self.next_into(&mut v)?.map(|s| (s, v)))
     }

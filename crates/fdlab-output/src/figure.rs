@@ -3,10 +3,10 @@
 //! clips). [`render`] draws it into an RGB buffer, which [`write_png`] saves and the GIF
 //! encoder quantizes, so a PNG frame and a GIF frame are the same picture.
 
-use super::ticks::{axis_title, ticks, Ticks};
-use super::{register_font, ColorMap};
 use crate::atomic;
 use crate::error::{Error, Result};
+use crate::ticks::{axis_title, ticks, Ticks};
+use crate::{register_font, ColorMap};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters::style::FontTransform;

@@ -1,13 +1,32 @@
-//! Output files: `.npy` arrays, VTK `.vti` images and their `.pvd` time series, PNG
-//! pictures with physical axes and a colour bar, and animated GIFs. Every file is written
-//! under a temporary name and renamed when complete (see [`crate::atomic`]).
+//! Output files for fdlab runs: `.npy` arrays, VTK `.vti` images and their `.pvd` time
+//! series, PNG pictures with physical axes and a colour bar, and animated GIFs; and a run's
+//! pictures made as it goes ([`pictures`]) and its field files written on a thread of their
+//! own ([`writer`]). Every file is written under a temporary name and renamed when complete
+//! (see [`atomic`]).
+//!
+//! The writers take plain data (values, shapes, spacings, units as text); they know nothing
+//! of cases or solvers.
+//!
+//! ```no_run
+//! let dir = std::path::Path::new("out");
+//! fdlab_output::write_npy(&dir.join("u.npy"), &[2, 3], &[0.0, 1.0, 2.0, 3.0, 4.0, 5.0])?;
+//! let (shape, values) = fdlab_output::read_npy(&dir.join("u.npy"))?;
+//! assert_eq!((shape, values.len()), (vec![2, 3], 6));
+//! # Ok::<(), fdlab_output::Error>(())
+//! ```
+#![warn(missing_docs)]
 
+pub mod atomic;
+mod error;
 mod figure;
 mod gif;
 mod npy;
+pub mod pictures;
 pub mod ticks;
 mod vti;
+pub mod writer;
 
+pub use error::{Error, Result};
 pub use figure::{render, save_png, write_png, Figure, Image, Scale, PNG_PLOT_WIDTH};
 pub use gif::{encode as encode_gif_frame, GifWriter, Palette};
 pub use npy::{read_npy, write_npy, write_npy_as, Dtype};
@@ -15,7 +34,8 @@ pub use vti::{read_pvd, read_vti, write_pvd, write_vti, Vti};
 
 use plotters::prelude::FontStyle;
 
-static FONT: &[u8] = include_bytes!("../../assets/DejaVuSans.ttf");
+/// The bundled font (DejaVu Sans, TrueType) the pictures' text is drawn with.
+pub static FONT: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
 
 /// Make the bundled font the one plotters draws "sans-serif" text with.
 fn register_font() {

@@ -6,9 +6,9 @@
 //! Float64 (the run's precision). Raw appended data is the most compact form ParaView and
 //! VTK's readers accept, and is written without any conversion to text.
 
-use super::npy::{write_values, Dtype};
 use crate::atomic;
 use crate::error::{io_err, Error, Result};
+use crate::npy::{write_values, Dtype};
 use std::io::Write;
 use std::path::Path;
 

@@ -9,17 +9,17 @@
 //! error.
 
 use crate::error::{Error, Result};
-use crate::output::{write_npy_as, write_pvd, write_vti, Dtype};
+use crate::{write_npy_as, write_pvd, write_vti, Dtype};
 use std::path::PathBuf;
 use std::sync::mpsc::{sync_channel, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 /// One job: writes something, or says why it could not.
-pub(crate) type Job = Box<dyn FnOnce() -> Result<()> + Send>;
+pub type Job = Box<dyn FnOnce() -> Result<()> + Send>;
 
 /// Threads that run jobs, with at most `depth` waiting.
-pub(crate) struct Worker {
+pub struct Worker {
     tx: Option<SyncSender<Job>>,
     handles: Vec<JoinHandle<Result<()>>>,
 }
@@ -27,14 +27,14 @@ pub(crate) struct Worker {
 impl Worker {
     /// A worker with its thread (named `name`) started, running jobs in order; `depth` jobs
     /// may wait while one runs.
-    pub(crate) fn new(name: &str, depth: usize) -> Worker {
+    pub fn new(name: &str, depth: usize) -> Worker {
         Worker::pool(name, 1, depth)
     }
 
     /// A worker of `threads` threads (at least one), each taking the next job as it is free:
     /// jobs run in any order. For jobs that are independent, e.g. frames, each its own file,
     /// whose drawing would otherwise make a fast GPU run wait for one core.
-    pub(crate) fn pool(name: &str, threads: usize, depth: usize) -> Worker {
+    pub fn pool(name: &str, threads: usize, depth: usize) -> Worker {
         let (tx, rx) = sync_channel::<Job>(depth);
         let rx = Arc::new(Mutex::new(rx));
         let handles: Vec<_> = (0..threads.max(1))
@@ -63,7 +63,7 @@ impl Worker {
     }
 
     /// Queue `job` (run it here when there is no thread).
-    pub(crate) fn submit(&mut self, job: Job) -> Result<()> {
+    pub fn submit(&mut self, job: Job) -> Result<()> {
         let Some(tx) = &self.tx else {
             // No thread (it could not be started, or finished): run it here.
             return job();
@@ -77,7 +77,7 @@ impl Worker {
     }
 
     /// Wait until every job given so far has run; the first error, if any.
-    pub(crate) fn finish(&mut self) -> Result<()> {
+    pub fn finish(&mut self) -> Result<()> {
         self.tx = None;
         let mut first = Ok(());
         for h in self.handles.drain(..) {
@@ -102,20 +102,20 @@ impl Drop for Worker {
 
 /// The background writer of a run's field files (`.npy`, `.vti`, the `.pvd` collection).
 /// At most one field waits while another is written: fields can be large.
-pub(crate) struct FieldWriter {
+pub struct FieldWriter {
     worker: Worker,
 }
 
 impl FieldWriter {
     /// A writer with its thread started.
-    pub(crate) fn new() -> FieldWriter {
+    pub fn new() -> FieldWriter {
         FieldWriter {
             worker: Worker::new("fdlab-writer", 1),
         }
     }
 
     /// Write `data` as a `.npy` of `shape` (slowest axis first) and `dtype` at `path`.
-    pub(crate) fn npy(
+    pub fn npy(
         &mut self,
         path: PathBuf,
         shape: Vec<usize>,
@@ -127,7 +127,7 @@ impl FieldWriter {
     }
 
     /// Write `data` as a `.vti` of `n` points `spacing` apart, array `name`, at `path`.
-    pub(crate) fn vti(
+    pub fn vti(
         &mut self,
         path: PathBuf,
         (n, spacing): ([usize; 3], [f64; 3]),
@@ -142,52 +142,19 @@ impl FieldWriter {
 
     /// Rewrite the collection at `path` listing `files`; queued after the files it lists,
     /// so it never names one that is not complete.
-    pub(crate) fn pvd(&mut self, path: PathBuf, files: Vec<(f64, String)>) -> Result<()> {
+    pub fn pvd(&mut self, path: PathBuf, files: Vec<(f64, String)>) -> Result<()> {
         self.worker
             .submit(Box::new(move || write_pvd(&path, &files)))
     }
 
     /// Wait until every file given so far is written; the first write error, if any.
-    pub(crate) fn finish(&mut self) -> Result<()> {
+    pub fn finish(&mut self) -> Result<()> {
         self.worker.finish()
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn files_are_all_written_in_order_and_read_back() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut w = FieldWriter::new();
-        for i in 0..5 {
-            let data = Arc::new(vec![i as f64; 6]);
-            let path = dir.path().join(format!("f{i}.npy"));
-            w.npy(path, vec![2, 3], data, Dtype::F64).unwrap();
-        }
-        w.finish().unwrap();
-        for i in 0..5 {
-            let (shape, data) =
-                crate::output::read_npy(&dir.path().join(format!("f{i}.npy"))).unwrap();
-            assert_eq!(shape, vec![2, 3]);
-            assert_eq!(data, vec![i as f64; 6]);
-        }
-    }
-
-    #[test]
-    fn a_failed_write_is_reported_not_lost() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut w = FieldWriter::new();
-        let bad = dir.path().join("missing").join("f.npy");
-        let data = Arc::new(vec![1.0; 4]);
-        // The error surfaces at a later call or at the end, never silently.
-        let mut failed = w.npy(bad, vec![4], data.clone(), Dtype::F64).is_err();
-        for i in 0..3 {
-            let path = dir.path().join(format!("g{i}.npy"));
-            failed |= w.npy(path, vec![4], data.clone(), Dtype::F64).is_err();
-        }
-        failed |= w.finish().is_err();
-        assert!(failed);
+impl Default for FieldWriter {
+    fn default() -> FieldWriter {
+        FieldWriter::new()
     }
 }

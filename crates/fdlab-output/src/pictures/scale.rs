@@ -3,11 +3,11 @@
 //! spill file, replays the same rule over the same f32 samples, so its frames have exactly
 //! the colours of the PNG frames drawn during the run.
 
-use crate::output::Scale;
+use crate::Scale;
 
 /// How a case's pictures choose their colours.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct Rule {
+pub struct Rule {
     /// Signed field (wave, fdtd): symmetric about zero; else (heat) from the minimum.
     pub signed: bool,
     /// Fraction of the peak (signed) or of the range from the minimum that the colours span.
@@ -18,7 +18,7 @@ pub(crate) struct Rule {
 
 /// Extremes of the samples of the frames so far.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct Running {
+pub struct Running {
     min: f64,
     max: f64,
 }
@@ -44,7 +44,7 @@ fn extremes(values: &[f32]) -> (f64, f64) {
 
 impl Running {
     /// Take in the next frame's samples; returns the colour scale that frame is drawn with.
-    pub(crate) fn next(&mut self, rule: &Rule, values: &[f32]) -> Scale {
+    pub fn next(&mut self, rule: &Rule, values: &[f32]) -> Scale {
         let (lo, hi) = extremes(values);
         self.min = self.min.min(lo);
         self.max = self.max.max(hi);
@@ -81,57 +81,5 @@ impl Running {
             let hi = if hi > lo { hi } else { lo + lo.abs().max(1.0) };
             (lo, hi)
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn signed_fields_clip_at_a_fraction_of_the_peak_so_far_and_say_so() {
-        let rule = Rule {
-            signed: true,
-            clip: 0.25,
-            fixed: None,
-        };
-        let mut r = Running::default();
-        let s0 = r.next(&rule, &[0.0, 0.0]);
-        assert_eq!(
-            (s0.lo, s0.hi, s0.below, s0.above),
-            (-1.0, 1.0, false, false)
-        );
-        let s1 = r.next(&rule, &[-8.0, 2.0]);
-        assert_eq!((s1.lo, s1.hi, s1.below, s1.above), (-2.0, 2.0, true, false));
-        // A weaker later frame keeps the earlier peak's range.
-        let s2 = r.next(&rule, &[-1.0, 1.0]);
-        assert_eq!(
-            (s2.lo, s2.hi, s2.below, s2.above),
-            (-2.0, 2.0, false, false)
-        );
-    }
-
-    #[test]
-    fn heat_spans_the_whole_range_so_far_and_a_fixed_range_wins() {
-        let heat = Rule {
-            signed: false,
-            clip: 1.0,
-            fixed: None,
-        };
-        let mut r = Running::default();
-        let s = r.next(&heat, &[20.0, 100.0]);
-        assert_eq!((s.lo, s.hi, s.below, s.above), (20.0, 100.0, false, false));
-        let s = Running::default().next(&heat, &[1e-5, 28.5]);
-        assert_eq!(
-            (s.lo, s.hi),
-            (0.0, 28.5),
-            "a minimum near zero reads from 0"
-        );
-        let fixed = Rule {
-            fixed: Some([0.0, 50.0]),
-            ..heat
-        };
-        let s = Running::default().next(&fixed, &[20.0, 100.0]);
-        assert_eq!((s.lo, s.hi, s.below, s.above), (0.0, 50.0, false, true));
     }
 }
