@@ -186,6 +186,32 @@ impl StepDescription {
         validate::fits(self, grid)
     }
 
+    /// The value of each declared parameter, in declaration order, from `(name, value)`
+    /// pairs; errors on a missing, unknown or repeated name.
+    pub fn param_values(&self, params: &[(&str, f64)]) -> Result<Vec<f64>, StepError> {
+        if let Some((n, _)) = params.iter().find(|(n, _)| !self.params.iter().any(|p| p == n)) {
+            return Err(StepError::UnknownParam {
+                name: n.to_string(),
+            });
+        }
+        self.params
+            .iter()
+            .map(|p| {
+                let v: Vec<f64> = params
+                    .iter()
+                    .filter(|(n, _)| n == p)
+                    .map(|&(_, v)| v)
+                    .collect();
+                match v[..] {
+                    [x] => Ok(x),
+                    _ => Err(StepError::Params {
+                        detail: format!("'{p}' given {} times; give it once", v.len()),
+                    }),
+                }
+            })
+            .collect()
+    }
+
     /// Checks the description without a grid.
     pub fn validate(&self) -> Result<(), StepError> {
         validate::validate(self)

@@ -20,35 +20,6 @@ enum Node<'a, T> {
     Diff(Vec<([i32; 3], f64)>, Box<Node<'a, T>>),
 }
 
-/// The value of each declared parameter, in declaration order; errors on a missing, unknown
-/// or repeated name.
-pub fn param_values(d: &StepDescription, params: &[(&str, f64)]) -> Result<Vec<f64>, StepError> {
-    if let Some((n, _)) = params
-        .iter()
-        .find(|(n, _)| !d.params.iter().any(|p| p == n))
-    {
-        return Err(StepError::UnknownParam {
-            name: n.to_string(),
-        });
-    }
-    d.params
-        .iter()
-        .map(|p| {
-            let v: Vec<f64> = params
-                .iter()
-                .filter(|(n, _)| n == p)
-                .map(|&(_, v)| v)
-                .collect();
-            match v[..] {
-                [x] => Ok(x),
-                _ => Err(StepError::Params {
-                    detail: format!("'{p}' given {} times; give it once", v.len()),
-                }),
-            }
-        })
-        .collect()
-}
-
 fn resolve<'a, T: Scalar>(
     d: &StepDescription,
     e: &Expr,
@@ -163,7 +134,7 @@ pub fn run_step<T: Scalar>(
     params: &[(&str, f64)],
 ) -> Result<(), StepError> {
     d.validate_on(grid)?;
-    let values = param_values(d, params)?;
+    let values = d.param_values(params)?;
     check_buffers(d, grid, slots)?;
     let bc = d.boundary;
     for u in &d.updates {
