@@ -189,7 +189,10 @@ impl StepDescription {
     /// The value of each declared parameter, in declaration order, from `(name, value)`
     /// pairs; errors on a missing, unknown or repeated name.
     pub fn param_values(&self, params: &[(&str, f64)]) -> Result<Vec<f64>, StepError> {
-        if let Some((n, _)) = params.iter().find(|(n, _)| !self.params.iter().any(|p| p == n)) {
+        if let Some((n, _)) = params
+            .iter()
+            .find(|(n, _)| !self.params.iter().any(|p| p == n))
+        {
             return Err(StepError::UnknownParam {
                 name: n.to_string(),
             });

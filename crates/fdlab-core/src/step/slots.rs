@@ -91,6 +91,19 @@ impl<B> Slots<B> {
         }
     }
 
+    /// Every field and level with its buffer (`None` while taken), e.g. to check shapes.
+    pub fn each(&self) -> impl Iterator<Item = (&str, i32, Option<&B>)> {
+        self.bufs.iter().enumerate().flat_map(move |(f, b)| {
+            let first = match self.roles[f] {
+                Role::State { levels } => 1 - levels as i32,
+                _ => 0,
+            };
+            b.iter()
+                .enumerate()
+                .map(move |(s, x)| (self.names[f].as_str(), first + s as i32, x.as_ref()))
+        })
+    }
+
     /// Ends a step: every state field's levels move down by one (n+1 becomes n; the oldest
     /// buffer is reused for the next n+1).
     pub fn rotate(&mut self) {

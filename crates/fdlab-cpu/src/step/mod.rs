@@ -87,29 +87,15 @@ fn eval<T: Scalar>(n: &Node<'_, T>, p: [i64; 3], grid: &Grid, bc: Boundary) -> f
     }
 }
 
-/// Checks that every buffer exists and has `grid`'s shape.
-fn check_buffers<T: Scalar>(
-    d: &StepDescription,
-    grid: &Grid,
-    slots: &Slots<Field<T>>,
-) -> Result<(), StepError> {
-    for f in &d.fields {
-        let levels = match f.role {
-            fdlab_core::step::Role::State { levels } => 1 - levels as i32..=1,
-            _ => 0..=0,
-        };
-        for l in levels {
-            let b = slots
-                .get(&f.name, l)
-                .ok_or_else(|| StepError::UnknownField {
-                    name: f.name.clone(),
-                })?;
-            if b.grid().shape() != grid.shape() {
-                return Err(StepError::Model(fdlab_core::Error::Shape {
-                    expected: grid.dims().to_vec(),
-                    got: b.grid().dims().to_vec(),
-                }));
-            }
+/// Checks that every buffer is there and has `grid`'s shape.
+fn check_buffers<T: Scalar>(grid: &Grid, slots: &Slots<Field<T>>) -> Result<(), StepError> {
+    for (name, _, b) in slots.each() {
+        let b = b.ok_or_else(|| StepError::UnknownField { name: name.into() })?;
+        if b.grid().shape() != grid.shape() {
+            return Err(StepError::Model(fdlab_core::Error::Shape {
+                expected: grid.dims().to_vec(),
+                got: b.grid().dims().to_vec(),
+            }));
         }
     }
     Ok(())
@@ -135,7 +121,7 @@ pub fn run_step<T: Scalar>(
 ) -> Result<(), StepError> {
     d.validate_on(grid)?;
     let values = d.param_values(params)?;
-    check_buffers(d, grid, slots)?;
+    check_buffers(grid, slots)?;
     let bc = d.boundary;
     for u in &d.updates {
         let region = u.region.resolve(grid, u.expr.reach());

@@ -9,9 +9,9 @@ use crate::codegen::step::{emit_step, StepKernel};
 use crate::device::{CudaScalar, Device, Kernel};
 use crate::error::{driver, Error, Result};
 use crate::field::DeviceField;
-use fdlab_core::step::{Role, Slots, StepDescription, StepError};
-use fdlab_core::{Grid, Precision, Region};
 use cudarc::driver::PushKernelArg;
+use fdlab_core::step::{Slots, StepDescription, StepError};
+use fdlab_core::{Grid, Precision, Region};
 use std::sync::Arc;
 
 /// A step description compiled for one device and precision.
@@ -101,28 +101,22 @@ impl StepProgram {
         grid: &Grid,
         slots: &Slots<DeviceField<T>>,
     ) -> Result<()> {
-        for f in &self.desc.fields {
-            let levels = match f.role {
-                Role::State { levels } => 1 - levels as i32..=1,
-                _ => 0..=0,
-            };
-            for l in levels {
-                let b = slots.get(&f.name, l).ok_or_else(|| unknown(&f.name))?;
-                let what = format!("field '{}' at level {l}", f.name);
-                if b.shape() != grid.shape() {
-                    return Err(Error::ShapeMismatch {
-                        what,
-                        expected: grid.shape(),
-                        got: b.shape(),
-                    });
-                }
-                if b.device_id() != self.device_id {
-                    return Err(Error::WrongDevice {
-                        what,
-                        expected: self.device_id,
-                        got: b.device_id(),
-                    });
-                }
+        for (name, l, b) in slots.each() {
+            let b = b.ok_or_else(|| unknown(name))?;
+            let what = format!("field '{name}' at level {l}");
+            if b.shape() != grid.shape() {
+                return Err(Error::ShapeMismatch {
+                    what,
+                    expected: grid.shape(),
+                    got: b.shape(),
+                });
+            }
+            if b.device_id() != self.device_id {
+                return Err(Error::WrongDevice {
+                    what,
+                    expected: self.device_id,
+                    got: b.device_id(),
+                });
             }
         }
         Ok(())
