@@ -19,6 +19,7 @@ mod grid;
 mod metrics;
 mod scalar;
 mod stencil;
+pub mod step;
 
 pub use boundary::Boundary;
 pub use error::{Error, Result};

@@ -16,6 +16,7 @@ pub mod copy;
 pub mod fast;
 mod par;
 pub mod reference;
+pub mod step;
 
 pub use check::check_apply;
 pub use par::Par;

@@ -156,6 +156,9 @@ pub enum Error {
     /// Bad grid, stencil or field.
     #[error(transparent)]
     Model(#[from] fdlab_core::Error),
+    /// An invalid step description, or parameters that do not match it.
+    #[error(transparent)]
+    Step(#[from] fdlab_core::step::StepError),
     /// A strategy name that does not parse; the message gives the nearest valid name.
     #[error(transparent)]
     Strategy(#[from] crate::strategy::StrategyError),

@@ -23,6 +23,7 @@ pub mod kernel_cache;
 pub mod memory;
 mod plan;
 mod selftest;
+mod step;
 mod stream;
 
 pub use any::{AnyField, AnyPlan};
@@ -33,4 +34,5 @@ pub use plan::{
     PlanOptions, PlanSpec, FOREIGN_CHECKS,
 };
 pub use selftest::{api_selftest, overhead, Check, Overhead, Reference};
+pub use step::{step_selftest, StepProgram, StepReference};
 pub use stream::{Event, Stream};

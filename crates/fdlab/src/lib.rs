@@ -72,6 +72,8 @@ mod doc_snippets {
     struct Solvers;
     #[doc = include_str!("../../../docs/solvers-design.md")]
     struct SolversDesign;
+    #[doc = include_str!("../../../docs/step-descriptions.md")]
+    struct StepDescriptions;
     #[doc = include_str!("../../../docs/strategies.md")]
     struct Strategies;
 }

@@ -15,6 +15,7 @@ mod qmarch;
 mod shared_tile;
 mod smarch;
 mod source;
+pub mod step;
 mod zmarch;
 
 pub use source::{fnv1a, ConstantWeights, CudaSource, InputKind, KernelSpec, Unsupported, PRELUDE};

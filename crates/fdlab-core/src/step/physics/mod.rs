@@ -1,0 +1,6 @@
+//! Physics written as step descriptions. Each function returns a [`super::StepDescription`]
+//! that any executor runs; nothing here knows a device.
+
+mod acoustic_vd;
+
+pub use acoustic_vd::{acoustic_vd, acoustic_vd_with, AcousticVd};

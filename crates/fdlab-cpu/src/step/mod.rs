@@ -1,0 +1,160 @@
+//! The reference executor of step descriptions: every update evaluated point by point from
+//! its expression tree, in `f64`, rayon over rows. Simple, slow, correct: what the generated
+//! kernels are compared with.
+
+use fdlab_core::step::{BinOp, Expr, Slots, StepDescription, StepError};
+use fdlab_core::{Boundary, Field, Grid, Scalar};
+use rayon::prelude::*;
+
+#[cfg(test)]
+mod tests;
+#[cfg(test)]
+mod tests_acoustic;
+
+/// An expression with its fields and parameters looked up once.
+enum Node<'a, T> {
+    Read(&'a [T], [i32; 3]),
+    Const(f64),
+    Bin(BinOp, Box<Node<'a, T>>, Box<Node<'a, T>>),
+    Neg(Box<Node<'a, T>>),
+    Diff(Vec<([i32; 3], f64)>, Box<Node<'a, T>>),
+}
+
+fn resolve<'a, T: Scalar>(
+    d: &StepDescription,
+    e: &Expr,
+    slots: &'a Slots<Field<T>>,
+    params: &[f64],
+) -> Result<Node<'a, T>, StepError> {
+    Ok(match e {
+        Expr::Field {
+            name,
+            level,
+            offset,
+        } => {
+            let f = slots
+                .get(name, *level)
+                .ok_or_else(|| StepError::UnknownField { name: name.clone() })?;
+            Node::Read(f.as_slice(), *offset)
+        }
+        Expr::Const(c) => Node::Const(*c),
+        Expr::Param(p) => {
+            let i = d
+                .params
+                .iter()
+                .position(|q| q == p)
+                .ok_or_else(|| StepError::UnknownParam { name: p.clone() })?;
+            Node::Const(params[i])
+        }
+        Expr::Bin(op, a, b) => Node::Bin(
+            *op,
+            Box::new(resolve(d, a, slots, params)?),
+            Box::new(resolve(d, b, slots, params)?),
+        ),
+        Expr::Neg(a) => Node::Neg(Box::new(resolve(d, a, slots, params)?)),
+        Expr::Diff(df) => Node::Diff(
+            df.stencil
+                .taps()
+                .iter()
+                .map(|t| (t.offset, t.weight))
+                .collect(),
+            Box::new(resolve(d, &df.expr, slots, params)?),
+        ),
+    })
+}
+
+/// Evaluates `n` at point `p` (possibly outside the grid, for reads inside stencils).
+fn eval<T: Scalar>(n: &Node<'_, T>, p: [i64; 3], grid: &Grid, bc: Boundary) -> f64 {
+    match n {
+        Node::Read(data, o) => {
+            let shape = grid.shape();
+            let mut idx = [0usize; 3];
+            for a in 0..3 {
+                match bc.map(p[a] + o[a] as i64, shape[a]) {
+                    Some(i) => idx[a] = i,
+                    None => return 0.0, // zero outside the grid
+                }
+            }
+            data[grid.index(idx[0], idx[1], idx[2])].as_f64()
+        }
+        Node::Const(c) => *c,
+        Node::Bin(op, a, b) => op.apply(eval(a, p, grid, bc), eval(b, p, grid, bc)),
+        Node::Neg(a) => -eval(a, p, grid, bc),
+        Node::Diff(taps, e) => taps.iter().fold(0.0, |acc, (o, w)| {
+            let q = [p[0] + o[0] as i64, p[1] + o[1] as i64, p[2] + o[2] as i64];
+            acc + w * eval(e, q, grid, bc)
+        }),
+    }
+}
+
+/// Checks that every buffer is there and has `grid`'s shape.
+fn check_buffers<T: Scalar>(grid: &Grid, slots: &Slots<Field<T>>) -> Result<(), StepError> {
+    for (name, _, b) in slots.each() {
+        let b = b.ok_or_else(|| StepError::UnknownField { name: name.into() })?;
+        if b.grid().shape() != grid.shape() {
+            return Err(StepError::Model(fdlab_core::Error::Shape {
+                expected: grid.dims().to_vec(),
+                got: b.grid().dims().to_vec(),
+            }));
+        }
+    }
+    Ok(())
+}
+
+/// Runs one step of `d` on `slots` (fields of `grid`): every update in order over its region,
+/// then the state levels rotate (what was written as n+1 is level 0 afterwards). Points
+/// outside an update's region keep their values.
+///
+/// ```
+/// use fdlab_core::step::{physics::acoustic_vd, Slots};
+/// use fdlab_core::{Boundary, Field, Grid};
+/// let g = Grid::unit(&[16, 16]).unwrap();
+/// let d = acoustic_vd(&g, 2, Boundary::Dirichlet).unwrap();
+/// let mut s = Slots::new(&d, |name, _| Ok::<_, ()>(Field::<f64>::filled(&g, 1.0))).unwrap();
+/// fdlab_cpu::step::run_step(&d, &g, &mut s, &[("dt", 1e-3)]).unwrap();
+/// ```
+pub fn run_step<T: Scalar>(
+    d: &StepDescription,
+    grid: &Grid,
+    slots: &mut Slots<Field<T>>,
+    params: &[(&str, f64)],
+) -> Result<(), StepError> {
+    d.validate_on(grid)?;
+    let values = d.param_values(params)?;
+    check_buffers(grid, slots)?;
+    let bc = d.boundary;
+    for u in &d.updates {
+        let region = u.region.resolve(grid, u.expr.reach());
+        let out: Vec<T> = {
+            let node = resolve(d, &u.expr, slots, &values)?;
+            let rows: Vec<(usize, usize)> = (region.lo[2]..region.hi[2])
+                .flat_map(|k| (region.lo[1]..region.hi[1]).map(move |j| (j, k)))
+                .collect();
+            rows.par_iter()
+                .flat_map_iter(|&(j, k)| {
+                    let node = &node;
+                    (region.lo[0]..region.hi[0]).map(move |i| {
+                        T::from_f64(eval(node, [i as i64, j as i64, k as i64], grid, bc))
+                    })
+                })
+                .collect()
+        };
+        let target = slots
+            .get_mut(&u.target, u.level)
+            .ok_or_else(|| StepError::UnknownField {
+                name: u.target.clone(),
+            })?;
+        let data = target.as_mut_slice();
+        let mut n = 0;
+        for k in region.lo[2]..region.hi[2] {
+            for j in region.lo[1]..region.hi[1] {
+                for i in region.lo[0]..region.hi[0] {
+                    data[grid.index(i, j, k)] = out[n];
+                    n += 1;
+                }
+            }
+        }
+    }
+    slots.rotate();
+    Ok(())
+}
