@@ -45,15 +45,10 @@ pub fn key(device: &str, case: &Case) -> String {
     )
 }
 
-/// Where the cache lives: `$FDLAB_TUNE_CACHE`, else `<cache dir>/fdlab/tune.json`.
+/// Where the cache lives: `$FDLAB_TUNE_CACHE`, else `<cache dir>/fdlab/tune.json`
+/// ([`fdlab_core::config::tune_cache_path`]).
 pub fn cache_path() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("FDLAB_TUNE_CACHE") {
-        return Some(PathBuf::from(p));
-    }
-    let home_cache = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")));
-    home_cache.map(|d| d.join("fdlab").join("tune.json"))
+    fdlab_core::config::tune_cache_path()
 }
 
 impl TuneCache {

@@ -159,6 +159,16 @@ pub enum Error {
     /// A strategy name that does not parse; the message gives the nearest valid name.
     #[error(transparent)]
     Strategy(#[from] crate::strategy::StrategyError),
+    /// A name of an option that is not one of its values.
+    #[error("{what} `{given}`: expected {expected}")]
+    BadName {
+        /// The option.
+        what: &'static str,
+        /// What was given.
+        given: String,
+        /// The names it accepts.
+        expected: &'static str,
+    },
 }
 
 /// Bytes as GiB, for messages.

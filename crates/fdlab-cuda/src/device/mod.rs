@@ -18,6 +18,7 @@ use std::sync::{Arc, Mutex};
 mod resources;
 mod timing;
 
+pub use resources::L2Promotion;
 pub(crate) use resources::{tensor_map_at, texture_at};
 
 /// A scalar type that can live on the device.

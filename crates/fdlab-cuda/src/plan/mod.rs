@@ -393,7 +393,9 @@ impl<T: CudaScalar> Plan<T> {
             .source
             .tensor_boxes
             .iter()
-            .map(|&tile| crate::device::tensor_map_at::<T>(ptr, self.meta.shape, tile))
+            .map(|&tile| {
+                crate::device::tensor_map_at::<T>(ptr, self.meta.shape, tile, Default::default())
+            })
             .collect::<Result<Vec<_>>>()?;
         if b.live.len() >= BOUND_MAX {
             let old = b.live.remove(0);
