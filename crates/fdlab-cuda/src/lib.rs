@@ -24,6 +24,7 @@ pub mod memory;
 mod plan;
 mod selftest;
 mod stream;
+pub mod tune_cache;
 
 pub use any::{AnyField, AnyPlan};
 pub use choose::Choice;
