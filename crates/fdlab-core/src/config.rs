@@ -62,7 +62,7 @@ pub const VARS: &[Var] = &[
     Var {
         name: BACKEND,
         meaning: "backend to open: `auto`, `cpu` or `cuda` (read by `Backend::from_env`, \
-                  `--backend` and the Python module)",
+                  the examples, and `fdlab` commands whose `--backend` is not given)",
         default: "`auto`: the first GPU when one is usable, else the CPU",
     },
     Var {
@@ -260,10 +260,10 @@ pub fn mpi_launched() -> bool {
 mod tests {
     use super::*;
 
-    /// The variable names of the first table in `markdown` whose header's first cell is
-    /// `Variable`: the first cell of each row, without its backquotes.
-    fn table_names(markdown: &str) -> Vec<String> {
-        let mut names = vec![];
+    /// The rows of the first table in `markdown` whose header's first cell is `Variable`:
+    /// each row's cells, the first without its backquotes.
+    fn table_rows(markdown: &str) -> Vec<Vec<String>> {
+        let mut rows = vec![];
         let mut in_table = false;
         for line in markdown.lines().map(str::trim) {
             if !line.starts_with('|') {
@@ -272,31 +272,37 @@ mod tests {
                 }
                 continue;
             }
-            let first = line
+            let cells: Vec<String> = line
                 .trim_matches('|')
                 .split('|')
-                .next()
-                .unwrap_or("")
-                .trim();
+                .map(|c| c.trim().to_string())
+                .collect();
             if !in_table {
-                in_table = first == "Variable";
+                in_table = cells[0] == "Variable";
                 continue;
             }
-            if first.chars().all(|c| c == '-' || c == ':') {
+            if cells[0].chars().all(|c| c == '-' || c == ':') {
                 continue;
             }
-            names.push(first.trim_matches('`').to_string());
+            let mut row = cells;
+            row[0] = row[0].trim_matches('`').to_string();
+            rows.push(row);
         }
-        names
+        rows
     }
 
     #[test]
     fn the_user_doc_lists_exactly_the_variables_of_the_table() {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/configuration.md");
         let doc = std::fs::read_to_string(path).expect("docs/configuration.md");
-        let listed = table_names(&doc);
-        let known: Vec<String> = VARS.iter().map(|v| v.name.to_string()).collect();
+        let rows = table_rows(&doc);
+        let listed: Vec<&str> = rows.iter().map(|r| r[0].as_str()).collect();
+        let known: Vec<&str> = VARS.iter().map(|v| v.name).collect();
         assert_eq!(listed, known, "docs/configuration.md against config::VARS");
+        // The meaning and the default too, word for word.
+        for (row, v) in rows.iter().zip(VARS) {
+            assert_eq!(row[1..], [v.meaning, v.default], "{}", v.name);
+        }
     }
 
     #[test]
@@ -311,6 +317,9 @@ mod tests {
     fn the_table_parser_reads_a_markdown_table() {
         let md =
             "text\n\n| Variable | Meaning |\n| --- | --- |\n| `A_B` | x |\n| `C` | y |\n\nafter\n";
-        assert_eq!(table_names(md), ["A_B", "C"]);
+        let rows = table_rows(md);
+        let names: Vec<&str> = rows.iter().map(|r| r[0].as_str()).collect();
+        assert_eq!(names, ["A_B", "C"]);
+        assert_eq!(rows[1][1], "y");
     }
 }
