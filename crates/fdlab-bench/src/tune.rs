@@ -1,238 +1,47 @@
-//! The autotuner: searches strategy × tile × points per thread for one (device, stencil, size,
-//! scalar type) and remembers the winner in a cache file under the user's cache directory.
+//! The autotuner's search space: strategy × tile × points per thread for one (device, stencil,
+//! size, scalar type). `fdlab tune` times the candidates and remembers the winner through the
+//! library's tune cache ([`fdlab_cuda::tune_cache`]), which every plan then consults.
 
 use crate::suites::Case;
 use fdlab_core::Precision;
+use fdlab_cuda::tune_cache::CaseKey;
+pub use fdlab_cuda::tune_cache::{Entry, TuneCache};
 use fdlab_cuda::{SmCopy, Strategy};
-use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-/// One remembered winner.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Entry {
-    /// The winning strategy's name (parse with `Strategy::from_str`).
-    pub strategy: String,
-    /// Its median time, ms.
-    pub time_ms: f64,
-    /// Its effective bandwidth, GB/s.
-    pub gbps: f64,
-    /// Candidates timed.
-    pub candidates: usize,
-    /// When it was tuned.
-    pub date: String,
-}
-
-/// The cache file: key → winner.
-#[derive(Debug, Clone, Serialize, Deserialize, Default)]
-pub struct TuneCache {
-    /// Winners by [`key`].
-    pub entries: BTreeMap<String, Entry>,
-}
-
-/// The cache key of `case` on `device`.
-pub fn key(device: &str, case: &Case) -> String {
-    let s = case.grid.shape();
-    let labels: Vec<String> = case.stencils.iter().map(|s| s.label()).collect();
-    format!(
-        "{device}|{}|{}|{}x{}x{}|{}",
-        labels.join("+"),
-        case.boundary,
-        s[0],
-        s[1],
-        s[2],
-        case.precision
-    )
-}
-
-/// Where the cache lives: `$FDLAB_TUNE_CACHE`, else `<cache dir>/fdlab/tune.json`.
-pub fn cache_path() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("FDLAB_TUNE_CACHE") {
-        return Some(PathBuf::from(p));
-    }
-    let home_cache = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")));
-    home_cache.map(|d| d.join("fdlab").join("tune.json"))
-}
-
-impl TuneCache {
-    /// Loads the cache; a missing or unreadable file is an empty cache (tuning is an
-    /// optimisation, never a reason to fail).
-    pub fn load() -> TuneCache {
-        cache_path()
-            .and_then(|p| std::fs::read_to_string(p).ok())
-            .and_then(|t| serde_json::from_str(&t).ok())
-            .unwrap_or_default()
-    }
-
-    /// Writes the cache.
-    pub fn save(&self) -> std::io::Result<PathBuf> {
-        let path = cache_path().ok_or_else(|| {
-            std::io::Error::new(
-                std::io::ErrorKind::NotFound,
-                "no cache directory (set HOME or FDLAB_TUNE_CACHE)",
-            )
-        })?;
-        if let Some(d) = path.parent() {
-            std::fs::create_dir_all(d)?;
+impl<'a> From<&'a Case> for CaseKey<'a> {
+    fn from(case: &'a Case) -> CaseKey<'a> {
+        CaseKey {
+            stencils: &case.stencils,
+            boundary: case.boundary,
+            shape: case.grid.shape(),
+            precision: case.precision,
         }
-        let text = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
-        // Write then rename, so an interrupted save never leaves a truncated cache.
-        let tmp = path.with_extension("json.tmp");
-        std::fs::write(&tmp, text)?;
-        std::fs::rename(&tmp, &path)?;
-        Ok(path)
-    }
-
-    /// The remembered winner for `case` on `device`, if any and if it still parses.
-    pub fn winner(&self, device: &str, case: &Case) -> Option<Strategy> {
-        self.entries
-            .get(&key(device, case))
-            .and_then(|e| e.strategy.parse().ok())
     }
 }
 
-/// A good default when nothing was tuned: 2.5-D marching with 16-byte vectors (through a
-/// shared-memory ring or one shared plane and a register queue in 3-D where the boundary
-/// allows, a register queue otherwise). `tma`: the device has the tensor memory accelerator
-/// (compute capability 9.0 or later), so the 25-point-style Laplacians with Dirichlet
-/// boundaries may take the TMA-fed queue march.
+/// The cache key of `case` on `device` ([`fdlab_cuda::tune_cache::key`]).
+pub fn key(device: &str, case: &Case) -> String {
+    fdlab_cuda::tune_cache::key(device, &CaseKey::from(case))
+}
+
+/// Where the cache lives: `$FDLAB_TUNE_CACHE`, else `<cache dir>/fdlab/tune.json`
+/// ([`fdlab_core::config::tune_cache_path`]).
+pub fn cache_path() -> Option<PathBuf> {
+    fdlab_core::config::tune_cache_path()
+}
+
+/// What a plan runs for `case` when nothing was tuned and the device class has no measured
+/// default: the library's heuristic ([`fdlab_cuda::choose::heuristic`]). `tma`: the device
+/// has the tensor memory accelerator (compute capability 9.0 or later).
 pub fn default_strategy(case: &Case, tma: bool) -> Strategy {
-    // Chosen from H200 tuner data: the shared-memory march with one row and 16-byte vectors per
-    // thread is within 0–10 points of the best kernel on every 3-D case (0–32 points above the
-    // previous zmarch default); in 2-D the pipelined register march with 128-thread rows is the
-    // best measured.
-    let nx = case.grid.shape()[0];
-    let copy = 16 / case.precision.size();
-    let smarch = Strategy::SMarch {
-        bx: 64,
-        by: 8,
-        rows: 1,
-        chunk: 64,
-        depth: 2,
-        vec: copy as u32,
-        copy: SmCopy::Async,
-        edge_reads: false,
-    };
-    // Radius-1 stencils (the 7-point Laplacian): the register-staged march of a 128×8 tile,
-    // chosen from H200 tuner data: 89.8% / 87.1% (f64, 512³ / 1024³) and 78.1% / 79.8% (f32)
-    // against 73.1% / 75.2% and 69.6% / 71.7% for the cp.async default below; on the radius-4
-    // stencils staging loses (37% vs 48% for the 25-point Laplacian), so they keep the cp.async
-    // march.
-    let radius_one = case
-        .stencils
-        .iter()
-        .all(|s| s.radius().iter().all(|&r| r <= 1));
-    let staged = Strategy::SMarch {
-        bx: 64,
-        by: 4,
-        rows: 2,
-        chunk: 64,
-        depth: 1,
-        vec: 2,
-        copy: SmCopy::Registers(1),
-        edge_reads: false,
-    };
-    // One wide stencil across the plane (the 8th-order, 25-point Laplacian): the register queue
-    // march of a 64 × 16 tile, four rows per thread, chosen from H200 tuner data: 65.1% (f64)
-    // and 67.6% (f32, 16-byte vectors) against 56-57% and 53-54% for the cp.async march.
-    // Gradients (three one-axis stencils) keep the cp.async march (81% against 77%).
-    let wide_plane = case.stencils.len() == 1
-        && !radius_one
-        && case.stencils[0].radius().iter().filter(|&&r| r > 0).count() >= 2;
-    let queue = Strategy::QMarch {
-        bx: 64 / copy as u32,
-        by: 4,
-        rows: 4,
-        chunk: 64,
-        vec: copy as u32,
-        tma: 0,
-        accumulate: false,
-        split: false,
-        unroll: 1,
-        streaming: false,
-    };
-    // With TMA (sm_90 and later), the same march fed by tensor copies into split slots (the
-    // interior rows as 128-byte-aligned pieces, the x halo apart, periodic pieces wrapped) with
-    // a queue of partial sums: one 512-byte-wide tile, 32 rows, 256-plane chunks. Measured on
-    // an H100: 94.4% (f64) and 89.5% (f32) against 92.6% and 81.6% for one tensor copy per
-    // plane in the same run (docs/performance.md, "TMA: requests and alignment").
-    let tma_queue = Strategy::QMarch {
-        bx: 32,
-        by: 16,
-        rows: 2,
-        chunk: 256,
-        vec: copy as u32,
-        tma: 2,
-        accumulate: true,
-        split: true,
-        unroll: 1,
-        streaming: false,
-    };
-    // The f32 gradient (three one-axis stencils, periodic) takes split slots too, 128 × 16
-    // tiles with streaming stores: 91.2–91.5% against 89.9% with plain stores and 86.9% for
-    // the shared-memory march (H100 tunes).
-    let gradient_f32 = case.stencils.len() > 1 && case.precision == Precision::F32;
-    let gradient_queue = Strategy::QMarch {
-        bx: 32,
-        by: 16,
-        rows: 1,
-        chunk: 128,
-        vec: 4,
-        tma: 2,
-        accumulate: true,
-        split: true,
-        unroll: 1,
-        streaming: true,
-    };
-    let smarch = if radius_one {
-        staged
-    } else if tma && gradient_f32 {
-        gradient_queue
-    } else if tma && wide_plane {
-        tma_queue
-    } else if wide_plane {
-        queue
-    } else {
-        smarch
-    };
-    let three_d = case.grid.dims().len() == 3;
-    if three_d
-        && !case.latency_bound
-        && nx.is_multiple_of(copy)
-        && smarch
-            .supports_spec(&case.stencils, case.boundary, case.precision)
-            .is_ok()
-    {
-        return smarch;
-    }
-    let vec = match case.precision {
-        Precision::F32 => 4,
-        Precision::F64 => 2,
-    };
-    let vec = if nx.is_multiple_of(vec as usize) {
-        vec
-    } else {
-        1
-    };
-    // 2-D: 256-thread rows, 32-row chunks: 85.9-86.1% for the 8192² 5-point Laplacian on the
-    // H200 (without the dead shuffles, docs/performance.md "Smaller findings") against 84.9%
-    // for 64-row chunks and 82.2% for 128-thread rows.
-    let (bx, by, chunk, unroll) = if three_d {
-        (32, 4, 64, 4)
-    } else {
-        (256, 1, 32, 2)
-    };
-    Strategy::ZMarch {
-        bx,
-        by,
-        vec,
-        chunk,
-        streaming: false,
-        unroll,
-        rows: 1,
-    }
+    fdlab_cuda::choose::heuristic(
+        &case.stencils,
+        case.boundary,
+        &case.grid,
+        case.precision,
+        tma,
+    )
 }
 
 /// The search space for `case`.

@@ -143,36 +143,25 @@ pub fn bench(a: BenchArgs) -> Result<()> {
     run_jobs(&a, &json, &backend, &all, &jobs, &opts)
 }
 
-/// Roofline cases also run what a plan would choose for them: the tuned winner, else the
-/// built-in default of this device class, else the heuristic (the order `Device::plan` uses).
+/// Roofline cases also run what a plan chooses for them ([`fdlab_cuda::Device::choose`]): the
+/// tune cache's winner, else the built-in default of this device class, else the heuristic.
 fn add_tuned(backend: &Backend, all: &mut [Case]) {
     if let Some(dev) = backend.device() {
-        let cache = fdlab_bench::tune::TuneCache::load();
         for c in all.iter_mut().filter(|c| c.suite == "roofline") {
-            let s = cache
-                .winner(&dev.info.name, c)
-                .unwrap_or_else(|| plan_default(&dev.info, c));
-            if !c.strategies.contains(&s) {
+            if let Ok(s) = plan_choice(dev, c)
+                && !c.strategies.contains(&s)
+            {
                 c.strategies.insert(0, s);
             }
         }
     }
 }
 
-/// The strategy a plan with no tuned winner takes for `c` on this device.
-fn plan_default(info: &fdlab_cuda::DeviceInfo, c: &Case) -> Strategy {
-    use fdlab_cuda::choose::{device_class, device_default, heuristic};
-    device_class(&info.name)
-        .and_then(|class| device_default(class, &c.stencils, c.boundary, &c.grid, c.precision))
-        .unwrap_or_else(|| {
-            heuristic(
-                &c.stencils,
-                c.boundary,
-                &c.grid,
-                c.precision,
-                info.compute_capability.0 >= 9,
-            )
-        })
+/// The strategy a plan of `c` runs on `dev`.
+fn plan_choice(dev: &fdlab_cuda::Device, c: &Case) -> fdlab_cuda::Result<Strategy> {
+    let opts = fdlab_cuda::PlanOptions::default();
+    dev.choose(&c.stencils, c.boundary, &c.grid, c.precision, opts)
+        .map(|(s, _)| s)
 }
 
 /// (case, strategy) jobs. Given strategies run on every case that can take them (not only the
@@ -246,7 +235,7 @@ fn run_jobs(
                 r.meta.clone(),
                 Box::new(move |c: &Case, s: Option<Strategy>| match s {
                     Some(s) => r.run(c, s, opts),
-                    None => r.run(c, plan_default(&dev.info, c), opts),
+                    None => r.run(c, plan_choice(dev, c)?, opts),
                 }),
             )
         }

@@ -1,10 +1,11 @@
-//! `fdlab info`: the backends found.
+//! `fdlab info`: the backends found and the configuration read from the environment.
 
 use anyhow::Result;
 use fdlab_cuda::Device;
 
-/// Prints the CPU and the GPU (or why there is none); with `overhead`, the host time of
-/// `plan.apply` at 64³ on a warm plan and from a graph.
+/// Prints the CPU and the GPU (or why there is none), then every configuration variable with
+/// its value and default; with `overhead`, the host time of `plan.apply` at 64³ on a warm
+/// plan and from a graph.
 pub fn info(overhead: bool) -> Result<()> {
     println!(
         "fdlab {} ({})",
@@ -47,7 +48,33 @@ pub fn info(overhead: bool) -> Result<()> {
         }
         Err(e) => println!("cuda: none: {e}"),
     }
+    print!("{}", configuration());
     Ok(())
+}
+
+/// Every variable of [`fdlab_core::config::VARS`], its current value (or `unset`) and its
+/// default, one per line, with the paths the caches resolve to.
+pub fn configuration() -> String {
+    use fdlab_core::config;
+    let mut out = String::from("configuration (environment; docs/configuration.md):\n");
+    let width = config::VARS.iter().map(|v| v.name.len()).max().unwrap_or(0);
+    for v in config::VARS {
+        let value = config::value(v.name).unwrap_or_else(|| "unset".into());
+        out += &format!(
+            "  {:width$}  = {value}  (default: {})\n",
+            v.name,
+            v.default.replace('`', "")
+        );
+    }
+    let shown = |p: Option<std::path::PathBuf>| {
+        p.map_or_else(|| "off".to_string(), |p| p.display().to_string())
+    };
+    out += &format!(
+        "  kernel cache: {}\n  tune cache:   {}\n",
+        shown(config::kernel_cache_dir()),
+        shown(config::tune_cache_path())
+    );
+    out
 }
 
 fn simd() -> String {
@@ -69,5 +96,20 @@ fn simd() -> String {
         "-".into()
     } else {
         found.join(" ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn info_lists_every_configuration_variable() {
+        let text = super::configuration();
+        for v in fdlab_core::config::VARS {
+            assert!(
+                text.lines().any(|l| l.trim_start().starts_with(v.name)),
+                "{} missing from:\n{text}",
+                v.name
+            );
+        }
     }
 }

@@ -11,6 +11,7 @@
 #![warn(missing_docs)]
 
 mod boundary;
+pub mod config;
 pub mod conformance;
 mod error;
 mod field;

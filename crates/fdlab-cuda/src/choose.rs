@@ -1,7 +1,10 @@
-//! Which strategy a plan runs: the user's, the tuner's, the device class's measured default,
-//! or a heuristic from the stencils' shape, in that order.
+//! Which strategy a plan runs: the user's, the tuner's (given, or the tune cache's entry for
+//! this device and case), the device class's measured default, or a heuristic from the
+//! stencils' shape, in that order. [`candidates`] is the one place that decides; plans, the
+//! benchmark and the front all go through it.
 
 use crate::strategy::{SmCopy, Strategy};
+use crate::tune_cache::{CaseKey, TuneCache};
 use fdlab_core::{Boundary, Grid, Precision, Stencil, StencilKind};
 use std::str::FromStr;
 
@@ -15,7 +18,8 @@ use std::str::FromStr;
 pub enum Choice {
     /// The user named it ([`crate::plan::PlanOptions::strategy`]).
     Explicit,
-    /// The tuner measured it on this device ([`crate::plan::PlanOptions::tuned`]).
+    /// The tuner measured it on this device ([`crate::plan::PlanOptions::tuned`], or the
+    /// tune cache's entry for the case).
     Tuned,
     /// The built-in winner measured on this class of device.
     DeviceDefault,
@@ -400,7 +404,8 @@ fn marching(stencils: &[Stencil], precision: Precision, tma: bool, copy: usize) 
 /// let g = Grid::unit(&[32, 32, 32]).unwrap();
 /// let st = [Stencil::laplacian(&g, 2).unwrap()];
 /// let req = Request { stencils: &st, boundary: Boundary::Periodic, grid: &g,
-///     precision: Precision::F64, explicit: None, tuned: None, class: Some("h200"), tma: true };
+///     precision: Precision::F64, explicit: None, tuned: None, class: Some("h200"), tma: true,
+///     device: "NVIDIA H200", cache: None };
 /// assert!(!candidates(&req).is_empty());
 /// ```
 #[derive(Debug, Clone, Copy)]
@@ -415,18 +420,40 @@ pub struct Request<'a> {
     pub precision: Precision,
     /// The strategy the user named.
     pub explicit: Option<Strategy>,
-    /// The tuner's winner for this case on this device.
+    /// The tuner's winner for this case on this device, given by the caller; when `None`,
+    /// `cache`'s entry for the case on `device` (if any) takes its place.
     pub tuned: Option<Strategy>,
     /// The device's class ([`device_class`]).
     pub class: Option<&'a str>,
     /// Whether the device has TMA.
     pub tma: bool,
+    /// The device's name as the driver gives it (the tune cache's key).
+    pub device: &'a str,
+    /// The tune cache to consult (`None`: none).
+    pub cache: Option<&'a TuneCache>,
+}
+
+impl Request<'_> {
+    /// The tuned strategy: the one given, else the tune cache's entry for this device and
+    /// case.
+    fn tuned(&self) -> Option<Strategy> {
+        self.tuned.or_else(|| {
+            let case = CaseKey {
+                stencils: self.stencils,
+                boundary: self.boundary,
+                shape: self.grid.shape(),
+                precision: self.precision,
+            };
+            self.cache?.winner(self.device, case)
+        })
+    }
 }
 
 /// The strategies to try, in order, each with who chose it. An explicit strategy is the only
-/// candidate (it fails rather than being replaced); otherwise the tuned one, the device
-/// default and the heuristic follow each other, so that one that cannot run this exact case
-/// (e.g. a vector width that does not divide nx) gives way to the next.
+/// candidate (it fails rather than being replaced); otherwise the tuned one (given, or the
+/// tune cache's entry for this device and case), the device class's default and the heuristic
+/// follow each other, so that one that cannot run this exact case (e.g. a vector width that
+/// does not divide nx) gives way to the next.
 ///
 /// ```
 /// use fdlab_core::{Boundary, Grid, Precision, Stencil};
@@ -435,7 +462,8 @@ pub struct Request<'a> {
 /// let g = Grid::unit(&[64, 64, 64])?;
 /// let st = [Stencil::laplacian(&g, 2)?];
 /// let req = Request { stencils: &st, boundary: Boundary::Periodic, grid: &g,
-///     precision: Precision::F32, explicit: None, tuned: None, class: None, tma: false };
+///     precision: Precision::F32, explicit: None, tuned: None, class: None, tma: false,
+///     device: "", cache: None };
 /// assert_eq!(candidates(&req).last().unwrap().1, Choice::Heuristic);
 /// # Ok::<(), fdlab_core::Error>(())
 /// ```
@@ -444,7 +472,7 @@ pub fn candidates(req: &Request<'_>) -> Vec<(Strategy, Choice)> {
         return vec![(s, Choice::Explicit)];
     }
     let mut out = vec![];
-    if let Some(s) = req.tuned {
+    if let Some(s) = req.tuned() {
         out.push((s, Choice::Tuned));
     }
     if let Some(class) = req.class
@@ -599,6 +627,8 @@ mod tests {
             tuned: Some(naive),
             class: Some("h100"),
             tma: true,
+            device: "NVIDIA H100 80GB HBM3",
+            cache: None,
         };
         assert_eq!(candidates(&req), vec![(naive, Choice::Explicit)]);
         req.explicit = None;

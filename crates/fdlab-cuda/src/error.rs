@@ -162,6 +162,24 @@ pub enum Error {
     /// A strategy name that does not parse; the message gives the nearest valid name.
     #[error(transparent)]
     Strategy(#[from] crate::strategy::StrategyError),
+    /// The tune cache file could not be read, parsed or written.
+    #[error("tune cache {path}: {detail}")]
+    TuneCache {
+        /// The file.
+        path: String,
+        /// What went wrong.
+        detail: String,
+    },
+    /// A name of an option that is not one of its values.
+    #[error("{what} `{given}`: expected {expected}")]
+    BadName {
+        /// The option.
+        what: &'static str,
+        /// What was given.
+        given: String,
+        /// The names it accepts.
+        expected: &'static str,
+    },
 }
 
 /// Bytes as GiB, for messages.

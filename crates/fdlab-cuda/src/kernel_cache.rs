@@ -148,7 +148,8 @@ pub fn decode(bytes: &[u8], key: Key) -> Result<&[u8], Reject> {
 }
 
 /// The cache folder: `$FDLAB_KERNEL_CACHE` (empty or `off` turns the cache off), else
-/// `$XDG_CACHE_HOME/fdlab/kernels`, else `$HOME/.cache/fdlab/kernels`.
+/// `$XDG_CACHE_HOME/fdlab/kernels`, else `$HOME/.cache/fdlab/kernels`
+/// ([`fdlab_core::config::kernel_cache_dir`]).
 ///
 /// ```
 /// if let Some(dir) = fdlab_cuda::kernel_cache::default_dir() {
@@ -156,12 +157,7 @@ pub fn decode(bytes: &[u8], key: Key) -> Result<&[u8], Reject> {
 /// }
 /// ```
 pub fn default_dir() -> Option<PathBuf> {
-    let var = |name: &str| std::env::var_os(name).map(PathBuf::from);
-    resolve_dir(
-        var("FDLAB_KERNEL_CACHE"),
-        var("XDG_CACHE_HOME"),
-        var("HOME"),
-    )
+    fdlab_core::config::kernel_cache_dir()
 }
 
 /// [`default_dir`] from the three variables' values, apart from the environment for tests.
@@ -178,15 +174,7 @@ pub fn resolve_dir(
     xdg: Option<PathBuf>,
     home: Option<PathBuf>,
 ) -> Option<PathBuf> {
-    if let Some(dir) = explicit {
-        let text = dir.as_os_str();
-        return (!text.is_empty() && text != "off").then_some(dir);
-    }
-    if let Some(x) = xdg.filter(|x| x.is_absolute()) {
-        return Some(x.join("fdlab").join("kernels"));
-    }
-    home.filter(|h| !h.as_os_str().is_empty())
-        .map(|h| h.join(".cache").join("fdlab").join("kernels"))
+    fdlab_core::config::resolve_cache(explicit, xdg, home, "kernels")
 }
 
 /// What a [`KernelCache::load`] found.

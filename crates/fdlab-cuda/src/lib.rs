@@ -15,7 +15,7 @@ pub mod nvrtc;
 pub use error::{Error, Result};
 mod device;
 
-pub use device::{probe, CudaScalar, Device, DeviceInfo, Input, Kernel, Texture};
+pub use device::{probe, CudaScalar, Device, DeviceInfo, Input, Kernel, L2Promotion, Texture};
 mod any;
 pub mod choose;
 mod field;
@@ -25,6 +25,7 @@ mod plan;
 mod selftest;
 mod step;
 mod stream;
+pub mod tune_cache;
 
 pub use any::{AnyField, AnyPlan};
 pub use choose::Choice;

@@ -11,19 +11,18 @@ pub fn available() -> bool {
     unsafe { cudarc::nvrtc::sys::is_culib_present() }
 }
 
-/// Where a source that failed to compile is written: `$FDLAB_DUMP_SOURCE` if set, else the
-/// system temporary folder.
+/// Where a source that failed to compile is written: the folder of
+/// [`fdlab_core::config::dump_source_dir`] (`FDLAB_DUMP_SOURCE`) if set, else the system
+/// temporary folder.
 fn failure_path(name: &str) -> PathBuf {
-    let dir = std::env::var_os("FDLAB_DUMP_SOURCE")
-        .map(PathBuf::from)
-        .unwrap_or_else(std::env::temp_dir);
+    let dir = fdlab_core::config::dump_source_dir().unwrap_or_else(std::env::temp_dir);
     dir.join(format!("{name}.cu"))
 }
 
-/// Writes `source` to `$FDLAB_DUMP_SOURCE/<name>.cu` when that variable is set.
+/// Writes `source` to `<dir>/<name>.cu` when `FDLAB_DUMP_SOURCE` names a folder `dir`
+/// ([`fdlab_core::config::dump_source_dir`]).
 pub fn dump(name: &str, source: &str) {
-    if let Some(dir) = std::env::var_os("FDLAB_DUMP_SOURCE") {
-        let dir = PathBuf::from(dir);
+    if let Some(dir) = fdlab_core::config::dump_source_dir() {
         let _ = std::fs::create_dir_all(&dir);
         let _ = std::fs::write(dir.join(format!("{name}.cu")), source);
     }
@@ -87,6 +86,30 @@ fn compile_error(name: &str, source: &str, log: String) -> Error {
 /// driver loads it without a JIT pass. NVRTC runs ptxas itself, so several modules compile in
 /// parallel on several threads, where the driver's JIT of PTX would run serially at load.
 pub fn compile_cubin(name: &str, source: &str, arch: &str) -> Result<Vec<u8>> {
+    cubin_with_log(name, source, arch, false).map(|(bin, _)| bin)
+}
+
+/// ptxas's resource report for every kernel of `source` compiled for `arch` (registers,
+/// spills, shared and constant memory): the first thing to read about a slow kernel, at no
+/// device time.
+///
+/// ```no_run
+/// let src = "extern \"C\" __global__ void k(float* a) { a[threadIdx.x] = 1.0f; }";
+/// let report = fdlab_cuda::nvrtc::resource_report("k", src, "sm_90")?;
+/// assert!(report.contains("registers"));
+/// # Ok::<(), fdlab_cuda::Error>(())
+/// ```
+pub fn resource_report(name: &str, source: &str, arch: &str) -> Result<String> {
+    cubin_with_log(name, source, arch, true).map(|(_, log)| log)
+}
+
+/// The CUBIN of `source` and, with `verbose`, ptxas's report from NVRTC's log.
+fn cubin_with_log(
+    name: &str,
+    source: &str,
+    arch: &str,
+    verbose: bool,
+) -> Result<(Vec<u8>, String)> {
     use cudarc::nvrtc::{result, sys};
     use std::ffi::{CStr, CString};
     if !available() {
@@ -105,10 +128,7 @@ pub fn compile_cubin(name: &str, source: &str, arch: &str) -> Result<Vec<u8>> {
         "--std=c++17".to_string(),
         "-default-device".to_string(),
     ];
-    // FDLAB_PTXAS_INFO=1 prints ptxas's resource report (registers, spills, shared memory)
-    // for every kernel compiled: the first thing to read about a slow kernel, at no device time.
-    let info = std::env::var_os("FDLAB_PTXAS_INFO").is_some();
-    if info {
+    if verbose {
         opts.push("--ptxas-options=-v".to_string());
     }
     // SAFETY: `prog` was just created and is destroyed once below; the buffers passed to
@@ -124,12 +144,18 @@ pub fn compile_cubin(name: &str, source: &str, arch: &str) -> Result<Vec<u8>> {
                 Err(fail(log))
             }
             Ok(()) => {
-                if info && let Ok(l) = result::get_program_log(prog) {
-                    eprintln!(
-                        "{name}: {}",
-                        CStr::from_ptr(l.as_ptr()).to_string_lossy().trim()
-                    );
-                }
+                let log = if verbose {
+                    result::get_program_log(prog)
+                        .map(|l| {
+                            CStr::from_ptr(l.as_ptr())
+                                .to_string_lossy()
+                                .trim()
+                                .to_string()
+                        })
+                        .unwrap_or_default()
+                } else {
+                    String::new()
+                };
                 let mut size = 0usize;
                 let mut bin = Vec::new();
                 let ok = sys::nvrtcGetCUBINSize(prog, &mut size).result().is_ok() && size > 0 && {
@@ -139,7 +165,7 @@ pub fn compile_cubin(name: &str, source: &str, arch: &str) -> Result<Vec<u8>> {
                         .is_ok()
                 };
                 if ok {
-                    Ok(bin)
+                    Ok((bin, log))
                 } else {
                     Err(fail(format!("NVRTC produced no CUBIN for {arch}")))
                 }

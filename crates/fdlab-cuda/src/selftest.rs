@@ -777,6 +777,8 @@ mod tests {
                     tuned: case.opts.tuned,
                     class: crate::choose::device_class(&info.name),
                     tma: true,
+                    device: &info.name,
+                    cache: None,
                 };
                 let (s, choice, _) = crate::plan::select(&req, case.opts.coefficients, info)
                     .unwrap_or_else(|e| panic!("{}: {e}", case.label()));

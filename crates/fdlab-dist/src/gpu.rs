@@ -50,6 +50,31 @@ pub struct GpuPlacement {
     pub overlap: bool,
 }
 
+/// How a split GPU run moves its halos: performance choices, given by the caller (never read
+/// from the environment) and recorded in the run's schedule (`summary.json`).
+///
+/// ```
+/// let d = fdlab_dist::DistOptions::default();
+/// assert!(!d.staged && d.overlap);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DistOptions {
+    /// Halos through host memory even where NCCL could carry them (default: no).
+    pub staged: bool,
+    /// Compute each step's interior while its edge planes travel, where NCCL carries them
+    /// (default: yes; off for measuring what the overlap hides).
+    pub overlap: bool,
+}
+
+impl Default for DistOptions {
+    fn default() -> DistOptions {
+        DistOptions {
+            staged: false,
+            overlap: true,
+        }
+    }
+}
+
 /// A halo failure as the solvers' error.
 fn halo_error(e: impl std::error::Error + Send + Sync + 'static) -> fdlab_solvers::Error {
     fdlab_solvers::Error::Halo(Box::new(e))
@@ -314,6 +339,8 @@ pub struct SlabGpu<T: GpuScalar> {
     inner: Box<dyn DeviceStepper<T>>,
     exchange: Box<dyn StepExchange<T>>,
     slab: Slab,
+    /// How the halos travel, for the schedule.
+    how: &'static str,
 }
 
 impl<T: GpuScalar> SlabGpu<T> {
@@ -352,6 +379,11 @@ impl<T: GpuScalar> SlabGpu<T> {
                     "FDTD cases (only heat and wave are decomposed)".into(),
                 ))
             }
+        };
+        let how = match placement.exchange {
+            Exchange::Staged => "staged through host memory",
+            #[cfg(feature = "nccl")]
+            Exchange::Nccl(_) => "NCCL",
         };
         let exchange: Box<dyn StepExchange<T>> = match placement.exchange {
             Exchange::Staged => Box::new(Staged {
@@ -407,6 +439,7 @@ impl<T: GpuScalar> SlabGpu<T> {
                 inner,
                 exchange,
                 slab,
+                how,
             },
             receivers,
         ))
@@ -466,5 +499,14 @@ impl<T: GpuScalar> Stepper for SlabGpu<T> {
 
     fn backend(&self) -> &'static str {
         "cuda"
+    }
+
+    fn schedule(&self) -> String {
+        let when = if self.exchange.overlaps() {
+            "overlapped with the interior"
+        } else {
+            "after the step"
+        };
+        format!("{}; halos {}, {when}", self.inner.schedule(), self.how)
     }
 }

@@ -38,6 +38,7 @@ pub mod transport;
 
 pub use decomp::{Decomposition, Neighbour, Subdomain};
 pub use error::{Error, Result};
+pub use gpu::DistOptions;
 pub use halo::HaloExchange;
 pub use local::LocalTransport;
 pub use run::{decompose, last_axis_split, run, run_on};

@@ -9,12 +9,11 @@ use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::{Destination, Source};
 use std::time::{Duration, Instant};
 
-/// Whether this process was started by an MPI launcher (`mpirun`, `srun`): the variables that
-/// Open MPI, MPICH and PMIx set for each process.
+/// Whether this process was started by an MPI launcher (`mpirun`, `srun`): one of the
+/// variables that Open MPI, MPICH and PMIx set for each process is set
+/// ([`fdlab_core::config::mpi_launched`]).
 pub fn launched() -> bool {
-    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"]
-        .iter()
-        .any(|v| std::env::var_os(v).is_some())
+    fdlab_core::config::mpi_launched()
 }
 
 /// Start MPI (funnelled threads: only the thread that starts it calls MPI). `None` when MPI
@@ -133,6 +132,16 @@ impl MpiTransport {
     /// host, halos through NCCL (when built with it, and every rank of every host has a GPU of
     /// its own) or else through host memory and MPI. Collective: every rank must call it.
     pub fn gpu_placement(&self, devices: usize) -> Result<crate::gpu::GpuPlacement> {
+        self.gpu_placement_with(devices, crate::DistOptions::default())
+    }
+
+    /// As [`MpiTransport::gpu_placement`], with the halos moved as `dist` says (every rank
+    /// must pass the same).
+    pub fn gpu_placement_with(
+        &self,
+        devices: usize,
+        dist: crate::DistOptions,
+    ) -> Result<crate::gpu::GpuPlacement> {
         use mpi::collective::{CommunicatorCollectives, SystemOperation};
         let host = self.world.split_shared(self.world.rank());
         let (local_rank, local_size) = (host.rank() as usize, host.size() as usize);
@@ -140,20 +149,25 @@ impl MpiTransport {
         let mut busiest = 0u64;
         self.world
             .all_reduce_into(&(local_size as u64), &mut busiest, SystemOperation::max());
-        let exchange = self.exchange(busiest as usize, devices)?;
+        let exchange = self.exchange(busiest as usize, devices, dist.staged)?;
         Ok(crate::gpu::GpuPlacement {
             ordinal: local_rank % devices.max(1),
             exchange,
-            overlap: crate::threads::overlap_wanted(),
+            overlap: dist.overlap,
         })
     }
 
     /// Rank 0 picks the exchange and, for NCCL, makes the job id that it sends to every rank.
-    fn exchange(&self, per_host: usize, devices: usize) -> Result<crate::gpu::Exchange> {
+    fn exchange(
+        &self,
+        per_host: usize,
+        devices: usize,
+        staged: bool,
+    ) -> Result<crate::gpu::Exchange> {
         #[cfg(feature = "nccl")]
         {
             use mpi::collective::Root;
-            if !crate::threads::staged_forced() && per_host <= devices {
+            if !staged && per_host <= devices {
                 let mut bytes = [0 as std::ffi::c_char; 128];
                 if self.world.rank() == 0 {
                     bytes = *crate::threads::new_nccl_id()?.internal();
@@ -162,7 +176,7 @@ impl MpiTransport {
                 return Ok(crate::gpu::Exchange::Nccl(cudarc::nccl::Id::uninit(bytes)));
             }
         }
-        let _ = (per_host, devices);
+        let _ = (per_host, devices, staged);
         Ok(crate::gpu::Exchange::Staged)
     }
 }

@@ -291,4 +291,10 @@ impl Stepper for DistStepper {
     fn backend(&self) -> &'static str {
         self.backend
     }
+
+    /// The part's schedule (on a GPU: with how its halos travel) and the process grid.
+    fn schedule(&self) -> String {
+        let [a, b, c] = self.decomposition.dims();
+        format!("{}; split {a}x{b}x{c}", self.inner.schedule())
+    }
 }

@@ -2,7 +2,7 @@
 //! process drives several GPUs (`fdlab run --gpus N`), and how the checks split a grid on one.
 
 use crate::error::{Error, Result};
-use crate::gpu::{Exchange, GpuPlacement};
+use crate::gpu::{DistOptions, Exchange, GpuPlacement};
 use crate::local::LocalTransport;
 use crate::transport::Transport;
 use fdlab_solvers::{Case, RunOptions, Summary};
@@ -49,21 +49,20 @@ where
 
 /// How halos travel between `ranks` GPU parts on a host with `devices` GPUs: NCCL (when built
 /// with it) when every rank has a GPU of its own, else through host memory.
-/// `FDLAB_EXCHANGE=staged` forces the host path.
 pub fn exchange_for(ranks: usize, devices: usize) -> Result<Exchange> {
-    if staged_forced() || ranks > devices {
+    exchange_with(ranks, devices, false)
+}
+
+/// As [`exchange_for`]; `staged` asks for halos through host memory even where NCCL could
+/// carry them ([`DistOptions::staged`]).
+pub fn exchange_with(ranks: usize, devices: usize, staged: bool) -> Result<Exchange> {
+    if staged || ranks > devices {
         return Ok(Exchange::Staged);
     }
     #[cfg(feature = "nccl")]
     return Ok(Exchange::Nccl(new_nccl_id()?));
     #[cfg(not(feature = "nccl"))]
     Ok(Exchange::Staged)
-}
-
-/// Whether `FDLAB_EXCHANGE=staged` asks for halos through host memory even where NCCL could
-/// carry them.
-pub fn staged_forced() -> bool {
-    std::env::var("FDLAB_EXCHANGE").is_ok_and(|v| v == "staged")
 }
 
 /// A fresh NCCL job id (one id starts one communicator: make one per job).
@@ -74,7 +73,7 @@ pub fn new_nccl_id() -> Result<cudarc::nccl::Id> {
         return Err(Error::Transport {
             rank: 0,
             detail: "NCCL (libnccl.so) was not found: put its folder on LD_LIBRARY_PATH, \
-                     or set FDLAB_EXCHANGE=staged to exchange halos through host memory"
+                     or exchange the halos through host memory (the staged exchange)"
                 .into(),
         });
     }
@@ -82,24 +81,35 @@ pub fn new_nccl_id() -> Result<cudarc::nccl::Id> {
         rank: 0,
         detail: format!(
             "NCCL could not make a job id ({e:?}); put libnccl.so on the library path or \
-             set FDLAB_EXCHANGE=staged"
+             exchange the halos through host memory (the staged exchange)"
         ),
     })
 }
 
 /// Run `case` split over `ranks` GPU parts, one thread each, rank `q` on GPU `q mod devices`;
 /// rank 0 writes the outputs and shows the progress. `dims`: the process grid (default: the
-/// last axis split `ranks` ways).
+/// last axis split `ranks` ways). Halos as [`DistOptions::default`] moves them.
 pub fn run_on_gpus(
     case: &Case,
     opts: &RunOptions,
     ranks: usize,
     dims: Option<[usize; 3]>,
 ) -> Result<Summary> {
+    run_on_gpus_with(case, opts, ranks, dims, DistOptions::default())
+}
+
+/// As [`run_on_gpus`], with the halos moved as `dist` says; the summary's schedule names the
+/// exchange and whether it overlapped the interior.
+pub fn run_on_gpus_with(
+    case: &Case,
+    opts: &RunOptions,
+    ranks: usize,
+    dims: Option<[usize; 3]>,
+    dist: DistOptions,
+) -> Result<Summary> {
     let devices = fdlab_solvers::gpu::device_count()
         .map_err(|e| Error::Solver(fdlab_solvers::Error::Invalid(format!("--gpus: {e}"))))?;
-    let exchange = exchange_for(ranks, devices)?;
-    let overlap = overlap_wanted();
+    let exchange = exchange_with(ranks, devices, dist.staged)?;
     let (case, opts) = (case.clone(), opts.clone());
     let mut summaries = on_threads(ranks, move |t| {
         let ordinal = t.rank() % devices;
@@ -111,15 +121,9 @@ pub fn run_on_gpus(
             Some(GpuPlacement {
                 ordinal,
                 exchange,
-                overlap,
+                overlap: dist.overlap,
             }),
         )
     })?;
     Ok(summaries.swap_remove(0))
-}
-
-/// Whether GPU parts compute the interior while their halos travel: yes unless
-/// `FDLAB_OVERLAP=0` (for measuring what the overlap hides).
-pub fn overlap_wanted() -> bool {
-    std::env::var("FDLAB_OVERLAP").map_or(true, |v| v != "0")
 }

@@ -67,12 +67,7 @@ pub mod tag {
 }
 
 /// How long a rank waits for a peer before it gives up: `FDLAB_DIST_TIMEOUT_S` seconds, else
-/// 60 (far above a step plus an output write on the grids a CPU rank holds, far below "hung").
+/// 60 ([`fdlab_core::config::dist_timeout`]).
 pub fn default_timeout() -> Duration {
-    let secs = std::env::var("FDLAB_DIST_TIMEOUT_S")
-        .ok()
-        .and_then(|v| v.parse::<f64>().ok())
-        .filter(|s| *s > 0.0)
-        .unwrap_or(60.0);
-    Duration::from_secs_f64(secs)
+    fdlab_core::config::dist_timeout()
 }

@@ -5,8 +5,9 @@ use crate::field::{BackendField, Real};
 use fdlab_core::{Field, Grid};
 use fdlab_cuda::Device;
 
-/// The environment variable [`Backend::from_env`] reads: `auto`, `cpu` or `cuda`.
-pub const BACKEND_ENV: &str = "FDLAB_BACKEND";
+/// The environment variable [`Backend::from_env`] reads: `auto`, `cpu` or `cuda` (read through
+/// [`fdlab_core::config::backend`], with the rest of fdlab's configuration).
+pub const BACKEND_ENV: &str = fdlab_core::config::BACKEND;
 
 /// Which backend to open, before opening it: what `--backend` and [`BACKEND_ENV`] name.
 ///
@@ -245,9 +246,9 @@ impl BackendKind {
     /// assert_eq!(fdlab::BackendKind::from_env().unwrap(), fdlab::BackendKind::Cuda);
     /// ```
     pub fn from_env() -> Result<BackendKind> {
-        match std::env::var(BACKEND_ENV) {
-            Ok(v) => v.parse(),
-            Err(_) => Ok(BackendKind::Auto),
+        match fdlab_core::config::backend() {
+            Some(v) => v.parse(),
+            None => Ok(BackendKind::Auto),
         }
     }
 }

@@ -18,7 +18,9 @@ use fdlab_cuda::{Coefficients, Strategy};
 pub struct PlanOptions {
     /// Run exactly this CUDA strategy (an error if it cannot run the case).
     pub strategy: Option<Strategy>,
-    /// The tuner's winner for this case, tried before the built-in defaults (CUDA).
+    /// The tuner's winner for this case, tried before the built-in defaults (CUDA). Left
+    /// `None`, the device's tune cache (`FDLAB_TUNE_CACHE`, docs/configuration.md) supplies
+    /// it when it holds an entry for the case: plans run tuned strategies without this field.
     pub tuned: Option<Strategy>,
     /// How the weights reach the CUDA kernel.
     pub coefficients: Coefficients,

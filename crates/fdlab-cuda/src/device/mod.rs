@@ -4,6 +4,7 @@ use crate::codegen::{module_source, CudaSource, InputKind};
 use crate::error::{driver, Error, Result};
 use crate::kernel_cache::{KernelCache, Key};
 use crate::nvrtc;
+use crate::tune_cache::TuneCache;
 use cudarc::driver::sys::{self, CUdevice_attribute as Attr};
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DeviceRepr, PushKernelArg,
@@ -18,6 +19,7 @@ use std::sync::{Arc, Mutex};
 mod resources;
 mod timing;
 
+pub use resources::L2Promotion;
 pub(crate) use resources::{tensor_map_at, texture_at};
 
 /// A scalar type that can live on the device.
@@ -137,6 +139,8 @@ pub(crate) struct DeviceInner {
     /// Compiled module images by cache key, so that plans of the same kernel compile once.
     pub(crate) images: Mutex<HashMap<u128, Arc<Vec<u8>>>>,
     pub(crate) disk: KernelCache,
+    /// The tuner's winners that plans on this device consult ([`crate::choose::candidates`]).
+    pub(crate) tune: Arc<TuneCache>,
 }
 
 /// An open device: a cheap, clonable handle (context, default stream, kernel caches).
@@ -258,6 +262,7 @@ impl Device {
                 kernels: Mutex::new(HashMap::new()),
                 images: Mutex::new(HashMap::new()),
                 disk: KernelCache::from_env(),
+                tune: Arc::new(TuneCache::load()),
             }),
             info: Arc::new(info),
         })
@@ -320,12 +325,57 @@ impl Device {
                 kernels: Mutex::new(HashMap::new()),
                 images: Mutex::new(HashMap::new()),
                 disk: cache,
+                tune: shared.tune.clone(),
             },
         };
         Device {
             inner: Arc::new(inner),
             info: self.info,
         }
+    }
+
+    /// Plans on this handle consult `cache` instead of the tune cache the configuration names
+    /// (read at [`Device::open`]); `TuneCache::default()` leaves every choice to the defaults.
+    /// A handle that has clones cannot change theirs: it becomes a new handle, with a new
+    /// [`Device::id`], on the same device.
+    ///
+    /// ```no_run
+    /// use fdlab_cuda::{tune_cache::TuneCache, Device};
+    /// let path = std::path::Path::new("bench/results/h200/tune-cache.json");
+    /// let dev = Device::open(0)?.with_tune_cache(TuneCache::read(path)?);
+    /// # Ok::<(), fdlab_cuda::Error>(())
+    /// ```
+    pub fn with_tune_cache(self, cache: TuneCache) -> Device {
+        let inner = match Arc::try_unwrap(self.inner) {
+            Ok(mut inner) => {
+                inner.tune = Arc::new(cache);
+                inner
+            }
+            Err(shared) => DeviceInner {
+                id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+                ctx: shared.ctx.clone(),
+                stream: shared.stream.clone(),
+                kernels: Mutex::new(HashMap::new()),
+                images: Mutex::new(HashMap::new()),
+                disk: shared.disk.clone(),
+                tune: Arc::new(cache),
+            },
+        };
+        Device {
+            inner: Arc::new(inner),
+            info: self.info,
+        }
+    }
+
+    /// The tune cache plans on this handle consult.
+    ///
+    /// ```no_run
+    /// let dev = fdlab_cuda::Device::open(0)?;
+    /// println!("{} tuned cases", dev.tune_cache().entries.len());
+    /// # Ok::<(), fdlab_cuda::Error>(())
+    /// ```
+    pub fn tune_cache(&self) -> &TuneCache {
+        &self.inner.tune
     }
 
     /// The machine code (or PTX, for architectures without a name NVRTC targets) of a module,

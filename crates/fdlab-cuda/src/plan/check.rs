@@ -188,11 +188,14 @@ pub(crate) fn select(
 pub(crate) mod tests {
     use super::*;
 
+    /// The H100's name as the driver gives it.
+    const H100_NAME: &str = "NVIDIA H100 80GB HBM3";
+
     /// An H100 as the driver describes it, for choices made without a GPU.
     pub(crate) fn h100() -> DeviceInfo {
         DeviceInfo {
             ordinal: 0,
-            name: "NVIDIA H100 80GB HBM3".into(),
+            name: H100_NAME.into(),
             compute_capability: (9, 0),
             sm_count: 132,
             total_memory: 80 << 30,
@@ -217,6 +220,8 @@ pub(crate) mod tests {
             tuned: None,
             class: choose::device_class(&h100().name),
             tma: true,
+            device: H100_NAME,
+            cache: None,
         }
     }
 
@@ -258,6 +263,45 @@ pub(crate) mod tests {
         };
         let (_, choice, _) = select(&req, Coefficients::Immediate, &other).unwrap();
         assert_eq!(choice, Choice::Heuristic);
+    }
+
+    #[test]
+    fn a_tune_cache_entry_changes_what_a_plan_chooses() {
+        use crate::tune_cache::{CaseKey, Entry, TuneCache};
+        let info = h100();
+        let g = Grid::unit(&[512, 512, 512]).unwrap();
+        let st = [Stencil::laplacian(&g, 8).unwrap()];
+        let path = crate::tune_cache::tests::temp_file("plan-choice");
+        let tuned: Strategy = "zmarch-32x4-v2-c64-u4-r1".parse().unwrap();
+        let case = CaseKey {
+            stencils: &st,
+            boundary: Boundary::Dirichlet,
+            shape: g.shape(),
+            precision: Precision::F64,
+        };
+        let mut cache = TuneCache::default();
+        cache.insert(&info.name, &case, Entry::new(&tuned.to_string()));
+        cache.save_to(&path).unwrap();
+        // The file, read back as a device reads it, makes the tuned strategy the plan's.
+        let from_file = TuneCache::load_from(Some(&path));
+        let mut req = request(&st, &g, Boundary::Dirichlet, Precision::F64);
+        req.cache = Some(&from_file);
+        let (s, choice, _) = select(&req, Coefficients::Immediate, &info).unwrap();
+        assert_eq!((s, choice), (tuned, Choice::Tuned));
+        // Another device's entry, or none, leaves the device default.
+        req.device = "NVIDIA H200";
+        req.class = choose::device_class("NVIDIA H200");
+        let (_, choice, _) = select(&req, Coefficients::Immediate, &info).unwrap();
+        assert_eq!(choice, Choice::DeviceDefault);
+        // A corrupt file warns and gives the defaults, never a panic.
+        std::fs::write(&path, "{\"entries\": 3").unwrap();
+        let corrupt = TuneCache::load_from(Some(&path));
+        let mut req = request(&st, &g, Boundary::Dirichlet, Precision::F64);
+        req.cache = Some(&corrupt);
+        let (s, choice, _) = select(&req, Coefficients::Immediate, &info).unwrap();
+        assert_eq!(choice, Choice::DeviceDefault);
+        assert_eq!(s.to_string(), "qmarch-32x16-r2-c256-v2-w2a");
+        std::fs::remove_file(&path).ok();
     }
 
     #[test]

@@ -557,6 +557,8 @@ mod tests {
                         tuned: None,
                         class: choose::device_class(&info.name),
                         tma: true,
+                        device: &info.name,
+                        cache: None,
                     };
                     let r = super::super::select(&req, Default::default(), &info);
                     assert!(r.is_ok(), "{shape:?} {boundary} {precision}: {:?}", r.err());

@@ -40,7 +40,8 @@ pub use prepare::PlanSpec;
 pub struct PlanOptions {
     /// Run exactly this strategy (an error if it cannot run the case).
     pub strategy: Option<Strategy>,
-    /// The tuner's winner for this case on this device, tried before the built-in defaults.
+    /// The tuner's winner for this case on this device, tried before the built-in defaults;
+    /// `None`: the device's tune cache's entry for the case, if any ([`Device::tune_cache`]).
     pub tuned: Option<Strategy>,
     /// How the weights reach the kernel.
     pub coefficients: Coefficients,
@@ -117,8 +118,9 @@ impl<T: CudaScalar> std::fmt::Debug for Plan<T> {
 
 impl Device {
     /// Builds a [`Plan`]: validates the case (boundary, weights in `T`), chooses the strategy
-    /// (`opts.strategy`, else `opts.tuned`, else this device class's measured default, else a
-    /// heuristic), generates and compiles the kernel, loads it and sets its weights.
+    /// (`opts.strategy`, else `opts.tuned` or the tune cache's entry for the case, else this
+    /// device class's measured default, else a heuristic: [`Device::choose`]), generates and
+    /// compiles the kernel, loads it and sets its weights.
     ///
     /// ```no_run
     /// use fdlab_core::{Axis, Boundary, Grid, Stencil};
@@ -176,6 +178,32 @@ impl Device {
         })
     }
 
+    /// The strategy a plan of these arguments would run and who chose it (the user, the tune
+    /// cache, the device class's default or the heuristic: [`choose::candidates`]), after the
+    /// checks of [`Device::plan`], without compiling anything.
+    ///
+    /// ```no_run
+    /// use fdlab_core::{Boundary, Grid, Precision, Stencil};
+    /// use fdlab_cuda::{Device, PlanOptions};
+    /// let dev = Device::open(0)?;
+    /// let g = Grid::unit(&[512, 512, 512])?;
+    /// let lap = [Stencil::laplacian(&g, 2)?];
+    /// let (s, who) = dev.choose(&lap, Boundary::Dirichlet, &g, Precision::F32, PlanOptions::default())?;
+    /// println!("{s} ({who})");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn choose(
+        &self,
+        stencils: &[Stencil],
+        boundary: Boundary,
+        grid: &Grid,
+        precision: Precision,
+        opts: PlanOptions,
+    ) -> Result<(Strategy, Choice)> {
+        let (s, c, _) = self.plan_source(stencils, boundary, grid, precision, opts)?;
+        Ok((s, c))
+    }
+
     /// The strategy a plan of these arguments runs, who chose it, and its kernel: the checks
     /// and the choice of [`Device::plan`], without compiling anything.
     pub(crate) fn plan_source(
@@ -198,6 +226,8 @@ impl Device {
             tuned: opts.tuned,
             class: choose::device_class(&info.name),
             tma: info.compute_capability.0 >= 9,
+            device: &info.name,
+            cache: Some(&self.inner.tune),
         };
         select(&req, opts.coefficients, info)
     }
@@ -393,7 +423,9 @@ impl<T: CudaScalar> Plan<T> {
             .source
             .tensor_boxes
             .iter()
-            .map(|&tile| crate::device::tensor_map_at::<T>(ptr, self.meta.shape, tile))
+            .map(|&tile| {
+                crate::device::tensor_map_at::<T>(ptr, self.meta.shape, tile, Default::default())
+            })
             .collect::<Result<Vec<_>>>()?;
         if b.live.len() >= BOUND_MAX {
             let old = b.live.remove(0);
