@@ -177,11 +177,24 @@ fn api_checks(dev: &fdlab_cuda::Device) -> Result<usize> {
     };
     println!("device API: fields, plans, graphs, streams and typed errors");
     let checks = fdlab_cuda::api_selftest(dev, &reference)?;
-    for c in &checks {
-        let verdict = if c.passed { "ok  " } else { "FAIL" };
-        println!("  {verdict} {}: {}", c.name, c.detail);
-    }
-    Ok(checks.iter().filter(|c| !c.passed).count())
+    let step_reference = |d: &fdlab_core::step::StepDescription,
+                          g: &fdlab_core::Grid,
+                          slots: &mut fdlab_core::step::Slots<Field<f64>>,
+                          params: &[(&str, f64)]|
+     -> std::result::Result<(), String> {
+        fdlab_cpu::step::run_step(d, g, slots, params).map_err(|e| e.to_string())
+    };
+    let print = |checks: &[fdlab_cuda::Check]| {
+        for c in checks {
+            let verdict = if c.passed { "ok  " } else { "FAIL" };
+            println!("  {verdict} {}: {}", c.name, c.detail);
+        }
+        checks.iter().filter(|c| !c.passed).count()
+    };
+    let api_failed = print(&checks);
+    println!("step descriptions: variable-density acoustics, generated kernels against the CPU");
+    let steps = fdlab_cuda::step_selftest(dev, &step_reference)?;
+    Ok(api_failed + print(&steps))
 }
 
 /// The solvers' section: on a GPU, its heat, wave and FDTD steppers against the CPU's fused ones
