@@ -31,7 +31,8 @@
 //!
 //! The update sums its terms in the one-step kernel's order (`w0·c`, then the x, middle and
 //! march sums over offsets 1 … r, then `c + c − p⁻ + c²Δt²·sum`): a pass equals `k` single
-//! steps within rounding (bit-equal in the CPU emulation, scripts/temporal-emulation).
+//! steps within rounding (bit-equal in a CPU emulation, since removed:
+//! docs/decisions.md#the-cpu-emulation-of-the-pass-kernels-was-removed).
 //!
 //! # Why it is off by default
 //!
