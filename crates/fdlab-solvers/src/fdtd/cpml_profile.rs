@@ -56,7 +56,7 @@ impl Cpml {
         // On fewer cells a steep profile jumps from nearly 0 to σ_max within the last ones and
         // reflects from its own grading: at 60° incidence, 4 cells of order 6 return −23 dB,
         // while every order on order + 2 cells (and at least 4) stays below −34 dB
-        // (docs/fdtd.md).
+        // (docs/fdtd.md#cpml).
         if t < self.order as usize + 2 {
             return Err(Error::Invalid(format!(
                 "FDTD CPML along {name} is thinner than its grading: {t} cells cannot grade σ \

@@ -6,8 +6,8 @@
 //! ms for a fresh 4 MB vector, 1.5 ms for a touched one). A frame waits for the device, so
 //! whatever it spends on the host the GPU spends idle; the helper thread touches the next
 //! vectors while the GPU steps, and a frame only copies into one. On an H200 a run of 401
-//! frames of 1024 × 512 points stepped 0.6 s faster for it (BENCHMARKS.md, the heat run end to
-//! end).
+//! frames of 1024 × 512 points stepped 0.6 s faster for it
+//! (docs/decisions.md#a-frames-samples-go-into-pages-touched-ahead).
 
 use std::sync::mpsc::{sync_channel, Receiver};
 

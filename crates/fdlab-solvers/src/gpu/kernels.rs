@@ -143,7 +143,7 @@ impl Launch {
     /// same tiles with their loads in registers, same machine start: H100 `f32` 94.1 against
     /// 93.2, `f64` 92.3 against 88.5; H200 `f32` 91.6 against 84.2, `f64` 93.0 against 80.6.
     /// One plane ahead loses 10 to 20 points, three lose up to 5 on an H100 and gain at most
-    /// 1.5 on an H200 (docs/solvers.md has the sweep over sizes).
+    /// 1.5 on an H200 (docs/solvers-design.md#launch-shapes has the sweep over sizes).
     ///
     /// The march length comes from [`Launch::wave_chunk`]: 64 planes at 512³, shorter where
     /// 64 would leave the last wave of blocks mostly empty.
@@ -169,13 +169,14 @@ impl Launch {
         }
     }
 
-    /// The march length (planes per block) of a tiled wave step on `n` points that costs the
-    /// least by a model of two losses: each block first loads the `2r` planes before its
-    /// chunk (the step moves four fields a plane: `(4c + 2r) / 4c`), and the blocks run in
-    /// waves of `resident` per SM on 132 SMs, so a last wave that is partly empty costs a whole
-    /// one (`⌈W⌉ / W`). The model ranks the measured marches (docs/solvers.md), e.g. the
-    /// H200 `f32` step at 640³: 81.5% with 48 planes (the pick), 80.5–80.6% with 32 or 64; at
-    /// 256³ 78.5% with 64 (the pick) against 58.6–75.4% with 32 or 48. At 512³ it picks 64.
+    /// The march length (planes per block) of a tiled wave step on `n` points that costs the least
+    /// by a model of two losses: each block first loads the `2r` planes before its chunk (the step
+    /// moves four fields a plane: `(4c + 2r) / 4c`), and the blocks run in waves of `resident` per
+    /// SM on 132 SMs, so a last wave that is partly empty costs a whole one (`⌈W⌉ / W`). The model
+    /// ranks the measured marches (docs/decisions.md, "Wave-step marches: 64 planes at 512³,
+    /// shorter on smaller grids"), e.g. the H200 `f32` step at 640³: 81.5% with 48 planes (the
+    /// pick), 80.5–80.6% with 32 or 64; at 256³ 78.5% with 64 (the pick) against 58.6–75.4% with 32
+    /// or 48. At 512³ it picks 64.
     pub(crate) fn wave_chunk(&self, r: usize, n: [usize; 3], resident: usize) -> u32 {
         let columns =
             n[0].div_ceil((self.bx * self.vec) as usize) * n[1].div_ceil(self.by as usize);
@@ -739,9 +740,9 @@ mod tests {
         }
     }
 
-    /// The picks the sweeps confirmed (docs/solvers.md): 64 planes where the blocks fill their
-    /// waves (256³ and 512³, and 640³ `f64`), shorter marches at 384³ and 48 planes for the
-    /// `f32` step at 640³.
+    /// The picks the sweeps confirmed (docs/decisions.md, "Wave-step marches"): 64 planes where the
+    /// blocks fill their waves (256³ and 512³, and 640³ `f64`), shorter marches at 384³ and 48
+    /// planes for the `f32` step at 640³.
     #[test]
     fn the_wave_march_is_shorter_where_long_chunks_leave_the_last_wave_empty() {
         let chunk = |n: usize, bytes: usize| Launch::for_wave(3, 4, [n; 3], bytes).chunk;

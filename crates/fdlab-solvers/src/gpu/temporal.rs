@@ -369,8 +369,8 @@ pub fn plan(
     }
 }
 
-/// The fastest shapes measured on a device of `class` (`fdlab bench --suite temporal`, 512³
-/// and 8192², on an H100 and an H200; docs/solvers.md): the model's estimates rank them well
+/// The fastest shapes measured on a device of `class` (`fdlab bench --suite temporal`, 512³ and
+/// 8192², on an H100 and an H200; docs/schedules.md#heat): the model's estimates rank them well
 /// within a `k` but not across tiles, so the defaults are these where they apply.
 pub fn measured(dim: usize, bytes: usize, class: Option<&str>) -> Option<Temporal> {
     super::schedule::table::temporal(dim, bytes, class)
