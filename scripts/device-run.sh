@@ -123,8 +123,9 @@ PY
             for c in heat-3d-layered wave-npy-periodic; do
                 # One log for all (the device tool brings back a limited number of files).
                 log="/tmp/fdlab-san-$tool-$c.log"
-                FDLAB_EXCHANGE=staged compute-sanitizer --tool $tool "$bin/fdlab" run \
-                    "$root/examples/cases/$c.toml" --gpus 2 --quiet --out "/tmp/fdlab-san-$c" \
+                compute-sanitizer --tool $tool "$bin/fdlab" run \
+                    "$root/examples/cases/$c.toml" --gpus 2 --exchange staged --quiet \
+                    --out "/tmp/fdlab-san-$c" \
                     >"$log" 2>&1
                 { echo "=== $tool $c"; cat "$log"; } >>"$out/sanitizer-full.log"
                 echo "$tool $c (2 slabs on one GPU): $(grep -h SUMMARY "$log")"

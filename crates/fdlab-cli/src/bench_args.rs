@@ -36,7 +36,8 @@ pub struct BenchArgs {
 pub(crate) fn refuse_schedule(a: &BenchArgs, suite: &str) -> Result<()> {
     if let Some(s) = &a.schedule {
         bail!(
-            "--schedule {s} does not apply to --suite {suite}: give it with --suite solvers,              fdtd or temporal"
+            "--schedule {s} does not apply to --suite {suite}: give it with --suite solvers, \
+             fdtd or temporal"
         );
     }
     Ok(())

@@ -18,6 +18,29 @@ pub enum BackendArg {
     Cuda,
 }
 
+impl BackendArg {
+    /// The backend the `FDLAB_BACKEND` configuration variable names (read through
+    /// `fdlab_core::config`), `auto` when it is unset; an error naming the variable when its
+    /// value is not a backend.
+    pub fn configured() -> Result<BackendArg> {
+        match fdlab_core::config::backend() {
+            None => Ok(BackendArg::Auto),
+            Some(v) => BackendArg::from_str(&v, true).map_err(|_| {
+                anyhow::anyhow!(
+                    "{}={v} names no backend: use auto, cpu or cuda, or unset it",
+                    fdlab_core::config::BACKEND
+                )
+            }),
+        }
+    }
+
+    /// `--backend`'s default: [`BackendArg::configured`], `auto` when that is an error (which
+    /// `main` reports before parsing).
+    pub fn configured_or_auto() -> BackendArg {
+        Self::configured().unwrap_or(BackendArg::Auto)
+    }
+}
+
 /// Opens the backend `arg` names; `auto` says in one line why it fell back to the CPU.
 pub fn open_backend(arg: BackendArg) -> Result<Backend> {
     let kind = match arg {

@@ -74,7 +74,7 @@ fn run(args: &RunArgs, transport: MpiTransport) -> anyhow::Result<i32> {
     let gpu = match opts.backend {
         BackendChoice::Cuda => {
             let devices = fdlab_solvers::gpu::device_count().map_err(anyhow::Error::msg)?;
-            let placement = transport.gpu_placement(devices)?;
+            let placement = transport.gpu_placement_with(devices, args.dist_options())?;
             let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
             if rank == 0 && cores == 1 {
                 eprintln!(

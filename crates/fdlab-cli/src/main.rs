@@ -47,7 +47,7 @@ enum Command {
     /// Run the benchmark suites on the best backend present.
     Bench {
         /// Backend to run on (also read from FDLAB_BACKEND).
-        #[arg(long, value_enum, default_value = "auto", env = "FDLAB_BACKEND")]
+        #[arg(long, value_enum, default_value_t = BackendArg::configured_or_auto())]
         backend: BackendArg,
         /// Suite(s) to run (repeatable). Stencil suites: nvidia-derivative, laplace-variants,
         /// amd-laplacian, roofline, probes (diagnostic cases for profiling); default: the
@@ -151,7 +151,7 @@ enum Command {
     /// shape against the CPU reference.
     Check {
         /// Backend to check (also read from FDLAB_BACKEND).
-        #[arg(long, value_enum, default_value = "auto", env = "FDLAB_BACKEND")]
+        #[arg(long, value_enum, default_value_t = BackendArg::configured_or_auto())]
         backend: BackendArg,
         /// Only these GPU strategies (repeatable); default: the conformance set.
         #[arg(long)]
@@ -178,6 +178,11 @@ fn main() {
     // SAFETY: restores the default action of one signal before any thread is started.
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+    // A bad FDLAB_BACKEND is an error before any work, as a bad --backend is.
+    if let Err(e) = BackendArg::configured() {
+        eprintln!("error: {e:#}");
+        std::process::exit(2);
     }
     let cli = Cli::parse();
     let r = match cli.command {

@@ -90,6 +90,38 @@ pub struct RunArgs {
     /// name summary.json records takes the same run back.
     #[arg(long, value_name = "NAME")]
     pub schedule: Option<fdlab_solvers::gpu::schedule::Schedule>,
+    /// How a split run's parts trade halos: `auto` (NCCL between distinct GPUs where the
+    /// build has it, else host memory) or `staged` (always through host memory).
+    #[arg(long, value_enum, default_value = "auto")]
+    pub exchange: ExchangeArg,
+    /// Step each part's interior only after its halos arrived, instead of while they travel
+    /// (for measuring what the overlap hides). Split runs only.
+    #[arg(long)]
+    pub no_overlap: bool,
+}
+
+/// `--exchange`: the halo path of a split run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExchangeArg {
+    /// NCCL between distinct GPUs where the build has it, else host memory.
+    Auto,
+    /// Always through host memory.
+    Staged,
+}
+
+impl RunArgs {
+    /// The split-run options these arguments give.
+    pub fn dist_options(&self) -> fdlab_dist::DistOptions {
+        fdlab_dist::DistOptions {
+            staged: self.exchange == ExchangeArg::Staged,
+            overlap: !self.no_overlap,
+        }
+    }
+
+    /// Whether `--exchange` or `--no-overlap` was given (they apply to split runs only).
+    pub fn split_options_given(&self) -> bool {
+        self.exchange != ExchangeArg::Auto || self.no_overlap
+    }
 }
 
 impl RunArgs {

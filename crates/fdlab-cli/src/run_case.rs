@@ -17,6 +17,14 @@ pub fn run_case(a: &RunArgs) -> Result<i32> {
     if let Some(gpus) = a.gpus {
         return run_on_gpus(a, gpus);
     }
+    if a.split_options_given() {
+        return Err(Error::Usage(
+            "--exchange and --no-overlap apply to split runs: add --gpus N, or start the run \
+             under mpirun"
+                .into(),
+        )
+        .into());
+    }
     if a.process_grid.is_some() {
         return Err(Error::Usage(format!(
             "--process-grid splits a run over several parts, and this one has a single part: \
@@ -101,7 +109,8 @@ fn run_on_gpus(a: &RunArgs, gpus: usize) -> Result<i32> {
         report_check(&line, &p);
         return Ok(0);
     }
-    let s = match fdlab_dist::threads::run_on_gpus(&case, &opts, gpus, dims) {
+    let s = match fdlab_dist::threads::run_on_gpus_with(&case, &opts, gpus, dims, a.dist_options())
+    {
         Ok(s) => s,
         Err(e) => {
             // A part stuck on a failed peer's device-side exchange never returns: end them all.
