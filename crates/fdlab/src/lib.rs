@@ -52,6 +52,8 @@ mod doc_snippets {
     struct Readme;
     #[doc = include_str!("../../../docs/architecture.md")]
     struct Architecture;
+    #[doc = include_str!("../../../docs/configuration.md")]
+    struct Configuration;
     #[doc = include_str!("../../../docs/conformance.md")]
     struct Conformance;
     #[doc = include_str!("../../../docs/decisions.md")]
@@ -68,6 +70,8 @@ mod doc_snippets {
     struct Performance;
     #[doc = include_str!("../../../docs/running.md")]
     struct Running;
+    #[doc = include_str!("../../../docs/schedules.md")]
+    struct Schedules;
     #[doc = include_str!("../../../docs/solvers.md")]
     struct Solvers;
     #[doc = include_str!("../../../docs/solvers-design.md")]
