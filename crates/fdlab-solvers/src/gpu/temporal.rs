@@ -316,34 +316,6 @@ pub enum Request {
     Shape(Temporal),
 }
 
-/// Parses `k` or `k,sx,sy,p,chunk` (what [`Temporal`]'s `Display` prints, less the `k=`).
-pub fn parse(text: &str) -> Result<Request, String> {
-    let text = text.trim().trim_start_matches("k=");
-    let v: Vec<u32> = text
-        .split(',')
-        .map(|x| {
-            x.trim()
-                .parse()
-                .map_err(|_| format!("'{x}' is not a count"))
-        })
-        .collect::<Result<_, _>>()?;
-    match v[..] {
-        [0] => Err("k = 0: give 1 (off) to 8".into()),
-        [1] => Ok(Request::Off),
-        [k] if k <= K_MAX => Ok(Request::K(k)),
-        [k] => Err(format!("k = {k} above {K_MAX}")),
-        [1, ..] => Ok(Request::Off),
-        [k, sx, sy, p, chunk] => Ok(Request::Shape(Temporal {
-            k,
-            sx,
-            sy,
-            p,
-            chunk,
-        })),
-        _ => Err("expected k or k,sx,sy,p,chunk".into()),
-    }
-}
-
 /// The shape to run for `request` (when `None`: the default measured
 /// on a device of `class`, as fdlab-cuda's `device_class` names it, else the model's): `None`
 /// for single steps. A requested shape that cannot run is an error.
@@ -482,9 +454,7 @@ mod tests {
     }
 
     #[test]
-    fn the_override_parses_what_display_prints() {
-        assert_eq!(parse("1"), Ok(Request::Off));
-        assert_eq!(parse(" 4 "), Ok(Request::K(4)));
+    fn a_requested_shape_runs_or_is_refused_by_the_plan() {
         let t = Temporal {
             k: 3,
             sx: 64,
@@ -492,12 +462,6 @@ mod tests {
             p: 4,
             chunk: 128,
         };
-        assert_eq!(parse(&t.to_string()), Ok(Request::Shape(t)));
-        assert_eq!(parse("3,64,32,4,128"), Ok(Request::Shape(t)));
-        assert_eq!(parse("1,64,32,4,128"), Ok(Request::Off));
-        for bad in ["0", "9", "4,64", "x", ""] {
-            assert!(parse(bad).is_err(), "{bad}");
-        }
         // A shape that cannot run is refused by the plan, not run.
         let huge = Temporal {
             sx: 128,
