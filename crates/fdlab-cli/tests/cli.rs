@@ -704,6 +704,11 @@ fn run_help_explains_every_option() {
             "Split the grid over a process grid",
         ),
         ("--gpus <N>", "Split the grid over N parts"),
+        (
+            "--exchange <EXCHANGE>",
+            "How a split run's parts trade halos",
+        ),
+        ("--no-overlap", "Step each part's interior only after"),
     ] {
         let at = help
             .find(option)
@@ -746,6 +751,14 @@ fn run_option_errors_say_what_to_give() {
         (
             vec!["--schedule", "heat:tile=3"],
             "the fields are launch, pass",
+        ),
+        (
+            vec!["--schedule", "heat:pass=off", "--backend", "cpu"],
+            "this run is on the CPU (--backend cpu): drop --schedule",
+        ),
+        (
+            vec!["--exchange", "staged"],
+            "apply to split runs: add --gpus N",
         ),
     ];
     for (extra, needle) in refused {

@@ -75,6 +75,12 @@ pub fn validate(case: &Case, opts: &RunOptions) -> Result<Prepared> {
             Physics::Fdtd => s.fdtd().map(|_| ()),
         };
         wanted.map_err(|e| Error::Usage(format!("--schedule {s}: {e}")))?;
+        if matches!(opts.backend, BackendChoice::Cpu) {
+            return Err(Error::Usage(format!(
+                "--schedule {s} sets how the GPU steppers run, and this run is on the CPU \
+                 (--backend cpu): drop --schedule, or use --backend cuda"
+            )));
+        }
     }
     let p = prepare(case)?;
     run_dir::check(case, &p, opts)?;
@@ -158,7 +164,10 @@ pub fn stepper_scheduled(
         BackendChoice::Cpu => cpu_stepper(p, precision),
         BackendChoice::Cuda => gpu(),
         BackendChoice::Auto => {
-            if crate::gpu::available().is_err() {
+            if let Err(why) = crate::gpu::available() {
+                if let Some(s) = schedule {
+                    eprintln!("note: the schedule {s} is for a GPU, and none is usable ({why}): the CPU runs the case");
+                }
                 return cpu_stepper(p, precision);
             }
             gpu().or_else(|e| {
