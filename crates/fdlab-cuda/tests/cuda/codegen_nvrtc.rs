@@ -9,7 +9,9 @@ use fdlab_cuda::codegen::{generate, module_source, CudaSource, KernelSpec};
 use fdlab_cuda::{nvrtc, Coefficients, Error, Strategy};
 use rayon::prelude::*;
 
-fn nvrtc_or_skip(test: &str) -> bool {
+/// Whether NVRTC can be loaded; with `FDLAB_REQUIRE_NVRTC=1` (CI) a missing NVRTC fails the
+/// test instead of skipping it.
+pub(crate) fn nvrtc_or_skip(test: &str) -> bool {
     if nvrtc::available() {
         return true;
     }

@@ -4,4 +4,5 @@
 
 mod codegen_nvrtc;
 mod kernels_unchanged;
+mod step_codegen;
 mod strategy_names;

@@ -15,9 +15,6 @@ use fdlab_core::step::{Expr, StepDescription, StepError};
 use fdlab_core::{Boundary, Precision};
 use std::fmt::Write;
 
-#[cfg(test)]
-mod tests;
-
 /// Threads per block along x.
 const BLOCK: u32 = 128;
 

@@ -1,22 +1,13 @@
-//! Every generated step kernel compiles with NVRTC for sm_90 (no GPU needed); skipped, saying
-//! so, without libnvrtc unless `FDLAB_REQUIRE_NVRTC=1`.
+//! Step descriptions lowered to CUDA: every generated step kernel compiles with NVRTC for
+//! sm_90 (no GPU needed), loads are shared, and the output is deterministic.
 
-use super::emit_step;
-use crate::nvrtc;
+use crate::codegen_nvrtc::nvrtc_or_skip;
 use fdlab_core::step::physics::acoustic_vd;
 use fdlab_core::step::{Expr, FieldDecl, StepDescription, Update};
 use fdlab_core::{Boundary, Grid, Precision, Stencil};
-
-fn nvrtc_or_skip(test: &str) -> bool {
-    if nvrtc::available() {
-        return true;
-    }
-    if std::env::var("FDLAB_REQUIRE_NVRTC").as_deref() == Ok("1") {
-        panic!("{test}: FDLAB_REQUIRE_NVRTC=1 but libnvrtc cannot be loaded");
-    }
-    eprintln!("SKIPPED {test}: libnvrtc not found (set LD_LIBRARY_PATH; see .ci/run)");
-    false
-}
+use fdlab_cuda::codegen::module_source;
+use fdlab_cuda::codegen::step::emit_step;
+use fdlab_cuda::nvrtc;
 
 /// A step that reads its target at its own point and a state level written earlier.
 fn two_updates(g: &Grid) -> StepDescription {
@@ -68,7 +59,7 @@ fn step_kernels_compile_for_sm_90() {
         // Equal code has an equal name (the auxiliary update does not depend on the dimension).
         kernels.sort_by(|a, b| a.name.cmp(&b.name));
         kernels.dedup_by(|a, b| a.name == b.name);
-        let src = crate::codegen::module_source(&kernels.iter().collect::<Vec<_>>());
+        let src = module_source(&kernels.iter().collect::<Vec<_>>());
         if let Err(e) = nvrtc::compile_unoptimized("fdlab_step_module", &src, "sm_90") {
             panic!("{e}");
         }
