@@ -89,6 +89,7 @@ pub fn setup(case: &TemporalCase) -> Result<Setup, fdlab_solvers::Error> {
             order: 8,
             dt,
             velocity: vec![1.0],
+            density: None,
             boundary: WaveBoundary::Periodic,
             initial,
             previous: None,

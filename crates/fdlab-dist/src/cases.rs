@@ -62,6 +62,7 @@ pub fn wave(n: [usize; 3], dim: usize, order: usize, boundary: WaveBoundary) -> 
         order,
         dt,
         velocity,
+        density: None,
         boundary,
         initial: noise(cells(n), 4),
         previous: Some(noise(cells(n), 5)),

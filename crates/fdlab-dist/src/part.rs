@@ -40,6 +40,9 @@ pub fn heat(s: &HeatSetup, sub: &Subdomain) -> HeatSetup {
 /// (receivers in their global order). Its CPML profiles, if any, are not the right ones: a
 /// stepper of it takes [`cpml_profiles`] instead.
 pub fn wave(s: &WaveSetup, sub: &Subdomain) -> Result<WaveSetup> {
+    if s.density.is_some() {
+        return Err(crate::run::density_refused());
+    }
     Ok(WaveSetup {
         n: sub.n,
         velocity: slice(&s.velocity, s.n, sub),

@@ -170,6 +170,7 @@ pub fn supported(setup: &fdlab_solvers::setup::Setup) -> Result<()> {
     use fdlab_solvers::setup::Setup;
     match setup {
         Setup::Heat(_) => Ok(()),
+        Setup::Wave(w) if w.density.is_some() => Err(crate::run::density_refused()),
         Setup::Wave(w) if matches!(w.boundary, WaveBoundary::Cpml { .. }) => Err(cpml_refused()),
         Setup::Wave(_) => Ok(()),
         _ => Err(Error::Unsupported(
@@ -201,6 +202,9 @@ pub fn heat(s: &HeatSetup, slab: &Slab) -> HeatSetup {
 pub fn wave(s: &WaveSetup, slab: &Slab) -> Result<WaveSetup> {
     if let WaveBoundary::Cpml { .. } = s.boundary {
         return Err(cpml_refused());
+    }
+    if s.density.is_some() {
+        return Err(crate::run::density_refused());
     }
     Ok(WaveSetup {
         n: slab.shape(s.n),

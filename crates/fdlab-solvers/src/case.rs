@@ -35,6 +35,15 @@ pub enum PrecisionName {
     F64,
 }
 
+impl From<PrecisionName> for fdlab_core::Precision {
+    fn from(p: PrecisionName) -> fdlab_core::Precision {
+        match p {
+            PrecisionName::F32 => fdlab_core::Precision::F32,
+            PrecisionName::F64 => fdlab_core::Precision::F64,
+        }
+    }
+}
+
 /// `[grid]`: points per axis and spacing.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -125,6 +134,9 @@ pub struct Material {
     pub diffusivity: Option<FieldSpec>,
     /// Velocity c (wave).
     pub velocity: Option<FieldSpec>,
+    /// Density ρ (wave): given, the step solves `p_tt = ρc² ∇·(ρ⁻¹ ∇p)` (variable density);
+    /// left out, `p_tt = c² Δp`.
+    pub density: Option<FieldSpec>,
 }
 
 /// `[[sources]]`: a Ricker point source (wave).
@@ -529,6 +541,16 @@ impl Case {
     /// κ or c (from the material fields). Returns the time-stepping plan. For an fdtd case
     /// `material_max` is unused: its limit is the Yee Courant limit (see [`fdtd`]).
     pub fn validate_with(&self, material_max: f64) -> Result<Plan> {
+        self.validate_with_limit(material_max, None)
+    }
+
+    /// [`Case::validate_with`] with the stability `limit` and its reason given by the caller
+    /// (a scheme whose limit the case's physics alone does not fix, e.g. variable density).
+    pub fn validate_with_limit(
+        &self,
+        material_max: f64,
+        limit: Option<(f64, String)>,
+    ) -> Result<Plan> {
         let s = &self.spec;
         if s.physics == Physics::Fdtd {
             return fdtd::plan(self);
@@ -551,12 +573,13 @@ impl Case {
                 format!("largest value {material_max}; it must be positive and finite"),
             ));
         }
-        let (limit, why) = match s.physics {
-            Physics::Heat => (
+        let (limit, why) = match (limit, s.physics) {
+            (Some(given), _) => given,
+            (None, Physics::Heat) => (
                 heat_dt_limit(s.scheme.order, &s.grid.spacing, material_max)?,
                 format!("explicit Euler: dt·κ_max·λ_max ≤ 2 with κ_max = {material_max}, λ_max the largest eigenvalue of the order-{} Laplacian", s.scheme.order),
             ),
-            Physics::Wave | Physics::Fdtd => (
+            (None, Physics::Wave | Physics::Fdtd) => (
                 wave_dt_limit(s.scheme.order, &s.grid.spacing, material_max)?,
                 format!("leapfrog CFL: c_max·dt·sqrt(λ_max) ≤ 2 with c_max = {material_max}, order {}", s.scheme.order),
             ),

@@ -10,6 +10,7 @@ use crate::heat::{HeatCpu, HeatSetup};
 use crate::physics::{heat_dt_limit, wave_dt_limit};
 use crate::stepper::Stepper;
 use crate::wave::{PointSource, WaveBoundary, WaveCpu, WaveSetup};
+use crate::wave_vd::WaveVdCpu;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
@@ -65,6 +66,16 @@ pub fn reference(setup: &Setup, precision: PrecisionName) -> Result<Box<dyn Step
         }
         (Setup::Heat(s), PrecisionName::F32) => {
             let mut c = HeatCpu::<f32>::new(s)?;
+            c.use_reference(true);
+            Box::new(c)
+        }
+        (Setup::Wave(s), PrecisionName::F64) if s.density.is_some() => {
+            let mut c = WaveVdCpu::<f64>::new(s)?;
+            c.use_reference(true);
+            Box::new(c)
+        }
+        (Setup::Wave(s), PrecisionName::F32) if s.density.is_some() => {
+            let mut c = WaveVdCpu::<f32>::new(s)?;
             c.use_reference(true);
             Box::new(c)
         }
@@ -207,6 +218,7 @@ pub fn cases(quick: bool) -> Vec<CheckCase> {
                                 order,
                                 dt,
                                 velocity,
+                                density: None,
                                 boundary,
                                 initial: random_field(&mut rng, cells, -1.0, 1.0),
                                 previous: varying.then(|| random_field(&mut rng, cells, -1.0, 1.0)),
@@ -215,6 +227,9 @@ pub fn cases(quick: bool) -> Vec<CheckCase> {
                             }),
                             precision,
                         });
+                        if varying && (!quick || dim == 2) {
+                            out.push(density_case(&out[out.len() - 1], &mut rng));
+                        }
                     }
                 }
             }
@@ -228,6 +243,24 @@ pub fn cases(quick: bool) -> Vec<CheckCase> {
         }
     }
     out
+}
+
+/// `case` (a wave with varying velocity) with a random density in `[1, 3)`: the
+/// variable-density step, its time step from that scheme's limit.
+fn density_case(case: &CheckCase, rng: &mut SmallRng) -> CheckCase {
+    let mut case = case.clone();
+    if let Setup::Wave(w) = &mut case.setup {
+        let rho = random_field(rng, w.n.iter().product(), 1.0, 3.0);
+        let c_eff = crate::physics::vd_speed(w.n, w.dim, w.order / 2, &rho, &w.velocity);
+        w.dt = 0.5
+            * crate::physics::wave_vd_dt_limit(w.order, &w.spacing[..w.dim], c_eff).unwrap_or(0.0);
+        for s in &mut w.sources {
+            s.t0 = 12.0 * w.dt;
+        }
+        w.density = Some(rho);
+        case.name = case.name.replacen("c(x)", "c(x) ρ(x)", 1);
+    }
+    case
 }
 
 /// The cases of a folder of case files (the repository's `examples/cases`), at their own sizes

@@ -100,6 +100,9 @@ pub enum Error {
     /// An error from fdlab-core (grid or stencil construction).
     #[error(transparent)]
     Core(#[from] fdlab_core::Error),
+    /// A step description was refused (the message says what to change).
+    #[error(transparent)]
+    Step(#[from] fdlab_core::step::StepError),
     /// An error from the output writers that none of the variants above describes.
     #[error(transparent)]
     Output(fdlab_output::Error),

@@ -47,6 +47,7 @@ pub mod summary;
 pub mod temporal_checks;
 pub mod wave;
 mod wave_row;
+pub mod wave_vd;
 
 /// The output writers ([`fdlab_output`]), at the path they had in this crate.
 pub use fdlab_output as output;

@@ -13,6 +13,7 @@ use crate::signals;
 use crate::stepper::Stepper;
 use crate::summary::{RunRecord, SampleTimes, Summary};
 use crate::wave::WaveCpu;
+use crate::wave_vd::WaveVdCpu;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -115,6 +116,7 @@ pub fn gpu_stepper_scheduled(
     schedule: Option<&Schedule>,
 ) -> Result<Box<dyn Stepper>> {
     use crate::gpu::{FdtdGpu, HeatGpu, WaveGpu};
+    use crate::wave_vd::WaveVdGpu;
     use PrecisionName::{F32, F64};
     Ok(match (setup, precision) {
         (Setup::Heat(s), p) => {
@@ -122,6 +124,18 @@ pub fn gpu_stepper_scheduled(
             match p {
                 F64 => Box::new(HeatGpu::<f64>::with_schedule(s, h)?),
                 F32 => Box::new(HeatGpu::<f32>::with_schedule(s, h)?),
+            }
+        }
+        (Setup::Wave(s), p) if s.density.is_some() => {
+            if let Some(sch) = schedule {
+                return Err(Error::Usage(format!(
+                    "schedule {sch}: the variable-density step (material.density) runs its \
+                     description's kernels and takes no schedule; leave the schedule out"
+                )));
+            }
+            match p {
+                F64 => Box::new(WaveVdGpu::<f64>::new(s)?),
+                F32 => Box::new(WaveVdGpu::<f32>::new(s)?),
             }
         }
         (Setup::Wave(s), p) => {
@@ -188,6 +202,12 @@ pub fn cpu_stepper_for(setup: &Setup, precision: PrecisionName) -> Result<Box<dy
     Ok(match (setup, precision) {
         (Setup::Heat(s), PrecisionName::F64) => Box::new(HeatCpu::<f64>::new(s)?),
         (Setup::Heat(s), PrecisionName::F32) => Box::new(HeatCpu::<f32>::new(s)?),
+        (Setup::Wave(s), PrecisionName::F64) if s.density.is_some() => {
+            Box::new(WaveVdCpu::<f64>::new(s)?)
+        }
+        (Setup::Wave(s), PrecisionName::F32) if s.density.is_some() => {
+            Box::new(WaveVdCpu::<f32>::new(s)?)
+        }
         (Setup::Wave(s), PrecisionName::F64) => Box::new(WaveCpu::<f64>::new(s)?),
         (Setup::Wave(s), PrecisionName::F32) => Box::new(WaveCpu::<f32>::new(s)?),
         (Setup::Fdtd(s), PrecisionName::F64) => Box::new(FdtdCpu::<f64>::new(s)?),

@@ -5,7 +5,7 @@ use crate::case::{BoundarySpec, Case, FieldSpec, Initial, Physics, Plan};
 use crate::error::{Error, Result};
 use crate::heat::HeatSetup;
 use crate::output::read_npy;
-use crate::physics::text_mask;
+use crate::physics::{text_mask, vd_speed, wave_vd_dt_limit};
 use crate::wave::{PointSource, WaveBoundary, WaveSetup};
 
 /// A case ready to run: its plan, the setup of its stepper and what looks wrong but runs.
@@ -252,6 +252,24 @@ fn check_memory(case: &Case, cells: usize) -> Result<()> {
     ))
 }
 
+/// `material.density` of a wave case, checked like the other material fields; refused in a
+/// heat case (which has no density).
+fn density(case: &Case) -> Result<Option<Vec<f64>>> {
+    let key = "material.density";
+    let Some(spec) = &case.spec.material.density else {
+        return Ok(None);
+    };
+    if case.spec.physics != Physics::Wave {
+        return Err(case.invalid(
+            key,
+            "only wave cases have a density; remove it from this case".into(),
+        ));
+    }
+    let rho = material(case, key, spec)?;
+    check_material(case, key, spec, &rho)?;
+    Ok(Some(rho))
+}
+
 /// Validate a case completely (material files included) and build its stepper setup.
 pub fn prepare(case: &Case) -> Result<Prepared> {
     let s = &case.spec;
@@ -283,7 +301,24 @@ pub fn prepare(case: &Case) -> Result<Prepared> {
     })?;
     let mat = material(case, key, spec)?;
     check_material(case, key, spec, &mat)?;
-    let plan = case.validate_with(mat.iter().cloned().fold(0.0, f64::max))?;
+    let density = density(case)?;
+    let c_max = mat.iter().cloned().fold(0.0, f64::max);
+    let plan = match &density {
+        // Checked positive and finite: the limit is that of the staggered scheme.
+        Some(rho) if c_max > 0.0 && c_max.is_finite() => {
+            let c_eff = vd_speed(shape3(case), case.dim(), s.scheme.order / 2, rho, &mat);
+            let limit = wave_vd_dt_limit(s.scheme.order, &s.grid.spacing, c_eff)
+                .map_err(|e| case.invalid("scheme.order", e.to_string()))?;
+            let why = format!(
+                "leapfrog CFL of the variable-density step: c_eff·dt·sqrt(λ_max) ≤ 2 with \
+                 c_eff = {c_eff} (sqrt of the largest ρc² times the largest 1/ρ it meets), \
+                 order {}",
+                s.scheme.order
+            );
+            case.validate_with_limit(c_max, Some((limit, why)))?
+        }
+        _ => case.validate_with(c_max)?,
+    };
     let init = initial(case)?;
     check_initial(case, &init)?;
     let warnings = match s.physics {
@@ -348,6 +383,7 @@ pub fn prepare(case: &Case) -> Result<Prepared> {
                 previous: None,
                 sources,
                 receivers,
+                density,
             })
         }
     };

@@ -184,6 +184,7 @@ fn wave_cases(rng: &mut SmallRng) -> Vec<TemporalCase> {
                                     order,
                                     dt,
                                     velocity,
+                                    density: None,
                                     boundary,
                                     initial: random_field(rng, cells, -1.0, 1.0),
                                     previous: Some(random_field(rng, cells, -1.0, 1.0)),

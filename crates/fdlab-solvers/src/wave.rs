@@ -54,6 +54,9 @@ pub struct WaveSetup {
     pub dt: f64,
     /// Velocity: one value, or one per grid point.
     pub velocity: Vec<f64>,
+    /// Density: one value, or one per grid point; `None` for the constant-density equation
+    /// `p_tt = c²Δp` (with a density the step is [`crate::wave_vd`]'s).
+    pub density: Option<Vec<f64>>,
     /// Boundary treatment.
     pub boundary: WaveBoundary,
     /// Pressure at step 0.
@@ -132,8 +135,17 @@ pub struct WaveCoefficients {
 
 impl WaveSetup {
     /// The backend-neutral coefficients of this setup.
+    /// Refused for a setup with a density: its step is [`crate::wave_vd`]'s, and these
+    /// coefficients would silently drop the density.
     pub fn coefficients(&self) -> Result<WaveCoefficients> {
         let s = self;
+        if s.density.is_some() {
+            return Err(Error::Usage(
+                "a variable-density setup (density given) runs on crate::wave_vd's stepper, \
+                 not the constant-density one"
+                    .into(),
+            ));
+        }
         let r = s.order / 2;
         let cells = s.n[0] * s.n[1] * s.n[2];
         let mut w2: [Vec<f64>; 3] = std::array::from_fn(|_| vec![0.0; r + 1]);

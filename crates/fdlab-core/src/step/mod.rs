@@ -58,6 +58,10 @@ pub struct FieldDecl {
     pub name: String,
     /// Its role.
     pub role: Role,
+    /// Per axis, whether the field is stored on half points: index `i` holds the value at
+    /// `i + ½` (a CPML memory variable of a flux, a face-centred coefficient). Reads of it
+    /// lie on half points there and its updates must land there.
+    pub half: [bool; 3],
 }
 
 impl FieldDecl {
@@ -66,6 +70,7 @@ impl FieldDecl {
         FieldDecl {
             name: name.into(),
             role: Role::State { levels },
+            half: [false; 3],
         }
     }
 
@@ -74,6 +79,7 @@ impl FieldDecl {
         FieldDecl {
             name: name.into(),
             role: Role::Coefficient,
+            half: [false; 3],
         }
     }
 
@@ -82,7 +88,14 @@ impl FieldDecl {
         FieldDecl {
             name: name.into(),
             role: Role::Auxiliary,
+            half: [false; 3],
         }
+    }
+
+    /// The same field stored on half points along `axis`.
+    pub fn half_on(mut self, axis: Axis) -> FieldDecl {
+        self.half[axis.index()] = true;
+        self
     }
 }
 
@@ -158,7 +171,9 @@ impl Update {
 ///
 /// Reads outside the grid follow `boundary`: [`Boundary::Periodic`] wraps,
 /// [`Boundary::Neumann`] mirrors, [`Boundary::Dirichlet`] reads zero (a homogeneous Dirichlet
-/// halo; unlike a stencil apply, every point of the update's region is computed).
+/// halo; unlike a stencil apply, every point of the update's region is computed) except for
+/// coefficient fields, which take the nearest point inside the grid (a material continues
+/// outward: a rigid wall keeps its face's buoyancy).
 #[derive(Debug, Clone, PartialEq)]
 pub struct StepDescription {
     /// Grid dimension (1 to 3).

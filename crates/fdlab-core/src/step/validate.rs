@@ -178,14 +178,19 @@ pub(super) fn validate(d: &StepDescription) -> Result<(), StepError> {
                 return Err(StepError::SelfRead { name, offset });
             }
         }
-        let loc = location(&u.expr)?;
+        let loc = location(d, &u.expr)?;
         for (a, l) in loc.iter().enumerate().take(d.dim) {
-            if *l == Location::Half {
+            let want = if decl.half[a] {
+                Location::Half
+            } else {
+                Location::Node
+            };
+            if *l != want && *l != Location::Free {
                 return Err(StepError::Stagger {
                     axis: AXIS_NAMES[a],
                     detail: format!(
-                        "the update of '{}' lies on half points; bring it back with a \
-                         backward operator",
+                        "the update of '{}' lies on {l:?} points but the field is stored on \
+                         {want:?} points; move it with a forward or backward operator",
                         u.target
                     ),
                 });
@@ -297,9 +302,13 @@ fn unit_grid(dim: usize) -> Grid {
 
 /// Where `e` lies along each axis; errors on operands at different points and on staggered
 /// operators applied to values already on their target points.
-pub(super) fn location(e: &Expr) -> Result<[Location; 3], StepError> {
+pub(super) fn location(d: &StepDescription, e: &Expr) -> Result<[Location; 3], StepError> {
+    let location = |e: &Expr| location(d, e);
     Ok(match e {
-        Expr::Field { .. } => [Location::Node; 3],
+        Expr::Field { name, .. } => {
+            let half = d.field(name).map_or([false; 3], |f| f.half);
+            half.map(|h| if h { Location::Half } else { Location::Node })
+        }
         Expr::Const(_) | Expr::Param(_) => [Location::Free; 3],
         Expr::Neg(a) => location(a)?,
         Expr::Bin(_, a, b) => {

@@ -2,18 +2,23 @@
 //! its expression tree, in `f64`, rayon over rows. Simple, slow, correct: what the generated
 //! kernels are compared with.
 
-use fdlab_core::step::{BinOp, Expr, Slots, StepDescription, StepError};
-use fdlab_core::{Boundary, Field, Grid, Scalar};
+use fdlab_core::step::{BinOp, Expr, Role, Slots, StepDescription, StepError};
+use fdlab_core::{Boundary, Field, Grid, Region, Scalar};
 use rayon::prelude::*;
 
+mod array;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod tests_acoustic;
+#[cfg(test)]
+mod tests_array;
 
 /// An expression with its fields and parameters looked up once.
 enum Node<'a, T> {
-    Read(&'a [T], [i32; 3]),
+    /// A field's values, the offset, and whether reads outside the grid take the nearest
+    /// point inside it (a coefficient under a zero halo) instead of the boundary's answer.
+    Read(&'a [T], [i32; 3], bool),
     Const(f64),
     Bin(BinOp, Box<Node<'a, T>>, Box<Node<'a, T>>),
     Neg(Box<Node<'a, T>>),
@@ -35,7 +40,9 @@ fn resolve<'a, T: Scalar>(
             let f = slots
                 .get(name, *level)
                 .ok_or_else(|| StepError::UnknownField { name: name.clone() })?;
-            Node::Read(f.as_slice(), *offset)
+            let nearest = d.boundary == Boundary::Dirichlet
+                && d.field(name).is_some_and(|f| f.role == Role::Coefficient);
+            Node::Read(f.as_slice(), *offset, nearest)
         }
         Expr::Const(c) => Node::Const(*c),
         Expr::Param(p) => {
@@ -63,14 +70,24 @@ fn resolve<'a, T: Scalar>(
     })
 }
 
+/// Where a read at `i` along an axis of `n` points lands: the boundary's answer, or with
+/// `nearest` the closest point inside the grid.
+fn map(bc: Boundary, nearest: bool, i: i64, n: usize) -> Option<usize> {
+    if nearest {
+        Some(i.clamp(0, n as i64 - 1) as usize)
+    } else {
+        bc.map(i, n)
+    }
+}
+
 /// Evaluates `n` at point `p` (possibly outside the grid, for reads inside stencils).
 fn eval<T: Scalar>(n: &Node<'_, T>, p: [i64; 3], grid: &Grid, bc: Boundary) -> f64 {
     match n {
-        Node::Read(data, o) => {
+        Node::Read(data, o, nearest) => {
             let shape = grid.shape();
             let mut idx = [0usize; 3];
             for a in 0..3 {
-                match bc.map(p[a] + o[a] as i64, shape[a]) {
+                match map(bc, *nearest, p[a] + o[a] as i64, shape[a]) {
                     Some(i) => idx[a] = i,
                     None => return 0.0, // zero outside the grid
                 }
@@ -85,6 +102,24 @@ fn eval<T: Scalar>(n: &Node<'_, T>, p: [i64; 3], grid: &Grid, bc: Boundary) -> f
             acc + w * eval(e, q, grid, bc)
         }),
     }
+}
+
+/// The value of `node` at every point of `region`, point by point (x fastest).
+fn eval_points<T: Scalar>(
+    node: &Node<'_, T>,
+    region: Region,
+    grid: &Grid,
+    bc: Boundary,
+) -> Vec<f64> {
+    let rows: Vec<(usize, usize)> = (region.lo[2]..region.hi[2])
+        .flat_map(|k| (region.lo[1]..region.hi[1]).map(move |j| (j, k)))
+        .collect();
+    rows.par_iter()
+        .flat_map_iter(|&(j, k)| {
+            (region.lo[0]..region.hi[0])
+                .map(move |i| eval(node, [i as i64, j as i64, k as i64], grid, bc))
+        })
+        .collect()
 }
 
 /// Checks that every buffer is there and has `grid`'s shape.
@@ -119,6 +154,18 @@ pub fn run_step<T: Scalar>(
     slots: &mut Slots<Field<T>>,
     params: &[(&str, f64)],
 ) -> Result<(), StepError> {
+    run_step_with(d, grid, slots, params, false)
+}
+
+/// [`run_step`] evaluating point by point (`reference`: the tree of each point on its own, the
+/// definition the fast path is tested against) or a box at a time (the fast path).
+pub fn run_step_with<T: Scalar>(
+    d: &StepDescription,
+    grid: &Grid,
+    slots: &mut Slots<Field<T>>,
+    params: &[(&str, f64)],
+    reference: bool,
+) -> Result<(), StepError> {
     d.validate_on(grid)?;
     let values = d.param_values(params)?;
     check_buffers(grid, slots)?;
@@ -127,17 +174,12 @@ pub fn run_step<T: Scalar>(
         let region = u.region.resolve(grid, u.expr.reach());
         let out: Vec<T> = {
             let node = resolve(d, &u.expr, slots, &values)?;
-            let rows: Vec<(usize, usize)> = (region.lo[2]..region.hi[2])
-                .flat_map(|k| (region.lo[1]..region.hi[1]).map(move |j| (j, k)))
-                .collect();
-            rows.par_iter()
-                .flat_map_iter(|&(j, k)| {
-                    let node = &node;
-                    (region.lo[0]..region.hi[0]).map(move |i| {
-                        T::from_f64(eval(node, [i as i64, j as i64, k as i64], grid, bc))
-                    })
-                })
-                .collect()
+            let values = if reference {
+                eval_points(&node, region, grid, bc)
+            } else {
+                array::eval_region(&node, region, grid, bc)
+            };
+            values.into_iter().map(T::from_f64).collect()
         };
         let target = slots
             .get_mut(&u.target, u.level)

@@ -133,3 +133,66 @@ fn invalid_descriptions_are_refused_with_their_reason() {
         Err(StepError::TooWide { .. })
     ));
 }
+
+/// A field stored on half points: its reads lie there, its updates must land there, and a
+/// staggered operator brings it back; the layered acoustic step refuses a source outside the
+/// grid before any work.
+#[test]
+fn half_point_fields_are_placed_and_checked() {
+    use fdlab_core::step::physics::{acoustic_vd_layers, AcousticVdSpec};
+    use fdlab_core::step::Stagger::{Backward, Forward};
+    use fdlab_core::Axis::X;
+    let g = Grid::new(&[12], &[0.5]).unwrap();
+    let flux = |expr: Expr| StepDescription {
+        dim: 1,
+        boundary: Boundary::Dirichlet,
+        fields: vec![
+            FieldDecl::state("u", 1),
+            FieldDecl::auxiliary("f").half_on(X),
+        ],
+        params: vec![],
+        updates: vec![Update::new("f", 0, expr)],
+    };
+    let u = Expr::field("u");
+    // D⁺u lies on half points: it may be stored in f; u itself may not.
+    assert!(flux(u.clone().d1(&g, X, Forward, 2).unwrap())
+        .validate()
+        .is_ok());
+    assert!(matches!(
+        flux(u.clone()).validate(),
+        Err(StepError::Stagger { .. })
+    ));
+    // f read back is on half points: adding it to u is refused, D⁻f is on integer points.
+    let mut d = flux(u.clone().d1(&g, X, Forward, 2).unwrap());
+    d.updates
+        .push(Update::new("u", 1, u.clone() + Expr::field("f")));
+    assert!(matches!(d.validate(), Err(StepError::Stagger { .. })));
+    d.updates[1] = Update::new("u", 1, u + Expr::field("f").d1(&g, X, Backward, 2).unwrap());
+    assert!(d.validate().is_ok());
+    // With u = x², D⁻(D⁺u) = 2 away from the walls.
+    let mut s = Slots::new(&d, |name, _| {
+        Ok::<_, ()>(Field::<f64>::from_fn(&g, |x| {
+            if name == "u" {
+                x[0] * x[0]
+            } else {
+                0.0
+            }
+        }))
+    })
+    .unwrap();
+    run_step(&d, &g, &mut s, &[]).unwrap();
+    let u1 = s.get("u", 0).unwrap();
+    for i in 2..10 {
+        let x = i as f64 * 0.5;
+        assert!((u1.at(i, 0, 0) - (x * x + 2.0)).abs() < 1e-12, "{i}");
+    }
+    let g2 = Grid::unit(&[20, 20]).unwrap();
+    let spec = AcousticVdSpec {
+        accuracy: 4,
+        boundary: Boundary::Dirichlet,
+        layer: Some(4),
+        sources: vec![[5, 20, 0]],
+    };
+    let e = acoustic_vd_layers(&g2, &spec).unwrap_err();
+    assert!(e.to_string().contains("outside the grid along y"), "{e}");
+}

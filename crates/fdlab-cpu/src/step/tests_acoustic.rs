@@ -108,6 +108,14 @@ fn variable_density_matches_a_naive_loop() {
             0.0
         }
     };
+    // Coefficients continue outward: the nearest point inside the grid.
+    let near = |f: &Field<f64>, i: i64, j: i64| {
+        f.at(
+            i.clamp(0, nx as i64 - 1) as usize,
+            j.clamp(0, ny as i64 - 1) as usize,
+            0,
+        )
+    };
     let (c1, c2) = (9.0 / 8.0, -1.0 / 24.0);
     // Flux at (i + ½, j) along x, or (i, j + ½) along y.
     let flux = |i: i64, j: i64, ax: usize| {
@@ -120,9 +128,9 @@ fn variable_density_matches_a_naive_loop() {
         };
         let bb = |o: i64| {
             if ax == 0 {
-                at(&b, i + o, j)
+                near(&b, i + o, j)
             } else {
-                at(&b, i, j + o)
+                near(&b, i, j + o)
             }
         };
         let dp = (c1 * (s(1) - s(0)) + c2 * (s(2) - s(-1))) / h[ax];

@@ -2,7 +2,7 @@
 //! sm_90 (no GPU needed), loads are shared, and the output is deterministic.
 
 use crate::codegen_nvrtc::nvrtc_or_skip;
-use fdlab_core::step::physics::acoustic_vd;
+use fdlab_core::step::physics::{acoustic_vd, acoustic_vd_layers, AcousticVdSpec};
 use fdlab_core::step::{Expr, FieldDecl, StepDescription, Update};
 use fdlab_core::{Boundary, Grid, Precision, Stencil};
 use fdlab_cuda::codegen::module_source;
@@ -48,6 +48,17 @@ fn step_kernels_compile_for_sm_90() {
             sources.push(acoustic_vd(&g, acc, bc).unwrap());
         }
         sources.push(two_updates(&g));
+        if dim > 1 {
+            // CPML memory variables on half points, coefficients read at the nearest point
+            // under the zero halo, point sources.
+            let spec = AcousticVdSpec {
+                accuracy: 8,
+                boundary: Boundary::Dirichlet,
+                layer: Some(4),
+                sources: vec![[8, 8, 0], [3, 4, 0]],
+            };
+            sources.push(acoustic_vd_layers(&g, &spec).unwrap());
+        }
     }
     // One module per precision: one NVRTC call each (kernels share the prelude).
     for p in Precision::ALL {

@@ -8,6 +8,7 @@ use super::{fdtd_sources, heat, march_sizes, wave};
 use crate::case::PrecisionName;
 use crate::error::Result;
 use crate::setup::Setup;
+use crate::wave::WaveSetup;
 use fdlab_cuda::codegen::CudaSource;
 use fdlab_cuda::CudaScalar;
 
@@ -62,6 +63,18 @@ fn of<T: CudaScalar>(
 ) -> Result<Vec<GeneratedKernel>> {
     let bytes = std::mem::size_of::<T>();
     let mut out = vec![];
+    if let Setup::Wave(
+        s @ WaveSetup {
+            density: Some(_), ..
+        },
+    ) = setup
+    {
+        let shape = "one launch per update over its region";
+        return Ok(crate::wave_vd::kernel_sources(s, T::PRECISION)?
+            .into_iter()
+            .map(|src| kernel(src, shape))
+            .collect());
+    }
     match setup {
         Setup::Heat(s) => {
             let sched = schedule.map(Schedule::heat).transpose()?;

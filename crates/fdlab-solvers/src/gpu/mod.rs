@@ -381,6 +381,7 @@ pub fn kernel_sources(
     use crate::case::PrecisionName::{F32, F64};
     use crate::setup::Setup;
     Ok(match (setup, precision) {
+        (Setup::Wave(s), p) if s.density.is_some() => crate::wave_vd::kernel_sources(s, p.into())?,
         (Setup::Heat(s), F32) => heat::all_sources::<f32>(s)?,
         (Setup::Heat(s), F64) => heat::all_sources::<f64>(s)?,
         (Setup::Wave(s), F32) => wave::all_sources::<f32>(s)?,

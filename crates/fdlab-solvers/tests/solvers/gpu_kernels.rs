@@ -127,6 +127,7 @@ fn every_temporal_pass_compiles_for_sm_90() {
                     order,
                     dt: 0.05,
                     velocity: vec![1.5],
+                    density: None,
                     boundary,
                     initial: vec![],
                     previous: None,

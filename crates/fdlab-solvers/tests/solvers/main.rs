@@ -19,3 +19,4 @@ mod fdtd_shapes;
 mod gpu_kernels;
 mod outputs;
 mod validation;
+mod wave_density;

@@ -2,5 +2,7 @@
 //! that any executor runs; nothing here knows a device.
 
 mod acoustic_vd;
+mod acoustic_vd_layers;
 
 pub use acoustic_vd::{acoustic_vd, acoustic_vd_with, AcousticVd};
+pub use acoustic_vd_layers::{acoustic_vd_layers, AcousticVdSpec};

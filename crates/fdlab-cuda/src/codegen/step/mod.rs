@@ -11,7 +11,7 @@
 
 use super::emit::{coord, literal};
 use super::source::{fnv1a, CudaSource, InputKind};
-use fdlab_core::step::{Expr, StepDescription, StepError};
+use fdlab_core::step::{Expr, Role, StepDescription, StepError};
 use fdlab_core::{Boundary, Precision};
 use std::fmt::Write;
 
@@ -139,6 +139,18 @@ fn emit_update(d: &StepDescription, u: usize, precision: Precision) -> StepKerne
     };
     let value = em.expr(&up.expr, [0; 3]);
     let ty = em.ty;
+    // Which loads read a coefficient field: under a zero halo those take the nearest point
+    // inside the grid (a material continues outward), not zero.
+    let coefficient: Vec<bool> = em
+        .loads
+        .iter()
+        .map(|(input, _)| {
+            input.is_some_and(|m| {
+                d.field(&em.inputs[m].0)
+                    .is_some_and(|f| f.role == Role::Coefficient)
+            })
+        })
+        .collect();
     let mut s = String::new();
     let mut line = |indent: usize, text: &str| {
         let _ = writeln!(s, "{}{text}", "  ".repeat(indent));
@@ -169,17 +181,34 @@ fn emit_update(d: &StepDescription, u: usize, precision: Precision) -> StepKerne
             depth + 1,
             &format!("for (int {v} = {start}; {v} < {end}; {v} += {step}) {{"),
         );
-        maps(&mut line, depth + 2, 2 - depth, v, d.boundary, &em.loads);
+        maps(
+            &mut line,
+            depth + 2,
+            2 - depth,
+            v,
+            d.boundary,
+            &em.loads,
+            &coefficient,
+        );
     }
     for (n, (input, o)) in em.loads.iter().enumerate() {
         let c = |a: usize, base: &str| coord(a, base, o[a]);
-        let idx = format!("FD_IDX({}, {}, {})", c(0, "i"), c(1, "j"), c(2, "k"));
+        let clamped = |a: usize, base: &str| match (coefficient[n], d.boundary, o[a]) {
+            (true, Boundary::Dirichlet, o) if o != 0 => format!("{}_c", coord(a, base, o)),
+            _ => c(a, base),
+        };
+        let idx = format!(
+            "FD_IDX({}, {}, {})",
+            clamped(0, "i"),
+            clamped(1, "j"),
+            clamped(2, "k")
+        );
         let load = match input {
             None => format!("out[{idx}]"),
             Some(m) => format!("__ldg(in{m} + {idx})"),
         };
         let ok: Vec<String> = (0..3)
-            .filter(|&a| d.boundary == Boundary::Dirichlet && o[a] != 0)
+            .filter(|&a| d.boundary == Boundary::Dirichlet && o[a] != 0 && !coefficient[n])
             .map(|a| format!("{}_ok", c(a, ["i", "j", "k"][a])))
             .collect();
         let load = if ok.is_empty() {
@@ -217,7 +246,8 @@ fn emit_update(d: &StepDescription, u: usize, precision: Precision) -> StepKerne
 }
 
 /// Declares the mapped coordinate of every distinct nonzero offset along `axis` (and, for a
-/// zero halo, whether it is inside the grid).
+/// zero halo, whether it is inside the grid, and the nearest coordinate inside it where a
+/// coefficient load, flagged in `coefficient`, needs it).
 fn maps(
     line: &mut dyn FnMut(usize, &str),
     indent: usize,
@@ -225,6 +255,7 @@ fn maps(
     base: &str,
     bc: Boundary,
     loads: &[Load],
+    coefficient: &[bool],
 ) {
     let n = ["nx", "ny", "nz"][axis];
     let mut offs: Vec<i32> = loads
@@ -252,6 +283,16 @@ fn maps(
                     indent,
                     &format!("const bool {name}_ok = (unsigned){name} < (unsigned){n};"),
                 );
+                let nearest = loads
+                    .iter()
+                    .zip(coefficient)
+                    .any(|(l, &c)| c && l.1[axis] == o);
+                if nearest {
+                    line(
+                        indent,
+                        &format!("const int {name}_c = min(max({name}, 0), {n} - 1);"),
+                    );
+                }
             }
         }
     }

@@ -1,0 +1,112 @@
+//! The variable-density step on a GPU: the kernels the one emitter generates from the
+//! description, one launch per update.
+
+use super::{bytes_of, prepare, Exec, WaveVd};
+use crate::error::{Error, Result};
+use crate::wave::WaveSetup;
+use fdlab_core::step::{Slots, StepDescription};
+use fdlab_core::{Field, Grid, Region};
+use fdlab_cuda::{CudaScalar, Device, DeviceField, StepProgram};
+
+/// Fields on the device, stepped by a [`StepProgram`].
+pub struct GpuExec<T: CudaScalar> {
+    program: StepProgram,
+    grid: Grid,
+    slots: Slots<DeviceField<T>>,
+    // Declared last: the fields and program are freed before the device they live on.
+    _dev: Device,
+}
+
+fn missing(name: &str, level: i32) -> Error {
+    Error::Invalid(format!("the step has no field '{name}' at level {level}"))
+}
+
+impl<T: CudaScalar> GpuExec<T> {
+    fn field(&self, name: &str, level: i32) -> Result<&DeviceField<T>> {
+        self.slots
+            .get(name, level)
+            .ok_or_else(|| missing(name, level))
+    }
+}
+
+impl<T: CudaScalar> Exec for GpuExec<T> {
+    fn step(&mut self, params: &[(&str, f64)]) -> Result<()> {
+        self.program.run(&self.grid, &mut self.slots, params)?;
+        Ok(())
+    }
+
+    fn read(&self, name: &str, level: i32) -> Result<Vec<f64>> {
+        let host = self.field(name, level)?.download()?;
+        Ok(host.as_slice().iter().map(|v| v.as_f64()).collect())
+    }
+
+    fn write(&mut self, name: &str, level: i32, values: &[f64]) -> Result<()> {
+        let host = Field::from_vec(&self.grid, values.iter().map(|v| T::from_f64(*v)).collect())?;
+        let f = self
+            .slots
+            .get_mut(name, level)
+            .ok_or_else(|| missing(name, level))?;
+        f.copy_from(&host)?;
+        Ok(())
+    }
+
+    fn sample(&self, name: &str, at: &[usize]) -> Result<Vec<f64>> {
+        let f = self.field(name, 0)?;
+        let n = self.grid.shape();
+        at.iter()
+            .map(|&i| {
+                let lo = [i % n[0], i / n[0] % n[1], i / (n[0] * n[1])];
+                let one = Region {
+                    lo,
+                    hi: lo.map(|c| c + 1),
+                };
+                Ok(f.view(one)?.download()?.as_slice()[0].as_f64())
+            })
+            .collect()
+    }
+
+    fn backend(&self) -> &'static str {
+        "cuda"
+    }
+}
+
+/// The variable-density wave stepper on a GPU.
+pub type WaveVdGpu<T> = WaveVd<GpuExec<T>>;
+
+impl<T: CudaScalar> WaveVd<GpuExec<T>> {
+    /// Builds the description of `s` (which has a density), compiles its kernels and uploads
+    /// its fields to the first GPU.
+    pub fn new(s: &WaveSetup) -> Result<Self> {
+        let p = prepare(s)?;
+        let dev = Device::open(0)?;
+        let program = StepProgram::new(&dev, &p.desc, T::PRECISION)?;
+        let grid = p.grid.clone();
+        let slots = upload(&dev, &p.desc, &grid, &p)?;
+        let exec = GpuExec {
+            program,
+            grid,
+            slots,
+            _dev: dev,
+        };
+        Ok(WaveVd::with_exec(s, &p, exec, bytes_of::<T>()))
+    }
+}
+
+fn upload<T: CudaScalar>(
+    dev: &Device,
+    desc: &StepDescription,
+    grid: &Grid,
+    p: &super::Prepared,
+) -> Result<Slots<DeviceField<T>>> {
+    Slots::new(desc, |name, level| {
+        let values = match (name, level) {
+            ("p", -1) => Some(&p.previous),
+            _ => p.values.iter().find(|(n, _)| n == name).map(|(_, v)| v),
+        };
+        let host = match values {
+            Some(v) => Field::from_vec(grid, v.iter().map(|x| T::from_f64(*x)).collect())?,
+            None => Field::zeros(grid),
+        };
+        Ok::<_, Error>(DeviceField::upload(dev, &host)?)
+    })
+}
