@@ -1,7 +1,7 @@
 //! The options of `fdlab bench` and the checks every suite makes of them before any work.
 
-use crate::common::BackendArg;
 use anyhow::{bail, Result};
+use fdlab::BackendKind;
 use fdlab_solvers::case::PrecisionName;
 use fdlab_solvers::gpu::schedule::Schedule;
 use std::path::PathBuf;
@@ -17,7 +17,7 @@ pub enum CoefficientsArg {
 
 /// The options of `fdlab bench`.
 pub struct BenchArgs {
-    pub backend: BackendArg,
+    pub backend: BackendKind,
     pub suites: Vec<String>,
     pub size: Option<usize>,
     pub depth: Option<usize>,

@@ -169,7 +169,7 @@ pub fn bench_scaling(a: &BenchArgs) -> Result<()> {
     if !a.strategies.is_empty() || a.coefficients.is_some() || a.depth.is_some() {
         bail!("--strategy, --coefficients and --depth do not apply to --suite scaling");
     }
-    if a.backend == crate::common::BackendArg::Cpu {
+    if a.backend == fdlab::BackendKind::Cpu {
         bail!("--suite scaling splits a grid over GPUs; CPU ranks are measured with mpirun");
     }
     let devices = fdlab_solvers::gpu::device_count()

@@ -2,8 +2,9 @@
 //! the copy bandwidth measured in the same run.
 
 use crate::bench_args::{ensure_host_memory, only_cases, precisions_and_reps, BenchArgs};
-use crate::common::{fill_meta, progress_bar, results_path, say, write_json, BackendArg};
+use crate::common::{fill_meta, progress_bar, results_path, say, write_json};
 use anyhow::{bail, Result};
+use fdlab::BackendKind;
 use fdlab_bench::solvers::{run_cpu, run_gpu, solver_cases, SolverResult};
 use fdlab_bench::{CpuRunner, CudaRunner, Meta, Report};
 use fdlab_solvers::case::PrecisionName;
@@ -31,13 +32,13 @@ pub fn bench_solvers(a: &BenchArgs) -> Result<()> {
         );
     }
     let gpu = match a.backend {
-        BackendArg::Cpu => false,
-        BackendArg::Cuda => {
+        BackendKind::Cpu => false,
+        BackendKind::Cuda => {
             fdlab_solvers::gpu::available()
                 .map_err(|why| anyhow::anyhow!("--backend cuda: no usable GPU: {why}"))?;
             true
         }
-        BackendArg::Auto => fdlab_solvers::gpu::available().is_ok(),
+        BackendKind::Auto => fdlab_solvers::gpu::available().is_ok(),
     };
     // The FDTD suite runs the same case on the CPU too: the CPU's size.
     let n = a.size.unwrap_or(if gpu && !fdtd_only {

@@ -5,9 +5,10 @@
 
 use crate::bench_args::BenchArgs;
 use crate::common::{
-    check_out_path, fill_meta, progress_bar, results_path, say, write_json, BackendArg, OutKind,
+    check_out_path, fill_meta, progress_bar, results_path, say, write_json, OutKind,
 };
 use anyhow::{bail, Result};
+use fdlab::BackendKind;
 use fdlab_bench::temporal::{requests, run, setup, temporal_cases};
 use fdlab_bench::{CudaRunner, Report};
 use fdlab_solvers::gpu::temporal::Request;
@@ -27,7 +28,7 @@ pub fn bench_temporal(a: &BenchArgs) -> Result<()> {
     if let Some((flag, _)) = refused.iter().find(|(_, given)| *given) {
         bail!("{flag} does not apply to --suite temporal (the GPU heat and wave steps, k = 1 … {K_MAX})");
     }
-    if a.backend == BackendArg::Cpu {
+    if a.backend == BackendKind::Cpu {
         bail!("--suite temporal times the GPU's temporal blocking: it runs on --backend cuda only");
     }
     fdlab_solvers::gpu::available().map_err(|why| {

@@ -1,9 +1,10 @@
 //! `fdlab check`: the conformance suite on a backend.
 
 use crate::common::{
-    check_out_path, open_backend, progress_bar, refuse_gpu_only, write_json, BackendArg, OutKind,
+    check_out_path, open_backend, progress_bar, refuse_gpu_only, write_json, OutKind,
 };
 use anyhow::{bail, Result};
+use fdlab::BackendKind;
 use fdlab_bench::check::{check_cpu, check_cuda, CheckRow};
 use fdlab_core::Precision;
 use fdlab_cuda::Strategy;
@@ -27,7 +28,7 @@ pub enum Section {
 /// Runs the conformance suite and prints one row per strategy and precision, then the
 /// solvers' section.
 pub fn check(
-    backend: BackendArg,
+    backend: BackendKind,
     strategies: Vec<String>,
     precision: Option<String>,
     json: Option<PathBuf>,

@@ -1,53 +1,43 @@
 //! What the subcommands share: the backend switch, output paths, progress bars, metadata.
 
 use anyhow::{bail, Context, Result};
-use clap::ValueEnum;
 use fdlab::{Backend, BackendKind};
 use fdlab_bench::Meta;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
 
-/// `--backend` (also read from `FDLAB_BACKEND`).
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum, Debug)]
-pub enum BackendArg {
-    /// The GPU when one is usable, else the CPU.
-    Auto,
-    /// The CPU executors.
-    Cpu,
-    /// A CUDA GPU (fails clearly when none is usable).
-    Cuda,
+/// `--backend`'s parser: the one [`BackendKind`], its values and their help listed by
+/// `--help`, `gpu` taken for `cuda`.
+pub fn backend_parser() -> impl clap::builder::TypedValueParser<Value = BackendKind> {
+    use clap::builder::TypedValueParser;
+    let values = BackendKind::ALL
+        .map(|k| clap::builder::PossibleValue::new(k.name()).help(k.help()))
+        .into_iter()
+        .chain([clap::builder::PossibleValue::new("gpu").hide(true)]);
+    clap::builder::PossibleValuesParser::new(values)
+        .map(|s| s.parse::<BackendKind>().unwrap_or_default())
 }
 
-impl BackendArg {
-    /// The backend the `FDLAB_BACKEND` configuration variable names (read through
-    /// `fdlab_core::config`), `auto` when it is unset; an error naming the variable when its
-    /// value is not a backend.
-    pub fn configured() -> Result<BackendArg> {
-        match fdlab_core::config::backend() {
-            None => Ok(BackendArg::Auto),
-            Some(v) => BackendArg::from_str(&v, true).map_err(|_| {
-                anyhow::anyhow!(
-                    "{}={v} names no backend: use auto, cpu or cuda, or unset it",
-                    fdlab_core::config::BACKEND
-                )
-            }),
-        }
-    }
-
-    /// `--backend`'s default: [`BackendArg::configured`], `auto` when that is an error (which
-    /// `main` reports before parsing).
-    pub fn configured_or_auto() -> BackendArg {
-        Self::configured().unwrap_or(BackendArg::Auto)
-    }
+/// The backend the `FDLAB_BACKEND` configuration variable names (read through
+/// `fdlab_core::config`), `auto` when it is unset; an error naming the variable when its
+/// value is not a backend.
+pub fn configured_backend() -> Result<BackendKind> {
+    BackendKind::from_env().map_err(|e| {
+        anyhow::anyhow!(
+            "{}: {e}; use auto, cpu or cuda, or unset it",
+            fdlab_core::config::BACKEND
+        )
+    })
 }
 
-/// Opens the backend `arg` names; `auto` says in one line why it fell back to the CPU.
-pub fn open_backend(arg: BackendArg) -> Result<Backend> {
-    let kind = match arg {
-        BackendArg::Auto => BackendKind::Auto,
-        BackendArg::Cpu => BackendKind::Cpu,
-        BackendArg::Cuda => BackendKind::Cuda,
-    };
+/// `--backend`'s default for `bench` and `check`: [`configured_backend`], `auto` when that is
+/// an error (which `main` reports before parsing).
+pub fn configured_or_auto() -> BackendKind {
+    configured_backend().unwrap_or_default()
+}
+
+/// Opens the backend `kind` names; `auto` says in one line why it fell back to the CPU.
+pub fn open_backend(kind: BackendKind) -> Result<Backend> {
     let b = Backend::open(kind).with_context(|| format!("--backend {kind} was asked for"))?;
     if let Some(why) = b.fallback_reason() {
         eprintln!("fdlab: using the CPU ({why})");

@@ -6,7 +6,7 @@ use crate::run_args::RunArgs;
 use crate::run_case::{check_line, report_check, run_here};
 use fdlab_dist::mpi::{abort, abort_on_panic, initialize, MpiTransport};
 use fdlab_dist::Transport;
-use fdlab_solvers::{BackendChoice, Case};
+use fdlab_solvers::{BackendKind, Case};
 
 /// Run `fdlab run ARGS` as one rank of an MPI job; never returns.
 pub fn run_case(args: &RunArgs) -> ! {
@@ -72,7 +72,7 @@ fn run(args: &RunArgs, transport: MpiTransport) -> anyhow::Result<i32> {
     // NCCL when every rank has a GPU of its own (and fdlab was built with it), else through
     // host memory and MPI.
     let gpu = match opts.backend {
-        BackendChoice::Cuda => {
+        BackendKind::Cuda => {
             let devices = fdlab_solvers::gpu::device_count().map_err(anyhow::Error::msg)?;
             let placement = transport.gpu_placement_with(devices, args.dist_options())?;
             let cores = std::thread::available_parallelism().map_or(1, |n| n.get());

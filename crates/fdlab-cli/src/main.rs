@@ -22,7 +22,8 @@ mod tune;
 
 use bench_args::{BenchArgs, CoefficientsArg};
 use clap::{Parser, Subcommand};
-use common::{suite_options, BackendArg};
+use common::{backend_parser, configured_or_auto, suite_options};
+use fdlab::BackendKind;
 use std::path::PathBuf;
 
 #[derive(Parser)]
@@ -47,8 +48,8 @@ enum Command {
     /// Run the benchmark suites on the best backend present.
     Bench {
         /// Backend to run on (also read from FDLAB_BACKEND).
-        #[arg(long, value_enum, default_value_t = BackendArg::configured_or_auto())]
-        backend: BackendArg,
+        #[arg(long, value_parser = backend_parser(), default_value_t = configured_or_auto())]
+        backend: BackendKind,
         /// Suite(s) to run (repeatable). Stencil suites: nvidia-derivative, laplace-variants,
         /// amd-laplacian, roofline, probes (diagnostic cases for profiling); default: the
         /// first three (and roofline on a GPU). Whole solver steps, each in a call of its own:
@@ -151,8 +152,8 @@ enum Command {
     /// shape against the CPU reference.
     Check {
         /// Backend to check (also read from FDLAB_BACKEND).
-        #[arg(long, value_enum, default_value_t = BackendArg::configured_or_auto())]
-        backend: BackendArg,
+        #[arg(long, value_parser = backend_parser(), default_value_t = configured_or_auto())]
+        backend: BackendKind,
         /// Only these GPU strategies (repeatable); default: the conformance set.
         #[arg(long)]
         strategy: Vec<String>,
@@ -180,7 +181,7 @@ fn main() {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
     // A bad FDLAB_BACKEND is an error before any work, as a bad --backend is.
-    if let Err(e) = BackendArg::configured() {
+    if let Err(e) = common::configured_backend() {
         eprintln!("error: {e:#}");
         std::process::exit(2);
     }

@@ -1,34 +1,9 @@
 //! The options of `fdlab run`, in one clap struct: what each means is its help text, and every
 //! value is checked here, before the case file is read.
 
-use fdlab_solvers::{BackendChoice, RunOptions};
+use crate::common::backend_parser;
+use fdlab_solvers::{BackendKind, RunOptions};
 use std::path::PathBuf;
-
-/// `fdlab run`'s `--backend`. Unlike `bench` and `check`, `run` does not read
-/// `FDLAB_BACKEND`: a case runs where its command line says, so that a job script means the
-/// same in any environment.
-#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum, Debug, Default)]
-pub enum RunBackend {
-    /// The GPU when one is usable and the physics has a GPU stepper, else the CPU (saying why
-    /// in one line).
-    #[default]
-    Auto,
-    /// The CPU, on all cores.
-    Cpu,
-    /// The first GPU; an error when there is none.
-    #[value(alias = "gpu")]
-    Cuda,
-}
-
-impl From<RunBackend> for BackendChoice {
-    fn from(b: RunBackend) -> Self {
-        match b {
-            RunBackend::Auto => BackendChoice::Auto,
-            RunBackend::Cpu => BackendChoice::Cpu,
-            RunBackend::Cuda => BackendChoice::Cuda,
-        }
-    }
-}
 
 /// The arguments of `fdlab run`.
 #[derive(clap::Args, Debug, Clone)]
@@ -65,9 +40,11 @@ pub struct RunArgs {
     /// Stop after this step, writing a checkpoint, so that the run can be resumed later.
     #[arg(long, value_name = "STEP")]
     pub stop_at: Option<u64>,
-    /// Where to step the case.
-    #[arg(long, value_enum, default_value_t = RunBackend::Auto, value_name = "BACKEND")]
-    pub backend: RunBackend,
+    /// Where to step the case. Unlike `bench` and `check`, `run` does not read
+    /// FDLAB_BACKEND: a case runs where its command line says, so that a job script means the
+    /// same in any environment.
+    #[arg(long, value_parser = backend_parser(), default_value_t = BackendKind::Auto, value_name = "BACKEND")]
+    pub backend: BackendKind,
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
@@ -133,7 +110,7 @@ impl RunArgs {
             out_dir: self.out.clone(),
             quiet: self.quiet,
             stop_at: self.stop_at,
-            backend: self.backend.into(),
+            backend: self.backend,
             overwrite: self.overwrite,
             schedule: self.schedule.clone(),
         }

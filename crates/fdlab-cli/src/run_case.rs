@@ -4,7 +4,7 @@
 use crate::run_args::RunArgs;
 use anyhow::Result;
 use fdlab_solvers::setup::Prepared;
-use fdlab_solvers::{BackendChoice, Case, Error};
+use fdlab_solvers::{BackendKind, Case, Error};
 use std::path::Path;
 
 /// Runs `fdlab run` and returns the process exit status: 0 for a run that reached its end
@@ -86,7 +86,7 @@ pub fn report_check(line: &str, p: &Prepared) {
 /// NCCL between distinct GPUs when built with the `nccl` feature, host memory otherwise.
 fn run_on_gpus(a: &RunArgs, gpus: usize) -> Result<i32> {
     let opts = a.options();
-    if opts.backend == BackendChoice::Cpu {
+    if opts.backend == BackendKind::Cpu {
         return Err(Error::Usage(
             "--gpus runs on GPUs: drop --backend cpu (CPU ranks run under mpirun)".into(),
         )

@@ -10,6 +10,7 @@
 //! ```
 #![warn(missing_docs)]
 
+mod backend_kind;
 mod boundary;
 pub mod config;
 pub mod conformance;
@@ -22,6 +23,7 @@ mod scalar;
 mod stencil;
 pub mod step;
 
+pub use backend_kind::{BackendKind, UnknownBackend};
 pub use boundary::Boundary;
 pub use error::{Error, Result};
 pub use field::{Field, FieldView, FieldViewMut};

@@ -55,11 +55,11 @@ pub(crate) use fdlab_output::{pictures, writer};
 
 pub use case::Case;
 pub use error::{Error, Result};
+pub use fdlab_core::BackendKind;
 pub use heat::{HeatCoefficients, HeatCpu, HeatSetup};
 pub use run::{
     cpu_stepper, cpu_stepper_for, gpu_stepper, gpu_stepper_for, gpu_stepper_scheduled,
-    request_stop, run, run_stepper, stepper, stepper_scheduled, validate, BackendChoice, Role,
-    RunOptions,
+    request_stop, run, run_stepper, stepper, stepper_scheduled, validate, Role, RunOptions,
 };
 pub use stepper::{PlaneSample, Stepper};
 pub use summary::Summary;

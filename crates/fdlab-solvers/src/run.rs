@@ -14,6 +14,7 @@ use crate::stepper::Stepper;
 use crate::summary::{RunRecord, SampleTimes, Summary};
 use crate::wave::WaveCpu;
 use crate::wave_vd::WaveVdCpu;
+use fdlab_core::BackendKind;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -31,39 +32,13 @@ pub struct RunOptions {
     /// Stop after this step (the run can be resumed later).
     pub stop_at: Option<u64>,
     /// Where to run.
-    pub backend: BackendChoice,
+    pub backend: BackendKind,
     /// Replace the outputs of an earlier run in the output directory (without it, a directory
     /// holding another run's files is refused).
     pub overwrite: bool,
     /// The GPU schedule in place of the case file's `schedule` and the device's defaults
     /// (`fdlab run --schedule NAME`); refused for a case of another physics.
     pub schedule: Option<Schedule>,
-}
-
-/// Where [`run`] steps a case.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum BackendChoice {
-    /// The GPU when one is usable and the physics has a GPU stepper, else the CPU.
-    #[default]
-    Auto,
-    /// The CPU, on all cores.
-    Cpu,
-    /// The first GPU; an error when there is none.
-    Cuda,
-}
-
-impl std::str::FromStr for BackendChoice {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "auto" => Ok(BackendChoice::Auto),
-            "cpu" => Ok(BackendChoice::Cpu),
-            "cuda" | "gpu" => Ok(BackendChoice::Cuda),
-            _ => Err(Error::Invalid(format!(
-                "--backend {s}: use auto, cpu or cuda"
-            ))),
-        }
-    }
 }
 
 /// Validate a case without running it: everything `run` checks before step 1.
@@ -76,7 +51,7 @@ pub fn validate(case: &Case, opts: &RunOptions) -> Result<Prepared> {
             Physics::Fdtd => s.fdtd().map(|_| ()),
         };
         wanted.map_err(|e| Error::Usage(format!("--schedule {s}: {e}")))?;
-        if matches!(opts.backend, BackendChoice::Cpu) {
+        if matches!(opts.backend, BackendKind::Cpu) {
             return Err(Error::Usage(format!(
                 "--schedule {s} sets how the GPU steppers run, and this run is on the CPU \
                  (--backend cpu): drop --schedule, or use --backend cuda"
@@ -160,7 +135,7 @@ pub fn gpu_stepper_scheduled(
 pub fn stepper(
     p: &Prepared,
     precision: PrecisionName,
-    choice: BackendChoice,
+    choice: BackendKind,
 ) -> Result<Box<dyn Stepper>> {
     stepper_scheduled(p, precision, choice, None)
 }
@@ -170,14 +145,14 @@ pub fn stepper(
 pub fn stepper_scheduled(
     p: &Prepared,
     precision: PrecisionName,
-    choice: BackendChoice,
+    choice: BackendKind,
     schedule: Option<&Schedule>,
 ) -> Result<Box<dyn Stepper>> {
     let gpu = || gpu_stepper_scheduled(&p.setup, precision, schedule);
     match choice {
-        BackendChoice::Cpu => cpu_stepper(p, precision),
-        BackendChoice::Cuda => gpu(),
-        BackendChoice::Auto => {
+        BackendKind::Cpu => cpu_stepper(p, precision),
+        BackendKind::Cuda => gpu(),
+        BackendKind::Auto => {
             if let Err(why) = crate::gpu::available() {
                 if let Some(s) = schedule {
                     eprintln!("note: the schedule {s} is for a GPU, and none is usable ({why}): the CPU runs the case");

@@ -9,44 +9,11 @@ use fdlab_cuda::Device;
 /// [`fdlab_core::config::backend`], with the rest of fdlab's configuration).
 pub const BACKEND_ENV: &str = fdlab_core::config::BACKEND;
 
-/// Which backend to open, before opening it: what `--backend` and [`BACKEND_ENV`] name.
-///
-/// ```
-/// use fdlab::BackendKind;
-/// assert_eq!("cpu".parse::<BackendKind>().unwrap(), BackendKind::Cpu);
-/// assert!("gpu".parse::<BackendKind>().is_err());
-/// assert_eq!(BackendKind::Auto.to_string(), "auto");
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum BackendKind {
-    /// The first GPU when one is usable, else the CPU.
-    #[default]
-    Auto,
-    /// The CPU (rayon over all cores).
-    Cpu,
-    /// CUDA device 0; an error when there is none.
-    Cuda,
-}
+pub use fdlab_core::BackendKind;
 
-impl std::str::FromStr for BackendKind {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<BackendKind> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "auto" | "" => Ok(BackendKind::Auto),
-            "cpu" => Ok(BackendKind::Cpu),
-            "cuda" => Ok(BackendKind::Cuda),
-            _ => Err(Error::UnknownBackend { name: s.into() }),
-        }
-    }
-}
-
-impl std::fmt::Display for BackendKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            BackendKind::Auto => "auto",
-            BackendKind::Cpu => "cpu",
-            BackendKind::Cuda => "cuda",
-        })
+impl From<fdlab_core::UnknownBackend> for Error {
+    fn from(e: fdlab_core::UnknownBackend) -> Error {
+        Error::UnknownBackend { name: e.name }
     }
 }
 
@@ -234,21 +201,5 @@ impl Backend {
             d.synchronize()?;
         }
         Ok(())
-    }
-}
-
-impl BackendKind {
-    /// The kind [`BACKEND_ENV`] names; `Auto` when unset, an error when it names none.
-    ///
-    /// ```
-    /// // SAFETY: nothing else runs in this program yet.
-    /// unsafe { std::env::set_var("FDLAB_BACKEND", "cuda") };
-    /// assert_eq!(fdlab::BackendKind::from_env().unwrap(), fdlab::BackendKind::Cuda);
-    /// ```
-    pub fn from_env() -> Result<BackendKind> {
-        match fdlab_core::config::backend() {
-            Some(v) => v.parse(),
-            None => Ok(BackendKind::Auto),
-        }
     }
 }
