@@ -20,14 +20,12 @@
 //! half-step kernels.
 
 use super::fdtd_dispersive::{drude_config, DrudeCells, PoleBranch, PoleCells};
-use super::fdtd_fused;
-use super::fdtd_kernels::comp;
 use super::fdtd_media::media_index;
 use super::fdtd_monitors::DeviceMonitors;
+use super::fdtd_points::comp;
 use super::fdtd_points::Points;
 use super::fdtd_sources::{sources, FdtdSources};
 use super::fdtd_tfsf::DeviceWaves;
-use super::kernels::Launch;
 use super::schedule::{FdtdChoices, FdtdSchedule};
 use super::{driver, launch_config, tag, Gpu};
 use crate::error::Result;
@@ -36,6 +34,8 @@ use crate::layout::to_bytes;
 use crate::stepper::{StatePart, Stepper};
 use blocks::Blocks;
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use fdlab_cuda::codegen::solver::fdtd::fused as fdtd_fused;
+use fdlab_cuda::codegen::solver::Launch;
 use fdlab_cuda::{CudaScalar, Kernel};
 use std::sync::Arc;
 

@@ -2,13 +2,14 @@
 //! with the tiles and switches of its schedule's choices.
 
 use super::fdtd_choices::{has_drude, single_steps_because};
-use super::fdtd_fused::{self, Core};
-use super::fdtd_kernels::{self, FdtdSpec};
-use super::kernels::Launch;
 use super::schedule::{FdtdChoices, FdtdSchedule};
-use super::{cuda_type, fdtd_pass, precision_of};
+use super::{cuda_type, precision_of};
 use crate::error::Result;
 use crate::fdtd::FdtdSetup;
+use fdlab_cuda::codegen::solver::fdtd::fused::{self as fdtd_fused, Core};
+use fdlab_cuda::codegen::solver::fdtd::pass as fdtd_pass;
+use fdlab_cuda::codegen::solver::fdtd::{self as fdtd_kernels, FdtdSpec, KernelChoices};
+use fdlab_cuda::codegen::solver::Launch;
 use fdlab_cuda::codegen::CudaSource;
 use fdlab_cuda::CudaScalar;
 
@@ -122,7 +123,12 @@ pub(super) fn sources<T: CudaScalar>(
         indexed,
         drude: has_drude(s),
         interior: [false; 3],
-        choices: *c,
+        choices: KernelChoices {
+            interior: c.interior,
+            drude_loads: c.drude_loads,
+            drude_carry: c.drude_carry,
+            drude_ahead: c.drude_ahead,
+        },
     };
     let flat = Launch::flat(256);
     let has_cpml = spec.cpml.iter().any(|c| c.is_some());

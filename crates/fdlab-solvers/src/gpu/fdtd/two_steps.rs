@@ -7,11 +7,11 @@ use super::{coefficients, fused_args, CpmlAxis, FdtdGpu};
 use crate::error::Result;
 use crate::fdtd::Boundary;
 use crate::gpu::fdtd_dispersive::DrudeCells;
-use crate::gpu::fdtd_fused::Box3;
-use crate::gpu::fdtd_pass::TWO_STEPS;
 use crate::gpu::fdtd_sources::FdtdSources;
 use crate::gpu::{driver, Gpu};
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use fdlab_cuda::codegen::solver::fdtd::fused::Box3;
+use fdlab_cuda::codegen::solver::fdtd::pass::TWO_STEPS;
 use fdlab_cuda::{CudaScalar, Kernel};
 use std::sync::Arc;
 
