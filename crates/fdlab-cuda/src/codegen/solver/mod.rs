@@ -7,6 +7,9 @@
 //! Weights are literals in the kernel's type ([`literal`]); `ty` is `"float"` or `"double"`
 //! throughout.
 
+// The generators index per-axis arrays (weights, names, sizes) by the same axis number.
+#![allow(clippy::needless_range_loop)]
+
 pub mod cpml;
 pub mod fdtd;
 mod launch;
