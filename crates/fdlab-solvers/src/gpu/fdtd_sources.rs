@@ -6,9 +6,8 @@ use super::schedule::{FdtdChoices, FdtdSchedule};
 use super::{cuda_type, precision_of};
 use crate::error::Result;
 use crate::fdtd::FdtdSetup;
-use fdlab_cuda::codegen::solver::fdtd::fused::{self as fdtd_fused, Core};
-use fdlab_cuda::codegen::solver::fdtd::pass as fdtd_pass;
-use fdlab_cuda::codegen::solver::fdtd::{self as fdtd_kernels, FdtdSpec, KernelChoices};
+use fdlab_cuda::codegen::solver::fdtd::{self as kernels, fused, FdtdSpec, KernelChoices};
+use fdlab_cuda::codegen::solver::fdtd::{fused::Core, pass as two_step};
 use fdlab_cuda::codegen::solver::Launch;
 use fdlab_cuda::codegen::CudaSource;
 use fdlab_cuda::CudaScalar;
@@ -155,7 +154,7 @@ pub(super) fn sources<T: CudaScalar>(
     let two = |spec: &FdtdSpec, core: Core, stem: &str, blocks: u32, also: bool| {
         super::source(
             stem,
-            &fdtd_pass::two_steps(
+            &two_step::two_steps(
                 &FdtdSpec {
                     launch: pass_tile,
                     min_blocks: blocks,
@@ -163,7 +162,7 @@ pub(super) fn sources<T: CudaScalar>(
                 },
                 core,
                 has_points,
-                fdtd_pass::narrow_enough(s.grid.n),
+                two_step::narrow_enough(s.grid.n),
                 also,
             ),
             precision,
@@ -174,8 +173,7 @@ pub(super) fn sources<T: CudaScalar>(
             },
         )
     };
-    let pass_fits =
-        fdtd_pass::shared_bytes(pass_tile.bx, pass_tile.by, bytes, indexed) <= 48 * 1024;
+    let pass_fits = two_step::shared_bytes(pass_tile.bx, pass_tile.by, bytes, indexed) <= 48 * 1024;
     let with_pass = pass && single_steps_because(s, c).is_none() && pass_fits;
     // The Drude terms only in the blocks that reach a Drude cell: with a CPML, among the core
     // blocks in their own launch; without one, among all.
@@ -215,11 +213,11 @@ pub(super) fn sources<T: CudaScalar>(
             };
             two(&layers, Core::Skip, "fdtd_pass_layers", pass_blocks, true)
         }),
-        h: super::source("fdtd_h", &fdtd_kernels::h_step(&spec), precision, l),
-        e: super::source("fdtd_e", &fdtd_kernels::e_step(&spec), precision, l),
+        h: super::source("fdtd_h", &kernels::h_step(&spec), precision, l),
+        e: super::source("fdtd_e", &kernels::e_step(&spec), precision, l),
         fused: super::source(
             "fdtd_step",
-            &fdtd_fused::fused_step(
+            &fused::fused_step(
                 &FdtdSpec {
                     launch: main,
                     min_blocks: c.shell_blocks,
@@ -239,26 +237,16 @@ pub(super) fn sources<T: CudaScalar>(
             };
             super::source(
                 "fdtd_core",
-                &fdtd_fused::fused_step(&core, Core::Skip),
+                &fused::fused_step(&core, Core::Skip),
                 precision,
                 with_halo(main),
             )
         }),
-        scan: super::source("fdtd_scan", &fdtd_kernels::scan(ty), precision, flat),
+        scan: super::source("fdtd_scan", &kernels::scan(ty), precision, flat),
         drude: has_drude(s).then(|| {
             (
-                super::source(
-                    "fdtd_drude_j",
-                    &fdtd_kernels::drude_advance(ty),
-                    precision,
-                    flat,
-                ),
-                super::source(
-                    "fdtd_drude_e",
-                    &fdtd_kernels::drude_apply(ty),
-                    precision,
-                    flat,
-                ),
+                super::source("fdtd_drude_j", &kernels::drude_advance(ty), precision, flat),
+                super::source("fdtd_drude_e", &kernels::drude_apply(ty), precision, flat),
             )
         }),
         poles: s
@@ -267,24 +255,14 @@ pub(super) fn sources<T: CudaScalar>(
             .any(|b| (b.lorentz.is_some() || b.debye.is_some()) && !b.pec)
             .then(|| {
                 (
-                    super::source(
-                        "fdtd_poles_p",
-                        &fdtd_kernels::poles_advance(ty),
-                        precision,
-                        flat,
-                    ),
-                    super::source(
-                        "fdtd_poles_e",
-                        &fdtd_kernels::poles_apply(ty),
-                        precision,
-                        flat,
-                    ),
+                    super::source("fdtd_poles_p", &kernels::poles_advance(ty), precision, flat),
+                    super::source("fdtd_poles_e", &kernels::poles_apply(ty), precision, flat),
                 )
             }),
         after: has_points.then(|| {
             super::source(
                 "fdtd_after",
-                &fdtd_kernels::after_step(ty),
+                &kernels::after_step(ty),
                 precision,
                 Launch { bx: 32, ..flat },
             )

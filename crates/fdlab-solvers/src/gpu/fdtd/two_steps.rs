@@ -1,4 +1,4 @@
-//! Two FDTD steps in one pass on the host ([`super::super::fdtd_pass`]): the kernels, the
+//! Two FDTD steps in one pass on the host ([`fdlab_cuda::codegen::solver::fdtd::pass`]): the kernels, the
 //! second copy of the E-side ψ, and the launch, which ends with the second step's sources
 //! and probes.
 
