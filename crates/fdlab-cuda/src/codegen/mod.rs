@@ -14,6 +14,7 @@ mod pointwise;
 mod qmarch;
 mod shared_tile;
 mod smarch;
+pub mod solver;
 mod source;
 pub mod step;
 mod zmarch;

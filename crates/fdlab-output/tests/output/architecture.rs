@@ -88,3 +88,57 @@ fn the_architecture_docs_crate_table_matches_every_cargo_toml() {
         );
     }
 }
+
+/// Every `.rs` file under `dir`, recursively, sorted.
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = vec![];
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for e in entries.flatten() {
+        let path = e.path();
+        if path.is_dir() {
+            out.extend(rust_files(&path));
+        } else if path.extension().is_some_and(|x| x == "rs") {
+            out.push(path);
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The CUDA declarations that mark kernel source text: a kernel or a device function.
+const CUDA_MARKS: [&str; 2] = ["__global__", "__device__"];
+
+/// CUDA source text is written only by the generator crate: no other crate's sources
+/// (`crates/*/src/**/*.rs`) declare a kernel or a device function, so that every kernel
+/// comes from `fdlab-cuda`'s `codegen`.
+#[test]
+fn cuda_source_text_is_written_only_in_fdlab_cuda() {
+    let mut found = vec![];
+    let mut scanned = 0;
+    for e in std::fs::read_dir(root().join("crates")).unwrap().flatten() {
+        if e.file_name() == "fdlab-cuda" {
+            continue;
+        }
+        for file in rust_files(&e.path().join("src")) {
+            scanned += 1;
+            let text = std::fs::read_to_string(&file).unwrap();
+            for (i, line) in text.lines().enumerate() {
+                if CUDA_MARKS.iter().any(|m| line.contains(m)) {
+                    let shown = file.strip_prefix(root()).unwrap_or(&file).display();
+                    found.push(format!("{shown}:{}: {}", i + 1, line.trim()));
+                }
+            }
+        }
+    }
+    assert!(
+        scanned > 100,
+        "only {scanned} source files found under crates/"
+    );
+    assert!(
+        found.is_empty(),
+        "CUDA source text outside fdlab-cuda (move its generator to fdlab-cuda's codegen):\n{}",
+        found.join("\n")
+    );
+}

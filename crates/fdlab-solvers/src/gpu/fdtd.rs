@@ -1,12 +1,12 @@
 //! The FDTD step on the GPU: E and H on the device (structure of arrays, the CPU's layout),
-//! two whole steps in one pass where nothing acts between them (see [`super::fdtd_pass`] and
+//! two whole steps in one pass where nothing acts between them (see [`fdlab_cuda::codegen::solver::fdtd::pass`] and
 //! `two_steps`), else the whole step in one pass with the CPML terms inside it (see
-//! [`super::fdtd_fused`]; with a CPML, blocks clear of its layers run a copy of the kernel
+//! [`fused`]; with a CPML, blocks clear of its layers run a copy of the kernel
 //! without them), then, when the case has sources or probes, one single-thread kernel that
 //! applies the one and samples the other. At the end of each call one scan looks for non-finite values, as the CPU stepper
 //! does. The one pass needs a second set of fields (old and new, swapped after each step);
 //! when that does not fit, or with the schedule's `fused=off`, each half step is a kernel of its
-//! own ([`super::fdtd_kernels`]) and the fields are updated in place.
+//! own ([`fdlab_cuda::codegen::solver::fdtd`]) and the fields are updated in place.
 //!
 //! Media come in as the CPU simulation's per-cell coefficients `ca`, `cb` (dielectric, lossy
 //! and PEC cells alike) and its CPML profiles, so both steppers apply the same numbers. The
@@ -20,14 +20,12 @@
 //! half-step kernels.
 
 use super::fdtd_dispersive::{drude_config, DrudeCells, PoleBranch, PoleCells};
-use super::fdtd_fused;
-use super::fdtd_kernels::comp;
 use super::fdtd_media::media_index;
 use super::fdtd_monitors::DeviceMonitors;
+use super::fdtd_points::comp;
 use super::fdtd_points::Points;
 use super::fdtd_sources::{sources, FdtdSources};
 use super::fdtd_tfsf::DeviceWaves;
-use super::kernels::Launch;
 use super::schedule::{FdtdChoices, FdtdSchedule};
 use super::{driver, launch_config, tag, Gpu};
 use crate::error::Result;
@@ -36,6 +34,8 @@ use crate::layout::to_bytes;
 use crate::stepper::{StatePart, Stepper};
 use blocks::Blocks;
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use fdlab_cuda::codegen::solver::fdtd::fused;
+use fdlab_cuda::codegen::solver::Launch;
 use fdlab_cuda::{CudaScalar, Kernel};
 use std::sync::Arc;
 
@@ -83,7 +83,7 @@ impl<T> DeviceFields<T> {
     }
 }
 
-/// The one-pass step (see [`fdtd_fused`]): its kernel and the arrays the new E, H and H-side
+/// The one-pass step (see [`fused`]): its kernel and the arrays the new E, H and H-side
 /// ψ go to (swapped with the current ones after each step).
 struct Fused<T> {
     kernel: Arc<Kernel>,
@@ -556,7 +556,7 @@ impl<T: CudaScalar> Fused<T> {
             gpu,
             src.fused_launch,
             1,
-            fdtd_fused::ONE_STEP,
+            fused::ONE_STEP,
             n,
             thickness,
             src.fused_core.as_ref(),

@@ -3,7 +3,7 @@
 //! and looks `(ca, cb)` up in a table in shared memory, instead of reading two values per
 //! cell. In `f32` that is 12.25 values a cell and step moved instead of 14.
 
-use super::fdtd_kernels::MEDIA;
+use fdlab_cuda::codegen::solver::fdtd::MEDIA;
 use fdlab_cuda::CudaScalar;
 use std::collections::HashMap;
 

@@ -6,12 +6,13 @@
 //! rounding (a product, then a sum: no fused multiply-add), so the spectra differ from the
 //! CPU's only as much as the fields do.
 
-use super::fdtd_kernels::comp;
+use super::fdtd_points::comp;
 use super::{driver, Gpu};
 use crate::error::Result;
 use crate::fdtd::DftMonitor;
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use fdlab_core::Precision;
+use fdlab_cuda::codegen::solver::Launch;
 use fdlab_cuda::codegen::CudaSource;
 use fdlab_cuda::{CudaScalar, Kernel};
 use std::f64::consts::PI;
@@ -40,29 +41,8 @@ pub(super) struct DeviceMonitors {
 /// The kernel for fields of C type `ty`: one thread per plane point, adding `v·w` to each of
 /// its spectra.
 pub(super) fn source(ty: &str, precision: Precision) -> CudaSource {
-    let body = format!(
-        "extern \"C\" __global__ void @NAME@(const {ty}* __restrict__ ex, const {ty}* __restrict__ ey,\n\
-         \x20   const {ty}* __restrict__ ez, const {ty}* __restrict__ hx, const {ty}* __restrict__ hy,\n\
-         \x20   const {ty}* __restrict__ hz, const long long* __restrict__ cells,\n\
-         \x20   const int* __restrict__ comps, const double* __restrict__ w, double* __restrict__ re,\n\
-         \x20   double* __restrict__ im, const int np, const int nc, const int nf) {{\n\
-         \x20 const {ty}* const f[6] = {{ex, ey, ez, hx, hy, hz}};\n\
-         \x20 for (int p = blockIdx.x * blockDim.x + threadIdx.x; p < np; p += gridDim.x * blockDim.x) {{\n\
-         \x20   const long long cell = cells[p];\n\
-         \x20   for (int ci = 0; ci < nc; ++ci) {{\n\
-         \x20     const double v = (double)f[comps[ci]][cell];\n\
-         \x20     for (int fi = 0; fi < nf; ++fi) {{\n\
-         \x20       const int k = fi * nc + ci;\n\
-         \x20       const long long o = (long long)k * np + p;\n\
-         \x20       // As the CPU rounds: the product, then the sum.\n\
-         \x20       re[o] = __dadd_rn(re[o], __dmul_rn(v, w[2 * k]));\n\
-         \x20       im[o] = __dadd_rn(im[o], __dmul_rn(v, w[2 * k + 1]));\n\
-         \x20     }}\n\
-         \x20   }}\n\
-         \x20 }}\n\
-         }}\n"
-    );
-    let launch = super::kernels::Launch::flat(256);
+    let body = fdlab_cuda::codegen::solver::fdtd::dft(ty);
+    let launch = Launch::flat(256);
     super::source("fdtd_dft", &body, precision, launch)
 }
 

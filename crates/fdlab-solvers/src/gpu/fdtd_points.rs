@@ -2,14 +2,25 @@
 //! the per-step source values of each call (computed on the host as the CPU stepper does)
 //! and the rows of probe values the step kernel writes.
 
-use super::fdtd_kernels::comp;
 use super::{driver, Gpu};
 use crate::error::Result;
-use crate::fdtd::{FdtdSetup, Waveform};
+use crate::fdtd::{Component, FdtdSetup, Waveform};
 use cudarc::driver::{CudaSlice, LaunchArgs, PushKernelArg};
 use fdlab_cuda::codegen::CudaSource;
 use fdlab_cuda::Kernel;
 use std::sync::Arc;
+
+/// The component's number in the kernels: ex, ey, ez, hx, hy, hz.
+pub(super) fn comp(c: Component) -> i32 {
+    match c {
+        Component::Ex => 0,
+        Component::Ey => 1,
+        Component::Ez => 2,
+        Component::Hx => 3,
+        Component::Hy => 4,
+        Component::Hz => 5,
+    }
+}
 
 /// Point sources and probes on the device, the kernel that applies and samples them, and
 /// the per-step source values of the current call.

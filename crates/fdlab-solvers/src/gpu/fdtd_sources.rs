@@ -2,13 +2,13 @@
 //! with the tiles and switches of its schedule's choices.
 
 use super::fdtd_choices::{has_drude, single_steps_because};
-use super::fdtd_fused::{self, Core};
-use super::fdtd_kernels::{self, FdtdSpec};
-use super::kernels::Launch;
 use super::schedule::{FdtdChoices, FdtdSchedule};
-use super::{cuda_type, fdtd_pass, precision_of};
+use super::{cuda_type, precision_of};
 use crate::error::Result;
 use crate::fdtd::FdtdSetup;
+use fdlab_cuda::codegen::solver::fdtd::{self as kernels, fused, FdtdSpec, KernelChoices};
+use fdlab_cuda::codegen::solver::fdtd::{fused::Core, pass as two_step};
+use fdlab_cuda::codegen::solver::Launch;
 use fdlab_cuda::codegen::CudaSource;
 use fdlab_cuda::CudaScalar;
 
@@ -122,7 +122,12 @@ pub(super) fn sources<T: CudaScalar>(
         indexed,
         drude: has_drude(s),
         interior: [false; 3],
-        choices: *c,
+        choices: KernelChoices {
+            interior: c.interior,
+            drude_loads: c.drude_loads,
+            drude_carry: c.drude_carry,
+            drude_ahead: c.drude_ahead,
+        },
     };
     let flat = Launch::flat(256);
     let has_cpml = spec.cpml.iter().any(|c| c.is_some());
@@ -149,7 +154,7 @@ pub(super) fn sources<T: CudaScalar>(
     let two = |spec: &FdtdSpec, core: Core, stem: &str, blocks: u32, also: bool| {
         super::source(
             stem,
-            &fdtd_pass::two_steps(
+            &two_step::two_steps(
                 &FdtdSpec {
                     launch: pass_tile,
                     min_blocks: blocks,
@@ -157,7 +162,7 @@ pub(super) fn sources<T: CudaScalar>(
                 },
                 core,
                 has_points,
-                fdtd_pass::narrow_enough(s.grid.n),
+                two_step::narrow_enough(s.grid.n),
                 also,
             ),
             precision,
@@ -168,8 +173,7 @@ pub(super) fn sources<T: CudaScalar>(
             },
         )
     };
-    let pass_fits =
-        fdtd_pass::shared_bytes(pass_tile.bx, pass_tile.by, bytes, indexed) <= 48 * 1024;
+    let pass_fits = two_step::shared_bytes(pass_tile.bx, pass_tile.by, bytes, indexed) <= 48 * 1024;
     let with_pass = pass && single_steps_because(s, c).is_none() && pass_fits;
     // The Drude terms only in the blocks that reach a Drude cell: with a CPML, among the core
     // blocks in their own launch; without one, among all.
@@ -209,11 +213,11 @@ pub(super) fn sources<T: CudaScalar>(
             };
             two(&layers, Core::Skip, "fdtd_pass_layers", pass_blocks, true)
         }),
-        h: super::source("fdtd_h", &fdtd_kernels::h_step(&spec), precision, l),
-        e: super::source("fdtd_e", &fdtd_kernels::e_step(&spec), precision, l),
+        h: super::source("fdtd_h", &kernels::h_step(&spec), precision, l),
+        e: super::source("fdtd_e", &kernels::e_step(&spec), precision, l),
         fused: super::source(
             "fdtd_step",
-            &fdtd_fused::fused_step(
+            &fused::fused_step(
                 &FdtdSpec {
                     launch: main,
                     min_blocks: c.shell_blocks,
@@ -233,26 +237,16 @@ pub(super) fn sources<T: CudaScalar>(
             };
             super::source(
                 "fdtd_core",
-                &fdtd_fused::fused_step(&core, Core::Skip),
+                &fused::fused_step(&core, Core::Skip),
                 precision,
                 with_halo(main),
             )
         }),
-        scan: super::source("fdtd_scan", &fdtd_kernels::scan(ty), precision, flat),
+        scan: super::source("fdtd_scan", &kernels::scan(ty), precision, flat),
         drude: has_drude(s).then(|| {
             (
-                super::source(
-                    "fdtd_drude_j",
-                    &fdtd_kernels::drude_advance(ty),
-                    precision,
-                    flat,
-                ),
-                super::source(
-                    "fdtd_drude_e",
-                    &fdtd_kernels::drude_apply(ty),
-                    precision,
-                    flat,
-                ),
+                super::source("fdtd_drude_j", &kernels::drude_advance(ty), precision, flat),
+                super::source("fdtd_drude_e", &kernels::drude_apply(ty), precision, flat),
             )
         }),
         poles: s
@@ -261,24 +255,14 @@ pub(super) fn sources<T: CudaScalar>(
             .any(|b| (b.lorentz.is_some() || b.debye.is_some()) && !b.pec)
             .then(|| {
                 (
-                    super::source(
-                        "fdtd_poles_p",
-                        &fdtd_kernels::poles_advance(ty),
-                        precision,
-                        flat,
-                    ),
-                    super::source(
-                        "fdtd_poles_e",
-                        &fdtd_kernels::poles_apply(ty),
-                        precision,
-                        flat,
-                    ),
+                    super::source("fdtd_poles_p", &kernels::poles_advance(ty), precision, flat),
+                    super::source("fdtd_poles_e", &kernels::poles_apply(ty), precision, flat),
                 )
             }),
         after: has_points.then(|| {
             super::source(
                 "fdtd_after",
-                &fdtd_kernels::after_step(ty),
+                &kernels::after_step(ty),
                 precision,
                 Launch { bx: 32, ..flat },
             )

@@ -4,12 +4,13 @@
 //! Corrections that hit the same cell (edges and corners of the box, several waves) go to one
 //! thread, in the CPU's order and with its roundings, so the fields match the CPU's.
 
-use super::fdtd_kernels::comp;
+use super::fdtd_points::comp;
 use super::{driver, Gpu};
 use crate::error::Result;
 use crate::fdtd::tfsf::{Correction, IncidentPlan, PlaneWaves};
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use fdlab_core::Precision;
+use fdlab_cuda::codegen::solver::Launch;
 use fdlab_cuda::codegen::CudaSource;
 use fdlab_cuda::{CudaScalar, Kernel};
 use std::sync::Arc;
@@ -17,29 +18,8 @@ use std::sync::Arc;
 /// The kernel for fields of C type `ty`: one thread per corrected cell, its corrections in
 /// order, each added in f64 and rounded to the field's type as the CPU does.
 pub(super) fn source(ty: &str, precision: Precision) -> CudaSource {
-    let body = format!(
-        "extern \"C\" __global__ void @NAME@({ty}* __restrict__ ex, {ty}* __restrict__ ey,\n\
-         \x20   {ty}* __restrict__ ez, {ty}* __restrict__ hx, {ty}* __restrict__ hy,\n\
-         \x20   {ty}* __restrict__ hz, const {ty}* __restrict__ cb, const int* __restrict__ comp,\n\
-         \x20   const long long* __restrict__ cell, const int* __restrict__ start,\n\
-         \x20   const double* __restrict__ k, const int* __restrict__ slot,\n\
-         \x20   const double* __restrict__ row, const int n, const int with_cb) {{\n\
-         \x20 {ty}* const f[6] = {{ex, ey, ez, hx, hy, hz}};\n\
-         \x20 for (int g = blockIdx.x * blockDim.x + threadIdx.x; g < n; g += gridDim.x * blockDim.x) {{\n\
-         \x20   {ty}* const a = f[comp[g]];\n\
-         \x20   const long long c = cell[g];\n\
-         \x20   double v = (double)a[c];\n\
-         \x20   for (int j = start[g]; j < start[g + 1]; ++j) {{\n\
-         \x20     // H: (Δt·coef)·e; E: (cb·coef)·h, as the CPU multiplies.\n\
-         \x20     const double term = with_cb ? __dmul_rn(__dmul_rn((double)cb[c], k[j]), row[slot[j]])\n\
-         \x20                                 : __dmul_rn(k[j], row[slot[j]]);\n\
-         \x20     v = (double)({ty})__dadd_rn(v, term);\n\
-         \x20   }}\n\
-         \x20   a[c] = ({ty})v;\n\
-         \x20 }}\n\
-         }}\n"
-    );
-    let launch = super::kernels::Launch::flat(256);
+    let body = fdlab_cuda::codegen::solver::fdtd::tfsf(ty);
+    let launch = Launch::flat(256);
     super::source("fdtd_tfsf", &body, precision, launch)
 }
 

@@ -2,13 +2,13 @@
 //! a GPU stepper would compile for a schedule and a device class, with how it is launched,
 //! generated without a GPU.
 
-use super::kernels::Launch;
 use super::schedule::{FdtdSchedule, HeatSchedule, Schedule, WaveSchedule};
 use super::{fdtd_sources, heat, march_sizes, wave};
 use crate::case::PrecisionName;
 use crate::error::Result;
 use crate::setup::Setup;
 use crate::wave::WaveSetup;
+use fdlab_cuda::codegen::solver::{ring, Launch};
 use fdlab_cuda::codegen::CudaSource;
 use fdlab_cuda::CudaScalar;
 
@@ -41,7 +41,7 @@ pub struct GeneratedKernel {
 /// let setup = fdlab_solvers::setup::prepare(&case)?.setup;
 /// let schedule = "heat:pass=off".parse()?;
 /// let kernels = generated_sources(&setup, PrecisionName::F32, Some(&schedule), Some("h200"))?;
-/// assert!(kernels[0].source.contains("__global__"));
+/// assert!(kernels[0].source.contains(&kernels[0].name));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn generated_sources(
@@ -95,7 +95,7 @@ fn of<T: CudaScalar>(
             let c = wave::choices::<T>(s, sched.unwrap_or(&WaveSchedule::default()));
             let l = c.launch.fit(s.dim, s.order / 2, s.n, bytes);
             let shape = format!("launch {l:?} grid {:?}", whole_grid(l, s.n, s.dim));
-            let limit = super::ring::H100_SHARED;
+            let limit = ring::H100_SHARED;
             for src in wave::sources::<T>(s, &c, false, limit)?.all() {
                 out.push(kernel(src, &shape));
             }

@@ -2,9 +2,8 @@
 //! constant κ, `k` steps per pass over the grid ([`super::temporal`]) and single steps for the
 //! rest.
 
-use super::kernels::{self, Launch, StepSpec};
 use super::schedule::{HeatChoices, HeatSchedule};
-use super::temporal::{self, PassSpec, Request, Temporal};
+use super::temporal::{self, Request, Temporal};
 use super::{
     cuda_type, driver, march_order, march_sizes, precision_of, tag, DeviceStepper, Gpu,
     StepExchange,
@@ -14,6 +13,8 @@ use crate::heat::HeatSetup;
 use crate::layout::Layout;
 use crate::stepper::{StatePart, Stepper};
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use fdlab_cuda::codegen::solver::temporal::{heat_pass, PassChoices, PassSpec};
+use fdlab_cuda::codegen::solver::{step, tiled, Launch, StepSpec};
 use fdlab_cuda::codegen::CudaSource;
 use fdlab_cuda::{CudaScalar, Kernel};
 use std::sync::Arc;
@@ -277,9 +278,16 @@ pub(super) fn pass_source<T: CudaScalar>(
         kc: co.dt_kappa[0],
         n: [nx as u32, no as u32, nm as u32],
         t: shape,
-        choices: *c,
+        choices: PassChoices {
+            column: c.column,
+            fixed: c.fixed,
+            pairs: c.pairs,
+            lean: c.lean,
+            ahead: c.ahead,
+            unroll: c.unroll,
+        },
     };
-    let body = temporal::heat_pass(&spec);
+    let body = heat_pass(&spec);
     let mut src = super::source(
         "heat_pass",
         &body,
@@ -357,10 +365,10 @@ pub(super) fn sources<T: CudaScalar>(
         ranged,
     };
     let (field_kappa, kc) = (co.dt_kappa.len() > 1, co.dt_kappa[0]);
-    let body = if super::tiled::usable(&spec) {
-        super::tiled::tiled(&spec, super::tiled::Update::Heat { field_kappa, kc })
+    let body = if tiled::usable(&spec) {
+        tiled::tiled(&spec, tiled::Update::Heat { field_kappa, kc })
     } else {
-        kernels::heat(&spec, field_kappa, kc)
+        step::heat(&spec, field_kappa, kc)
     };
     Ok(super::source(
         "heat_step",

@@ -3,27 +3,19 @@
 //! backend-neutral setups as the CPU steppers. Fields live on the device for the whole run; only outputs, checkpoints and
 //! receiver traces come back.
 
-mod cpml_kernels;
 mod fdtd;
 mod fdtd_choices;
 mod fdtd_dispersive;
-mod fdtd_fused;
-mod fdtd_kernels;
 mod fdtd_media;
 mod fdtd_monitors;
-mod fdtd_pass;
 mod fdtd_points;
 mod fdtd_sources;
 mod fdtd_tfsf;
 mod frames;
 pub mod generated;
 mod heat;
-mod kernels;
-mod ring;
 pub mod schedule;
 pub mod temporal;
-mod temporal_kernel;
-mod tiled;
 mod wave;
 pub mod wave_pass;
 
@@ -136,9 +128,9 @@ use cudarc::driver::{
     CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits,
 };
 use fdlab_core::Precision;
+use fdlab_cuda::codegen::solver::Launch;
 use fdlab_cuda::codegen::{fnv1a, CudaSource, InputKind};
 use fdlab_cuda::{CudaScalar, Device, Kernel};
-use kernels::Launch;
 use std::sync::Arc;
 
 /// A driver error as fdlab-cuda's error, naming the call.
@@ -266,14 +258,7 @@ impl Gpu {
             return self.download_range_f64(buf, p.range());
         }
         let (w, h) = (p.width(), p.height());
-        let body = format!(
-            "extern \"C\" __global__ void @NAME@(const {t}* __restrict__ u, double* __restrict__ out,\n\
-             \x20   unsigned long long start, long long nx, long long stride, int w, int h) {{\n\
-             \x20 int i = blockIdx.x * blockDim.x + threadIdx.x, j = blockIdx.y;\n\
-             \x20 if (i < w && j < h) out[(long long)j * w + i] = (double)u[start + j * stride * nx + i * stride];\n\
-             }}\n",
-            t = cuda_type::<T>()
-        );
+        let body = fdlab_cuda::codegen::solver::sample_plane(cuda_type::<T>());
         let launch = Launch::flat(128);
         let kernel = self.kernel(&source("sample", &body, precision_of::<T>(), launch))?;
         let mut buffers = self.samples.lock().map_err(|_| {
@@ -439,8 +424,7 @@ pub fn wave_pass_source(
 /// fdlab-cuda's `device_class` names them: to generate and check every variant on any device.
 pub(crate) const DEVICE_CLASSES: [Option<&str>; 3] = [None, Some("h100"), Some("h200")];
 
-/// SMs of the devices the launch models are for (H100 SXM and H200: 132).
-pub(crate) const SMS: u32 = 132;
+pub(crate) use fdlab_cuda::codegen::solver::SMS;
 
 /// The step-within-call tag of the non-finite flag.
 fn tag(i: usize) -> u64 {

@@ -45,176 +45,28 @@
 //! pass writes nothing, so the state before the first bad pass survives in one of the two
 //! buffers and the stepper replays it with single steps (which name the exact step and cell).
 
-/// Shared memory of an SM (H100/H200: 228 KiB) and the most one block may take (227 KiB, with
-/// the opt-in attribute), bytes.
-pub const SHARED_PER_SM: u32 = 228 * 1024;
-/// The most dynamic shared memory one block may use (H100/H200), bytes.
-pub const MAX_SHARED_PER_BLOCK: u32 = 227 * 1024;
-/// Shared memory the runtime reserves per resident block, bytes.
-const RESERVED_PER_BLOCK: u32 = 1024;
-/// 32-bit registers of an SM.
-const REGS_PER_SM: u32 = 65536;
-/// Threads an SM holds.
-const THREADS_PER_SM: u32 = 2048;
-/// The most steps per pass the model and a schedule's `pass=kK` consider.
-pub const K_MAX: u32 = 8;
-/// The most steps per pass a whole shape may ask for (`pass=K/SX/SY/P/CHUNK`).
-pub const K_SHAPE_MAX: u32 = 16;
+pub use fdlab_cuda::codegen::solver::shape::{
+    Temporal, K_MAX, K_SHAPE_MAX, MAX_SHARED_PER_BLOCK, SHARED_PER_SM,
+};
 
-/// A temporal-blocking shape: steps per pass and the block's tile.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Temporal {
-    /// Time steps fused in one pass.
-    pub k: u32,
-    /// Tile points along x, halo included (the strip width in 2-D).
-    pub sx: u32,
-    /// Tile points along y, halo included (1 in 2-D).
-    pub sy: u32,
-    /// Tile points per thread (threads = `sx · sy / p`).
-    pub p: u32,
-    /// Output planes (rows in 2-D) each block marches.
-    pub chunk: u32,
-}
-
-impl std::fmt::Display for Temporal {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "k={},{},{},{},{}",
-            self.k, self.sx, self.sy, self.p, self.chunk
-        )
-    }
-}
-
-impl Temporal {
-    /// Threads per block.
-    pub fn threads(&self) -> u32 {
-        self.sx * self.sy / self.p.max(1)
-    }
-
-    /// Output points of a tile along x and y (y: 1 in 2-D).
-    pub fn out(&self, dim: usize) -> (u32, u32) {
-        let ox = self.sx.saturating_sub(2 * self.k);
-        let oy = if dim == 3 {
-            self.sy.saturating_sub(2 * self.k)
-        } else {
-            1
-        };
-        (ox, oy)
-    }
-
-    /// Points of one shared plane: the tile with one padding point each side (x only in 2-D).
-    fn plane(&self, dim: usize) -> u32 {
-        if dim == 3 {
-            (self.sx + 2) * (self.sy + 2)
-        } else {
-            self.sx + 2
-        }
-    }
-
-    /// Dynamic shared memory per block: levels 0 … k−1, two planes each.
-    pub fn shared_bytes(&self, dim: usize, bytes: usize) -> u32 {
-        self.k * 2 * self.plane(dim) * bytes as u32
-    }
-
-    /// Estimated registers per thread: two planes per level and point (in 32-bit words), the
-    /// points' offsets and flags, and the rest of the kernel.
-    pub fn registers(&self, bytes: usize) -> u32 {
-        let words = (bytes / 4) as u32;
-        2 * self.k * self.p * words + 6 * self.p + 32
-    }
-
-    /// Blocks resident per SM by the estimated registers, shared memory and threads.
-    pub fn blocks_per_sm(&self, dim: usize, bytes: usize) -> u32 {
-        let t = self.threads().max(1);
-        let regs = self.registers(bytes).div_ceil(8) * 8;
-        let by_regs = REGS_PER_SM / (regs * t);
-        let by_shared = SHARED_PER_SM / (self.shared_bytes(dim, bytes) + RESERVED_PER_BLOCK);
-        by_regs.min(by_shared).min(THREADS_PER_SM / t).min(32)
-    }
-
-    /// Why this shape cannot run (`None`: it can).
-    pub fn invalid(&self, dim: usize, bytes: usize) -> Option<String> {
-        let (ox, oy) = self.out(dim);
-        let t = self.threads();
-        if self.k < 2 || self.k > K_SHAPE_MAX {
-            return Some(format!("k = {} outside 2 … {K_SHAPE_MAX}", self.k));
-        }
-        if dim == 2 && self.sy != 1 {
-            return Some("a 2-D tile has sy = 1".into());
-        }
-        if ox == 0 || oy == 0 {
-            return Some(format!(
-                "a {}×{} tile has no output left after 2k = {} halo points",
-                self.sx,
-                self.sy,
-                2 * self.k
-            ));
-        }
-        if self.p == 0 || !(self.sx * self.sy).is_multiple_of(self.p) {
-            return Some(format!("p = {} does not divide the tile", self.p));
-        }
-        if t == 0 || t > 1024 || !t.is_multiple_of(32) {
-            return Some(format!(
-                "{t} threads per block (needs a multiple of 32, ≤ 1024)"
-            ));
-        }
-        if self.chunk == 0 {
-            return Some("chunk = 0".into());
-        }
-        if self.shared_bytes(dim, bytes) > MAX_SHARED_PER_BLOCK {
-            return Some(format!(
-                "{} bytes of shared memory per block (at most {MAX_SHARED_PER_BLOCK})",
-                self.shared_bytes(dim, bytes)
-            ));
-        }
-        if self.registers(bytes) > 255 || self.blocks_per_sm(dim, bytes) == 0 {
-            return Some(format!(
-                "about {} registers per thread: no block fits an SM",
-                self.registers(bytes)
-            ));
-        }
-        None
-    }
-
-    /// Blocks along x, y and the march for sizes `(nx, no, nm)` (kernel order).
-    pub fn grid(&self, dim: usize, nx: usize, no: usize, nm: usize) -> [u32; 3] {
-        pass_grid(self.out(dim), self.chunk, dim, [nx, no, nm])
-    }
-
-    /// The model's estimate of a step's time relative to one memory-bound single step on a
-    /// grid of `n` points (lower is better): device memory traffic shared by `k` steps (halo
-    /// points read again, half of them from L2) against the in-SM work of every level on the
-    /// whole tile, which overlap only in part; both stretched by the last, partial wave of
-    /// blocks.
-    fn estimate(&self, dim: usize, bytes: usize, n: [usize; 3]) -> f64 {
-        let (ox, oy) = self.out(dim);
-        let redundancy = (self.sx * self.sy) as f64 / (ox * oy) as f64;
-        let planes = self.chunk.min(n[dim - 1] as u32).max(1) as f64;
-        let warm = (planes + 2.0 * self.k as f64) / planes;
-        let reads = warm * (1.0 + 0.5 * (redundancy - 1.0));
-        let memory = (reads + 1.0) / 2.0 / self.k as f64;
-        let compute = work_per_update(dim, bytes) * redundancy * warm;
-        let g = self.grid(dim, n[0], if dim == 3 { n[1] } else { 1 }, n[dim - 1]);
-        let blocks = g.iter().map(|&b| b as f64).product::<f64>();
-        let waves = blocks / (self.blocks_per_sm(dim, bytes).max(1) * super::SMS) as f64;
-        let tail = waves.ceil() / waves;
-        (memory.max(compute) + 0.25 * memory.min(compute)) * tail
-    }
-}
-
-/// Blocks along x, y and the march of a pass whose tiles output `out` points along x and y
-/// and `chunk` planes, on `n = (nx, no, nm)` points (kernel order).
-pub(crate) fn pass_grid(out: (u32, u32), chunk: u32, dim: usize, n: [usize; 3]) -> [u32; 3] {
-    [
-        n[0].div_ceil(out.0 as usize) as u32,
-        if dim == 3 {
-            n[1].div_ceil(out.1 as usize) as u32
-        } else {
-            1
-        },
-        n[2].div_ceil(chunk as usize) as u32,
-    ]
+/// The model's estimate of a step's time with shape `t` relative to one memory-bound single step on a
+/// grid of `n` points (lower is better): device memory traffic shared by `k` steps (halo
+/// points read again, half of them from L2) against the in-SM work of every level on the
+/// whole tile, which overlap only in part; both stretched by the last, partial wave of
+/// blocks.
+fn estimate(t: &Temporal, dim: usize, bytes: usize, n: [usize; 3]) -> f64 {
+    let (ox, oy) = t.out(dim);
+    let redundancy = (t.sx * t.sy) as f64 / (ox * oy) as f64;
+    let planes = t.chunk.min(n[dim - 1] as u32).max(1) as f64;
+    let warm = (planes + 2.0 * t.k as f64) / planes;
+    let reads = warm * (1.0 + 0.5 * (redundancy - 1.0));
+    let memory = (reads + 1.0) / 2.0 / t.k as f64;
+    let compute = work_per_update(dim, bytes) * redundancy * warm;
+    let g = t.grid(dim, n[0], if dim == 3 { n[1] } else { 1 }, n[dim - 1]);
+    let blocks = g.iter().map(|&b| b as f64).product::<f64>();
+    let waves = blocks / (t.blocks_per_sm(dim, bytes).max(1) * super::SMS) as f64;
+    let tail = waves.ceil() / waves;
+    (memory.max(compute) + 0.25 * memory.min(compute)) * tail
 }
 
 /// The in-SM time of one point update of one level (shared loads and stores, the stencil's
@@ -282,7 +134,7 @@ pub fn best_for_k(dim: usize, n: [usize; 3], bytes: usize, k: u32) -> Option<Tem
         if blocks < 2 || blocks * t.threads() < 16 * 32 {
             continue;
         }
-        let e = t.estimate(dim, bytes, n);
+        let e = estimate(&t, dim, bytes, n);
         if best.is_none_or(|(b, _)| e < b) {
             best = Some((e, t));
         }
@@ -296,7 +148,7 @@ pub fn best(dim: usize, n: [usize; 3], bytes: usize) -> Option<Temporal> {
     let mut best: Option<(f64, Temporal)> = None;
     for k in 2..=K_MAX {
         if let Some(t) = best_for_k(dim, n, bytes, k) {
-            let e = t.estimate(dim, bytes, n);
+            let e = estimate(&t, dim, bytes, n);
             if best.is_none_or(|(b, _)| e < 0.98 * b) {
                 best = Some((e, t));
             }
@@ -361,40 +213,6 @@ pub fn measured_shapes(dim: usize, bytes: usize) -> Vec<Temporal> {
     }
     out
 }
-
-/// What a pass kernel is generated from.
-#[derive(Debug, Clone)]
-pub(crate) struct PassSpec {
-    /// `"float"` or `"double"`.
-    pub ty: &'static str,
-    /// 2 or 3.
-    pub dim: usize,
-    /// Periodic (wrap) or zero outside the grid.
-    pub periodic: bool,
-    /// Offset-1 weights per kernel axis (x, middle, march).
-    pub w: [f64; 3],
-    /// The sum of the centre weights.
-    pub w0: f64,
-    /// `Δt κ`.
-    pub kc: f64,
-    /// The grid's points along x, the middle axis and the march (`nx`, `no`, `nm`; `no = 1`
-    /// in 2-D).
-    pub n: [u32; 3],
-    /// The shape.
-    pub t: Temporal,
-    /// The pass kernel's layout choices (its `column`, `fixed`, `pairs`, `lean`,
-    /// `ahead` and `unroll` fields).
-    pub choices: super::schedule::HeatChoices,
-}
-
-impl PassSpec {
-    /// Whether a plane's points fit 32-bit indices (`nx · no < 2³¹`).
-    pub fn narrow(&self) -> bool {
-        (self.n[0] as u64) * (self.n[1] as u64) < i32::MAX as u64
-    }
-}
-
-pub(crate) use super::temporal_kernel::heat_pass;
 
 #[cfg(test)]
 mod tests {
@@ -485,7 +303,7 @@ mod tests {
                     if let Some(t) = best_for_k(dim, n, bytes, k) {
                         eprintln!(
                             "{dim}-D {n:?} {bytes}B k={k}: {t} est {:.3} blocks/SM {} regs {} shared {}",
-                            t.estimate(dim, bytes, n),
+                            estimate(&t, dim, bytes, n),
                             t.blocks_per_sm(dim, bytes),
                             t.registers(bytes),
                             t.shared_bytes(dim, bytes)

@@ -4,12 +4,9 @@
 //! only that shell. When the case has sources or receivers, one small kernel adds the one and
 //! samples the other.
 
-use super::cpml_kernels::{self, CpmlSpec, Shell, SHELL_BLOCK};
-use super::kernels::{self, Launch, StepSpec};
-use super::ring::Ring;
 use super::schedule::{ShellTile, WaveChoices, WaveSchedule};
 use super::temporal::Request;
-use super::wave_pass::{self, WavePassSpec, WaveShape};
+use super::wave_pass::{self, WaveShape};
 use super::{
     cuda_type, driver, march_order, march_sizes, precision_of, tag, DeviceStepper, Gpu,
     StepExchange,
@@ -20,6 +17,10 @@ use crate::physics::CpmlProfile;
 use crate::stepper::{StatePart, Stepper};
 use crate::wave::WaveSetup;
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use fdlab_cuda::codegen::solver::cpml::{self, CpmlSpec, Shell, SHELL_BLOCK};
+use fdlab_cuda::codegen::solver::ring::{self, Ring};
+use fdlab_cuda::codegen::solver::wave_pass::WavePassSpec;
+use fdlab_cuda::codegen::solver::{step, tiled, Launch, StepSpec};
 use fdlab_cuda::codegen::CudaSource;
 use fdlab_cuda::{CudaScalar, Kernel};
 use std::sync::Arc;
@@ -454,7 +455,7 @@ pub(super) fn pass_source<T: CudaScalar>(
         w0: co.w0,
         s: shape,
     };
-    let body = wave_pass::wave_pass(&spec);
+    let body = fdlab_cuda::codegen::solver::wave_pass::wave_pass(&spec);
     let mut src = super::source(
         "wave_pass",
         &body,
@@ -527,21 +528,21 @@ fn step_source(
     precision: fdlab_core::Precision,
     shared_limit: usize,
 ) -> CudaSource {
-    let update = super::tiled::Update::Wave;
+    let update = tiled::Update::Wave;
     if let Some(ring) = Ring::of(spec, update, shared_limit) {
         let mut src = super::source(
             "wave_step",
-            &super::ring::ring_step(spec, update, ring),
+            &ring::ring_step(spec, update, ring),
             precision,
             spec.launch,
         );
         src.shared_bytes = ring.bytes as u32;
         return src;
     }
-    let body = if super::tiled::usable(spec) {
-        super::tiled::tiled(spec, update)
+    let body = if tiled::usable(spec) {
+        tiled::tiled(spec, update)
     } else {
-        kernels::wave(spec)
+        step::wave(spec)
     };
     super::source("wave_step", &body, precision, spec.launch)
 }
@@ -549,7 +550,7 @@ fn step_source(
 /// Every kernel of `s` in `T`: the whole-grid set and the split run's step, for a GPU with
 /// the shared memory of an H100.
 pub(super) fn all_sources<T: CudaScalar>(s: &WaveSetup) -> Result<Vec<CudaSource>> {
-    let limit = super::ring::H100_SHARED;
+    let limit = ring::H100_SHARED;
     let c = choices::<T>(s, &WaveSchedule::default());
     let mut out = sources::<T>(s, &c, false, limit)?.all();
     out.push(sources::<T>(s, &c, true, limit)?.step);
@@ -638,17 +639,12 @@ pub(super) fn sources<T: CudaScalar>(
                 ..spec.clone()
             };
             (
-                super::source("wave_psi", &cpml_kernels::psi(&spec, c), precision, l),
-                super::source(
-                    "wave_cpml",
-                    &cpml_kernels::cpml_terms(&spec, c),
-                    precision,
-                    l,
-                ),
+                super::source("wave_psi", &cpml::psi(&spec, c), precision, l),
+                super::source("wave_cpml", &cpml::cpml_terms(&spec, c), precision, l),
             )
         }),
         after: has_points
-            .then(|| super::source("wave_after", &kernels::after_step(ty), precision, one_block)),
+            .then(|| super::source("wave_after", &step::after_step(ty), precision, one_block)),
     })
 }
 

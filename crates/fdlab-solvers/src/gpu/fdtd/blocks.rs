@@ -1,13 +1,13 @@
 //! How a one- or two-step kernel's blocks cover the grid: the tile, where the blocks start,
 //! and the box of blocks clear of the CPML layers with the kernel that steps them.
 
-use super::super::fdtd_fused::{core_blocks, z_origin, Box3, Halo};
-use super::super::kernels::Launch;
 use super::super::schedule::FdtdChoices;
 use super::super::{driver, Gpu};
 use crate::error::Result;
 use crate::fdtd::Boundary;
 use cudarc::driver::{sys, CudaEvent, CudaSlice, CudaStream, LaunchConfig};
+use fdlab_cuda::codegen::solver::fdtd::fused::{core_blocks, z_origin, Box3, Halo};
+use fdlab_cuda::codegen::solver::Launch;
 use fdlab_cuda::codegen::CudaSource;
 use fdlab_cuda::{CudaScalar, Kernel};
 use std::sync::Arc;
@@ -308,8 +308,8 @@ pub(super) fn second_copies<T: CudaScalar>(
 #[cfg(test)]
 mod tests {
     use super::{place, within, Blocks, Box3, Halo, Launch};
-    use crate::gpu::fdtd_pass::TWO_STEPS;
     use crate::gpu::schedule::FdtdChoices;
+    use fdlab_cuda::codegen::solver::fdtd::pass::TWO_STEPS;
 
     /// The blocks of a two-step pass with a CPML in values of `bytes` bytes over a grid of `n`
     /// cells with layers of `thickness` (no kernels, no streams), and the box of core blocks.

@@ -1,4 +1,4 @@
-//! Two FDTD steps in one pass on the host ([`super::super::fdtd_pass`]): the kernels, the
+//! Two FDTD steps in one pass on the host ([`fdlab_cuda::codegen::solver::fdtd::pass`]): the kernels, the
 //! second copy of the E-side ψ, and the launch, which ends with the second step's sources
 //! and probes.
 
@@ -7,11 +7,11 @@ use super::{coefficients, fused_args, CpmlAxis, FdtdGpu};
 use crate::error::Result;
 use crate::fdtd::Boundary;
 use crate::gpu::fdtd_dispersive::DrudeCells;
-use crate::gpu::fdtd_fused::Box3;
-use crate::gpu::fdtd_pass::TWO_STEPS;
 use crate::gpu::fdtd_sources::FdtdSources;
 use crate::gpu::{driver, Gpu};
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use fdlab_cuda::codegen::solver::fdtd::fused::Box3;
+use fdlab_cuda::codegen::solver::fdtd::pass::TWO_STEPS;
 use fdlab_cuda::{CudaScalar, Kernel};
 use std::sync::Arc;
 

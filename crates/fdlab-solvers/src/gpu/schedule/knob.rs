@@ -1,9 +1,9 @@
 //! The values a schedule field takes, each with its name (what `Display` prints and `FromStr`
 //! reads back) and its check.
 
-use super::super::kernels::Launch;
 use super::super::temporal::{Request, Temporal};
 use super::{DrudeCarry, DrudeLoads, ShellTile, Tile};
+use fdlab_cuda::codegen::solver::Launch;
 
 /// A schedule field's value: printed as a short name without `,` `=` or `:` at top level
 /// (the separators of a schedule's name), read back from exactly that.

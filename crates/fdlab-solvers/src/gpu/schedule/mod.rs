@@ -15,10 +15,10 @@ pub(crate) mod table;
 #[cfg(test)]
 mod tests;
 
-pub use super::kernels::Launch;
 pub use super::temporal::Request;
 pub(crate) use families::{FdtdChoices, HeatChoices, WaveChoices};
 pub use families::{FdtdSchedule, HeatSchedule, WaveSchedule};
+pub use fdlab_cuda::codegen::solver::Launch;
 
 use std::fmt;
 use std::str::FromStr;
@@ -102,29 +102,7 @@ pub enum ShellTile {
     Plane,
 }
 
-/// In which order the FDTD two-step pass loads a cell's Drude media bytes and currents.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum DrudeLoads {
-    /// Each component's medium, then its current where the cell is a Drude cell, in turn.
-    InTurn,
-    /// The three media and the three currents (whether or not the cell is a Drude cell)
-    /// before the first is used.
-    AllFirst,
-    /// The three media, then the currents of the Drude cells' components, before the first
-    /// is used.
-    MediaFirst,
-}
-
-/// What the second step of an FDTD two-step pass takes over from the first at a Drude cell.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum DrudeCarry {
-    /// Nothing: the second step loads the media bytes and the current back from memory.
-    Nothing,
-    /// The media bytes, packed in one register; the second step loads the current.
-    Media,
-    /// The media bytes and the current, in registers.
-    MediaAndCurrents,
-}
+pub use fdlab_cuda::codegen::solver::fdtd::{DrudeCarry, DrudeLoads};
 
 /// The schedule of any GPU stepper, serialised as its name.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

@@ -72,3 +72,34 @@ fn bad_names_say_what_is_allowed() {
         .to_string()
         .contains("wave schedule"));
 }
+
+#[test]
+fn heat_shapes_differ_from_the_default_only_where_measured() {
+    let n = [64, 64, 64];
+    assert_eq!(super::table::heat_launch(3, 1, n, 8, Some("h200")).ahead, 1);
+    assert_eq!(
+        super::table::heat_launch(3, 1, n, 8, Some("h100")),
+        Launch::new(3, 1, n, 8)
+    );
+    assert_eq!(
+        super::table::heat_launch(3, 1, n, 4, Some("h200")),
+        Launch::new(3, 1, n, 4)
+    );
+    assert_eq!(
+        super::table::heat_launch(3, 1, n, 8, None),
+        Launch::new(3, 1, n, 8)
+    );
+    // Only the H100's f32 3-D march is unrolled.
+    assert_eq!(
+        super::table::heat_launch(3, 1, n, 4, Some("h100")).unroll,
+        2
+    );
+    assert_eq!(
+        super::table::heat_launch(2, 1, n, 4, Some("h100")).unroll,
+        0
+    );
+    assert_eq!(
+        super::table::heat_launch(3, 1, n, 4, None),
+        Launch::new(3, 1, n, 4)
+    );
+}

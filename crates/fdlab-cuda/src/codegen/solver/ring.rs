@@ -17,13 +17,14 @@
 //! that slot, then computes plane `m` from shared memory: the queue's front (plane `m + r`)
 //! from its tile's own points, the taps across the plane as in the tiled step.
 
-use super::kernels::{value_bytes, StepSpec, PRELUDE};
+use super::step::StepSpec;
 use super::tiled::{Tile, Update};
+use super::{value_bytes, PRELUDE};
 use std::fmt::Write;
 
 /// The most dynamic shared memory a block of an H100 or H200 can have (227 KiB): the limit
 /// of the kernels compiled without a device (the codegen tests).
-pub(crate) const H100_SHARED: usize = 227 * 1024;
+pub const H100_SHARED: usize = 227 * 1024;
 
 /// `cp.async` of 4, 8 or 16 bytes; `ok == false` zero-fills the target without reading.
 const HELPERS: &str = "\
@@ -41,7 +42,7 @@ template <int N> static __device__ __forceinline__ void fd_ring_wait() { asm vol
 
 /// The ring's geometry for a spec: the depth it gets and the slot counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Ring {
+pub struct Ring {
     /// Planes in flight ahead of the plane computed.
     pub depth: usize,
     /// Tile slots: `r + depth + 1`.
@@ -56,7 +57,7 @@ impl Ring {
     /// The ring of `spec` (its `launch.ring` planes, fewer where `limit` bytes of shared
     /// memory would not hold them), or `None` when the spec asks for none or cannot have one
     /// (2-D, or not even one plane ahead fits).
-    pub(crate) fn of(spec: &StepSpec, update: Update, limit: usize) -> Option<Ring> {
+    pub fn of(spec: &StepSpec, update: Update, limit: usize) -> Option<Ring> {
         if !spec.three || !spec.launch.tile || spec.launch.ring == 0 {
             return None;
         }
@@ -81,7 +82,7 @@ impl Ring {
 }
 
 /// The wave (or heat) step of `spec` with a ring of `ring` (from [`Ring::of`]).
-pub(crate) fn ring_step(spec: &StepSpec, update: Update, ring: Ring) -> String {
+pub fn ring_step(spec: &StepSpec, update: Update, ring: Ring) -> String {
     // The march queue holds the stencil's planes only: what lies ahead is in the ring.
     let mut spec = spec.clone();
     spec.launch.ahead = 0;

@@ -1,6 +1,6 @@
 //! CUDA C for two whole FDTD steps in one pass over the grid: H¹, E¹, H², E² plane by plane,
 //! reading the fields at step n and writing them at step n + 2, so that a step moves half
-//! the bytes of the one-step pass ([`super::fdtd_fused`]).
+//! the bytes of the one-step pass ([`super::fused`]).
 //!
 //! # Design
 //!
@@ -43,36 +43,29 @@
 //! loads and hands them to the second step in a register, which leaves the second step one
 //! round trip to memory (its `J¹`) instead of two.
 
-use super::fdtd_fused::{column_prologue, common_params, head, media_table, Core};
-use super::fdtd_kernels::{e_update, h_update, FdtdSpec, Psi, AXN, IDX, MEDIA, N};
-use super::schedule::{DrudeCarry, DrudeLoads};
+use super::fused::{column_prologue, common_params, head, media_table, Core};
+use super::{e_update, h_update, FdtdSpec, Psi, AXN, IDX, MEDIA, N};
+use super::{DrudeCarry, DrudeLoads};
 use std::fmt::Write;
 
 /// The halo of a two-step block, per axis (see the module's design).
-pub(crate) const TWO_STEPS: super::fdtd_fused::Halo =
-    super::fdtd_fused::Halo { below: 2, above: 1 };
+pub const TWO_STEPS: super::fused::Halo = super::fused::Halo { below: 2, above: 1 };
 
 /// Shared memory of a two-step block of `bx × by` columns, values of `bytes` bytes: H¹ and
 /// H² once, E¹ twice, three components each, and an indexed kernel's table.
-pub(crate) fn shared_bytes(bx: u32, by: u32, bytes: usize, indexed: bool) -> usize {
+pub fn shared_bytes(bx: u32, by: u32, bytes: usize, indexed: bool) -> usize {
     let plane = (bx as usize + 3) * (by as usize + 3);
     4 * 3 * plane * bytes + if indexed { 2 * MEDIA * bytes } else { 0 }
 }
 
 /// The two-step kernel for `spec`: block `(bx + 3) × (by + 3)`, grid
-/// `⌈(x1 − x0)/bx⌉ × ⌈(y1 − y0)/by⌉ × ⌈(z1 − z0)/chunk⌉`, as [`super::fdtd_fused::fused_step`]
+/// `⌈(x1 − x0)/bx⌉ × ⌈(y1 − y0)/by⌉ × ⌈(z1 − z0)/chunk⌉`, as [`super::fused::fused_step`]
 /// lays them (the same bounds, the same box of core blocks and `core`'s choice for them).
 /// With `points`, the kernel applies the first step's point sources and probes; with
 /// `narrow`, it indexes cells with 32-bit integers (see [`narrow_enough`]); with `also`, it
 /// skips a second box of blocks as well as the core box, given after the bounds (`qx0, qx1,
 /// qy0, qy1, qz0, qz1`; another launch steps them).
-pub(crate) fn two_steps(
-    spec: &FdtdSpec,
-    core: Core,
-    points: bool,
-    narrow: bool,
-    also: bool,
-) -> String {
+pub fn two_steps(spec: &FdtdSpec, core: Core, points: bool, narrow: bool, also: bool) -> String {
     let ty = spec.ty;
     let l = spec.launch;
     let (tx, ty_) = (l.bx as usize + 3, l.by as usize + 3);
@@ -154,7 +147,7 @@ fn psi_registers(spec: &FdtdSpec, prefix: &str) -> Vec<String> {
 /// offset a pass forms (a cell, its neighbour one plane up, a CPML slab's element) stays
 /// below 2³¹. They save the pass the 64-bit address arithmetic, a sixth of its
 /// instructions.
-pub(crate) fn narrow_enough(n: [usize; 3]) -> bool {
+pub fn narrow_enough(n: [usize; 3]) -> bool {
     n[0].saturating_mul(n[1]).saturating_mul(n[2] + 2) < i32::MAX as usize
 }
 
@@ -665,10 +658,25 @@ fn level_two(spec: &FdtdSpec, points: bool, g: &mut String) {
 
 #[cfg(test)]
 mod tests {
+    use super::super::fused::Core;
+    use super::super::{DrudeCarry, DrudeLoads, FdtdSpec, KernelChoices};
     use super::{shared_bytes, two_steps};
-    use crate::gpu::fdtd_fused::Core;
-    use crate::gpu::fdtd_kernels::FdtdSpec;
-    use crate::gpu::kernels::Launch;
+    use crate::codegen::solver::Launch;
+
+    /// The FDTD schedule's default kernel choices for `bytes`-byte values.
+    fn choices(bytes: usize) -> KernelChoices {
+        let f32 = bytes == 4;
+        KernelChoices {
+            interior: true,
+            drude_loads: DrudeLoads::MediaFirst,
+            drude_carry: if f32 {
+                DrudeCarry::Media
+            } else {
+                DrudeCarry::Nothing
+            },
+            drude_ahead: f32,
+        }
+    }
 
     fn spec(indexed: bool) -> FdtdSpec {
         FdtdSpec {
@@ -682,7 +690,7 @@ mod tests {
             indexed,
             drude: false,
             interior: [false; 3],
-            choices: crate::gpu::schedule::FdtdChoices::choose(4, true, None),
+            choices: choices(4),
         }
     }
 
@@ -760,7 +768,7 @@ mod tests {
         assert!(k.contains("const int m_z = (dm2_ >> 16) & 255u;"), "{k}");
         let double = FdtdSpec {
             ty: "double",
-            choices: crate::gpu::schedule::FdtdChoices::choose(8, true, None),
+            choices: choices(8),
             ..drude_spec()
         };
         let k = two_steps(&double, Core::Skip, false, true, false);

@@ -1,13 +1,63 @@
-//! CUDA C of the temporally blocked heat pass (the design is in [`super::temporal`]).
+//! CUDA C of the temporally blocked heat pass (the design is in fdlab-solvers' `gpu::temporal`).
 //!
 //! The kernel is written once with the shape as `constexpr` counts; its loops over levels and
 //! points are fully unrolled, so the per-level register arrays stay in registers.
 //! Coordinates as in the one-step kernels: `x`, `o` (middle axis: y in 3-D, none in 2-D) and
 //! `m` (the march: z in 3-D, y in 2-D); strides 1, `nx` and `sm = nx·no`.
 
-use super::kernels::{literal, value_bytes};
-use super::temporal::PassSpec;
+use super::shape::Temporal;
+use super::{literal, value_bytes};
 use std::fmt::Write;
+
+/// The layout choices of a heat pass kernel (a heat schedule's fields of the same names).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PassChoices {
+    /// The 3-D pass gives each thread a column of consecutive rows (else points a
+    /// block apart).
+    pub column: bool,
+    /// The 3-D column pass addresses its points from fixed offsets, where it applies.
+    pub fixed: bool,
+    /// A 2-D pass of two points a thread gives each thread two neighbouring x.
+    pub pairs: bool,
+    /// The pass indexes its points by 32-bit offsets, where the plane allows.
+    pub lean: bool,
+    /// Advances ahead the pass loads its input (1 to 3).
+    pub ahead: u32,
+    /// Advances one iteration of the march holds (2: written out; other values:
+    /// `#pragma unroll` over one).
+    pub unroll: u32,
+}
+
+/// What a pass kernel is generated from.
+#[derive(Debug, Clone)]
+pub struct PassSpec {
+    /// `"float"` or `"double"`.
+    pub ty: &'static str,
+    /// 2 or 3.
+    pub dim: usize,
+    /// Periodic (wrap) or zero outside the grid.
+    pub periodic: bool,
+    /// Offset-1 weights per kernel axis (x, middle, march).
+    pub w: [f64; 3],
+    /// The sum of the centre weights.
+    pub w0: f64,
+    /// `Δt κ`.
+    pub kc: f64,
+    /// The grid's points along x, the middle axis and the march (`nx`, `no`, `nm`; `no = 1`
+    /// in 2-D).
+    pub n: [u32; 3],
+    /// The shape.
+    pub t: Temporal,
+    /// The pass kernel's layout choices.
+    pub choices: PassChoices,
+}
+
+impl PassSpec {
+    /// Whether a plane's points fit 32-bit indices (`nx · no < 2³¹`).
+    pub fn narrow(&self) -> bool {
+        (self.n[0] as u64) * (self.n[1] as u64) < i32::MAX as u64
+    }
+}
 
 /// Helpers of the pass kernels (guarded: several kernels may share a module).
 const HELPERS: &str = "\
@@ -20,7 +70,7 @@ __device__ __forceinline__ int fd_tb_mod(int i, int n) { i %= n; return i < 0 ? 
 
 /// The pass `v = S^k u` (`S` the heat step), `k = spec.t.k`. Parameters as the one-step heat
 /// kernel's, without κ: `(u, v, nx, no, nm, bad, badval, tag)`.
-pub(crate) fn heat_pass(spec: &PassSpec) -> String {
+pub fn heat_pass(spec: &PassSpec) -> String {
     let (ty, t, three, periodic) = (spec.ty, spec.t, spec.dim == 3, spec.periodic);
     let mut g = String::from(HELPERS);
     let threads = t.threads();
@@ -250,7 +300,7 @@ fn load_plane(g: &mut String, spec: &PassSpec, dst: &str, plane: &str, pad: &str
 /// points' y neighbours inside the column come from its own registers: per level and `p`
 /// points, `2p + 2` shared loads instead of `4p`) rather than `p` points a block apart.
 /// The schedule's `column` field allows it (docs/schedules.md).
-pub(crate) fn column_layout(spec: &PassSpec) -> bool {
+pub fn column_layout(spec: &PassSpec) -> bool {
     spec.dim == 3 && spec.t.sy.is_multiple_of(spec.t.p.max(1)) && spec.choices.column
 }
 
@@ -541,14 +591,25 @@ fn load_ahead(spec: &PassSpec) -> u32 {
 /// 112.1 against 103.9, `f64` k=3,32,32,4,64 162.9 against 149.3; 2-D `f32` k=7,128,1,1,512
 /// 255.2 against 199.4, `f64` k=7,128,1,1,64 320.5 against 291.5. The schedule's `unroll`
 /// field sets it (2: two advances written out; other values: `#pragma unroll n` over one).
-pub(crate) fn march_unroll(spec: &PassSpec) -> Option<u32> {
+pub fn march_unroll(spec: &PassSpec) -> Option<u32> {
     Some(spec.choices.unroll)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::temporal::{PassSpec, Temporal};
     use super::*;
+
+    /// The heat schedule's default layout choices for `dim` and `bytes`-byte values.
+    fn choices(dim: usize, bytes: usize) -> PassChoices {
+        PassChoices {
+            column: true,
+            fixed: true,
+            pairs: true,
+            lean: dim == 3,
+            ahead: if dim == 3 && bytes == 8 { 3 } else { 2 },
+            unroll: 2,
+        }
+    }
 
     fn spec(dim: usize, periodic: bool) -> PassSpec {
         PassSpec {
@@ -566,7 +627,7 @@ mod tests {
                 p: 2,
                 chunk: 64,
             },
-            choices: crate::gpu::schedule::HeatChoices::choose(dim, 1, [40, 30, 20], 8, None, true),
+            choices: choices(dim, 8),
         }
     }
 
@@ -626,8 +687,7 @@ mod tests {
         // 3-D f32: two ahead.
         let mut f = spec(3, false);
         f.ty = "float";
-        f.choices =
-            crate::gpu::schedule::HeatChoices::choose(3, 1, f.n.map(|v| v as usize), 4, None, true);
+        f.choices = choices(3, 4);
         let k = heat_pass(&f);
         assert!(k.contains("float pre1[P];") && !k.contains("pre2"), "{k}");
         assert!(

@@ -9,29 +9,57 @@
 //! the CPML terms (ψ update and correction, on the layer cells only) happen in the same
 //! kernel, so each component is read and written once per half step.
 //!
-//! The arithmetic is the CPU step's ([`crate::fdtd`]'s `update.rs` and `cpml.rs`) term by
+//! The arithmetic is the CPU step's (fdlab-solvers' `fdtd::update` and `fdtd::cpml`) term by
 //! term and in the same order: the main update first, then each CPML axis's correction in
 //! axis order. Only NVRTC's fused multiply-adds round differently.
 
-use super::kernels::{literal, Launch};
-use crate::fdtd::Component;
+use super::{literal, Launch};
 use std::fmt::Write;
 
-/// The component's number in the kernels: ex, ey, ez, hx, hy, hz.
-pub(super) fn comp(c: Component) -> i32 {
-    match c {
-        Component::Ex => 0,
-        Component::Ey => 1,
-        Component::Ez => 2,
-        Component::Hx => 3,
-        Component::Hy => 4,
-        Component::Hz => 5,
-    }
+pub mod fused;
+pub mod pass;
+
+/// In which order the FDTD two-step pass loads a cell's Drude media bytes and currents.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum DrudeLoads {
+    /// Each component's medium, then its current where the cell is a Drude cell, in turn.
+    InTurn,
+    /// The three media and the three currents (whether or not the cell is a Drude cell)
+    /// before the first is used.
+    AllFirst,
+    /// The three media, then the currents of the Drude cells' components, before the first
+    /// is used.
+    MediaFirst,
+}
+
+/// What the second step of an FDTD two-step pass takes over from the first at a Drude cell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum DrudeCarry {
+    /// Nothing: the second step loads the media bytes and the current back from memory.
+    Nothing,
+    /// The media bytes, packed in one register; the second step loads the current.
+    Media,
+    /// The media bytes and the current, in registers.
+    MediaAndCurrents,
+}
+
+/// The choices of an FDTD schedule that change the kernels' text (its fields of the same
+/// names).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KernelChoices {
+    /// Whether the kernels over blocks clear of the CPML skip the wall checks there.
+    pub interior: bool,
+    /// The order of the two-step pass's Drude loads.
+    pub drude_loads: DrudeLoads,
+    /// What the pass's second step takes over from the first at a Drude cell.
+    pub drude_carry: DrudeCarry,
+    /// Whether the first step loads a plane's Drude media ahead of its first barrier.
+    pub drude_ahead: bool,
 }
 
 /// What the FDTD kernels are generated from.
 #[derive(Debug, Clone)]
-pub(crate) struct FdtdSpec {
+pub struct FdtdSpec {
     /// `"float"` or `"double"`.
     pub ty: &'static str,
     /// Per axis: wraps around (else PEC walls, a CPML's included).
@@ -58,17 +86,17 @@ pub(crate) struct FdtdSpec {
     /// registers: the two-step core kernel otherwise spills one and reloads it every plane.
     pub interior: [bool; 3],
     /// The schedule's choices the kernels read (Drude loads, the wall checks kept or not).
-    pub choices: super::schedule::FdtdChoices,
+    pub choices: KernelChoices,
 }
 
 /// The most `(ca, cb)` pairs an indexed one-pass kernel's table holds (a byte's values).
-pub(crate) const MEDIA: usize = 256;
+pub const MEDIA: usize = 256;
 
-pub(super) const E: [&str; 3] = ["ex", "ey", "ez"];
-pub(super) const H: [&str; 3] = ["hx", "hy", "hz"];
-pub(super) const AXN: [&str; 3] = ["x", "y", "z"];
-pub(super) const N: [&str; 3] = ["nx", "ny", "nz"];
-pub(super) const IDX: [&str; 3] = ["i", "j", "k"];
+pub(crate) const E: [&str; 3] = ["ex", "ey", "ez"];
+pub(crate) const H: [&str; 3] = ["hx", "hy", "hz"];
+pub(crate) const AXN: [&str; 3] = ["x", "y", "z"];
+pub(crate) const N: [&str; 3] = ["nx", "ny", "nz"];
+pub(crate) const IDX: [&str; 3] = ["i", "j", "k"];
 
 /// The curl terms with a derivative along `a`: `(target, source, sign)` (as in `cpml.rs`).
 fn terms(a: usize) -> [(usize, usize, f64); 2] {
@@ -80,7 +108,7 @@ fn terms(a: usize) -> [(usize, usize, f64); 2] {
 /// and term `{t}`, an element of a slab (`psi_{a}{t}[s]`) or a register that carries it to
 /// another half step (`q_{a}{t}`); the write happens only where `guard` holds, when given.
 /// `coef` names the profile, `{coef}{axis}`.
-pub(super) struct Psi {
+pub(crate) struct Psi {
     pub read: &'static str,
     pub write: &'static str,
     pub coef: &'static str,
@@ -106,7 +134,7 @@ impl FdtdSpec {
     /// The spec of a march over blocks clear of every CPML layer, their halo included: no
     /// CPML terms, and no wall checks on the CPML axes, whose walls those blocks never touch
     /// (the schedule's `interior=off` keeps the checks).
-    pub(super) fn clear_of_layers(&self) -> FdtdSpec {
+    pub fn clear_of_layers(&self) -> FdtdSpec {
         let interior = self.choices.interior;
         FdtdSpec {
             cpml: [None; 3],
@@ -117,11 +145,11 @@ impl FdtdSpec {
 
     /// Whether the kernel may meet a wall along axis `a`: not on a periodic axis, nor on one
     /// its blocks keep clear of ([`FdtdSpec::interior`]).
-    pub(super) fn walled(&self, a: usize) -> bool {
+    pub(crate) fn walled(&self, a: usize) -> bool {
         !(self.periodic[a] || self.interior[a])
     }
 
-    pub(super) fn lit(&self, v: f64) -> String {
+    pub(crate) fn lit(&self, v: f64) -> String {
         literal(v, self.ty)
     }
 
@@ -141,7 +169,7 @@ impl FdtdSpec {
 
     /// Whether the thread's column lies on the x = 0 or y = 0 wall (`wall_x`, `wall_y`;
     /// never on a periodic axis): tangential E there stays zero.
-    pub(super) fn wall_flags(&self, g: &mut String) {
+    pub(crate) fn wall_flags(&self, g: &mut String) {
         for a in 0..2 {
             let wall = if self.walled(a) {
                 format!("{} == 0", IDX[a])
@@ -174,7 +202,7 @@ impl FdtdSpec {
 
     /// `in_x`, `in_y`: whether the thread's column lies in the x and y CPML layers (axes with
     /// one), which does not change along the column.
-    pub(super) fn layer_flags(&self, g: &mut String) {
+    pub(crate) fn layer_flags(&self, g: &mut String) {
         for a in 0..2 {
             if let Some(t) = self.cpml[a] {
                 let (ia, n) = (IDX[a], N[a]);
@@ -190,7 +218,7 @@ impl FdtdSpec {
     /// Offset and validity of the neighbour one cell along axis `a` (x or y) in direction
     /// `up`: wrapped on a periodic axis; past a wall the value read is zero (the CPU's
     /// weight 0).
-    pub(super) fn side(&self, g: &mut String, a: usize, up: bool) {
+    pub(crate) fn side(&self, g: &mut String, a: usize, up: bool) {
         let (i, n, s) = (IDX[a], N[a], ["1", "sy"][a]);
         let name = format!("{}{}", AXN[a], if up { "p" } else { "m" });
         if self.periodic[a] {
@@ -218,7 +246,7 @@ impl FdtdSpec {
     }
 
     /// `const T var = v ? __ldg(arr + c + d) : zero;` for a neighbour from [`FdtdSpec::side`].
-    pub(super) fn near(&self, g: &mut String, var: &str, arr: &str, nb: &str) {
+    pub(crate) fn near(&self, g: &mut String, var: &str, arr: &str, nb: &str) {
         let ty = self.ty;
         if self.periodic[if nb.starts_with('x') { 0 } else { 1 }] {
             let _ = writeln!(g, "    const {ty} {var} = __ldg({arr} + c + d{nb});");
@@ -231,7 +259,7 @@ impl FdtdSpec {
     }
 
     /// Inside the march loop: whether cell `k` lies in the z layers.
-    pub(super) fn z_layer(&self, g: &mut String) {
+    pub(crate) fn z_layer(&self, g: &mut String) {
         if let Some(t) = self.cpml[2] {
             let _ = writeln!(g, "    const bool in_z = k < {t} || k >= nz - {t};");
         }
@@ -241,7 +269,7 @@ impl FdtdSpec {
     /// c·D and `new += w·((1/κ − 1)·D + ψ)`. `here`/`there` name the source values at the cell
     /// and at its neighbour (`there − here` for H, `here − there` for E), `weight` the signed
     /// weight of a term, `skip` a target's wall condition (E only).
-    pub(super) fn correction(
+    pub(crate) fn correction(
         &self,
         g: &mut String,
         a: usize,
@@ -310,7 +338,7 @@ impl FdtdSpec {
 }
 
 /// The H half step: `H −= Δt ∇×E`, then the CPML terms.
-pub(crate) fn h_step(spec: &FdtdSpec) -> String {
+pub fn h_step(spec: &FdtdSpec) -> String {
     let ty = spec.ty;
     let mut g = String::new();
     let params = format!(
@@ -354,7 +382,7 @@ pub(crate) fn h_step(spec: &FdtdSpec) -> String {
 
 /// The E half step: `E = ca·E + cb·∇×H`, tangential E on the walls at index 0 held at zero,
 /// then the CPML terms off those walls.
-pub(crate) fn e_step(spec: &FdtdSpec) -> String {
+pub fn e_step(spec: &FdtdSpec) -> String {
     let ty = spec.ty;
     let mut g = String::new();
     let params = format!(
@@ -400,8 +428,8 @@ pub(crate) fn e_step(spec: &FdtdSpec) -> String {
 ///
 /// The updates write their multiply-adds out (`fma`): left to the compiler, which of a
 /// curl's two products it fuses depends on the code around the expression, and the
-/// two-step pass ([`super::fdtd_pass`]) must round every update as single steps do.
-pub(super) fn h_update(spec: &FdtdSpec, g: &mut String, decl: &str, old: &str, psi: &Psi) {
+/// two-step pass ([`pass`]) must round every update as single steps do.
+pub(crate) fn h_update(spec: &FdtdSpec, g: &mut String, decl: &str, old: &str, psi: &Psi) {
     let [rx, ry, rz] = spec.spacing.map(|d| spec.lit(spec.dt / d));
     let curls = [
         format!("fma({ry}, ez_y - ez_c, -({rz} * (ey_z - ey_c)))"),
@@ -422,7 +450,7 @@ pub(super) fn h_update(spec: &FdtdSpec, g: &mut String, decl: &str, old: &str, p
 /// neighbours (`hy_x` …, `hx_z` …), `a` = ca and `cbc` = cb: `nex`, `ney`, `nez`, tangential E
 /// on the walls at index 0 held at zero, then the CPML terms off those walls. `old` spells
 /// the old value of component `{e}`.
-pub(super) fn e_update(spec: &FdtdSpec, g: &mut String, old: &str, psi: &Psi) {
+pub(crate) fn e_update(spec: &FdtdSpec, g: &mut String, old: &str, psi: &Psi) {
     let ty = spec.ty;
     let wall_z = if spec.walled(2) { "k == 0" } else { "false" };
     let _ = writeln!(g, "    const bool wall_z = {wall_z};");
@@ -471,7 +499,7 @@ pub(super) fn e_update(spec: &FdtdSpec, g: &mut String, old: &str, psi: &Psi) {
 /// then each probe's value goes to row `row` of `traces`. `soft` and `hard` hold a row of
 /// source values (amplitude times waveform, computed on the host) per step of the call.
 /// Components are numbered ex, ey, ez, hx, hy, hz.
-pub(crate) fn after_step(ty: &str) -> String {
+pub fn after_step(ty: &str) -> String {
     format!(
         "extern \"C\" __global__ void __launch_bounds__(32) @NAME@({ty}* __restrict__ ex, {ty}* __restrict__ ey, {ty}* __restrict__ ez, {ty}* __restrict__ hx, {ty}* __restrict__ hy, {ty}* __restrict__ hz, const {ty}* __restrict__ cb, const long long* __restrict__ soft_cell, const int* __restrict__ soft_comp, const double* __restrict__ soft, const int ns, const long long* __restrict__ hard_cell, const int* __restrict__ hard_comp, const double* __restrict__ hard, const int nh, const long long* __restrict__ probe_cell, const int* __restrict__ probe_comp, const int np, double* __restrict__ traces, const int row) {{
   if (threadIdx.x != 0 || blockIdx.x != 0) return;
@@ -494,7 +522,7 @@ pub(crate) fn after_step(ty: &str) -> String {
 /// rather than carrying both: the currents' lists are most of a dispersive step's traffic.
 /// `J` lies in the box of the dispersive cells (see `fdtd_dispersive`): `slot` is a cell's
 /// place there.
-pub(crate) fn drude_advance(ty: &str) -> String {
+pub fn drude_advance(ty: &str) -> String {
     format!(
         "extern \"C\" __global__ void __launch_bounds__(256) @NAME@(const {ty}* __restrict__ e, const unsigned int* __restrict__ cells, const unsigned int* __restrict__ slot, const unsigned short* __restrict__ medium, const double* __restrict__ kb, double* __restrict__ j, const int n) {{
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {{
@@ -509,7 +537,7 @@ pub(crate) fn drude_advance(ty: &str) -> String {
 
 /// Drude currents into E after its update, `E −= cb·J`, one thread per dispersive cell of one
 /// E component, rounded as on the CPU.
-pub(crate) fn drude_apply(ty: &str) -> String {
+pub fn drude_apply(ty: &str) -> String {
     format!(
         "extern \"C\" __global__ void __launch_bounds__(256) @NAME@({ty}* __restrict__ e, const {ty}* __restrict__ cb, const unsigned int* __restrict__ cells, const unsigned int* __restrict__ slot, const double* __restrict__ j, const int n) {{
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {{
@@ -524,7 +552,7 @@ pub(crate) fn drude_apply(ty: &str) -> String {
 /// Lorentz and Debye cells before the step (E still at step n), one thread per cell of one
 /// branch, with the CPU's roundings: Lorentz `P⁺ = c0 P + c1 P⁻ + c2 E` and then `q = P`,
 /// `p = P⁺`; Debye keeps `q = Eⁿ` for the solve after the E update.
-pub(crate) fn poles_advance(ty: &str) -> String {
+pub fn poles_advance(ty: &str) -> String {
     format!(
         "extern \"C\" __global__ void __launch_bounds__(256) @NAME@(const {ty}* __restrict__ e, const long long* __restrict__ cells, const double* __restrict__ c, double* __restrict__ p, double* __restrict__ q, const int n, const int lorentz) {{
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {{
@@ -544,7 +572,7 @@ pub(crate) fn poles_advance(ty: &str) -> String {
 
 /// Lorentz and Debye cells after the E update, with the CPU's roundings: Lorentz
 /// `E −= cb (P⁺ − Pⁿ)/Δt`; Debye solves the trapezoidal rule for `Eⁿ⁺¹` and advances `P`.
-pub(crate) fn poles_apply(ty: &str) -> String {
+pub fn poles_apply(ty: &str) -> String {
     format!(
         "extern \"C\" __global__ void __launch_bounds__(256) @NAME@({ty}* __restrict__ e, const {ty}* __restrict__ cb, const long long* __restrict__ cells, const double* __restrict__ c, double* __restrict__ p, const double* __restrict__ q, const int n, const int lorentz, const double dt) {{
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {{
@@ -568,7 +596,7 @@ pub(crate) fn poles_apply(ty: &str) -> String {
 /// At the end of a call, as the CPU reports it: the smallest cell index holding a non-finite
 /// value in any component (the first such component's value), tagged with the call's last
 /// step, into the stepper's non-finite flag.
-pub(crate) fn scan(ty: &str) -> String {
+pub fn scan(ty: &str) -> String {
     format!(
         "extern \"C\" __global__ void __launch_bounds__(256) @NAME@(const {ty}* __restrict__ ex, const {ty}* __restrict__ ey, const {ty}* __restrict__ ez, const {ty}* __restrict__ hx, const {ty}* __restrict__ hy, const {ty}* __restrict__ hz, const long long cells, unsigned long long* bad, double* badval, const unsigned long long tag) {{
   const {ty}* f[6] = {{ex, ey, ez, hx, hy, hz}};
@@ -587,9 +615,79 @@ pub(crate) fn scan(ty: &str) -> String {
     )
 }
 
+/// The running DFT of the monitors, fields of type `ty`: one thread per plane point, adding
+/// `v·w` to each of its spectra (`re`, `im`), rounded as the CPU rounds. Components are
+/// numbered ex, ey, ez, hx, hy, hz.
+pub fn dft(ty: &str) -> String {
+    format!(
+        "extern \"C\" __global__ void @NAME@(const {ty}* __restrict__ ex, const {ty}* __restrict__ ey,\n\
+         \x20   const {ty}* __restrict__ ez, const {ty}* __restrict__ hx, const {ty}* __restrict__ hy,\n\
+         \x20   const {ty}* __restrict__ hz, const long long* __restrict__ cells,\n\
+         \x20   const int* __restrict__ comps, const double* __restrict__ w, double* __restrict__ re,\n\
+         \x20   double* __restrict__ im, const int np, const int nc, const int nf) {{\n\
+         \x20 const {ty}* const f[6] = {{ex, ey, ez, hx, hy, hz}};\n\
+         \x20 for (int p = blockIdx.x * blockDim.x + threadIdx.x; p < np; p += gridDim.x * blockDim.x) {{\n\
+         \x20   const long long cell = cells[p];\n\
+         \x20   for (int ci = 0; ci < nc; ++ci) {{\n\
+         \x20     const double v = (double)f[comps[ci]][cell];\n\
+         \x20     for (int fi = 0; fi < nf; ++fi) {{\n\
+         \x20       const int k = fi * nc + ci;\n\
+         \x20       const long long o = (long long)k * np + p;\n\
+         \x20       // As the CPU rounds: the product, then the sum.\n\
+         \x20       re[o] = __dadd_rn(re[o], __dmul_rn(v, w[2 * k]));\n\
+         \x20       im[o] = __dadd_rn(im[o], __dmul_rn(v, w[2 * k + 1]));\n\
+         \x20     }}\n\
+         \x20   }}\n\
+         \x20 }}\n\
+         }}\n"
+    )
+}
+
+/// The plane waves' corrections, fields of type `ty`: one thread per corrected cell, its
+/// corrections in order, each added in f64 and rounded to the field's type as the CPU does.
+pub fn tfsf(ty: &str) -> String {
+    format!(
+        "extern \"C\" __global__ void @NAME@({ty}* __restrict__ ex, {ty}* __restrict__ ey,\n\
+         \x20   {ty}* __restrict__ ez, {ty}* __restrict__ hx, {ty}* __restrict__ hy,\n\
+         \x20   {ty}* __restrict__ hz, const {ty}* __restrict__ cb, const int* __restrict__ comp,\n\
+         \x20   const long long* __restrict__ cell, const int* __restrict__ start,\n\
+         \x20   const double* __restrict__ k, const int* __restrict__ slot,\n\
+         \x20   const double* __restrict__ row, const int n, const int with_cb) {{\n\
+         \x20 {ty}* const f[6] = {{ex, ey, ez, hx, hy, hz}};\n\
+         \x20 for (int g = blockIdx.x * blockDim.x + threadIdx.x; g < n; g += gridDim.x * blockDim.x) {{\n\
+         \x20   {ty}* const a = f[comp[g]];\n\
+         \x20   const long long c = cell[g];\n\
+         \x20   double v = (double)a[c];\n\
+         \x20   for (int j = start[g]; j < start[g + 1]; ++j) {{\n\
+         \x20     // H: (Δt·coef)·e; E: (cb·coef)·h, as the CPU multiplies.\n\
+         \x20     const double term = with_cb ? __dmul_rn(__dmul_rn((double)cb[c], k[j]), row[slot[j]])\n\
+         \x20                                 : __dmul_rn(k[j], row[slot[j]]);\n\
+         \x20     v = (double)({ty})__dadd_rn(v, term);\n\
+         \x20   }}\n\
+         \x20   a[c] = ({ty})v;\n\
+         \x20 }}\n\
+         }}\n"
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The FDTD schedule's default kernel choices for `bytes`-byte values.
+    fn choices(bytes: usize) -> KernelChoices {
+        let f32 = bytes == 4;
+        KernelChoices {
+            interior: true,
+            drude_loads: DrudeLoads::MediaFirst,
+            drude_carry: if f32 {
+                DrudeCarry::Media
+            } else {
+                DrudeCarry::Nothing
+            },
+            drude_ahead: f32,
+        }
+    }
 
     fn spec(periodic: [bool; 3], cpml: [Option<usize>; 3]) -> FdtdSpec {
         FdtdSpec {
@@ -603,7 +701,7 @@ mod tests {
             indexed: false,
             interior: [false; 3],
             drude: false,
-            choices: crate::gpu::schedule::FdtdChoices::choose(8, false, None),
+            choices: choices(8),
         }
     }
 

@@ -11,202 +11,12 @@
 //! Coordinates in the kernels: `x`, `o` (middle axis) and `m` (marching axis); strides 1,
 //! `so = nx` and `sm = nx·no`, so the arrays are the grid's own (x fastest, no padding).
 
+use super::{literal, Launch, PRELUDE};
 use std::fmt::Write;
-
-/// Threads per block along x and along the middle axis, planes per block, how many planes
-/// ahead of the one computed each thread loads (bytes in flight hide the latency), and the x
-/// points each thread owns (one vector load of up to 16 bytes); `tile`: the 3-D wave step
-/// puts each plane in shared memory ([`super::tiled`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Launch {
-    /// Threads along x.
-    pub bx: u32,
-    /// Threads along the middle axis.
-    pub by: u32,
-    /// Planes each block marches.
-    pub chunk: u32,
-    /// Planes loaded ahead of the one computed.
-    pub ahead: u32,
-    /// x points per thread (one vector load).
-    pub vec: u32,
-    /// Planes in shared memory (the 3-D wave step).
-    pub tile: bool,
-    /// `#pragma unroll` factor of the march loop; 0 leaves it to the compiler.
-    pub unroll: u32,
-    /// With `tile`: planes whose loads are in flight through a ring of shared-memory slots
-    /// ([`super::ring`]); 0 for the tiled step's loads through registers.
-    pub ring: u32,
-}
-
-impl std::fmt::Display for Launch {
-    /// The shape as `summary.json` records it, e.g. `256x1 chunk 16 ahead 2 vec 2 tile ring 3`.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{}x{} chunk {} ahead {} vec {}",
-            self.bx, self.by, self.chunk, self.ahead, self.vec
-        )?;
-        if self.tile {
-            write!(f, " tile")?;
-        }
-        if self.ring > 0 {
-            write!(f, " ring {}", self.ring)?;
-        }
-        if self.unroll > 0 {
-            write!(f, " unroll {}", self.unroll)?;
-        }
-        Ok(())
-    }
-}
-
-impl Launch {
-    /// A row of `bx` threads, one point each: the shape of the small kernels over lists
-    /// (sources, dispersive cells, picture samples).
-    pub(crate) const fn flat(bx: u32) -> Launch {
-        Launch {
-            bx,
-            by: 1,
-            chunk: 1,
-            ahead: 0,
-            vec: 1,
-            tile: false,
-            unroll: 0,
-            ring: 0,
-        }
-    }
-
-    /// One thread per (x, y) column of a `bx` × `by` block, marching `chunk` planes, one
-    /// point per thread: the shape of the FDTD kernels.
-    pub(crate) const fn columns(bx: u32, by: u32, chunk: u32) -> Launch {
-        Launch {
-            bx,
-            by,
-            chunk,
-            ..Launch::flat(bx)
-        }
-    }
-
-    /// The shape for a stencil of radius `r` on a grid of `n` points in `dim` dimensions,
-    /// elements of `bytes` bytes: 32 × 8 threads in 3-D and 128 in a row in 2-D, each with
-    /// 16 bytes of x points where `nx` allows; longer marches for wider stencils, whose
-    /// march-axis halo is reloaded at each chunk's start.
-    pub(crate) fn new(dim: usize, r: usize, n: [usize; 3], bytes: usize) -> Launch {
-        let wide = (16 / bytes) as u32;
-        // The fastest shapes measured at 512³ (docs/schedules.md): planes ahead only for the
-        // f32 wide stencil, four rows per block for f64 and wide stencils, 32-plane marches
-        // for f32.
-        let wide_stencil = r > 2;
-        let f32 = bytes == 4;
-        let base = Launch {
-            bx: if dim == 3 { 32 } else { 128 },
-            by: match dim {
-                3 if wide_stencil || !f32 => 4,
-                3 => 8,
-                _ => 1,
-            },
-            // 16-plane marches for the f32 3-D heat step (docs/schedules.md).
-            chunk: match (f32, dim, wide_stencil) {
-                (true, 3, false) => 16,
-                (true, ..) => 32,
-                _ => 64,
-            },
-            ahead: if wide_stencil && f32 { 2 } else { 0 },
-            vec: wide,
-            tile: false,
-            unroll: 0,
-            ring: 0,
-        };
-        base.fit(dim, r, n, bytes)
-    }
-
-    /// This shape fitted to a grid of `n` points in `dim` dimensions, a stencil of radius `r`
-    /// and values of `bytes` bytes: the widest vector up to this one's that tiles each row,
-    /// and no more planes ahead than the march holds. A fitted shape fits unchanged.
-    pub(crate) fn fit(self, dim: usize, r: usize, n: [usize; 3], bytes: usize) -> Launch {
-        let (nx, nm) = (n[0], n[dim - 1]);
-        let wide = (16 / bytes) as u32;
-        // Vectors must tile each row exactly: the widest that divides nx.
-        let vec = [4, 2, 1]
-            .into_iter()
-            .find(|&v| v <= self.vec.min(wide) && nx.is_multiple_of(v as usize))
-            .unwrap_or(1);
-        // A periodic plane index is wrapped once: the furthest plane read must be less than
-        // `2 nm` away.
-        let ahead = self.ahead.min(nm.saturating_sub(r + 1) as u32);
-        Launch { vec, ahead, ..self }
-    }
-
-    /// The wave step's shape: as [`Launch::new`], but a 3-D step puts its planes in shared
-    /// memory, sixteen rows per block (the halo rows are then a third of each plane's loads),
-    /// unrolls the march four times, and keeps its loads in flight through a ring of shared
-    /// slots two planes ahead ([`super::ring`]). At 512³, % of the copy, ring against the
-    /// same tiles with their loads in registers, same machine start: H100 `f32` 94.1 against
-    /// 93.2, `f64` 92.3 against 88.5; H200 `f32` 91.6 against 84.2, `f64` 93.0 against 80.6.
-    /// One plane ahead loses 10 to 20 points, three lose up to 5 on an H100 and gain at most
-    /// 1.5 on an H200 (docs/solvers-design.md#launch-shapes has the sweep over sizes).
-    ///
-    /// The march length comes from [`Launch::wave_chunk`]: 64 planes at 512³, shorter where
-    /// 64 would leave the last wave of blocks mostly empty.
-    pub(crate) fn for_wave(dim: usize, r: usize, n: [usize; 3], bytes: usize) -> Launch {
-        let base = Launch::new(dim, r, n, bytes);
-        if dim != 3 {
-            return base;
-        }
-        let tiled = Launch {
-            by: 16,
-            chunk: 64,
-            // The ring holds the planes ahead; the march queue only the stencil's.
-            ahead: 0,
-            tile: true,
-            unroll: 4,
-            ring: 2,
-            ..base
-        };
-        // One block of 512 threads per SM (its ring takes more than half the shared memory).
-        Launch {
-            chunk: tiled.wave_chunk(r, n, 1),
-            ..tiled
-        }
-    }
-
-    /// The march length (planes per block) of a tiled wave step on `n` points that costs the least
-    /// by a model of two losses: each block first loads the `2r` planes before its chunk (the step
-    /// moves four fields a plane: `(4c + 2r) / 4c`), and the blocks run in waves of `resident` per
-    /// SM on 132 SMs, so a last wave that is partly empty costs a whole one (`⌈W⌉ / W`). The model
-    /// ranks the measured marches (docs/decisions.md, "Wave-step marches: 64 planes at 512³,
-    /// shorter on smaller grids"), e.g. the H200 `f32` step at 640³: 81.5% with 48 planes (the
-    /// pick), 80.5–80.6% with 32 or 64; at 256³ 78.5% with 64 (the pick) against 58.6–75.4% with 32
-    /// or 48. At 512³ it picks 64.
-    pub(crate) fn wave_chunk(&self, r: usize, n: [usize; 3], resident: usize) -> u32 {
-        let columns =
-            n[0].div_ceil((self.bx * self.vec) as usize) * n[1].div_ceil(self.by as usize);
-        let slots = resident * super::SMS as usize;
-        let cost = |c: usize| {
-            let blocks = columns * n[2].div_ceil(c);
-            let waves = blocks as f64 / slots as f64;
-            let warm_up = (4 * c + 2 * r) as f64 / (4 * c) as f64;
-            warm_up * waves.ceil() / waves
-        };
-        // Longest first, so that a tie keeps the longer march.
-        [64, 48, 32, 24]
-            .into_iter()
-            .min_by(|&a, &b| cost(a).total_cmp(&cost(b)))
-            .unwrap_or(64) as u32
-    }
-
-    /// Blocks along x, the middle axis and the march for sizes `(nx, no, nm)`.
-    pub(crate) fn grid(&self, nx: usize, no: usize, nm: usize) -> [u32; 3] {
-        [
-            nx.div_ceil((self.bx * self.vec) as usize) as u32,
-            no.div_ceil(self.by as usize) as u32,
-            nm.div_ceil(self.chunk as usize) as u32,
-        ]
-    }
-}
 
 /// What a step kernel is generated from.
 #[derive(Debug, Clone)]
-pub(crate) struct StepSpec {
+pub struct StepSpec {
     /// `"float"` or `"double"`.
     pub ty: &'static str,
     /// Stencil radius.
@@ -226,26 +36,8 @@ pub(crate) struct StepSpec {
     pub ranged: bool,
 }
 
-/// The bytes of one value of the kernel's type (`"float"` or `"double"`).
-pub(crate) fn value_bytes(ty: &str) -> usize {
-    if ty == "float" {
-        4
-    } else {
-        8
-    }
-}
-
-/// A literal of `w` in the kernel's type: the value the CPU stepper converts the weight to.
-pub(crate) fn literal(w: f64, ty: &str) -> String {
-    if ty == "float" {
-        format!("{:?}f", w as f32)
-    } else {
-        format!("{w:?}")
-    }
-}
-
 impl StepSpec {
-    pub(super) fn axes(&self) -> Vec<usize> {
+    pub(crate) fn axes(&self) -> Vec<usize> {
         if self.three {
             vec![0, 1, 2]
         } else {
@@ -254,24 +46,24 @@ impl StepSpec {
     }
 
     /// Points per thread along x (one vector load).
-    pub(super) fn v(&self) -> usize {
+    pub(crate) fn v(&self) -> usize {
         self.launch.vec as usize
     }
 
     /// The CUDA vector type of [`StepSpec::v`] elements.
-    pub(super) fn vt(&self) -> String {
+    pub(crate) fn vt(&self) -> String {
         format!("{}{}", self.ty, self.v())
     }
 
     /// Declares `name_0 … name_{v-1}`.
-    pub(super) fn decl(&self, g: &mut String, indent: usize, name: &str) {
+    pub(crate) fn decl(&self, g: &mut String, indent: usize, name: &str) {
         let names: Vec<String> = (0..self.v()).map(|l| format!("{name}_{l}")).collect();
         let _ = writeln!(g, "{:indent$}{} {};", "", self.ty, names.join(", "));
     }
 
     /// Loads the `v` values of `src` at `idx` into `dst_0 …` (declared), or zeros where
     /// `inside` is false.
-    pub(super) fn vload(
+    pub(crate) fn vload(
         &self,
         g: &mut String,
         indent: usize,
@@ -310,7 +102,7 @@ impl StepSpec {
     }
 
     /// Stores `val_0 …` to `dst` at `idx`.
-    pub(super) fn vstore(&self, g: &mut String, dst: &str, idx: &str, val: &str) {
+    pub(crate) fn vstore(&self, g: &mut String, dst: &str, idx: &str, val: &str) {
         if self.v() == 1 {
             let _ = writeln!(g, "    {dst}[{idx}] = {val}_0;");
             return;
@@ -326,7 +118,7 @@ impl StepSpec {
 
     /// Loads the wave's `p⁻` at `idx` into `dst_0 …`: a plain (coherent) load, since this
     /// thread overwrites it after.
-    pub(super) fn vload_coherent(
+    pub(crate) fn vload_coherent(
         &self,
         g: &mut String,
         indent: usize,
@@ -348,7 +140,7 @@ impl StepSpec {
     /// with the bounds from arguments the compiler no longer unrolls the march by itself
     /// (40 registers instead of 56 for the `f64` heat step, 87% of the copy against 94.5% on an
     /// H100), so only the steppers of a split run pay for them.
-    pub(super) fn march_bounds(&self, g: &mut String) {
+    pub(crate) fn march_bounds(&self, g: &mut String) {
         let c = self.launch.chunk;
         if self.ranged {
             let _ = writeln!(g, "  const int m0 = mlo + blockIdx.z * {c};");
@@ -360,14 +152,14 @@ impl StepSpec {
     }
 
     /// `#pragma unroll` before the march loop when the launch asks for it.
-    pub(super) fn unroll_pragma(&self, g: &mut String) {
+    pub(crate) fn unroll_pragma(&self, g: &mut String) {
         if self.launch.unroll > 0 {
             let _ = writeln!(g, "  #pragma unroll {}", self.launch.unroll);
         }
     }
 
     /// Whole vectors each side along x that the stencil reaches.
-    pub(super) fn x_vectors(&self) -> usize {
+    pub(crate) fn x_vectors(&self) -> usize {
         self.r.div_ceil(self.v())
     }
 
@@ -434,12 +226,12 @@ impl StepSpec {
     }
 
     /// The last queue slot: the plane `ahead` planes past the stencil's reach.
-    pub(super) fn last(&self) -> usize {
+    pub(crate) fn last(&self) -> usize {
         2 * self.r + self.launch.ahead as usize
     }
 
     /// Loads `src` at plane `mm` of this thread's column into `dst`: wrapped or zero outside.
-    pub(super) fn march_load(&self, g: &mut String, indent: usize, dst: &str, src: &str, mm: &str) {
+    pub(crate) fn march_load(&self, g: &mut String, indent: usize, dst: &str, src: &str, mm: &str) {
         if self.periodic {
             self.vload(
                 g,
@@ -560,7 +352,7 @@ impl StepSpec {
     }
 
     /// Records lane `l`'s non-finite `out_l`: the smallest step-tagged index wins.
-    pub(super) fn check(&self, g: &mut String) {
+    pub(crate) fn check(&self, g: &mut String) {
         for l in 0..self.v() {
             let _ = writeln!(g, "    if (!isfinite(out_{l})) {{");
             let _ = writeln!(
@@ -586,18 +378,9 @@ impl StepSpec {
     }
 }
 
-/// Helpers the kernels share.
-pub(super) const PRELUDE: &str = "\
-#ifndef FDLAB_SOLVER_HELPERS
-#define FDLAB_SOLVER_HELPERS
-__device__ __forceinline__ int fd_wrap(int i, int n) { return i < 0 ? i + n : (i >= n ? i - n : i); }
-__device__ __forceinline__ bool fd_inside(int i, int n) { return i >= 0 && i < n; }
-#endif
-";
-
 /// The heat step `v = u + Δt κ L u`; κ from `kap` per point when `field_kappa`, else the
 /// literal `kc`.
-pub(crate) fn heat(spec: &StepSpec, field_kappa: bool, kc: f64) -> String {
+pub fn heat(spec: &StepSpec, field_kappa: bool, kc: f64) -> String {
     let ty = spec.ty;
     let mut g = String::from(PRELUDE);
     let params = format!(
@@ -624,7 +407,7 @@ pub(crate) fn heat(spec: &StepSpec, field_kappa: bool, kc: f64) -> String {
 /// `kappa.1`), summing per offset over `axes` in the order every heat kernel uses (so the
 /// register-queue and shared-memory kernels give the same bits); `pair(a, l, k)` is the
 /// expression of lane `l`'s two neighbours at distance `k` along axis `a`.
-pub(super) fn heat_update(
+pub(crate) fn heat_update(
     g: &mut String,
     indent: usize,
     spec: &StepSpec,
@@ -660,12 +443,12 @@ pub(super) fn heat_update(
 }
 
 /// The names of the per-axis CPML arrays in march order.
-pub(super) const AX: [&str; 3] = ["x", "o", "m"];
+pub(crate) const AX: [&str; 3] = ["x", "o", "m"];
 
 /// The wave step `q = 2p − q + c²Δt² L p`, in place on `q` (p⁻ in, p⁺ out). A CPML adds its
-/// terms on its layers' cells afterwards ([`super::cpml_kernels::cpml_terms`]): kept out of this kernel, their
+/// terms on its layers' cells afterwards ([`super::cpml::cpml_terms`]): kept out of this kernel, their
 /// code doubled its registers and halved its speed everywhere.
-pub(crate) fn wave(spec: &StepSpec) -> String {
+pub fn wave(spec: &StepSpec) -> String {
     let (ty, r, v) = (spec.ty, spec.r, spec.v());
     let mut g = String::from(PRELUDE);
     let params = format!(
@@ -708,7 +491,7 @@ pub(crate) fn wave(spec: &StepSpec) -> String {
 
 /// After a wave step: add each Ricker source's sample to `q` (the new pressure), then copy
 /// the receivers' values into row `row` of `traces`. One block; sources may share a cell.
-pub(crate) fn after_step(ty: &str) -> String {
+pub fn after_step(ty: &str) -> String {
     format!(
         "extern \"C\" __global__ void __launch_bounds__(256) @NAME@({ty}* __restrict__ q, const long long* __restrict__ src_cell, const double* __restrict__ src_f0, const double* __restrict__ src_t0, const double* __restrict__ src_scale, const int ns, const double t, const long long* __restrict__ rec_cell, const int nr, double* __restrict__ traces, const int row) {{
   for (int i = threadIdx.x; i < ns; i += blockDim.x) {{
@@ -725,6 +508,7 @@ pub(crate) fn after_step(ty: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::Launch;
     use super::*;
 
     fn spec(periodic: bool, three: bool, r: usize) -> StepSpec {
@@ -784,48 +568,14 @@ mod tests {
         assert!(k.contains("q3_3 = q4_3;") && !k.contains("q5"));
         // x neighbours of the first and last lanes come from the side vectors.
         assert!(k.contains("xl1_2 + xr1_1") || k.contains("xl1_2"), "{k}");
-        let w = super::super::cpml_kernels::cpml_terms(
+        let w = super::super::cpml::cpml_terms(
             &spec(false, false, 4),
-            &super::super::cpml_kernels::CpmlSpec {
+            &super::super::cpml::CpmlSpec {
                 w1: std::array::from_fn(|_| vec![0.0, 0.8, -0.2, 0.04, -0.004]),
                 min_blocks: 0,
             },
         );
         assert!(w.contains("zeta_m[c] = zn;") && !w.contains("zeta_o[c]"));
-    }
-
-    #[test]
-    fn heat_shapes_differ_from_the_default_only_where_measured() {
-        let n = [64, 64, 64];
-        assert_eq!(
-            super::super::schedule::table::heat_launch(3, 1, n, 8, Some("h200")).ahead,
-            1
-        );
-        assert_eq!(
-            super::super::schedule::table::heat_launch(3, 1, n, 8, Some("h100")),
-            Launch::new(3, 1, n, 8)
-        );
-        assert_eq!(
-            super::super::schedule::table::heat_launch(3, 1, n, 4, Some("h200")),
-            Launch::new(3, 1, n, 4)
-        );
-        assert_eq!(
-            super::super::schedule::table::heat_launch(3, 1, n, 8, None),
-            Launch::new(3, 1, n, 8)
-        );
-        // Only the H100's f32 3-D march is unrolled.
-        assert_eq!(
-            super::super::schedule::table::heat_launch(3, 1, n, 4, Some("h100")).unroll,
-            2
-        );
-        assert_eq!(
-            super::super::schedule::table::heat_launch(2, 1, n, 4, Some("h100")).unroll,
-            0
-        );
-        assert_eq!(
-            super::super::schedule::table::heat_launch(3, 1, n, 4, None),
-            Launch::new(3, 1, n, 4)
-        );
     }
 
     #[test]

@@ -2,12 +2,13 @@
 //! launched over the layers' shell only ([`Shell`]), one cell per thread. Kept out of the step
 //! kernel: in it, their code doubled its registers and halved its speed everywhere.
 
-use super::kernels::{literal, StepSpec, AX, PRELUDE};
+use super::step::{StepSpec, AX};
+use super::{literal, PRELUDE};
 use std::fmt::Write;
 
 /// First-derivative weights per march-order axis for the CPML terms.
 #[derive(Debug, Clone)]
-pub(crate) struct CpmlSpec {
+pub struct CpmlSpec {
     /// Weights for offsets 0..=r per axis (x, o, m); offset −k has −w[k].
     pub w1: [Vec<f64>; 3],
     /// Blocks the shell kernels must fit on an SM (`__launch_bounds__`), 0 for the compiler's
@@ -26,7 +27,7 @@ fn axis(a: usize) -> (&'static str, &'static str, &'static str) {
 }
 
 /// Threads per block of the shell kernels.
-pub(crate) const SHELL_BLOCK: u32 = 256;
+pub const SHELL_BLOCK: u32 = 256;
 
 /// The cells a shell kernel visits: per axis (x, middle, march) the first `lo` and last `hi`
 /// indices, and every cell with an index in them along some axis. Threads take them in three
@@ -36,8 +37,10 @@ pub(crate) const SHELL_BLOCK: u32 = 256;
 /// middle-axis slabs, whole rows of the planes between; then the x ends of the rows left, x
 /// fastest in both.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Shell {
+pub struct Shell {
+    /// Indices at the low end of each axis (x, middle, march) in the shell.
     pub lo: [u32; 3],
+    /// Indices at the high end of each axis in the shell.
     pub hi: [u32; 3],
     /// The tile of the march-axis slabs ([`tile`]).
     pub tile: [u32; 2],
@@ -152,7 +155,7 @@ fn shell_head(g: &mut String, params: &str, ty: &str, min_blocks: u32) {
 
 /// The CPML memory update `ψ_a = b ψ_a + a ∂_a p` on the layer cells (where an axis's `a` is
 /// not zero), before the step: the step reads ψ around each point.
-pub(crate) fn psi(spec: &StepSpec, cp: &CpmlSpec) -> String {
+pub fn psi(spec: &StepSpec, cp: &CpmlSpec) -> String {
     let ty = spec.ty;
     let r = spec.r;
     let mut g = String::from(PRELUDE);
@@ -197,7 +200,7 @@ pub(crate) fn psi(spec: &StepSpec, cp: &CpmlSpec) -> String {
 
 /// The CPML's terms after the wave step, on the cells within its layers' reach (flagged in
 /// `act_*`): `q += c²Δt² Σ_a (∂_a ψ_a + ζ_a)` with `ζ_a = b ζ_a + a (∂²_a p + ∂_a ψ_a)`.
-pub(crate) fn cpml_terms(spec: &StepSpec, cp: &CpmlSpec) -> String {
+pub fn cpml_terms(spec: &StepSpec, cp: &CpmlSpec) -> String {
     let (ty, r) = (spec.ty, spec.r);
     let mut g = String::from(PRELUDE);
     let mut params = format!(

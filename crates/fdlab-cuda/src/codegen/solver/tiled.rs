@@ -1,7 +1,7 @@
 //! The 3-D heat and wave steps with one shared-memory plane per march step (Micikevicius'
 //! 2.5-D scheme).
 //!
-//! Why: the register-queue kernel in [`super::kernels::wave`] reads each point's eight
+//! Why: the register-queue kernel in [`super::step::wave`] reads each point's eight
 //! middle-axis neighbours of an 8th-order stencil through the caches: with four rows per
 //! block, twelve rows of each plane pass from L2 for four rows of output, and the step stalled
 //! at about 80% of the copy (H100) however the block was shaped. Here a block of `bx × by`
@@ -15,7 +15,8 @@
 //! barriers: they load the wrapped column (periodic) or put zeros in their slots, and store
 //! nothing.
 
-use super::kernels::{literal, value_bytes, StepSpec, PRELUDE};
+use super::step::StepSpec;
+use super::{literal, value_bytes, PRELUDE};
 use std::fmt::Write;
 
 /// The names of the axes in march order, as in the kernels' variables.
@@ -23,16 +24,21 @@ const AX: [&str; 3] = ["x", "o", "m"];
 
 /// What a tiled step computes from the stencil's sum at each point.
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum Update {
+pub enum Update {
     /// `q = 2p − q + c²Δt² L p` in place on `q` (the wave step).
     Wave,
     /// `v = u + Δtκ L u`, with Δtκ per point from `kap` or the literal `kc`.
-    Heat { field_kappa: bool, kc: f64 },
+    Heat {
+        /// Δtκ per point from `kap`.
+        field_kappa: bool,
+        /// Δtκ where it is one constant.
+        kc: f64,
+    },
 }
 
 /// The step of `update` with the plane in shared memory, 3-D only. Same parameters and
-/// launch grid as the register-queue kernels ([`super::kernels::wave`], [`super::kernels::heat`]).
-pub(crate) fn tiled(spec: &StepSpec, update: Update) -> String {
+/// launch grid as the register-queue kernels ([`super::step::wave`], [`super::step::heat`]).
+pub fn tiled(spec: &StepSpec, update: Update) -> String {
     assert!(spec.three, "the tiled steps are 3-D");
     let t = Tile::new(spec, update);
     let mut g = String::from(PRELUDE);
@@ -48,7 +54,7 @@ pub(crate) fn tiled(spec: &StepSpec, update: Update) -> String {
 
 /// The tile's geometry: `bx × by` threads of `v` x points, `p` halo points each side in x
 /// (whole vectors), `r` halo rows above and below.
-pub(super) struct Tile<'a> {
+pub(crate) struct Tile<'a> {
     s: &'a StepSpec,
     update: Update,
     ty: &'static str,
@@ -59,13 +65,13 @@ pub(super) struct Tile<'a> {
     /// Halo points each side along x: whole vectors covering `r`.
     p: usize,
     /// Row length of a shared plane, in elements.
-    pub(super) tw: usize,
+    pub(crate) tw: usize,
     /// Rows of a shared plane.
-    pub(super) th: usize,
+    pub(crate) th: usize,
 }
 
 impl<'a> Tile<'a> {
-    pub(super) fn new(s: &'a StepSpec, update: Update) -> Tile<'a> {
+    pub(crate) fn new(s: &'a StepSpec, update: Update) -> Tile<'a> {
         let (r, v) = (s.r, s.v());
         let (bx, by) = (s.launch.bx as usize, s.launch.by as usize);
         let p = s.x_vectors() * v;
@@ -84,11 +90,11 @@ impl<'a> Tile<'a> {
     }
 
     /// Halo points each side along x.
-    pub(super) fn p(&self) -> usize {
+    pub(crate) fn p(&self) -> usize {
         self.p
     }
 
-    pub(super) fn threads(&self) -> usize {
+    pub(crate) fn threads(&self) -> usize {
         self.bx * self.by
     }
 
@@ -105,7 +111,7 @@ impl<'a> Tile<'a> {
     }
 
     /// The vector `name_0 … name_{v−1}` as one value of the vector type.
-    pub(super) fn packed(&self, name: &str) -> String {
+    pub(crate) fn packed(&self, name: &str) -> String {
         if self.v == 1 {
             return format!("{name}_0");
         }
@@ -126,7 +132,7 @@ impl<'a> Tile<'a> {
 
     /// The kernel's signature; `bounds_extra` follows the thread count in
     /// `__launch_bounds__` (e.g. `", 1"` for one block per SM).
-    pub(super) fn signature(&self, g: &mut String, bounds_extra: &str) {
+    pub(crate) fn signature(&self, g: &mut String, bounds_extra: &str) {
         let ty = self.ty;
         let _ = writeln!(
             g,
@@ -141,7 +147,7 @@ impl<'a> Tile<'a> {
 
     /// Thread position, the column each thread loads (wrapped past the edge) and the march
     /// queue's declarations.
-    pub(super) fn coordinates(&self, g: &mut String) {
+    pub(crate) fn coordinates(&self, g: &mut String) {
         let ty = self.ty;
         let _ = writeln!(g, "  const int tx = threadIdx.x, ty = threadIdx.y;");
         let _ = writeln!(g, "  const int tid = ty * {} + tx;", self.bx);
@@ -164,7 +170,7 @@ impl<'a> Tile<'a> {
     }
 
     /// The plane offset of march index `mm`: wrapped, or with a flag when outside.
-    pub(super) fn plane(&self, mm: &str) -> (String, Option<String>) {
+    pub(crate) fn plane(&self, mm: &str) -> (String, Option<String>) {
         if self.s.periodic {
             (format!("(long long)fd_wrap({mm}, nm) * sm"), None)
         } else {
@@ -180,7 +186,7 @@ impl<'a> Tile<'a> {
     /// Each slot gets its global column (`hc{j}`), whether it is inside the grid (`hv{j}`)
     /// and where it goes in the shared plane (`hr{j}`, `hx{j}`); whether this thread has
     /// the slot at all is `hu{j}`.
-    pub(super) fn halo_slots(&self, g: &mut String) {
+    pub(crate) fn halo_slots(&self, g: &mut String) {
         let (r, v, bx, by, p) = (self.r, self.v, self.bx, self.by, self.p);
         let xv = p / v;
         let wrap = |n: &str, e: &str| format!("((({e}) % {n} + {n}) % {n})");
@@ -222,7 +228,7 @@ impl<'a> Tile<'a> {
     }
 
     /// Halo loads per thread and plane: the rows above and below, then the sides.
-    pub(super) fn slots(&self) -> usize {
+    pub(crate) fn slots(&self) -> usize {
         let rows = 2 * self.r * self.bx;
         let sides = 2 * (self.p / self.v) * self.by;
         rows.div_ceil(self.threads()) + sides.div_ceil(self.threads())
@@ -343,7 +349,7 @@ impl<'a> Tile<'a> {
     /// The active threads' points of the plane in slot `sl`: the taps across the plane from
     /// shared memory, along the march from the queue, the update with the point fields
     /// (`old_…`, `cc_…` or `kk_…`), the store and the non-finite check.
-    pub(super) fn compute(&self, g: &mut String) {
+    pub(crate) fn compute(&self, g: &mut String) {
         let (r, v, p) = (self.r, self.v, self.p);
         let s = self.s;
         g.push_str("    if (active) {\n");
@@ -405,7 +411,7 @@ impl<'a> Tile<'a> {
 
     /// The other fields the update reads at the thread's points: the wave's p⁻ (read, then
     /// overwritten by this thread only: a plain load) and c²Δt², or the heat step's Δtκ.
-    pub(super) fn point_fields(&self) -> Vec<(&'static str, &'static str, bool)> {
+    pub(crate) fn point_fields(&self) -> Vec<(&'static str, &'static str, bool)> {
         match self.update {
             Update::Wave => vec![("old", "q", false), ("cc", "c2", true)],
             Update::Heat {
@@ -461,7 +467,7 @@ impl<'a> Tile<'a> {
 
     /// Lane `l`'s stencil sum and `out_l`, summed in the order of the register-queue kernel
     /// of the same update (so both give the same bits).
-    pub(super) fn sum_and_update(
+    pub(crate) fn sum_and_update(
         &self,
         g: &mut String,
         l: usize,
@@ -494,13 +500,13 @@ impl<'a> Tile<'a> {
             }
             Update::Heat { field_kappa, kc } => {
                 let kappa = (field_kappa, kc);
-                super::kernels::heat_update(g, 6, s, &[0, 1, 2], l, kappa, pair);
+                super::step::heat_update(g, 6, s, &[0, 1, 2], l, kappa, pair);
             }
         }
     }
 
     /// Reads the shared vector at (`row`, `col`) of slot `slot` into `dst_0 …`.
-    pub(super) fn read_shared(&self, g: &mut String, dst: &str, row: &str, col: &str, slot: &str) {
+    pub(crate) fn read_shared(&self, g: &mut String, dst: &str, row: &str, col: &str, slot: &str) {
         if self.v == 1 {
             let _ = writeln!(g, "      {dst}_0 = tile[{slot}][{row}][{col}];");
             return;
@@ -519,20 +525,20 @@ impl<'a> Tile<'a> {
 
 /// Whether `spec` asks for the tiled step and can have it: 3-D, and two planes within the
 /// 48 KiB of static shared memory (else the register-queue kernel runs).
-pub(crate) fn usable(spec: &StepSpec) -> bool {
+pub fn usable(spec: &StepSpec) -> bool {
     spec.launch.tile && spec.three && shared_bytes(spec) <= 48 * 1024
 }
 
 /// Shared memory the tiled step of `spec` declares, in bytes.
-pub(crate) fn shared_bytes(spec: &StepSpec) -> usize {
+pub fn shared_bytes(spec: &StepSpec) -> usize {
     let t = Tile::new(spec, Update::Wave);
     let bytes = value_bytes(spec.ty);
     2 * t.th * t.tw * bytes
 }
 
 #[cfg(test)]
-pub(super) mod tests {
-    use super::super::kernels::Launch;
+pub(crate) mod tests {
+    use super::super::Launch;
     use super::*;
 
     /// The 8th-order 3-D wave step of 512³ points with the default launch.

@@ -15,14 +15,14 @@
 //! swaps them after each step). The E-side ψ is only ever touched by its owner, in place.
 //! The arithmetic is the half-step kernels' term by term, so the results are the same.
 
-use super::fdtd_kernels::{e_update, h_update, FdtdSpec, Psi, AXN, IDX, MEDIA, N};
+use super::{e_update, h_update, FdtdSpec, Psi, AXN, IDX, MEDIA, N};
 use std::fmt::Write;
 
 /// The fused step's kernel for `spec`: block `(bx + 1) × (by + 1)`, grid
 /// `⌈(x1 − x0)/bx⌉ × ⌈(y1 − y0)/by⌉ × ⌈(z1 − z0)/chunk⌉` for the box of cells it is given.
 /// Its blocks in a box of core blocks (clear of every CPML layer, see [`core_blocks`]) are
 /// left to another launch or stepped without the CPML terms, as `core` says.
-pub(crate) fn fused_step(spec: &FdtdSpec, core: Core) -> String {
+pub fn fused_step(spec: &FdtdSpec, core: Core) -> String {
     let ty = spec.ty;
     let l = spec.launch;
     let (bx, by) = (l.bx as usize, l.by as usize);
@@ -72,7 +72,7 @@ pub(crate) fn fused_step(spec: &FdtdSpec, core: Core) -> String {
 /// The parameters every pass kernel starts with: new fields, old fields, E's coefficients
 /// (a medium index and its table, or two arrays), sizes, the box of cells to step and the
 /// box of blocks to skip.
-pub(super) fn common_params(spec: &FdtdSpec) -> String {
+pub(crate) fn common_params(spec: &FdtdSpec) -> String {
     let ty = spec.ty;
     let coefficients = if spec.indexed {
         format!("const unsigned char* __restrict__ medium, const {ty}* __restrict__ media, const int nmedia")
@@ -92,7 +92,7 @@ pub(super) fn common_params(spec: &FdtdSpec) -> String {
 
 /// The kernel's first line for blocks of `threads` threads (and `spec`'s bound on blocks per
 /// SM) and its parameters.
-pub(super) fn head(spec: &FdtdSpec, threads: usize, params: &str, g: &mut String) {
+pub(crate) fn head(spec: &FdtdSpec, threads: usize, params: &str, g: &mut String) {
     let bounds = match spec.min_blocks {
         0 => format!("{threads}"),
         b => format!("{threads}, {b}"),
@@ -105,7 +105,7 @@ pub(super) fn head(spec: &FdtdSpec, threads: usize, params: &str, g: &mut String
 
 /// A march's chunk of planes (`kb`, clipped to `k0 … k1`), the column's index `col`, `zero`,
 /// and the column's place in the x and y layers, its +x and +y neighbours and its walls.
-pub(super) fn column_prologue(spec: &FdtdSpec, g: &mut String) {
+pub(crate) fn column_prologue(spec: &FdtdSpec, g: &mut String) {
     let ty = spec.ty;
     let l = spec.launch;
     // A launch's box may start below the grid along z (see `z_origin`): its first chunk is
@@ -125,7 +125,7 @@ pub(super) fn column_prologue(spec: &FdtdSpec, g: &mut String) {
 /// An indexed kernel's table of `(ca, cb)` pairs, copied into shared memory once per block:
 /// `media` holds the `nmedia` values of `ca`, then (from `MEDIA`) those of `cb`. A cell's
 /// lookup then costs a byte of device memory instead of two values.
-pub(super) fn media_table(spec: &FdtdSpec, g: &mut String) {
+pub(crate) fn media_table(spec: &FdtdSpec, g: &mut String) {
     if !spec.indexed {
         return;
     }
@@ -141,7 +141,7 @@ pub(super) fn media_table(spec: &FdtdSpec, g: &mut String) {
 
 /// What a one-pass kernel does with the blocks in its box of core blocks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Core {
+pub enum Core {
     /// Returns at once: another launch steps them.
     Skip,
     /// Steps them itself, with a copy of the march generated without the CPML terms (the
@@ -293,7 +293,7 @@ fn e_part(spec: &FdtdSpec, g: &mut String) {
 }
 
 /// A range of indices per axis.
-pub(crate) type Box3 = [std::ops::Range<usize>; 3];
+pub type Box3 = [std::ops::Range<usize>; 3];
 
 /// Where the chunks of planes start along z, at or below plane 0, for `nz` planes, a z CPML
 /// of thickness `t`, chunks of `chunk` planes and a march that starts `below` planes under
@@ -301,7 +301,7 @@ pub(crate) type Box3 = [std::ops::Range<usize>; 3];
 /// `below` planes above the layer's last plane, and the first chunk, cut at plane 0, holds
 /// only the layer and those planes. Chunks laid from plane 0 would mix up to `chunk − 1`
 /// core planes into each layer chunk, which then run with the CPML terms.
-pub(crate) fn z_origin(nz: usize, t: Option<usize>, chunk: usize, below: usize) -> i64 {
+pub fn z_origin(nz: usize, t: Option<usize>, chunk: usize, below: usize) -> i64 {
     match t {
         Some(t) if t + below < nz => match ((t + below) % chunk) as i64 {
             0 => 0,
@@ -314,20 +314,22 @@ pub(crate) fn z_origin(nz: usize, t: Option<usize>, chunk: usize, below: usize) 
 /// The cells a block reads or computes around its own, per axis: `below` under its first
 /// and `above` over its last (one step a pass: 1 and 0; two steps: 2 and 1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Halo {
+pub struct Halo {
+    /// Cells under the block's first, per axis.
     pub below: i64,
+    /// Cells over the block's last, per axis.
     pub above: i64,
 }
 
 /// The halo of the one-step pass.
-pub(crate) const ONE_STEP: Halo = Halo { below: 1, above: 0 };
+pub const ONE_STEP: Halo = Halo { below: 1, above: 0 };
 
 /// The box of blocks (a range of block indices per axis) whose cells, their `halo`
 /// included, lie outside every CPML layer: a kernel generated without the CPML terms
 /// (fewer registers, no branches) steps them, and the kernel with them skips them. `None`
 /// when the box is empty. `t`: the CPML thickness per axis; `n`: cells; `tile`: bx, by,
 /// chunk; `origin`: where the blocks start per axis (zero or below, see [`z_origin`]).
-pub(crate) fn core_blocks(
+pub fn core_blocks(
     n: [usize; 3],
     t: [Option<usize>; 3],
     tile: [usize; 3],
@@ -361,9 +363,24 @@ pub(crate) fn core_blocks(
 
 #[cfg(test)]
 mod tests {
+    use super::super::{DrudeCarry, DrudeLoads, FdtdSpec, KernelChoices};
     use super::{core_blocks, fused_step, z_origin, Core, Halo, ONE_STEP};
-    use crate::gpu::fdtd_kernels::FdtdSpec;
-    use crate::gpu::kernels::Launch;
+    use crate::codegen::solver::Launch;
+
+    /// The FDTD schedule's default kernel choices for `bytes`-byte values.
+    fn choices(bytes: usize) -> KernelChoices {
+        let f32 = bytes == 4;
+        KernelChoices {
+            interior: true,
+            drude_loads: DrudeLoads::MediaFirst,
+            drude_carry: if f32 {
+                DrudeCarry::Media
+            } else {
+                DrudeCarry::Nothing
+            },
+            drude_ahead: f32,
+        }
+    }
 
     fn spec(min_blocks: u32) -> FdtdSpec {
         FdtdSpec {
@@ -377,7 +394,7 @@ mod tests {
             indexed: false,
             drude: false,
             interior: [false; 3],
-            choices: crate::gpu::schedule::FdtdChoices::choose(4, true, None),
+            choices: choices(4),
         }
     }
 
