@@ -7,9 +7,11 @@
 //! `bench/runs/**/*.json` and tune caches, `+const` removed, less the names of options since
 //! removed, which no parser of this code reads), × the conformance cases and
 //! a few roofline-sized cases, × f32/f64 × immediate/constant coefficients, skipping the
-//! unsupported combinations. Each strategy gets one line: how many kernels it generated and an
-//! FNV-1a hash over the case labels, the kernels' sources and the launch metadata; the prelude
-//! every module shares gets a line of its own.
+//! unsupported combinations. Each strategy gets one line: how many kernels it generated and a
+//! 64-bit FNV-1a chain over them, in case order: for each kernel,
+//! `h = fnv1a("{h:016x} {label} {precision:?} {coefficients:?} {k:016x}\n")`, from `h = 0`,
+//! where `k` is the FNV-1a of the kernel's [`fingerprint`] (its name, source and launch
+//! metadata). The prelude every module shares gets a line of its own.
 //!
 //! A change that is meant to change kernels regenerates the file with
 //! `FDLAB_BLESS=1 cargo test -p fdlab-cuda --test cuda kernels_unchanged` and says why in its
@@ -85,25 +87,69 @@ fn fingerprint(k: &CudaSource) -> String {
     )
 }
 
-/// One golden line for `strategy`: `name count hash`.
-fn strategy_line(strategy: Strategy, cases: &[Case]) -> String {
+/// The cases' distinct (stencils, boundary) pairs, and for each case the index of its pair.
+/// Generation reads nothing else of a case (a [`KernelSpec`] holds no grid), and the
+/// conformance shapes of one dimension share their spacing, so most cases repeat an earlier
+/// case's kernels: each distinct kernel is generated once per strategy.
+fn distinct_specs(cases: &[Case]) -> (Vec<(&[Stencil], Boundary)>, Vec<usize>) {
+    let mut specs: Vec<(&[Stencil], Boundary)> = vec![];
+    let index = cases
+        .iter()
+        .map(|(_, stencils, boundary)| {
+            let key = (stencils.as_slice(), *boundary);
+            specs.iter().position(|s| *s == key).unwrap_or_else(|| {
+                specs.push(key);
+                specs.len() - 1
+            })
+        })
+        .collect();
+    (specs, index)
+}
+
+/// Kernels per spec and strategy: precisions × coefficient kinds.
+const VARIANTS: usize = Precision::ALL.len() * 2;
+
+/// One golden line for `strategy`: `name count hash`. `specs` and `index` are
+/// [`distinct_specs`] of `cases`.
+fn strategy_line(
+    strategy: Strategy,
+    cases: &[Case],
+    specs: &[(&[Stencil], Boundary)],
+    index: &[usize],
+) -> String {
+    let variants = |spec: usize| {
+        Precision::ALL.into_iter().flat_map(move |precision| {
+            [Coefficients::Immediate, Coefficients::Constant]
+                .map(move |coefficients| (spec, precision, coefficients))
+        })
+    };
+    // The fingerprint's hash of every distinct kernel, `None` where the strategy refuses the
+    // spec: each is hashed once, not once per case that repeats it.
+    let kernels: Vec<Option<u64>> = (0..specs.len())
+        .flat_map(variants)
+        .map(|(spec, precision, coefficients)| {
+            let (stencils, boundary) = specs[spec];
+            let spec = KernelSpec {
+                stencils,
+                boundary,
+                precision,
+                strategy,
+                coefficients,
+            };
+            generate(&spec).ok().map(|k| fnv1a(&fingerprint(&k)))
+        })
+        .collect();
     let mut count = 0usize;
     let mut h = 0u64;
-    for (label, stencils, boundary) in cases {
-        for precision in Precision::ALL {
-            for coefficients in [Coefficients::Immediate, Coefficients::Constant] {
-                let spec = KernelSpec {
-                    stencils,
-                    boundary: *boundary,
-                    precision,
-                    strategy,
-                    coefficients,
-                };
-                let Ok(k) = generate(&spec) else { continue };
-                count += 1;
-                let text = format!("{h:016x} {label} {precision:?} {coefficients:?}\n");
-                h = fnv1a(&(text + &fingerprint(&k)));
-            }
+    for ((label, _, _), &spec) in cases.iter().zip(index) {
+        for (i, (_, precision, coefficients)) in variants(spec).enumerate() {
+            let Some(k) = kernels[spec * VARIANTS + i] else {
+                continue;
+            };
+            count += 1;
+            h = fnv1a(&format!(
+                "{h:016x} {label} {precision:?} {coefficients:?} {k:016x}\n"
+            ));
         }
     }
     format!("{strategy} {count} {h:016x}")
@@ -130,12 +176,13 @@ fn strategies() -> Vec<Strategy> {
 #[test]
 fn every_generated_kernel_is_unchanged() {
     let cases = all_cases();
+    let (specs, index) = distinct_specs(&cases);
     let prelude = format!("prelude 1 {:016x}", fnv1a(PRELUDE));
     let lines: Vec<String> = std::iter::once(prelude)
         .chain(
             strategies()
                 .par_iter()
-                .map(|&s| strategy_line(s, &cases))
+                .map(|&s| strategy_line(s, &cases, &specs, &index))
                 .collect::<Vec<_>>(),
         )
         .collect();
