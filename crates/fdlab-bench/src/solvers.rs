@@ -7,7 +7,7 @@
 
 use crate::report::Timing;
 use crate::runner::CpuRunner;
-use fdlab_solvers::case::PrecisionName;
+use fdlab_core::Precision;
 use fdlab_solvers::gpu::schedule::Schedule;
 use fdlab_solvers::{cpu_stepper, Case};
 use std::path::PathBuf;
@@ -147,7 +147,7 @@ pub fn solver_cases(n: usize) -> Vec<SolverCase> {
 pub fn run_cpu(
     runner: &CpuRunner,
     case: &SolverCase,
-    precision: PrecisionName,
+    precision: Precision,
     reps: usize,
 ) -> Result<SolverResult, fdlab_solvers::Error> {
     let (times, copies, shape, cells, bytes) = match &case.setup {
@@ -168,8 +168,8 @@ pub fn run_cpu(
         SolverSetup::Fdtd { n, cpml, drude } => {
             let s = fdtd_box(*n, *cpml, *drude)?;
             match precision {
-                PrecisionName::F32 => fdtd_steps::<f32>(runner, &s, reps)?,
-                PrecisionName::F64 => fdtd_steps::<f64>(runner, &s, reps)?,
+                Precision::F32 => fdtd_steps::<f32>(runner, &s, reps)?,
+                Precision::F64 => fdtd_steps::<f64>(runner, &s, reps)?,
             }
         }
     };
@@ -196,7 +196,7 @@ pub fn run_gpu(
     device: &fdlab_cuda::Device,
     copy_bytes: usize,
     case: &SolverCase,
-    precision: PrecisionName,
+    precision: Precision,
     reps: usize,
     schedule: Option<&Schedule>,
 ) -> Result<Option<SolverResult>, fdlab_solvers::Error> {
@@ -214,8 +214,8 @@ pub fn run_gpu(
             let s = fdtd_box(*n, *cpml, *drude)?;
             let f = schedule.map(Schedule::fdtd).transpose()?;
             let stepper: Box<dyn fdlab_solvers::Stepper> = match precision {
-                PrecisionName::F32 => Box::new(FdtdGpu::<f32>::with_schedule(&s, f)?),
-                PrecisionName::F64 => Box::new(FdtdGpu::<f64>::with_schedule(&s, f)?),
+                Precision::F32 => Box::new(FdtdGpu::<f32>::with_schedule(&s, f)?),
+                Precision::F64 => Box::new(FdtdGpu::<f64>::with_schedule(&s, f)?),
             };
             (stepper, vec![*n; 3])
         }
@@ -243,7 +243,7 @@ pub fn run_gpu(
 /// name, the cells a step updates and the minimum bytes it moves.
 pub(crate) fn result(
     case: &SolverCase,
-    precision: PrecisionName,
+    precision: Precision,
     shape: Vec<usize>,
     what: (&str, usize, usize),
     times: &[f64],
@@ -257,8 +257,8 @@ pub(crate) fn result(
         case: case.name.into(),
         description: case.description.into(),
         precision: match precision {
-            PrecisionName::F32 => "f32".into(),
-            PrecisionName::F64 => "f64".into(),
+            Precision::F32 => "f32".into(),
+            Precision::F64 => "f64".into(),
         },
         shape,
         backend: backend.into(),
@@ -386,7 +386,7 @@ mod tests {
     fn every_case_parses_and_steps_at_a_small_size() {
         let runner = CpuRunner::new(16 << 20);
         for case in solver_cases(32) {
-            for p in [PrecisionName::F32, PrecisionName::F64] {
+            for p in [Precision::F32, Precision::F64] {
                 let r = run_cpu(&runner, &case, p, 2).unwrap_or_else(|e| panic!("{e}"));
                 assert_eq!(r.shape, [32, 32, 32]);
                 assert!(r.gbps > 0.0 && r.pct_of_copy > 0.0, "{r:?}");

@@ -3,7 +3,7 @@
 //! shows a change to the schedules leaves the default kernels byte for byte as they were.
 
 use crate::solvers::{fdtd_box, solver_cases, SolverSetup};
-use fdlab_solvers::case::PrecisionName;
+use fdlab_core::Precision;
 use fdlab_solvers::gpu::generated::{generated_sources, GeneratedKernel};
 use fdlab_solvers::gpu::temporal::Request;
 use fdlab_solvers::setup::Setup;
@@ -19,7 +19,7 @@ fn write(dir: &Path, kernels: &[GeneratedKernel]) {
     }
 }
 
-fn dump(root: &Path, name: &str, setup: &Setup, p: PrecisionName) {
+fn dump(root: &Path, name: &str, setup: &Setup, p: Precision) {
     let name: String = name
         .chars()
         .map(|c| {
@@ -47,7 +47,7 @@ fn dump(root: &Path, name: &str, setup: &Setup, p: PrecisionName) {
     }
 }
 
-fn pass(dir: &Path, setup: &Setup, p: PrecisionName, r: Request) {
+fn pass(dir: &Path, setup: &Setup, p: Precision, r: Request) {
     let text = match setup {
         Setup::Heat(s) => fdlab_solvers::gpu::heat_pass_source(s, p, r)
             .ok()
@@ -94,7 +94,7 @@ fn dump_generated_sources() {
     for c in fdlab_solvers::conformance::example_cases(&examples).unwrap() {
         dump(&root.join("examples"), &c.name, &c.setup, c.precision);
     }
-    let ps = [PrecisionName::F32, PrecisionName::F64];
+    let ps = [Precision::F32, Precision::F64];
     for n in [256, 384, 512] {
         for case in solver_cases(n) {
             let setup = match &case.setup {

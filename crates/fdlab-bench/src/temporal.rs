@@ -10,7 +10,7 @@
 
 use crate::report::Timing;
 use crate::solvers::{result, SolverCase, SolverResult, SolverSetup};
-use fdlab_solvers::case::PrecisionName;
+use fdlab_core::Precision;
 use fdlab_solvers::gpu::schedule::Schedule;
 use fdlab_solvers::gpu::temporal::Request;
 use fdlab_solvers::gpu::{HeatGpu, WaveGpu};
@@ -142,14 +142,14 @@ pub fn run(
     copy_bytes: usize,
     case: &TemporalCase,
     s: &Setup,
-    precision: PrecisionName,
+    precision: Precision,
     request: Option<Request>,
     schedule: Option<&Schedule>,
     reps: usize,
 ) -> Result<Option<SolverResult>, fdlab_solvers::Error> {
     let bytes = match precision {
-        PrecisionName::F32 => 4,
-        PrecisionName::F64 => 8,
+        Precision::F32 => 4,
+        Precision::F64 => 8,
     };
     let class = fdlab_cuda::choose::device_class(&device.info.name);
     let (mut stepper, shape): (Box<dyn Stepper>, Option<String>) = match s {
@@ -163,12 +163,12 @@ pub fn run(
                 return Ok(None);
             }
             match precision {
-                PrecisionName::F32 => {
+                Precision::F32 => {
                     let g = HeatGpu::<f32>::with_schedule(s, Some(&h))?;
                     let shape = g.temporal().map(|t| t.to_string());
                     (Box::new(g), shape)
                 }
-                PrecisionName::F64 => {
+                Precision::F64 => {
                     let g = HeatGpu::<f64>::with_schedule(s, Some(&h))?;
                     let shape = g.temporal().map(|t| t.to_string());
                     (Box::new(g), shape)
@@ -187,12 +187,12 @@ pub fn run(
                 return Ok(None);
             }
             match precision {
-                PrecisionName::F32 => {
+                Precision::F32 => {
                     let g = WaveGpu::<f32>::with_schedule(s, Some(&w))?;
                     let shape = g.temporal().map(|t| t.t.to_string());
                     (Box::new(g), shape)
                 }
-                PrecisionName::F64 => {
+                Precision::F64 => {
                     let g = WaveGpu::<f64>::with_schedule(s, Some(&w))?;
                     let shape = g.temporal().map(|t| t.t.to_string());
                     (Box::new(g), shape)

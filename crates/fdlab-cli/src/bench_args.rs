@@ -2,7 +2,7 @@
 
 use anyhow::{bail, Result};
 use fdlab::BackendKind;
-use fdlab_solvers::case::PrecisionName;
+use fdlab_core::Precision;
 use fdlab_solvers::gpu::schedule::Schedule;
 use std::path::PathBuf;
 
@@ -66,11 +66,11 @@ pub(crate) fn ensure_host_memory(suite: &str, n: usize, need: u64) -> Result<()>
 
 /// The precisions (`--precision`, default both) and timed runs (`--reps`, default 10) of the
 /// whole-step suites.
-pub(crate) fn precisions_and_reps(a: &BenchArgs) -> Result<(Vec<PrecisionName>, usize)> {
+pub(crate) fn precisions_and_reps(a: &BenchArgs) -> Result<(Vec<Precision>, usize)> {
     let precisions = match a.precision.as_deref() {
-        None => vec![PrecisionName::F32, PrecisionName::F64],
-        Some("f32") => vec![PrecisionName::F32],
-        Some("f64") => vec![PrecisionName::F64],
+        None => vec![Precision::F32, Precision::F64],
+        Some("f32") => vec![Precision::F32],
+        Some("f64") => vec![Precision::F64],
         Some(p) => bail!("unknown precision '{p}'; valid: f32, f64"),
     };
     if a.reps == Some(0) {

@@ -8,10 +8,10 @@ use crate::bench_args::BenchArgs;
 use crate::common::{fill_meta, progress_bar, results_path, say, write_json};
 use anyhow::{bail, Result};
 use fdlab_bench::{CudaRunner, Meta};
+use fdlab_core::Precision;
 use fdlab_dist::gpu::{Exchange, GpuPlacement, GpuScalar};
 use fdlab_dist::threads::{exchange_for, on_threads};
 use fdlab_dist::{decompose, last_axis_split, DistStepper};
-use fdlab_solvers::case::PrecisionName;
 use fdlab_solvers::gpu::{HeatGpu, WaveGpu};
 use fdlab_solvers::setup::Setup;
 use fdlab_solvers::{Stepper, WaveBoundary};
@@ -288,7 +288,7 @@ pub fn bench_scaling(a: &BenchArgs) -> Result<()> {
 /// `shape` split over `g` of the host's `devices` GPUs, `reps` timed calls.
 struct Run<'a> {
     case: &'a str,
-    p: PrecisionName,
+    p: Precision,
     kind: &'a str,
     shape: [usize; 3],
     g: usize,
@@ -323,10 +323,10 @@ fn measure(run: &Run, whole: &Setup, copy: f64, base: Option<f64>) -> Result<Sca
     // without overlap, and one GPU's slab alone.
     let time = |overlap: bool| -> Result<Vec<f64>> {
         Ok(match (p, g) {
-            (PrecisionName::F32, 1) => time_whole::<f32>(whole, reps)?,
-            (PrecisionName::F64, 1) => time_whole::<f64>(whole, reps)?,
-            (PrecisionName::F32, _) => time_split::<f32>(whole, g, exchange()?, overlap, reps)?,
-            (PrecisionName::F64, _) => time_split::<f64>(whole, g, exchange()?, overlap, reps)?,
+            (Precision::F32, 1) => time_whole::<f32>(whole, reps)?,
+            (Precision::F64, 1) => time_whole::<f64>(whole, reps)?,
+            (Precision::F32, _) => time_split::<f32>(whole, g, exchange()?, overlap, reps)?,
+            (Precision::F64, _) => time_split::<f64>(whole, g, exchange()?, overlap, reps)?,
         })
     };
     let times = time(nccl)?;
@@ -341,14 +341,14 @@ fn measure(run: &Run, whole: &Setup, copy: f64, base: Option<f64>) -> Result<Sca
     } else {
         let slab = setup(case, [shape[0], shape[1], shape[2].div_ceil(g) + 2 * r]);
         match p {
-            PrecisionName::F32 => time_whole::<f32>(&slab, reps)?,
-            PrecisionName::F64 => time_whole::<f64>(&slab, reps)?,
+            Precision::F32 => time_whole::<f32>(&slab, reps)?,
+            Precision::F64 => time_whole::<f64>(&slab, reps)?,
         }
     };
     let t = fdlab_bench::report::Timing::of(&times);
     let slab_ms = fdlab_bench::report::Timing::of(&slab_times).median;
     let cells: usize = shape.iter().product();
-    let bytes_per = if std::mem::discriminant(&p) == std::mem::discriminant(&PrecisionName::F32) {
+    let bytes_per = if std::mem::discriminant(&p) == std::mem::discriminant(&Precision::F32) {
         4
     } else {
         8

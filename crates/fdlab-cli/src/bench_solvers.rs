@@ -7,7 +7,7 @@ use anyhow::{bail, Result};
 use fdlab::BackendKind;
 use fdlab_bench::solvers::{run_cpu, run_gpu, solver_cases, SolverResult};
 use fdlab_bench::{CpuRunner, CudaRunner, Meta, Report};
-use fdlab_solvers::case::PrecisionName;
+use fdlab_core::Precision;
 
 /// Grid points per axis when `--size` is not given on the CPU: 128 MiB per f64 field, far
 /// beyond caches.
@@ -204,7 +204,7 @@ impl Target {
     fn run(
         &self,
         case: &fdlab_bench::solvers::SolverCase,
-        p: PrecisionName,
+        p: Precision,
         reps: usize,
         schedule: Option<&fdlab_solvers::gpu::schedule::Schedule>,
     ) -> Result<Option<SolverResult>> {

@@ -215,15 +215,15 @@ fn solver_checks(
             && !only_temporal
             && (!only_fdtd || matches!(c.setup, fdlab_solvers::setup::Setup::Fdtd(_)))
     };
-    use fdlab_solvers::case::PrecisionName;
+    use fdlab_core::Precision;
     use fdlab_solvers::conformance::{cases, gpu, reference, run_all};
     use fdlab_solvers::temporal_checks::{run_temporal, temporal_cases};
     let on_gpu = backend.device().is_some();
-    let wanted: Vec<PrecisionName> = precisions
+    let wanted: Vec<Precision> = precisions
         .iter()
         .map(|p| match p {
-            Precision::F32 => PrecisionName::F32,
-            Precision::F64 => PrecisionName::F64,
+            Precision::F32 => Precision::F32,
+            Precision::F64 => Precision::F64,
         })
         .collect();
     if (only_decomposed || only_temporal) && !on_gpu {

@@ -37,12 +37,19 @@ impl Scalar for f64 {
     }
 }
 
-/// The run-time name of a [`Scalar`] type, for choosing one from the command line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// The run-time name of a [`Scalar`] type: what the command line, case files (`precision =
+/// "f32"`, with the `serde` feature), kernels and steppers choose by. `F64` by default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(rename_all = "lowercase")
+)]
 pub enum Precision {
     /// Single precision (`f32`, CUDA `float`).
     F32,
     /// Double precision (`f64`, CUDA `double`).
+    #[default]
     F64,
 }
 

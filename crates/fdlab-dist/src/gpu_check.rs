@@ -9,7 +9,7 @@ use crate::run::{decompose, last_axis_split};
 use crate::stepper::DistStepper;
 use crate::threads::on_threads;
 use crate::transport::Transport;
-use fdlab_solvers::case::PrecisionName;
+use fdlab_core::Precision;
 use fdlab_solvers::conformance::{relative_error, CheckResult};
 use fdlab_solvers::gpu::{HeatGpu, WaveGpu};
 use fdlab_solvers::setup::Setup;
@@ -28,7 +28,7 @@ pub struct SplitCase {
     /// The whole grid's setup.
     pub setup: Setup,
     /// Precision.
-    pub precision: PrecisionName,
+    pub precision: Precision,
     /// Slabs.
     pub ranks: usize,
 }
@@ -36,7 +36,7 @@ pub struct SplitCase {
 /// The checks: heat and wave, 2-D and 3-D, periodic and walled, several orders, both
 /// precisions, split two and three ways.
 pub fn split_cases() -> Vec<SplitCase> {
-    use PrecisionName::{F32, F64};
+    use Precision::{F32, F64};
     let mut out = vec![];
     let mut add = |name: &str, setup: Setup, ranks: &[usize]| {
         for p in [F64, F32] {
@@ -147,14 +147,14 @@ fn check_one(
 ) -> CheckResult {
     let run = || -> crate::error::Result<(Answer, Answer)> {
         Ok(match c.precision {
-            PrecisionName::F64 => {
+            Precision::F64 => {
                 let w = whole::<f64>(&c.setup)?;
                 (
                     w,
                     split::<f64>(&c.setup, c.ranks, devices, exchange, overlap)?,
                 )
             }
-            PrecisionName::F32 => {
+            Precision::F32 => {
                 let w = whole::<f32>(&c.setup)?;
                 (
                     w,
@@ -165,8 +165,8 @@ fn check_one(
     };
     // Rounding only: the split changes no sum, so the answer is expected bit for bit.
     let tolerance = match c.precision {
-        PrecisionName::F64 => 1e-12,
-        PrecisionName::F32 => 1e-5,
+        Precision::F64 => 1e-12,
+        Precision::F32 => 1e-5,
     };
     let name = format!("decomposed {} ({how}): fields and traces", c.name);
     match run() {
@@ -232,7 +232,7 @@ fn check_one(
 
 /// Every split case with the staged exchange, all slabs on GPU 0; with NCCL (when built with
 /// it and the host has a GPU per slab) every case again across GPUs. `progress(done, total)`.
-pub fn run_checks(wanted: &[PrecisionName], progress: &mut dyn FnMut(usize)) -> Vec<CheckResult> {
+pub fn run_checks(wanted: &[Precision], progress: &mut dyn FnMut(usize)) -> Vec<CheckResult> {
     let devices = fdlab_solvers::gpu::device_count().unwrap_or(0);
     let cases: Vec<SplitCase> = split_cases()
         .into_iter()

@@ -6,7 +6,7 @@ use crate::error::{Error, Result};
 use crate::gpu::GpuPlacement;
 use crate::stepper::DistStepper;
 use crate::transport::Transport;
-use fdlab_solvers::case::PrecisionName;
+use fdlab_core::Precision;
 use fdlab_solvers::setup::{prepare, Setup};
 use fdlab_solvers::{run_stepper, validate, Case, Role, RunOptions, Summary};
 
@@ -82,14 +82,10 @@ pub fn run_on(
     };
     let d = decompose(&prepared.setup, ranks, dims)?;
     let stepper = match (case.spec.precision, gpu) {
-        (PrecisionName::F64, None) => DistStepper::new::<f64>(&prepared.setup, d, transport)?,
-        (PrecisionName::F32, None) => DistStepper::new::<f32>(&prepared.setup, d, transport)?,
-        (PrecisionName::F64, Some(g)) => {
-            DistStepper::on_gpu::<f64>(&prepared.setup, d, transport, g)?
-        }
-        (PrecisionName::F32, Some(g)) => {
-            DistStepper::on_gpu::<f32>(&prepared.setup, d, transport, g)?
-        }
+        (Precision::F64, None) => DistStepper::new::<f64>(&prepared.setup, d, transport)?,
+        (Precision::F32, None) => DistStepper::new::<f32>(&prepared.setup, d, transport)?,
+        (Precision::F64, Some(g)) => DistStepper::on_gpu::<f64>(&prepared.setup, d, transport, g)?,
+        (Precision::F32, Some(g)) => DistStepper::on_gpu::<f32>(&prepared.setup, d, transport, g)?,
     };
     let failure = stepper.failure_slot();
     let summary = run_stepper(

@@ -24,25 +24,9 @@ pub enum Physics {
     Fdtd,
 }
 
-/// Floating-point precision of the fields.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum PrecisionName {
-    /// 32-bit.
-    F32,
-    /// 64-bit.
-    #[default]
-    F64,
-}
-
-impl From<PrecisionName> for fdlab_core::Precision {
-    fn from(p: PrecisionName) -> fdlab_core::Precision {
-        match p {
-            PrecisionName::F32 => fdlab_core::Precision::F32,
-            PrecisionName::F64 => fdlab_core::Precision::F64,
-        }
-    }
-}
+/// Floating-point precision of the fields: fdlab-core's one precision type (`"f32"` or
+/// `"f64"` in a case file; `f64` by default).
+pub use fdlab_core::Precision;
 
 /// `[grid]`: points per axis and spacing.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -294,7 +278,7 @@ pub struct CaseSpec {
     pub physics: Physics,
     /// `f32` or `f64` (default).
     #[serde(default)]
-    pub precision: PrecisionName,
+    pub precision: Precision,
     /// Grid.
     pub grid: GridSpec,
     /// Time stepping.

@@ -2,18 +2,19 @@
 //! ([`look`]) and the element type of its field files ([`dtype`]). `fdlab-output` knows no
 //! case; this is the one place that reads a case for it.
 
-use crate::case::{Case, Physics, PrecisionName};
+use crate::case::{Case, Physics};
 use crate::stepper::PlaneSample;
+use fdlab_core::Precision;
 use fdlab_output::pictures::look::TimeUnit;
 use fdlab_output::pictures::scale::Rule;
 use fdlab_output::pictures::Look;
 use fdlab_output::{ColorMap, Dtype};
 
 /// The element type of the field files of a run in precision `p`.
-pub(crate) fn dtype(p: PrecisionName) -> Dtype {
+pub(crate) fn dtype(p: Precision) -> Dtype {
     match p {
-        PrecisionName::F32 => Dtype::F32,
-        PrecisionName::F64 => Dtype::F64,
+        Precision::F32 => Dtype::F32,
+        Precision::F64 => Dtype::F64,
     }
 }
 

@@ -3,7 +3,6 @@
 //! constant and varying coefficients, FDTD media, sources and probes, both precisions; then
 //! checkpoint round trips and the non-finite report. `fdlab check --backend cuda` runs it for the GPU steppers.
 
-use crate::case::PrecisionName;
 use crate::error::{Error, Result};
 use crate::fdtd::FdtdCpu;
 use crate::heat::{HeatCpu, HeatSetup};
@@ -11,6 +10,7 @@ use crate::physics::{heat_dt_limit, wave_dt_limit};
 use crate::stepper::Stepper;
 use crate::wave::{PointSource, WaveBoundary, WaveCpu, WaveSetup};
 use crate::wave_vd::WaveVdCpu;
+use fdlab_core::Precision;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
@@ -24,7 +24,7 @@ pub struct CheckCase {
     /// The setup.
     pub setup: Setup,
     /// Precision.
-    pub precision: PrecisionName,
+    pub precision: Precision,
 }
 
 /// The outcome of one case.
@@ -43,58 +43,58 @@ pub struct CheckResult {
 }
 
 /// Builds a stepper for a setup at a precision.
-pub type MakeStepper<'a> = &'a dyn Fn(&Setup, PrecisionName) -> Result<Box<dyn Stepper>>;
+pub type MakeStepper<'a> = &'a dyn Fn(&Setup, Precision) -> Result<Box<dyn Stepper>>;
 
 /// The CPU's fused stepper, the reference of the comparisons.
-pub fn cpu(setup: &Setup, precision: PrecisionName) -> Result<Box<dyn Stepper>> {
+pub fn cpu(setup: &Setup, precision: Precision) -> Result<Box<dyn Stepper>> {
     crate::run::cpu_stepper_for(setup, precision)
 }
 
 /// The GPU steppers.
-pub fn gpu(setup: &Setup, precision: PrecisionName) -> Result<Box<dyn Stepper>> {
+pub fn gpu(setup: &Setup, precision: Precision) -> Result<Box<dyn Stepper>> {
     crate::run::gpu_stepper_for(setup, precision)
 }
 
 /// The CPU steppers' per-point reference loops (in f64, point by point): the candidate
 /// when there is no GPU, which proves the checks themselves.
-pub fn reference(setup: &Setup, precision: PrecisionName) -> Result<Box<dyn Stepper>> {
+pub fn reference(setup: &Setup, precision: Precision) -> Result<Box<dyn Stepper>> {
     Ok(match (setup, precision) {
-        (Setup::Heat(s), PrecisionName::F64) => {
+        (Setup::Heat(s), Precision::F64) => {
             let mut c = HeatCpu::<f64>::new(s)?;
             c.use_reference(true);
             Box::new(c)
         }
-        (Setup::Heat(s), PrecisionName::F32) => {
+        (Setup::Heat(s), Precision::F32) => {
             let mut c = HeatCpu::<f32>::new(s)?;
             c.use_reference(true);
             Box::new(c)
         }
-        (Setup::Wave(s), PrecisionName::F64) if s.density.is_some() => {
+        (Setup::Wave(s), Precision::F64) if s.density.is_some() => {
             let mut c = WaveVdCpu::<f64>::new(s)?;
             c.use_reference(true);
             Box::new(c)
         }
-        (Setup::Wave(s), PrecisionName::F32) if s.density.is_some() => {
+        (Setup::Wave(s), Precision::F32) if s.density.is_some() => {
             let mut c = WaveVdCpu::<f32>::new(s)?;
             c.use_reference(true);
             Box::new(c)
         }
-        (Setup::Wave(s), PrecisionName::F64) => {
+        (Setup::Wave(s), Precision::F64) => {
             let mut c = WaveCpu::<f64>::new(s)?;
             c.use_reference(true);
             Box::new(c)
         }
-        (Setup::Wave(s), PrecisionName::F32) => {
+        (Setup::Wave(s), Precision::F32) => {
             let mut c = WaveCpu::<f32>::new(s)?;
             c.use_reference(true);
             Box::new(c)
         }
-        (Setup::Fdtd(s), PrecisionName::F64) => {
+        (Setup::Fdtd(s), Precision::F64) => {
             let mut c = FdtdCpu::<f64>::new(s)?;
             c.use_reference(true);
             Box::new(c)
         }
-        (Setup::Fdtd(s), PrecisionName::F32) => {
+        (Setup::Fdtd(s), Precision::F32) => {
             let mut c = FdtdCpu::<f32>::new(s)?;
             c.use_reference(true);
             Box::new(c)
@@ -135,7 +135,7 @@ pub fn cases(quick: bool) -> Vec<CheckCase> {
     let mut rng = SmallRng::seed_from_u64(7);
     let mut out = Vec::new();
     let orders: &[usize] = if quick { &[4] } else { &[2, 4, 8] };
-    for precision in [PrecisionName::F64, PrecisionName::F32] {
+    for precision in [Precision::F64, Precision::F32] {
         for dim in [2, 3] {
             let spacing = [1.0, 0.8, 1.3];
             for &order in orders {
@@ -316,10 +316,10 @@ const STEPS: [usize; 2] = [7, 23];
 
 /// Relative tolerance after [`STEPS`]: rounding differences (fused multiply-adds, sum order)
 /// grow with the steps; f32 keeps ~7 digits.
-pub(crate) fn tolerance(p: PrecisionName) -> f64 {
+pub(crate) fn tolerance(p: Precision) -> f64 {
     match p {
-        PrecisionName::F64 => 1e-10,
-        PrecisionName::F32 => 1e-4,
+        Precision::F64 => 1e-10,
+        Precision::F32 => 1e-4,
     }
 }
 
@@ -515,8 +515,7 @@ pub fn run_all(
         out.push(compare(c, make));
         out.push(resume(c, make));
         let kind = c.name.split(" order").next().unwrap_or("").to_string();
-        if !c.name.starts_with("example") && seen.insert((kind, c.precision == PrecisionName::F32))
-        {
+        if !c.name.starts_with("example") && seen.insert((kind, c.precision == Precision::F32)) {
             out.push(non_finite(c, make));
         }
         progress(i + 1, cases.len());
@@ -539,7 +538,7 @@ mod tests {
         assert!(failed.is_empty(), "{failed:#?}");
         assert!(results.len() > 2 * cases.len());
         // A stepper with a wrong time step must fail the comparison.
-        let wrong = |s: &Setup, p: PrecisionName| -> Result<Box<dyn Stepper>> {
+        let wrong = |s: &Setup, p: Precision| -> Result<Box<dyn Stepper>> {
             let mut s = s.clone();
             match &mut s {
                 Setup::Heat(h) => h.dt *= 1.01,

@@ -1,6 +1,6 @@
 //! Running a case: the step loop, its outputs and checkpoints, and clean stops on signals.
 
-use crate::case::{Case, Physics, PrecisionName};
+use crate::case::{Case, Physics};
 use crate::checkpoint::{self, Header};
 use crate::error::{Error, Result};
 use crate::fdtd::FdtdCpu;
@@ -15,6 +15,7 @@ use crate::summary::{RunRecord, SampleTimes, Summary};
 use crate::wave::WaveCpu;
 use crate::wave_vd::WaveVdCpu;
 use fdlab_core::BackendKind;
+use fdlab_core::Precision;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -74,12 +75,12 @@ fn check_options(opts: &RunOptions) -> Result<()> {
 }
 
 /// The GPU stepper for a prepared case.
-pub fn gpu_stepper(p: &Prepared, precision: PrecisionName) -> Result<Box<dyn Stepper>> {
+pub fn gpu_stepper(p: &Prepared, precision: Precision) -> Result<Box<dyn Stepper>> {
     gpu_stepper_for(&p.setup, precision)
 }
 
 /// [`gpu_stepper`] for a setup.
-pub fn gpu_stepper_for(setup: &Setup, precision: PrecisionName) -> Result<Box<dyn Stepper>> {
+pub fn gpu_stepper_for(setup: &Setup, precision: Precision) -> Result<Box<dyn Stepper>> {
     gpu_stepper_scheduled(setup, precision, None)
 }
 
@@ -87,12 +88,12 @@ pub fn gpu_stepper_for(setup: &Setup, precision: PrecisionName) -> Result<Box<dy
 /// schedule of another physics is refused.
 pub fn gpu_stepper_scheduled(
     setup: &Setup,
-    precision: PrecisionName,
+    precision: Precision,
     schedule: Option<&Schedule>,
 ) -> Result<Box<dyn Stepper>> {
     use crate::gpu::{FdtdGpu, HeatGpu, WaveGpu};
     use crate::wave_vd::WaveVdGpu;
-    use PrecisionName::{F32, F64};
+    use Precision::{F32, F64};
     Ok(match (setup, precision) {
         (Setup::Heat(s), p) => {
             let h = schedule.map(Schedule::heat).transpose()?;
@@ -134,7 +135,7 @@ pub fn gpu_stepper_scheduled(
 /// why it falls back to the CPU when a GPU is present but fails.
 pub fn stepper(
     p: &Prepared,
-    precision: PrecisionName,
+    precision: Precision,
     choice: BackendKind,
 ) -> Result<Box<dyn Stepper>> {
     stepper_scheduled(p, precision, choice, None)
@@ -144,7 +145,7 @@ pub fn stepper(
 /// none to take).
 pub fn stepper_scheduled(
     p: &Prepared,
-    precision: PrecisionName,
+    precision: Precision,
     choice: BackendKind,
     schedule: Option<&Schedule>,
 ) -> Result<Box<dyn Stepper>> {
@@ -168,25 +169,25 @@ pub fn stepper_scheduled(
 }
 
 /// The CPU stepper for a prepared case.
-pub fn cpu_stepper(p: &Prepared, precision: PrecisionName) -> Result<Box<dyn Stepper>> {
+pub fn cpu_stepper(p: &Prepared, precision: Precision) -> Result<Box<dyn Stepper>> {
     cpu_stepper_for(&p.setup, precision)
 }
 
 /// [`cpu_stepper`] for a setup.
-pub fn cpu_stepper_for(setup: &Setup, precision: PrecisionName) -> Result<Box<dyn Stepper>> {
+pub fn cpu_stepper_for(setup: &Setup, precision: Precision) -> Result<Box<dyn Stepper>> {
     Ok(match (setup, precision) {
-        (Setup::Heat(s), PrecisionName::F64) => Box::new(HeatCpu::<f64>::new(s)?),
-        (Setup::Heat(s), PrecisionName::F32) => Box::new(HeatCpu::<f32>::new(s)?),
-        (Setup::Wave(s), PrecisionName::F64) if s.density.is_some() => {
+        (Setup::Heat(s), Precision::F64) => Box::new(HeatCpu::<f64>::new(s)?),
+        (Setup::Heat(s), Precision::F32) => Box::new(HeatCpu::<f32>::new(s)?),
+        (Setup::Wave(s), Precision::F64) if s.density.is_some() => {
             Box::new(WaveVdCpu::<f64>::new(s)?)
         }
-        (Setup::Wave(s), PrecisionName::F32) if s.density.is_some() => {
+        (Setup::Wave(s), Precision::F32) if s.density.is_some() => {
             Box::new(WaveVdCpu::<f32>::new(s)?)
         }
-        (Setup::Wave(s), PrecisionName::F64) => Box::new(WaveCpu::<f64>::new(s)?),
-        (Setup::Wave(s), PrecisionName::F32) => Box::new(WaveCpu::<f32>::new(s)?),
-        (Setup::Fdtd(s), PrecisionName::F64) => Box::new(FdtdCpu::<f64>::new(s)?),
-        (Setup::Fdtd(s), PrecisionName::F32) => Box::new(FdtdCpu::<f32>::new(s)?),
+        (Setup::Wave(s), Precision::F64) => Box::new(WaveCpu::<f64>::new(s)?),
+        (Setup::Wave(s), Precision::F32) => Box::new(WaveCpu::<f32>::new(s)?),
+        (Setup::Fdtd(s), Precision::F64) => Box::new(FdtdCpu::<f64>::new(s)?),
+        (Setup::Fdtd(s), Precision::F32) => Box::new(FdtdCpu::<f32>::new(s)?),
     })
 }
 

@@ -5,7 +5,6 @@
 //! steps; resume from a checkpoint; the non-finite report after a pass met it (replayed with
 //! single steps).
 
-use crate::case::PrecisionName;
 use crate::conformance::{
     cpu, finish, label, non_finite_after, random_field, relative_error, resume, tolerance,
     CheckCase, CheckResult, MakeStepper, Setup,
@@ -16,6 +15,7 @@ use crate::heat::HeatSetup;
 use crate::physics::{heat_dt_limit, wave_dt_limit};
 use crate::stepper::Stepper;
 use crate::wave::{WaveBoundary, WaveSetup};
+use fdlab_core::Precision;
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 
@@ -33,10 +33,10 @@ const CALLS: [usize; 2] = [37, 63];
 
 /// Largest relative difference from the GPU's own single steps: the pass sums every update in
 /// the one-step kernel's order, so only the compiler's contractions may differ.
-fn single_step_tolerance(p: PrecisionName) -> f64 {
+fn single_step_tolerance(p: Precision) -> f64 {
     match p {
-        PrecisionName::F64 => 1e-14,
-        PrecisionName::F32 => 1e-6,
+        Precision::F64 => 1e-14,
+        Precision::F32 => 1e-6,
     }
 }
 
@@ -66,16 +66,12 @@ pub fn temporal_cases() -> Vec<TemporalCase> {
             }
         })
     };
-    for precision in [PrecisionName::F64, PrecisionName::F32] {
+    for precision in [Precision::F64, Precision::F32] {
         for dim in [2, 3] {
             let shapes = grids(dim);
             for periodic in [true, false] {
                 for (i, n) in shapes.into_iter().enumerate() {
-                    let bytes = if precision == PrecisionName::F32 {
-                        4
-                    } else {
-                        8
-                    };
+                    let bytes = if precision == Precision::F32 { 4 } else { 8 };
                     // The first shape with every k and the default shape; the others with
                     // one each.
                     let requests: Vec<Request> = match i {
@@ -151,7 +147,7 @@ fn wave_cases(rng: &mut SmallRng) -> Vec<TemporalCase> {
             }
         })
     };
-    for precision in [PrecisionName::F64, PrecisionName::F32] {
+    for precision in [Precision::F64, Precision::F32] {
         for dim in [2, 3] {
             let shapes = grids(dim);
             for boundary in [WaveBoundary::Periodic, WaveBoundary::Rigid] {
@@ -223,19 +219,19 @@ fn label_of(request: Request) -> String {
 }
 
 /// The GPU heat or wave stepper with temporal blocking as `request` says.
-fn gpu_with(request: Request) -> impl Fn(&Setup, PrecisionName) -> Result<Box<dyn Stepper>> + Copy {
+fn gpu_with(request: Request) -> impl Fn(&Setup, Precision) -> Result<Box<dyn Stepper>> + Copy {
     use crate::gpu::{HeatGpu, WaveGpu};
     move |setup, precision| match (setup, precision) {
-        (Setup::Heat(s), PrecisionName::F64) => {
+        (Setup::Heat(s), Precision::F64) => {
             Ok(Box::new(HeatGpu::<f64>::with_temporal(s, Some(request))?))
         }
-        (Setup::Heat(s), PrecisionName::F32) => {
+        (Setup::Heat(s), Precision::F32) => {
             Ok(Box::new(HeatGpu::<f32>::with_temporal(s, Some(request))?))
         }
-        (Setup::Wave(s), PrecisionName::F64) => {
+        (Setup::Wave(s), Precision::F64) => {
             Ok(Box::new(WaveGpu::<f64>::with_temporal(s, Some(request))?))
         }
-        (Setup::Wave(s), PrecisionName::F32) => {
+        (Setup::Wave(s), Precision::F32) => {
             Ok(Box::new(WaveGpu::<f32>::with_temporal(s, Some(request))?))
         }
         _ => Err(Error::Invalid(
@@ -335,11 +331,11 @@ pub fn fdtd_pass_check(case: &CheckCase) -> CheckResult {
     };
     let run = || -> Result<f64> {
         let (mut pass, mut single): (Box<dyn Stepper>, Box<dyn Stepper>) = match case.precision {
-            PrecisionName::F64 => (
+            Precision::F64 => (
                 Box::new(FdtdGpu::<f64>::new(s)?),
                 Box::new(FdtdGpu::<f64>::single_steps(s)?),
             ),
-            PrecisionName::F32 => (
+            Precision::F32 => (
                 Box::new(FdtdGpu::<f32>::new(s)?),
                 Box::new(FdtdGpu::<f32>::single_steps(s)?),
             ),

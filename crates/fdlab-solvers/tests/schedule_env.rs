@@ -3,7 +3,7 @@
 //! CPML) are the same with every former measuring switch set to a non-default value as with
 //! none. Its own test binary, so that setting variables races no other test.
 
-use fdlab_solvers::case::PrecisionName;
+use fdlab_core::Precision;
 use fdlab_solvers::gpu::generated::{generated_sources, GeneratedKernel};
 use fdlab_solvers::setup::Setup;
 
@@ -77,7 +77,7 @@ fn setups() -> Vec<(String, Setup)> {
 fn all_sources(setups: &[(String, Setup)]) -> Vec<(String, Vec<GeneratedKernel>)> {
     let mut out = vec![];
     for (name, s) in setups {
-        for p in [PrecisionName::F32, PrecisionName::F64] {
+        for p in [Precision::F32, Precision::F64] {
             for class in [None, Some("h100"), Some("h200")] {
                 let k = generated_sources(s, p, None, class).expect("sources");
                 out.push((format!("{name} {p:?} {class:?}"), k));

@@ -4,10 +4,10 @@
 
 use super::schedule::{FdtdSchedule, HeatSchedule, Schedule, WaveSchedule};
 use super::{fdtd_sources, heat, march_sizes, wave};
-use crate::case::PrecisionName;
 use crate::error::Result;
 use crate::setup::Setup;
 use crate::wave::WaveSetup;
+use fdlab_core::Precision;
 use fdlab_cuda::codegen::solver::{ring, Launch};
 use fdlab_cuda::codegen::CudaSource;
 use fdlab_cuda::CudaScalar;
@@ -36,23 +36,23 @@ pub struct GeneratedKernel {
 /// # [initial.gaussian]\ncenter = [8.0, 8.0]\nwidth = 2.0\namplitude = 1.0\n\
 /// # [material]\ndiffusivity = { constant = 1.0 }\n[output]\ndir = \"out\"\nevery = 100\n";
 /// use fdlab_solvers::gpu::generated::generated_sources;
-/// use fdlab_solvers::case::PrecisionName;
+/// use fdlab_core::Precision;
 /// let case = fdlab_solvers::Case::parse(text, "<doc>".into())?;
 /// let setup = fdlab_solvers::setup::prepare(&case)?.setup;
 /// let schedule = "heat:pass=off".parse()?;
-/// let kernels = generated_sources(&setup, PrecisionName::F32, Some(&schedule), Some("h200"))?;
+/// let kernels = generated_sources(&setup, Precision::F32, Some(&schedule), Some("h200"))?;
 /// assert!(kernels[0].source.contains(&kernels[0].name));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn generated_sources(
     setup: &Setup,
-    precision: PrecisionName,
+    precision: Precision,
     schedule: Option<&Schedule>,
     class: Option<&str>,
 ) -> Result<Vec<GeneratedKernel>> {
     match precision {
-        PrecisionName::F32 => of::<f32>(setup, schedule, class),
-        PrecisionName::F64 => of::<f64>(setup, schedule, class),
+        Precision::F32 => of::<f32>(setup, schedule, class),
+        Precision::F64 => of::<f64>(setup, schedule, class),
     }
 }
 

@@ -361,12 +361,12 @@ fn source(stem: &str, body: &str, precision: Precision, l: Launch) -> CudaSource
 /// can be compiled with NVRTC anywhere).
 pub fn kernel_sources(
     setup: &crate::setup::Setup,
-    precision: crate::case::PrecisionName,
+    precision: fdlab_core::Precision,
 ) -> Result<Vec<CudaSource>> {
-    use crate::case::PrecisionName::{F32, F64};
     use crate::setup::Setup;
+    use fdlab_core::Precision::{F32, F64};
     Ok(match (setup, precision) {
-        (Setup::Wave(s), p) if s.density.is_some() => crate::wave_vd::kernel_sources(s, p.into())?,
+        (Setup::Wave(s), p) if s.density.is_some() => crate::wave_vd::kernel_sources(s, p)?,
         (Setup::Heat(s), F32) => heat::all_sources::<f32>(s)?,
         (Setup::Heat(s), F64) => heat::all_sources::<f64>(s)?,
         (Setup::Wave(s), F32) => wave::all_sources::<f32>(s)?,
@@ -381,7 +381,7 @@ pub fn kernel_sources(
 /// blocking does not apply (order above 2, κ varying) or the request turns it off.
 pub fn heat_pass_source(
     setup: &crate::heat::HeatSetup,
-    precision: crate::case::PrecisionName,
+    precision: fdlab_core::Precision,
     request: temporal::Request,
 ) -> Result<Option<(CudaSource, temporal::Temporal)>> {
     let schedule = schedule::HeatSchedule {
@@ -389,10 +389,10 @@ pub fn heat_pass_source(
         ..Default::default()
     };
     match precision {
-        crate::case::PrecisionName::F32 => {
+        fdlab_core::Precision::F32 => {
             heat::pass_source::<f32>(setup, &heat::choices::<f32>(setup, None, &schedule)?)
         }
-        crate::case::PrecisionName::F64 => {
+        fdlab_core::Precision::F64 => {
             heat::pass_source::<f64>(setup, &heat::choices::<f64>(setup, None, &schedule)?)
         }
     }
@@ -403,7 +403,7 @@ pub fn heat_pass_source(
 /// apply (a CPML, sources or receivers) or the request turns it off.
 pub fn wave_pass_source(
     setup: &crate::wave::WaveSetup,
-    precision: crate::case::PrecisionName,
+    precision: fdlab_core::Precision,
     request: Option<temporal::Request>,
 ) -> Result<Option<(CudaSource, wave_pass::WaveShape)>> {
     let schedule = schedule::WaveSchedule {
@@ -411,10 +411,10 @@ pub fn wave_pass_source(
         ..Default::default()
     };
     match precision {
-        crate::case::PrecisionName::F32 => {
+        fdlab_core::Precision::F32 => {
             wave::pass_source::<f32>(setup, &wave::choices::<f32>(setup, &schedule))
         }
-        crate::case::PrecisionName::F64 => {
+        fdlab_core::Precision::F64 => {
             wave::pass_source::<f64>(setup, &wave::choices::<f64>(setup, &schedule))
         }
     }

@@ -205,7 +205,7 @@ fn resume_is_bit_identical_and_foreign_checkpoints_are_refused() {
         std::fs::read(b.path().join("seismogram.npy")).unwrap()
     );
     let mut other = case.clone();
-    other.spec.precision = fdlab_solvers::case::PrecisionName::F32;
+    other.spec.precision = fdlab_core::Precision::F32;
     let e = run(&other, &o).unwrap_err().to_string();
     assert!(e.contains("precision"), "{e}");
     other = case.clone();

@@ -3,8 +3,8 @@
 //! example cases and the benchmark's. NVRTC comes from PyPI (see `scripts/test.sh`); without it the test fails
 //! when `FDLAB_REQUIRE_NVRTC=1` (CI) and says that it skipped otherwise.
 
+use fdlab_core::Precision;
 use fdlab_cuda::nvrtc;
-use fdlab_solvers::case::PrecisionName;
 use fdlab_solvers::conformance::cases;
 use fdlab_solvers::gpu::kernel_sources;
 use fdlab_solvers::setup::Setup;
@@ -31,7 +31,7 @@ fn every_solver_kernel_compiles_for_sm_90() {
     if !nvrtc_or_skip() {
         return;
     }
-    let mut setups: Vec<(Setup, PrecisionName)> = cases(true)
+    let mut setups: Vec<(Setup, Precision)> = cases(true)
         .into_iter()
         .map(|c| (c.setup, c.precision))
         .collect();
@@ -99,8 +99,8 @@ fn every_temporal_pass_compiles_for_sm_90() {
                 periodic,
                 initial: vec![],
             };
-            for p in [PrecisionName::F32, PrecisionName::F64] {
-                let bytes = if p == PrecisionName::F32 { 4 } else { 8 };
+            for p in [Precision::F32, Precision::F64] {
+                let bytes = if p == Precision::F32 { 4 } else { 8 };
                 let defaults = measured_shapes(dim, bytes).into_iter().map(Request::Shape);
                 let requests = (2..=K_MAX).map(Request::K).chain(defaults);
                 for request in requests {
@@ -134,7 +134,7 @@ fn every_temporal_pass_compiles_for_sm_90() {
                     sources: vec![],
                     receivers: vec![],
                 };
-                for p in [PrecisionName::F32, PrecisionName::F64] {
+                for p in [Precision::F32, Precision::F64] {
                     for request in [Some(Request::K(2)), Some(Request::K(3))] {
                         if let Ok(Some((src, _))) = wave_pass_source(&setup, p, request) {
                             kernels.insert(src.name.clone(), src);
