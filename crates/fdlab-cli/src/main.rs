@@ -235,11 +235,18 @@ fn main() {
             })
         }),
         Command::Plot { json, out, best } => plot::plot(json, out, best),
-        Command::Run(args) => run_case::run_case(&args).map(|code| {
-            if code != 0 {
-                std::process::exit(code);
+        Command::Run(args) => {
+            // Under an MPI launcher every rank runs its part of the case (never returns).
+            #[cfg(feature = "mpi")]
+            if fdlab_dist::mpi::launched() {
+                dist::run_case(&args);
             }
-        }),
+            run_case::run_case(&args).map(|code| {
+                if code != 0 {
+                    std::process::exit(code);
+                }
+            })
+        }
         Command::Strategies => {
             print!("{}", fdlab_cuda::strategies_help());
             Ok(())

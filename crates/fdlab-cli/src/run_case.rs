@@ -1,5 +1,5 @@
-//! `fdlab run`: one case in this process, split over the GPUs of this host (`--gpus N`), or
-//! under an MPI launcher (feature `mpi`, in `dist`).
+//! `fdlab run`: one case in this process, or split over the GPUs of this host (`--gpus N`);
+//! under an MPI launcher (feature `mpi`) `main` hands the run to `dist` instead.
 
 use crate::run_args::RunArgs;
 use anyhow::Result;
@@ -10,10 +10,6 @@ use std::path::Path;
 /// Runs `fdlab run` and returns the process exit status: 0 for a run that reached its end
 /// (or its `--stop-at` step), 128 + the signal's number for one stopped by a signal.
 pub fn run_case(a: &RunArgs) -> Result<i32> {
-    #[cfg(feature = "mpi")]
-    if fdlab_dist::mpi::launched() {
-        crate::dist::run_case(a);
-    }
     if let Some(gpus) = a.gpus {
         return run_on_gpus(a, gpus);
     }

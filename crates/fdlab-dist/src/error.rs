@@ -70,3 +70,15 @@ pub enum Error {
 
 /// Result with this crate's [`Error`].
 pub type Result<T> = std::result::Result<T, Error>;
+
+impl Error {
+    /// Variable-density waves run on one process (their fields are a step description's,
+    /// which the decomposed steppers do not split yet).
+    pub(crate) fn density_refused() -> Error {
+        Error::Unsupported(
+            "variable-density waves (material.density) on several processes or GPUs; run the \
+             case on one"
+                .into(),
+        )
+    }
+}

@@ -41,7 +41,7 @@ pub fn heat(s: &HeatSetup, sub: &Subdomain) -> HeatSetup {
 /// stepper of it takes [`cpml_profiles`] instead.
 pub fn wave(s: &WaveSetup, sub: &Subdomain) -> Result<WaveSetup> {
     if s.density.is_some() {
-        return Err(crate::run::density_refused());
+        return Err(crate::error::Error::density_refused());
     }
     Ok(WaveSetup {
         n: sub.n,

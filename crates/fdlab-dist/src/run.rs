@@ -15,7 +15,7 @@ use fdlab_solvers::{run_stepper, validate, Case, Role, RunOptions, Summary};
 pub fn decompose(setup: &Setup, ranks: usize, dims: Option<[usize; 3]>) -> Result<Decomposition> {
     let (n, dim, order, periodic) = match setup {
         Setup::Heat(s) => (s.n, s.dim, s.order, s.periodic),
-        Setup::Wave(s) if s.density.is_some() => return Err(density_refused()),
+        Setup::Wave(s) if s.density.is_some() => return Err(Error::density_refused()),
         Setup::Wave(s) => (
             s.n,
             s.dim,
@@ -29,16 +29,6 @@ pub fn decompose(setup: &Setup, ranks: usize, dims: Option<[usize; 3]>) -> Resul
         }
     };
     Decomposition::new(n, dim, ranks, dims, [periodic; 3], order / 2)
-}
-
-/// Variable-density waves run on one process (their fields are a step description's, which
-/// the decomposed steppers do not split yet).
-pub(crate) fn density_refused() -> Error {
-    Error::Unsupported(
-        "variable-density waves (material.density) on several processes or GPUs; run the \
-         case on one"
-            .into(),
-    )
 }
 
 /// Run `case` as one rank of a job over `transport`: the grid split over the job's processes

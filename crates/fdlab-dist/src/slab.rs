@@ -170,7 +170,7 @@ pub fn supported(setup: &fdlab_solvers::setup::Setup) -> Result<()> {
     use fdlab_solvers::setup::Setup;
     match setup {
         Setup::Heat(_) => Ok(()),
-        Setup::Wave(w) if w.density.is_some() => Err(crate::run::density_refused()),
+        Setup::Wave(w) if w.density.is_some() => Err(crate::error::Error::density_refused()),
         Setup::Wave(w) if matches!(w.boundary, WaveBoundary::Cpml { .. }) => Err(cpml_refused()),
         Setup::Wave(_) => Ok(()),
         _ => Err(Error::Unsupported(
@@ -204,7 +204,7 @@ pub fn wave(s: &WaveSetup, slab: &Slab) -> Result<WaveSetup> {
         return Err(cpml_refused());
     }
     if s.density.is_some() {
-        return Err(crate::run::density_refused());
+        return Err(crate::error::Error::density_refused());
     }
     Ok(WaveSetup {
         n: slab.shape(s.n),

@@ -38,6 +38,7 @@ pub mod physics;
 mod rows;
 mod run;
 pub mod run_dir;
+mod run_options;
 mod run_outputs;
 pub mod setup;
 pub mod signals;

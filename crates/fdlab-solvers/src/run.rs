@@ -7,6 +7,7 @@ use crate::fdtd::FdtdCpu;
 use crate::gpu::schedule::Schedule;
 use crate::heat::HeatCpu;
 use crate::run_dir::{self, CHECKPOINTS};
+pub use crate::run_options::RunOptions;
 use crate::run_outputs::Outputs;
 use crate::setup::{prepare, Prepared, Setup};
 use crate::signals;
@@ -18,29 +19,6 @@ use fdlab_core::BackendKind;
 use fdlab_core::Precision;
 use std::path::PathBuf;
 use std::time::Instant;
-
-/// Options of [`run`] beyond the case file.
-#[derive(Debug, Clone, Default)]
-pub struct RunOptions {
-    /// Write a checkpoint every this many steps.
-    pub checkpoint_every: Option<u64>,
-    /// Continue from this checkpoint (or directory of checkpoints).
-    pub resume: Option<PathBuf>,
-    /// Output directory instead of the case's.
-    pub out_dir: Option<PathBuf>,
-    /// No progress bar.
-    pub quiet: bool,
-    /// Stop after this step (the run can be resumed later).
-    pub stop_at: Option<u64>,
-    /// Where to run.
-    pub backend: BackendKind,
-    /// Replace the outputs of an earlier run in the output directory (without it, a directory
-    /// holding another run's files is refused).
-    pub overwrite: bool,
-    /// The GPU schedule in place of the case file's `schedule` and the device's defaults
-    /// (`fdlab run --schedule NAME`); refused for a case of another physics.
-    pub schedule: Option<Schedule>,
-}
 
 /// Validate a case without running it: everything `run` checks before step 1.
 pub fn validate(case: &Case, opts: &RunOptions) -> Result<Prepared> {

@@ -8,7 +8,7 @@
 use crate::atomic::{remove_stale, TEMP_PREFIX};
 use crate::case::{Case, Physics};
 use crate::error::{io_err, Error, Result};
-use crate::run::RunOptions;
+use crate::run_options::RunOptions;
 use crate::setup::Prepared;
 use std::path::{Path, PathBuf};
 

@@ -2,8 +2,8 @@
 //! fdlab-cuda's `device_class` names them), as data: the only place a default differs by
 //! class. docs/schedules.md gives the measurement behind each.
 
-use super::super::temporal::Temporal;
 use super::{DrudeCarry, DrudeLoads, FdtdChoices, Tile};
+use fdlab_cuda::codegen::solver::shape::Temporal;
 use fdlab_cuda::codegen::solver::Launch;
 
 /// A change of the heat step's one-step launch on one device class.
