@@ -866,3 +866,20 @@ fn help_names_every_physics_and_suite() {
         assert!(bench.contains(says), "{says}:\n{bench}");
     }
 }
+
+/// A variable-density case checks like any other, and a split of it is refused before any
+/// work, saying what to do.
+#[test]
+fn a_density_case_checks_and_refuses_what_it_cannot_do() {
+    let case = example("wave-density.toml");
+    let out = fdlab(&["run", &case, "--check"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    fails_with(
+        &["run", &case, "--gpus", "2", "--check"],
+        "variable-density waves (material.density) on several processes or GPUs; run the case on one",
+    );
+}

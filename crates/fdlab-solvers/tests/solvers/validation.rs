@@ -287,3 +287,40 @@ fn a_step_count_past_any_counter_is_refused_not_overflowed() {
     let e = case_error(fdtd);
     assert!(e.contains("time.duration") && e.contains("steps"), "{e}");
 }
+
+/// `material.density` belongs to wave cases and must be positive; a density case's time step
+/// is checked against the variable-density limit (lower where the density jumps).
+#[test]
+fn density_is_checked_before_any_work() {
+    let heat = HEAT.replace(
+        "diffusivity = { constant = 1.0 }",
+        "diffusivity = { constant = 1.0 }\ndensity = { constant = 2.0 }",
+    );
+    let e = case_error(&heat.replace("[initial]\nnpy = \"init.npy\"\n", ""));
+    assert!(
+        e.contains("material.density") && e.contains("only wave cases"),
+        "{e}"
+    );
+    let wave = |density: &str| {
+        WAVE.replace(
+            "velocity = { constant = 1.0 }",
+            &format!("velocity = {{ constant = 1.0 }}\ndensity = {density}"),
+        )
+    };
+    let e = case_error(&wave("{ constant = -1.0 }"));
+    assert!(
+        e.contains("material.density") && e.contains("positive"),
+        "{e}"
+    );
+    // A jump from 1 to 100 raises c_eff tenfold: a dt stable without it is refused.
+    let layered = "{ layered = { axis = 0, tops = [0.0, 40.0], values = [1.0, 100.0] } }";
+    let dt = 0.3;
+    let stable = wave("{ constant = 3.0 }").replace("cfl = 0.5", &format!("dt = {dt}"));
+    let case = Case::parse(&stable, "c.toml".into()).unwrap();
+    validate(&case, &quiet(&std::env::temp_dir())).unwrap();
+    let e = case_error(&wave(layered).replace("cfl = 0.5", &format!("dt = {dt}")));
+    assert!(
+        e.contains("variable-density step") && e.contains("c_eff"),
+        "{e}"
+    );
+}
