@@ -234,7 +234,15 @@ fn available_memory() -> Option<u64> {
 /// more.
 fn check_memory(case: &Case, cells: usize) -> Result<()> {
     const GIB: f64 = (1u64 << 30) as f64;
-    let need = cells as u128 * 2 * 8;
+    // Every solver holds two f64 fields of the grid while it prepares; a variable-density
+    // wave holds its description's fields too: p (three levels), b, K, and per axis of a CPML
+    // two memory variables and four coefficients.
+    let fields = match (&case.spec.material.density, case.boundary()) {
+        (None, _) => 2,
+        (Some(_), BoundarySpec::Cpml { .. }) => 5 + 6 * case.dim(),
+        (Some(_), _) => 5,
+    };
+    let need = cells as u128 * fields as u128 * 8;
     // Above isize::MAX bytes no allocation can succeed, whatever the system says.
     let avail = available_memory().map_or(isize::MAX as u128, |m| m as u128);
     if need <= avail {
@@ -243,8 +251,8 @@ fn check_memory(case: &Case, cells: usize) -> Result<()> {
     Err(case.invalid(
         "grid.shape",
         format!(
-            "{:?} is {cells} points; two fields of that size alone need {:.1} GiB, more \
-             than the {:.1} GiB of memory available: use a smaller grid",
+            "{:?} is {cells} points; {fields} fields of that size alone need {:.1} GiB, \
+             more than the {:.1} GiB of memory available: use a smaller grid",
             case.spec.grid.shape,
             need as f64 / GIB,
             avail as f64 / GIB
