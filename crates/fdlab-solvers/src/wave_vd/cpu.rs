@@ -66,17 +66,7 @@ impl<T: Scalar> WaveVd<CpuExec<T>> {
     /// Builds the description of `s` (which has a density) and its fields on the host.
     pub fn new(s: &WaveSetup) -> Result<Self> {
         let p = prepare(s)?;
-        let grid = p.grid.clone();
-        let slots = Slots::new(&p.desc, |name, level| {
-            let values = match (name, level) {
-                ("p", -1) => Some(&p.previous),
-                _ => p.values.iter().find(|(n, _)| n == name).map(|(_, v)| v),
-            };
-            Ok::<_, Error>(match values {
-                Some(v) => Field::from_vec(&grid, v.iter().map(|x| T::from_f64(*x)).collect())?,
-                None => Field::zeros(&grid),
-            })
-        })?;
+        let slots = Slots::new(&p.desc, |name, level| p.host_field::<T>(name, level))?;
         let exec = CpuExec {
             desc: p.desc.clone(),
             grid: p.grid.clone(),

@@ -4,7 +4,7 @@
 use super::{bytes_of, prepare, Exec, WaveVd};
 use crate::error::{Error, Result};
 use crate::wave::WaveSetup;
-use fdlab_core::step::{Slots, StepDescription};
+use fdlab_core::step::Slots;
 use fdlab_core::{Field, Grid, Region};
 use fdlab_cuda::{CudaScalar, Device, DeviceField, StepProgram};
 
@@ -81,7 +81,9 @@ impl<T: CudaScalar> WaveVd<GpuExec<T>> {
         let dev = Device::open(0)?;
         let program = StepProgram::new(&dev, &p.desc, T::PRECISION)?;
         let grid = p.grid.clone();
-        let slots = upload(&dev, &p.desc, &grid, &p)?;
+        let slots = Slots::new(&p.desc, |name, level| -> Result<DeviceField<T>> {
+            Ok(DeviceField::upload(&dev, &p.host_field::<T>(name, level)?)?)
+        })?;
         let exec = GpuExec {
             program,
             grid,
@@ -90,23 +92,4 @@ impl<T: CudaScalar> WaveVd<GpuExec<T>> {
         };
         Ok(WaveVd::with_exec(s, &p, exec, bytes_of::<T>()))
     }
-}
-
-fn upload<T: CudaScalar>(
-    dev: &Device,
-    desc: &StepDescription,
-    grid: &Grid,
-    p: &super::Prepared,
-) -> Result<Slots<DeviceField<T>>> {
-    Slots::new(desc, |name, level| {
-        let values = match (name, level) {
-            ("p", -1) => Some(&p.previous),
-            _ => p.values.iter().find(|(n, _)| n == name).map(|(_, v)| v),
-        };
-        let host = match values {
-            Some(v) => Field::from_vec(grid, v.iter().map(|x| T::from_f64(*x)).collect())?,
-            None => Field::zeros(grid),
-        };
-        Ok::<_, Error>(DeviceField::upload(dev, &host)?)
-    })
 }

@@ -16,7 +16,7 @@ use crate::stepper::{StatePart, Stepper};
 use crate::wave::{WaveBoundary, WaveSetup};
 use fdlab_core::step::physics::{acoustic_vd_layers, AcousticVd, AcousticVdSpec};
 use fdlab_core::step::{Role, StepDescription};
-use fdlab_core::{Axis, Boundary, Grid, Precision, Scalar};
+use fdlab_core::{Axis, Boundary, Field, Grid, Precision, Scalar};
 use fdlab_cuda::codegen::CudaSource;
 
 pub use cpu::WaveVdCpu;
@@ -47,6 +47,21 @@ pub(crate) struct Prepared {
     pub(crate) values: Vec<(String, Vec<f64>)>,
     /// `p` at step −1.
     pub(crate) previous: Vec<f64>,
+}
+
+impl Prepared {
+    /// The starting values of field `name` at `level` as a host field in `T` (zero where the
+    /// setup gives none: memory variables, the level being written).
+    pub(crate) fn host_field<T: Scalar>(&self, name: &str, level: i32) -> Result<Field<T>> {
+        let values = match (name, level) {
+            (AcousticVd::P, -1) => Some(&self.previous),
+            _ => self.values.iter().find(|(n, _)| n == name).map(|(_, v)| v),
+        };
+        Ok(match values {
+            Some(v) => Field::from_vec(&self.grid, v.iter().map(|x| T::from_f64(*x)).collect())?,
+            None => Field::zeros(&self.grid),
+        })
+    }
 }
 
 /// The CPML coefficients `(A, B)` at position `x` (in cells, possibly half) of an axis of `n`
