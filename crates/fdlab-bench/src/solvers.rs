@@ -66,6 +66,8 @@ pub fn solver_cases(n: usize) -> Vec<SolverCase> {
     let half = n as f64 / 2.0;
     // A wide pulse: every value stays a normal number, as in a real run past its first steps.
     let width = n as f64 / 4.0;
+    // The 20-cell layers of a 512-cell grid, in proportion at other sizes.
+    let thick = (20 * n / 512).max(2);
     vec![
         SolverCase {
             name: "heat3d-2nd",
@@ -82,25 +84,30 @@ pub fn solver_cases(n: usize) -> Vec<SolverCase> {
         SolverCase {
             name: "wave3d-8th",
             description: "wave step, 8th order, two velocity layers, CPML 10 cells",
-            setup: SolverSetup::Toml(format!(
-                "physics = \"wave\"\n\
-                 [grid]\nshape = [{n}, {n}, {n}]\nspacing = [1.0, 1.0, 1.0]\n\
-                 [time]\ncfl = 0.5\nduration = 1.0\n[scheme]\norder = 8\n\
-                 [material.velocity.layered]\ntops = [0.0, {half}]\nvalues = [1.0, 1.5]\n\
-                 [[sources]]\nposition = [{half}, {half}, {half}]\nfrequency = 0.05\n\
-                 [boundary.cpml]\nthickness = 10\n{NO_OUTPUT}"
-            )),
+            setup: SolverSetup::Toml(wave_case([n, n, n], Some(10), 0)),
         },
         SolverCase {
             name: "wave3d-8th-periodic",
             description: "wave step, 8th order, two velocity layers, periodic (no CPML)",
-            setup: SolverSetup::Toml(format!(
-                "physics = \"wave\"\nboundary = \"periodic\"\n\
-                 [grid]\nshape = [{n}, {n}, {n}]\nspacing = [1.0, 1.0, 1.0]\n\
-                 [time]\ncfl = 0.5\nduration = 1.0\n[scheme]\norder = 8\n\
-                 [material.velocity.layered]\ntops = [0.0, {half}]\nvalues = [1.0, 1.5]\n\
-                 [[sources]]\nposition = [{half}, {half}, {half}]\nfrequency = 0.05\n{NO_OUTPUT}"
-            )),
+            setup: SolverSetup::Toml(wave_case([n, n, n], None, 0)),
+        },
+        SolverCase {
+            name: "wave3d-8th-cpml20",
+            description: "wave step, 8th order, two velocity layers, CPML 20 cells at 512³ \
+                          (n/25.6)",
+            setup: SolverSetup::Toml(wave_case([n, n, n], Some(thick), 0)),
+        },
+        SolverCase {
+            name: "wave3d-8th-seismic",
+            description: "wave step, n×n×n/2, 8th order, two velocity layers, CPML 20 cells at \
+                          512 (n/25.6), a source and 101 receivers",
+            setup: SolverSetup::Toml(wave_case([n, n, n / 2], Some(thick), 101)),
+        },
+        SolverCase {
+            name: "wave3d-8th-seismic-periodic",
+            description: "the seismic case's periodic twin (no CPML), n×n×n/2, a source and 101 \
+                          receivers",
+            setup: SolverSetup::Toml(wave_case([n, n, n / 2], None, 101)),
         },
         SolverCase {
             name: "fdtd3d-yee",
@@ -140,6 +147,42 @@ pub fn solver_cases(n: usize) -> Vec<SolverCase> {
             },
         },
     ]
+}
+
+/// A wave case file on a grid of `shape` cells of unit spacing: 8th order, a velocity of 1
+/// over 1.5 from half the depth, one source at the centre, a CPML of `cpml` cells (periodic
+/// without) and `receivers` receivers in a line along x, a quarter of the depth down.
+fn wave_case(shape: [usize; 3], cpml: Option<usize>, receivers: usize) -> String {
+    let [nx, ny, nz] = shape;
+    let mid = shape.map(|v| v as f64 / 2.0);
+    let mut text = format!(
+        "physics = \"wave\"\n{}\
+         [grid]\nshape = [{nx}, {ny}, {nz}]\nspacing = [1.0, 1.0, 1.0]\n\
+         [time]\ncfl = 0.5\nduration = 1.0\n[scheme]\norder = 8\n\
+         [material.velocity.layered]\ntops = [0.0, {}]\nvalues = [1.0, 1.5]\n\
+         [[sources]]\nposition = [{}, {}, {}]\nfrequency = 0.05\n",
+        if cpml.is_none() {
+            "boundary = \"periodic\"\n"
+        } else {
+            ""
+        },
+        mid[2],
+        mid[0],
+        mid[1],
+        mid[2]
+    );
+    for i in 0..receivers {
+        let x = (i as f64 + 0.5) * nx as f64 / receivers as f64;
+        text += &format!(
+            "[[receivers]]\nposition = [{x:.1}, {}, {}]\n",
+            mid[1],
+            nz as f64 / 4.0
+        );
+    }
+    if let Some(t) = cpml {
+        text += &format!("[boundary.cpml]\nthickness = {t}\n");
+    }
+    text + NO_OUTPUT
 }
 
 /// Runs `case` in `precision` for `reps` timed steps (after one untimed step) on the CPU,
@@ -388,7 +431,12 @@ mod tests {
         for case in solver_cases(32) {
             for p in [Precision::F32, Precision::F64] {
                 let r = run_cpu(&runner, &case, p, 2).unwrap_or_else(|e| panic!("{e}"));
-                assert_eq!(r.shape, [32, 32, 32]);
+                let depth = if case.name.contains("seismic") {
+                    16
+                } else {
+                    32
+                };
+                assert_eq!(r.shape, [32, 32, depth]);
                 assert!(r.gbps > 0.0 && r.pct_of_copy > 0.0, "{r:?}");
                 assert_eq!(r.time_ms.runs, 2);
             }

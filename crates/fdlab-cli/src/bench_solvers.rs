@@ -108,7 +108,7 @@ pub fn bench_solvers(a: &BenchArgs) -> Result<()> {
     say(
         &pb,
         format!(
-            "{:<21} {:<5} {:<7} {:>15} {:>10} {:>14} {:>9} {:>9} {:>7}",
+            "{:<27} {:<5} {:<7} {:>15} {:>10} {:>14} {:>9} {:>9} {:>7}",
             "case", "prec", "backend", "shape", "step ms", "cells/s", "GB/s", "copy", "%copy"
         ),
     );
@@ -131,7 +131,7 @@ pub fn bench_solvers(a: &BenchArgs) -> Result<()> {
                     say(
                         &pb,
                         format!(
-                            "{:<21} {:<5} runs on the CPU only",
+                            "{:<27} {:<5} runs on the CPU only",
                             case.name,
                             format!("{p:?}").to_lowercase()
                         ),
@@ -142,11 +142,15 @@ pub fn bench_solvers(a: &BenchArgs) -> Result<()> {
                 say(
                     &pb,
                     format!(
-                        "{:<21} {:<5} {:<7} {:>15} {:>10.2} {:>14.3e} {:>9.1} {:>9.1} {:>6.1}%",
+                        "{:<27} {:<5} {:<7} {:>15} {:>10.2} {:>14.3e} {:>9.1} {:>9.1} {:>6.1}%",
                         r.case,
                         r.precision,
                         r.backend,
-                        format!("{n}x{n}x{n}"),
+                        r.shape
+                            .iter()
+                            .map(ToString::to_string)
+                            .collect::<Vec<_>>()
+                            .join("x"),
                         r.time_ms.median,
                         r.cell_updates_per_s,
                         r.gbps,

@@ -471,10 +471,15 @@ fn json_goes_to_a_results_folder_by_default() {
 fn solvers_suite_times_heat_wave_and_fdtd_steps_on_the_cpu() {
     let (v, stdout) = cpu_bench(&["--suite", "solvers", "--size", "32"]);
     let rows = v["solvers"].as_array().expect("solver rows");
-    assert_eq!(rows.len(), 14, "{stdout}");
+    assert_eq!(rows.len(), 20, "{stdout}");
     for r in rows {
         assert!(r["pct_of_copy"].as_f64().unwrap() > 0.0, "{r}");
-        assert_eq!(r["shape"], serde_json::json!([32, 32, 32]));
+        let depth = if r["case"].as_str().unwrap().contains("seismic") {
+            16
+        } else {
+            32
+        };
+        assert_eq!(r["shape"], serde_json::json!([32, 32, depth]));
     }
     let cases: Vec<&str> = rows.iter().map(|r| r["case"].as_str().unwrap()).collect();
     assert_eq!(
@@ -486,6 +491,12 @@ fn solvers_suite_times_heat_wave_and_fdtd_steps_on_the_cpu() {
             "wave3d-8th",
             "wave3d-8th-periodic",
             "wave3d-8th-periodic",
+            "wave3d-8th-cpml20",
+            "wave3d-8th-cpml20",
+            "wave3d-8th-seismic",
+            "wave3d-8th-seismic",
+            "wave3d-8th-seismic-periodic",
+            "wave3d-8th-seismic-periodic",
             "fdtd3d-yee",
             "fdtd3d-yee",
             "fdtd3d-yee-cpml",
