@@ -67,7 +67,7 @@ pub fn solver_cases(n: usize) -> Vec<SolverCase> {
     // A wide pulse: every value stays a normal number, as in a real run past its first steps.
     let width = n as f64 / 4.0;
     // The 20-cell layers of a 512-cell grid, in proportion at other sizes.
-    let thick = (20 * n / 512).max(2);
+    let thick = (20 * n / 512).max(4);
     vec![
         SolverCase {
             name: "heat3d-2nd",
@@ -94,13 +94,13 @@ pub fn solver_cases(n: usize) -> Vec<SolverCase> {
         SolverCase {
             name: "wave3d-8th-cpml20",
             description: "wave step, 8th order, two velocity layers, CPML 20 cells at 512³ \
-                          (n/25.6)",
+                          (n/25.6, at least 4)",
             setup: SolverSetup::Toml(wave_case([n, n, n], Some(thick), 0)),
         },
         SolverCase {
             name: "wave3d-8th-seismic",
             description: "wave step, n×n×n/2, 8th order, two velocity layers, CPML 20 cells at \
-                          512 (n/25.6), a source and 101 receivers",
+                          512 (n/25.6, at least 4), a source and 101 receivers",
             setup: SolverSetup::Toml(wave_case([n, n, n / 2], Some(thick), 101)),
         },
         SolverCase {
@@ -172,7 +172,7 @@ fn wave_case(shape: [usize; 3], cpml: Option<usize>, receivers: usize) -> String
         mid[2]
     );
     for i in 0..receivers {
-        let x = (i as f64 + 0.5) * nx as f64 / receivers as f64;
+        let x = (i as f64 + 0.5) * (nx - 1) as f64 / receivers as f64;
         text += &format!(
             "[[receivers]]\nposition = [{x:.1}, {}, {}]\n",
             mid[1],
