@@ -101,6 +101,14 @@ def compiler_version(cc):
     return r.stdout.splitlines()[0] if r.returncode == 0 and r.stdout else "unknown"
 
 
+def warn_outside_pins(numpy_version, sympy_version):
+    """Devito 4.8.23 pins numpy <= 2.4.3 and sympy < 1.15; --no-deps installs skip the check."""
+    from packaging.version import Version
+    if Version(numpy_version) > Version("2.4.3") or Version(sympy_version) >= Version("1.15"):
+        print(f"steps.py: warning: numpy {numpy_version} / sympy {sympy_version} lie outside "
+              "Devito 4.8.23's pins (numpy <= 2.4.3, sympy < 1.15)", file=sys.stderr)
+
+
 def init_damp(damp, nbl, Eq, Inc, Operator, SubDimension, Abs, sin, np):
     """Devito's seismic examples' damping layer (examples/seismic/model.py,
     initialize_damp with abc_type="damp"): 0 inside, rising in nbl cells."""
@@ -181,6 +189,7 @@ def main():
         "repeats": a.repeats,
     }
     print(json.dumps(meta, indent=1), flush=True)
+    warn_outside_pins(np.__version__, meta["sympy_version"])
     rows = []
     for prec in a.precisions:
         dtype = np.float32 if prec == "f32" else np.float64
