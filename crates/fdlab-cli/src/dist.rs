@@ -8,8 +8,9 @@ use fdlab_dist::mpi::{abort, abort_on_panic, initialize, MpiTransport};
 use fdlab_dist::Transport;
 use fdlab_solvers::{BackendKind, Case};
 
-/// Run `fdlab run ARGS` as one rank of an MPI job; never returns.
-pub fn run_case(args: &RunArgs) -> ! {
+/// Run `fdlab run ARGS` as one rank of an MPI job; never returns. `process_start` is when
+/// the process started (summary.json's startup times count from it in a job of one rank).
+pub fn run_case(args: &RunArgs, process_start: std::time::Instant) -> ! {
     let Some(universe) = initialize() else {
         eprintln!("error: MPI was started twice");
         std::process::exit(1);
@@ -17,7 +18,7 @@ pub fn run_case(args: &RunArgs) -> ! {
     abort_on_panic();
     let transport = MpiTransport::new(&universe);
     let (rank, ranks) = (transport.rank(), transport.size());
-    let code = match run(args, transport) {
+    let code = match run(args, transport, process_start) {
         Ok(code) => code,
         Err(e) => {
             // Most errors (a bad case, a refused option) come on every rank at once: let rank 0
@@ -39,7 +40,11 @@ pub fn run_case(args: &RunArgs) -> ! {
     std::process::exit(code)
 }
 
-fn run(args: &RunArgs, transport: MpiTransport) -> anyhow::Result<i32> {
+fn run(
+    args: &RunArgs,
+    transport: MpiTransport,
+    process_start: std::time::Instant,
+) -> anyhow::Result<i32> {
     let (rank, ranks) = (transport.rank(), transport.size());
     let dims = args.process_grid;
     if args.gpus.is_some() {
@@ -50,7 +55,7 @@ fn run(args: &RunArgs, transport: MpiTransport) -> anyhow::Result<i32> {
     }
     if ranks == 1 && dims.is_none() {
         // A job of one rank is a plain run: its own signals and checkpoints.
-        return run_here(args);
+        return run_here(args, process_start);
     }
     let opts = args.options();
     let path = &args.case;

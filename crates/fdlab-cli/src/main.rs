@@ -173,6 +173,8 @@ enum Command {
 }
 
 fn main() {
+    // The origin of summary.json's startup times: first, before anything else runs.
+    let process_start = std::time::Instant::now();
     // Output piped into a reader that stops early (`fdlab info | head -1`) ends the process
     // quietly, as for other command-line tools, instead of a failed print panicking.
     #[cfg(unix)]
@@ -239,9 +241,9 @@ fn main() {
             // Under an MPI launcher every rank runs its part of the case (never returns).
             #[cfg(feature = "mpi")]
             if fdlab_dist::mpi::launched() {
-                dist::run_case(&args);
+                dist::run_case(&args, process_start);
             }
-            run_case::run_case(&args).map(|code| {
+            run_case::run_case(&args, process_start).map(|code| {
                 if code != 0 {
                     std::process::exit(code);
                 }

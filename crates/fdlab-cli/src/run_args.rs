@@ -113,6 +113,7 @@ impl RunArgs {
             backend: self.backend,
             overwrite: self.overwrite,
             schedule: self.schedule.clone(),
+            clock: None,
         }
     }
 }

@@ -4,14 +4,17 @@
 use crate::run_args::RunArgs;
 use anyhow::Result;
 use fdlab_solvers::setup::Prepared;
-use fdlab_solvers::{BackendKind, Case, Error};
+use fdlab_solvers::{BackendKind, Case, Error, ProcessClock, RunOptions};
 use std::path::Path;
+use std::time::Instant;
 
 /// Runs `fdlab run` and returns the process exit status: 0 for a run that reached its end
 /// (or its `--stop-at` step), 128 + the signal's number for one stopped by a signal.
-pub fn run_case(a: &RunArgs) -> Result<i32> {
+/// `process_start` is when the process started, which `summary.json`'s startup times count
+/// from.
+pub fn run_case(a: &RunArgs, process_start: Instant) -> Result<i32> {
     if let Some(gpus) = a.gpus {
-        return run_on_gpus(a, gpus);
+        return run_on_gpus(a, gpus, process_start);
     }
     if a.split_options_given() {
         return Err(Error::Usage(
@@ -35,13 +38,26 @@ pub fn run_case(a: &RunArgs) -> Result<i32> {
         ))
         .into());
     }
-    run_here(a)
+    run_here(a, process_start)
+}
+
+/// The case file `a` names, and the run options with the process's clock set.
+fn load(a: &RunArgs, process_start: Instant) -> Result<(Case, RunOptions)> {
+    let t = Instant::now();
+    let case = Case::load(&a.case)?;
+    let opts = RunOptions {
+        clock: Some(ProcessClock {
+            start: process_start,
+            case_load_s: t.elapsed().as_secs_f64(),
+        }),
+        ..a.options()
+    };
+    Ok((case, opts))
 }
 
 /// One case stepped by this process alone (no split): validated only with `--check`.
-pub fn run_here(a: &RunArgs) -> Result<i32> {
-    let opts = a.options();
-    let case = Case::load(&a.case)?;
+pub fn run_here(a: &RunArgs, process_start: Instant) -> Result<i32> {
+    let (case, opts) = load(a, process_start)?;
     if a.check {
         let p = fdlab_solvers::validate(&case, &opts)?;
         report_check(&check_line(&a.case, &case, &p), &p);
@@ -80,15 +96,14 @@ pub fn report_check(line: &str, p: &Prepared) {
 /// `fdlab run CASE.toml --gpus N`: the grid split along its last axis (or as
 /// `--process-grid` says) over N parts, one thread each, part q on GPU q mod (GPUs present):
 /// NCCL between distinct GPUs when built with the `nccl` feature, host memory otherwise.
-fn run_on_gpus(a: &RunArgs, gpus: usize) -> Result<i32> {
-    let opts = a.options();
-    if opts.backend == BackendKind::Cpu {
+fn run_on_gpus(a: &RunArgs, gpus: usize, process_start: Instant) -> Result<i32> {
+    if a.backend == BackendKind::Cpu {
         return Err(Error::Usage(
             "--gpus runs on GPUs: drop --backend cpu (CPU ranks run under mpirun)".into(),
         )
         .into());
     }
-    let case = Case::load(&a.case)?;
+    let (case, opts) = load(a, process_start)?;
     let dims = a
         .process_grid
         .or(Some(fdlab_dist::last_axis_split(case.dim(), gpus)));

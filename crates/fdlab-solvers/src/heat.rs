@@ -31,6 +31,8 @@ pub struct HeatSetup {
 
 /// CPU heat stepper with a fused row loop parallel over rows.
 pub struct HeatCpu<T: Scalar> {
+    /// Seconds [`HeatSetup::coefficients`] took while building.
+    coefficients_s: f64,
     layout: Layout,
     periodic: bool,
     /// Per axis, weights for offsets 1..=r; the centre weights are summed in `w0`.
@@ -69,7 +71,7 @@ impl HeatSetup {
             w[a] = second_weights(self.order, self.spacing[a])?;
             w0 += w[a][0];
         }
-        let dt_kappa = self.kappa.iter().map(|k| k * self.dt).collect();
+        let dt_kappa = crate::par::map(&self.kappa, |k| k * self.dt);
         Ok(HeatCoefficients { w, w0, dt_kappa })
     }
 }
@@ -78,7 +80,9 @@ impl<T: Scalar> HeatCpu<T> {
     /// Build the stepper; `kappa` of length 1 is a constant diffusivity.
     pub fn new(s: &HeatSetup) -> Result<Self> {
         let layout = Layout::new(s.n, s.dim, s.order / 2);
+        let t = std::time::Instant::now();
         let co = s.coefficients()?;
+        let coefficients_s = t.elapsed().as_secs_f64();
         let w: [Vec<T>; 3] =
             std::array::from_fn(|a| co.w[a].iter().map(|&x| T::from_f64(x)).collect());
         let w0 = co.w0;
@@ -89,6 +93,7 @@ impl<T: Scalar> HeatCpu<T> {
         };
         let u: Vec<T> = layout.pad(&s.initial);
         Ok(HeatCpu {
+            coefficients_s,
             layout,
             periodic: s.periodic,
             w,
@@ -167,6 +172,13 @@ impl<T: Scalar> HeatCpu<T> {
 }
 
 impl<T: Scalar> Stepper for HeatCpu<T> {
+    fn build_times(&self) -> crate::startup::BuildTimes {
+        crate::startup::BuildTimes {
+            coefficients_s: self.coefficients_s,
+            ..Default::default()
+        }
+    }
+
     fn advance(&mut self, n: usize) -> Result<()> {
         for _ in 0..n {
             // The fused step leaves its output's halos filled; anything else (a new or

@@ -3,6 +3,7 @@
 //! filling: periodic halos are copied from the far side, the others stay zero.
 
 use fdlab_core::Scalar;
+use rayon::prelude::*;
 
 /// Sizes, halo and strides of a padded 2-D or 3-D field; point `(i, j, k)` of the grid lives
 /// at `(i + r) + px·((j + r) + py·(k + rz))`, with `rz = r` in 3-D and 0 in 2-D.
@@ -94,15 +95,19 @@ impl Layout {
     /// Copy an unpadded array (x fastest) into a new padded one with zero halos.
     pub fn pad<T: Scalar>(&self, data: &[f64]) -> Vec<T> {
         let mut out = vec![T::zero(); self.len()];
-        for k in 0..self.n[2] {
-            for j in 0..self.n[1] {
-                let src = self.n[0] * (j + self.n[1] * k);
-                let dst = self.idx(0, j, k);
-                for i in 0..self.n[0] {
-                    out[dst + i] = T::from_f64(data[src + i]);
+        let (r, nx) = (self.r, self.n[0]);
+        // Padded rows in parallel (a large grid's pages are first touched here too).
+        out.par_chunks_mut(self.p[0])
+            .with_min_len(16)
+            .enumerate()
+            .for_each(|(row, dst)| {
+                if let Some((j, k)) = self.row_point(row) {
+                    let src = &data[nx * (j + self.n[1] * k)..][..nx];
+                    for (d, &s) in dst[r..r + nx].iter_mut().zip(src) {
+                        *d = T::from_f64(s);
+                    }
                 }
-            }
-        }
+            });
         out
     }
 

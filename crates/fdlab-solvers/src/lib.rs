@@ -34,6 +34,7 @@ pub mod gpu;
 pub mod heat;
 mod heat_row;
 pub mod layout;
+mod par;
 pub mod physics;
 mod rows;
 mod run;
@@ -42,6 +43,7 @@ mod run_options;
 mod run_outputs;
 pub mod setup;
 pub mod signals;
+pub mod startup;
 pub mod stepper;
 pub mod summary;
 #[cfg(feature = "testing")]
@@ -62,6 +64,7 @@ pub use run::{
     cpu_stepper, cpu_stepper_for, gpu_stepper, gpu_stepper_for, gpu_stepper_scheduled,
     request_stop, run, run_stepper, stepper, stepper_scheduled, validate, Role, RunOptions,
 };
+pub use startup::{BuildTimes, ProcessClock, Startup};
 pub use stepper::{PlaneSample, Stepper};
 pub use summary::Summary;
 pub use wave::{PointSource, WaveBoundary, WaveCoefficients, WaveCpu, WaveSetup};

@@ -11,6 +11,7 @@ pub use crate::run_options::RunOptions;
 use crate::run_outputs::Outputs;
 use crate::setup::{prepare, Prepared, Setup};
 use crate::signals;
+use crate::startup::Marks;
 use crate::stepper::Stepper;
 use crate::summary::{RunRecord, SampleTimes, Summary};
 use crate::wave::WaveCpu;
@@ -37,8 +38,9 @@ pub fn validate(case: &Case, opts: &RunOptions) -> Result<Prepared> {
             )));
         }
     }
-    let p = prepare(case)?;
+    let mut p = prepare(case)?;
     run_dir::check(case, &p, opts)?;
+    p.ready = Instant::now();
     Ok(p)
 }
 
@@ -204,7 +206,8 @@ impl Role {
 
 /// Run a case with a stepper built by the caller (e.g. one part of a decomposed grid);
 /// `started` is when the caller began preparing the run, so that the summary tells the setup
-/// (validation, device, compiling, the initial field) from the steps.
+/// (validation, device, compiling, the initial field) from the steps; the stepper is taken to
+/// have been built between `prepared.ready` and this call (`summary.json`'s `startup`).
 ///
 /// Every process of a job runs the same loop, so that a stepper whose [`Stepper::field`] is
 /// collective is asked for it at the same steps everywhere; only rank 0 writes outputs and shows
@@ -218,6 +221,8 @@ pub fn run_stepper(
     role: Role,
     started: Instant,
 ) -> Result<Summary> {
+    let built = Instant::now();
+    let build = stepper.build_times();
     let root = role.rank == 0;
     let dir = run_dir::out_dir(case, opts)?;
     let header = Header {
@@ -265,6 +270,7 @@ pub fn run_stepper(
         // Under mpirun a rank's stderr is a pipe but its stdout a terminal: draw there.
         bar_on_stdout: role.ranks > 1,
         alone: role.ranks == 1,
+        first_step: None,
     };
     let t0 = Instant::now();
     let start = lp.stepper.step();
@@ -272,6 +278,17 @@ pub fn run_stepper(
     // The run's time includes the field files still being written.
     out.files.finish()?;
     let wall = t0.elapsed().as_secs_f64().max(1e-9);
+    let startup = Marks {
+        clock: opts.clock,
+        run: started,
+        prepared: prepared.ready,
+        prepare_coefficients_s: prepared.coefficients_s,
+        stepper: built,
+        build,
+        looping: t0,
+        first_step: lp.first_step.unwrap_or(t0),
+    }
+    .startup();
     let t1 = Instant::now();
     if root {
         out.finish(lp.stepper)?;
@@ -295,6 +312,7 @@ pub fn run_stepper(
         outputs_s,
         total_s: started.elapsed().as_secs_f64(),
         schedule: lp.stepper.schedule(),
+        startup,
     };
     if root {
         let dt = prepared.plan.dt;
@@ -333,6 +351,8 @@ struct Loop<'a> {
     bar_on_stdout: bool,
     /// A run of one process (a job of several leaves signals and checkpoints to its caller).
     alone: bool,
+    /// When the first step of this run began.
+    first_step: Option<Instant>,
 }
 
 impl Loop<'_> {
@@ -382,6 +402,7 @@ impl Loop<'_> {
                 target = target.min((s / c + 1) * c);
             }
             let target = target.min(end).min(s + 64);
+            self.first_step.get_or_insert_with(Instant::now);
             self.stepper.advance((target - s) as usize)?;
             if target.is_multiple_of(every) || target == self.plan {
                 out.write(self.stepper)?;

@@ -2,6 +2,7 @@
 //! and GPU schedule.
 
 use crate::gpu::schedule::Schedule;
+use crate::startup::ProcessClock;
 use fdlab_core::BackendKind;
 use std::path::PathBuf;
 
@@ -26,4 +27,7 @@ pub struct RunOptions {
     /// The GPU schedule in place of the case file's `schedule` and the device's defaults
     /// (`fdlab run --schedule NAME`); refused for a case of another physics.
     pub schedule: Option<Schedule>,
+    /// When the process started and how long reading the case took: `summary.json`'s
+    /// `startup` counts from there (without it, from the call to [`crate::run()`]).
+    pub clock: Option<ProcessClock>,
 }

@@ -7,6 +7,22 @@ use crate::heat::HeatSetup;
 use crate::output::read_npy;
 use crate::physics::{text_mask, vd_speed, wave_vd_dt_limit};
 use crate::wave::{PointSource, WaveBoundary, WaveSetup};
+use rayon::prelude::*;
+use std::time::Instant;
+
+/// Rows of a field that one parallel task fills at least: enough to outweigh a task's cost.
+const ROWS_PER_TASK: usize = 16;
+
+/// A new field of `n` points (x fastest) whose value at row `j` of plane `k` is what `row`
+/// writes into that row's slice, the rows filled in parallel.
+fn fill_rows(n: [usize; 3], row: impl Fn(usize, usize, &mut [f64]) + Sync) -> Vec<f64> {
+    let mut out = vec![0.0; n[0] * n[1] * n[2]];
+    out.par_chunks_mut(n[0].max(1))
+        .with_min_len(ROWS_PER_TASK)
+        .enumerate()
+        .for_each(|(r, dst)| row(r % n[1], r / n[1], dst));
+    out
+}
 
 /// A case ready to run: its plan, the setup of its stepper and what looks wrong but runs.
 #[derive(Debug, Clone)]
@@ -20,6 +36,10 @@ pub struct Prepared {
     /// starting with the key concerned (e.g. `sources[0]: …`). Nothing here is printed: the
     /// caller shows them.
     pub warnings: Vec<String>,
+    /// Seconds preparing spent building the material and initial fields.
+    pub coefficients_s: f64,
+    /// When preparing (or, through [`crate::validate`], validating) ended.
+    pub ready: Instant,
 }
 
 /// Parameters of one of the steppers.
@@ -89,17 +109,18 @@ fn material(case: &Case, key: &str, spec: &FieldSpec) -> Result<Vec<f64>> {
                     format!("needs axis < {} and as many tops as values", case.dim()),
                 ));
             }
-            let mut out = Vec::with_capacity(n[0] * n[1] * n[2]);
-            for k in 0..n[2] {
-                for j in 0..n[1] {
-                    for i in 0..n[0] {
-                        let x = [i, j, k][a] as f64 * h[a];
-                        let l = tops.iter().rposition(|&t| x >= t).unwrap_or(0);
-                        out.push(values[l]);
-                    }
-                }
-            }
-            Ok(out)
+            // The value along the layering axis, once per coordinate; rows copy or fill it.
+            let along: Vec<f64> = (0..n[a])
+                .map(|c| {
+                    let x = c as f64 * h[a];
+                    values[tops.iter().rposition(|&t| x >= t).unwrap_or(0)]
+                })
+                .collect();
+            Ok(fill_rows(n, |j, k, dst| match a {
+                0 => dst.copy_from_slice(&along),
+                1 => dst.fill(along[j]),
+                _ => dst.fill(along[k]),
+            }))
         }
     }
 }
@@ -115,21 +136,15 @@ fn initial(case: &Case) -> Result<Vec<f64>> {
             center,
             width,
             amplitude,
-        } => {
-            let mut out = Vec::with_capacity(cells);
-            for k in 0..n[2] {
-                for j in 0..n[1] {
-                    for i in 0..n[0] {
-                        let idx = [i, j, k];
-                        let r2: f64 = (0..case.dim())
-                            .map(|a| (idx[a] as f64 * h[a] - center[a]).powi(2))
-                            .sum();
-                        out.push(amplitude * (-r2 / (2.0 * width * width)).exp());
-                    }
-                }
+        } => Ok(fill_rows(n, |j, k, dst| {
+            for (i, v) in dst.iter_mut().enumerate() {
+                let idx = [i, j, k];
+                let r2: f64 = (0..case.dim())
+                    .map(|a| (idx[a] as f64 * h[a] - center[a]).powi(2))
+                    .sum();
+                *v = amplitude * (-r2 / (2.0 * width * width)).exp();
             }
-            Ok(out)
-        }
+        })),
         Initial::Text { text, value } => {
             let mask = text_mask(text, n[0], n[1])?;
             let mut out = vec![0.0; cells];
@@ -169,14 +184,10 @@ fn describe_point(case: &Case, idx: usize, from_npy: bool) -> String {
 
 /// Refuse a material field with a value that is not positive and finite, naming the first.
 fn check_material(case: &Case, key: &str, spec: &FieldSpec, mat: &[f64]) -> Result<()> {
-    let Some((idx, v)) = mat
-        .iter()
-        .copied()
-        .enumerate()
-        .find(|(_, v)| !(*v > 0.0 && v.is_finite()))
-    else {
+    let Some(idx) = crate::par::position_first(mat, |v| !(v > 0.0 && v.is_finite())) else {
         return Ok(());
     };
+    let v = mat[idx];
     let what = "every value must be positive and finite";
     match spec {
         FieldSpec::Npy(p) => Err(Error::Npy {
@@ -194,14 +205,10 @@ fn check_material(case: &Case, key: &str, spec: &FieldSpec, mat: &[f64]) -> Resu
 /// Refuse an initial field with a NaN or an infinity, naming the first: the step would spread
 /// it over the grid, and the run would stop at step 1 blaming the time step.
 fn check_initial(case: &Case, init: &[f64]) -> Result<()> {
-    let Some((idx, v)) = init
-        .iter()
-        .copied()
-        .enumerate()
-        .find(|(_, v)| !v.is_finite())
-    else {
+    let Some(idx) = crate::par::position_first(init, |v| !v.is_finite()) else {
         return Ok(());
     };
+    let v = init[idx];
     let what = "every value of the initial field must be finite";
     match &case.spec.initial {
         Initial::Npy(p) => Err(Error::Npy {
@@ -292,6 +299,8 @@ pub fn prepare(case: &Case) -> Result<Prepared> {
                 plan,
                 setup: Setup::Fdtd(setup),
                 warnings: vec![],
+                coefficients_s: 0.0,
+                ready: Instant::now(),
             });
         }
     };
@@ -307,10 +316,12 @@ pub fn prepare(case: &Case) -> Result<Prepared> {
             ),
         )
     })?;
+    let fields = Instant::now();
     let mat = material(case, key, spec)?;
     check_material(case, key, spec, &mat)?;
     let density = density(case)?;
-    let c_max = mat.iter().cloned().fold(0.0, f64::max);
+    let mut coefficients_s = fields.elapsed().as_secs_f64();
+    let c_max = crate::par::max(&mat, 0.0);
     let plan = match &density {
         // Checked positive and finite: the limit is that of the staggered scheme.
         Some(rho) if c_max > 0.0 && c_max.is_finite() => {
@@ -327,11 +338,13 @@ pub fn prepare(case: &Case) -> Result<Prepared> {
         }
         _ => case.validate_with(c_max)?,
     };
+    let fields = Instant::now();
     let init = initial(case)?;
     check_initial(case, &init)?;
+    coefficients_s += fields.elapsed().as_secs_f64();
     let warnings = match s.physics {
         Physics::Wave => {
-            let c_min = mat.iter().cloned().fold(f64::INFINITY, f64::min);
+            let c_min = crate::par::min(&mat, f64::INFINITY);
             crate::case::warnings::wave(case, &plan, c_min)
         }
         _ => vec![],
@@ -399,5 +412,7 @@ pub fn prepare(case: &Case) -> Result<Prepared> {
         plan,
         setup,
         warnings,
+        coefficients_s,
+        ready: Instant::now(),
     })
 }

@@ -119,6 +119,11 @@ pub trait Stepper: Send {
     fn spectra(&self) -> Result<Vec<crate::fdtd::DftMonitor>> {
         Ok(vec![])
     }
+    /// Seconds building this stepper spent on its coefficients, its kernels and its device
+    /// memory ([`crate::startup::Startup`]'s parts); zero for what it does not report.
+    fn build_times(&self) -> crate::startup::BuildTimes {
+        crate::startup::BuildTimes::default()
+    }
     /// Grid points updated per step.
     fn cells(&self) -> usize;
     /// Minimum bytes moved per step (each field read once, each output written once).

@@ -4,6 +4,7 @@
 use crate::atomic;
 use crate::case::Case;
 use crate::error::{Error, Result};
+use crate::startup::Startup;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -47,6 +48,8 @@ pub struct Summary {
     /// the schedule with every field set, which `fdlab run --schedule` (or the case's
     /// `schedule` key) takes back to run the same kernels.
     pub schedule: String,
+    /// Where the time before the first step went.
+    pub startup: Startup,
 }
 
 impl Summary {
@@ -89,6 +92,20 @@ impl std::fmt::Display for Summary {
             f,
             "\n{:.2} s in all: setup {:.2} s, steps and field files {:.2} s, final outputs {:.2} s",
             self.total_s, self.setup_s, self.wall_s, self.outputs_s
+        )?;
+        let u = &self.startup;
+        write!(
+            f,
+            "\n{:.2} s to the first step: case {:.2} s, coefficients {:.2} s, stepper {:.2} s, \
+             kernels {:.2} s, device {:.2} s, run directory {:.2} s, step-0 outputs {:.2} s",
+            u.first_step_s,
+            u.case_s,
+            u.coefficients_s,
+            u.stepper_s,
+            u.kernels_s,
+            u.device_s,
+            u.run_dir_s,
+            u.initial_outputs_s
         )
     }
 }
@@ -121,6 +138,9 @@ pub struct Segment {
     pub gbps: f64,
     /// How it ended: `"end"`, `"stop-at"`, or the signal's name.
     pub ended: String,
+    /// Where the time before its first step went (absent in the records of older versions).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub startup: Option<Startup>,
 }
 
 /// When each seismogram sample was recorded: sample `s` is the field at time `t0 + s·dt`.
@@ -213,6 +233,7 @@ impl RunRecord {
                 (false, _) if s.final_step < steps_planned => "stop-at".into(),
                 _ => "end".into(),
             },
+            startup: Some(s.startup),
         });
         let wall_s: f64 = segments.iter().map(|g| g.wall_s).sum();
         let steps: u64 = segments.iter().map(|g| g.to_step - g.from_step).sum();

@@ -72,6 +72,8 @@ pub struct WaveSetup {
 /// CPU wave stepper: one fused pass per step (stencil, update, CPML ζ terms), plus a pass over
 /// the layer cells for the ψ memory variables when a CPML is present.
 pub struct WaveCpu<T: Scalar> {
+    /// Seconds [`WaveSetup::coefficients`] took while building.
+    coefficients_s: f64,
     layout: Layout,
     periodic: bool,
     w2: [Vec<T>; 3],
@@ -157,11 +159,11 @@ impl WaveSetup {
             w1[a] = first_weights(s.order, s.spacing[a])?;
         }
         let c2dt2: Vec<f64> = if s.velocity.len() == 1 {
-            vec![s.velocity[0].powi(2) * s.dt * s.dt; cells]
+            crate::par::filled(cells, s.velocity[0].powi(2) * s.dt * s.dt)
         } else {
-            s.velocity.iter().map(|c| c * c * s.dt * s.dt).collect()
+            crate::par::map(&s.velocity, |c| c * c * s.dt * s.dt)
         };
-        let c_max = s.velocity.iter().cloned().fold(0.0, f64::max);
+        let c_max = crate::par::max(&s.velocity, 0.0);
         let cpml = match s.boundary {
             WaveBoundary::Cpml { thickness, f0 } => Some(std::array::from_fn(|a| {
                 if a < s.dim {
@@ -188,7 +190,9 @@ impl<T: Scalar> WaveCpu<T> {
     /// Build the stepper.
     pub fn new(s: &WaveSetup) -> Result<Self> {
         let l = Layout::new(s.n, s.dim, s.order / 2);
+        let t = std::time::Instant::now();
         let co = s.coefficients()?;
+        let coefficients_s = t.elapsed().as_secs_f64();
         let to_t = |w: &[Vec<f64>; 3]| -> [Vec<T>; 3] {
             std::array::from_fn(|a| w[a].iter().map(|&x| T::from_f64(x)).collect())
         };
@@ -202,8 +206,10 @@ impl<T: Scalar> WaveCpu<T> {
         );
         let extra = if cpml.is_some() { l.len() } else { 0 };
         let p: Vec<T> = l.pad(&s.initial);
-        let q: Vec<T> = s.previous.as_ref().map_or_else(|| p.clone(), |v| l.pad(v));
+        // Padded again rather than cloned: the padding runs in parallel, a clone does not.
+        let q: Vec<T> = l.pad(s.previous.as_ref().unwrap_or(&s.initial));
         Ok(WaveCpu {
+            coefficients_s,
             layout: l,
             periodic: s.boundary == WaveBoundary::Periodic,
             w2,
@@ -454,6 +460,13 @@ impl<T: Scalar> WaveCpu<T> {
 }
 
 impl<T: Scalar> Stepper for WaveCpu<T> {
+    fn build_times(&self) -> crate::startup::BuildTimes {
+        crate::startup::BuildTimes {
+            coefficients_s: self.coefficients_s,
+            ..Default::default()
+        }
+    }
+
     fn advance(&mut self, n: usize) -> Result<()> {
         for _ in 0..n {
             let bad = self.step_once()?;

@@ -114,6 +114,9 @@ struct DeviceMedia<T> {
 /// GPU FDTD stepper with the semantics of [`FdtdCpu`].
 pub struct FdtdGpu<T: CudaScalar> {
     gpu: Gpu,
+    /// What building it cost, by part (the coefficients are the CPU simulation's, counted
+    /// with the stepper).
+    build: crate::startup::BuildTimes,
     n: [usize; 3],
     plot: Component,
     f: DeviceFields<T>,
@@ -266,6 +269,7 @@ impl<T: CudaScalar> FdtdGpu<T> {
             None
         };
         Ok(FdtdGpu {
+            build: gpu.build_times(0.0),
             gpu,
             n: g.n,
             plot: s.plot,
@@ -577,6 +581,10 @@ impl<T: CudaScalar> Fused<T> {
 const NAMES: [&str; 6] = ["ex", "ey", "ez", "hx", "hy", "hz"];
 
 impl<T: CudaScalar> Stepper for FdtdGpu<T> {
+    fn build_times(&self) -> crate::startup::BuildTimes {
+        self.build
+    }
+
     fn advance(&mut self, steps: usize) -> Result<()> {
         if steps == 0 {
             return Ok(());

@@ -22,6 +22,8 @@ use std::sync::Arc;
 /// GPU heat stepper: the field and its next step on the device, swapped each step.
 pub struct HeatGpu<T: CudaScalar> {
     gpu: Gpu,
+    /// What building it cost, by part.
+    build: crate::startup::BuildTimes,
     n: [usize; 3],
     dim: usize,
     layout: Layout,
@@ -84,7 +86,9 @@ impl<T: CudaScalar> HeatGpu<T> {
     fn build(s: &HeatSetup, schedule: HeatSchedule, ordinal: usize, ranged: bool) -> Result<Self> {
         schedule.validate()?;
         let gpu = Gpu::open_on(ordinal)?;
+        let t = std::time::Instant::now();
         let co = s.coefficients()?;
+        let coefficients_s = t.elapsed().as_secs_f64();
         let r = s.order / 2;
         let class = fdlab_cuda::choose::device_class(&gpu.dev.info.name);
         let c = choices::<T>(s, class, &schedule)?;
@@ -112,6 +116,7 @@ impl<T: CudaScalar> HeatGpu<T> {
             ..c
         };
         Ok(HeatGpu {
+            build: gpu.build_times(coefficients_s),
             gpu,
             n: s.n,
             dim: s.dim,
@@ -396,6 +401,10 @@ impl<T: CudaScalar> DeviceStepper<T> for HeatGpu<T> {
 }
 
 impl<T: CudaScalar> Stepper for HeatGpu<T> {
+    fn build_times(&self) -> crate::startup::BuildTimes {
+        self.build
+    }
+
     /// ⌊steps / k⌋ k-step passes, then single steps for the rest. When a pass meets a
     /// non-finite value, the passes after it wrote nothing: the state before it is still in
     /// one of the two buffers, and the steps from there are replayed singly, so that the

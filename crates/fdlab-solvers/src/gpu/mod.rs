@@ -154,6 +154,9 @@ struct Gpu {
     /// A picture's samples on the device and in page-locked host memory, kept between
     /// frames.
     samples: std::sync::Mutex<Option<SampleBuffers>>,
+    /// Time spent compiling or loading kernels and on device memory, for
+    /// [`crate::Stepper::build_times`].
+    meter: crate::startup::BuildMeter,
 }
 
 /// See [`Gpu::download_plane_f64`].
@@ -173,37 +176,51 @@ impl Gpu {
 
     /// Device `ordinal` (0 for the first GPU).
     fn open_on(ordinal: usize) -> Result<Gpu> {
+        let opened = std::time::Instant::now();
         let dev = Device::open(ordinal)?;
         let stream = dev.stream().clone();
         let bad = stream
             .clone_htod(&[u64::MAX])
             .map_err(driver("cuMemcpyHtoD"))?;
         let badval = stream.alloc_zeros(1).map_err(driver("cuMemAlloc"))?;
+        let meter = crate::startup::BuildMeter::default();
+        meter.add_device(opened.elapsed());
         Ok(Gpu {
             dev,
             stream,
             bad,
             badval,
             samples: std::sync::Mutex::new(None),
+            meter,
         })
     }
 
     /// Compiles (or takes from the caches) a kernel.
     fn kernel(&self, src: &CudaSource) -> Result<Arc<Kernel>> {
-        Ok(self.dev.kernel(src)?)
+        self.meter.kernels(|| Ok(self.dev.kernel(src)?))
     }
 
     /// A device copy of `data`, after checking that it fits.
     fn upload<T: DeviceRepr + Unpin>(&self, data: &[T]) -> Result<CudaSlice<T>> {
-        self.dev.ensure_free(std::mem::size_of_val(data) as u64)?;
-        self.stream.clone_htod(data).map_err(driver("cuMemcpyHtoD"))
+        self.meter.device(|| {
+            self.dev.ensure_free(std::mem::size_of_val(data) as u64)?;
+            self.stream.clone_htod(data).map_err(driver("cuMemcpyHtoD"))
+        })
     }
 
     /// `len` zeros on the device, after checking that they fit.
     fn zeros<T: DeviceRepr + ValidAsZeroBits>(&self, len: usize) -> Result<CudaSlice<T>> {
-        self.dev
-            .ensure_free((len * std::mem::size_of::<T>()) as u64)?;
-        self.stream.alloc_zeros(len).map_err(driver("cuMemAlloc"))
+        self.meter.device(|| {
+            self.dev
+                .ensure_free((len * std::mem::size_of::<T>()) as u64)?;
+            self.stream.alloc_zeros(len).map_err(driver("cuMemAlloc"))
+        })
+    }
+
+    /// What building a stepper on this GPU has cost so far, with `coefficients_s` as the
+    /// stepper measured it.
+    fn build_times(&self, coefficients_s: f64) -> crate::startup::BuildTimes {
+        self.meter.times(coefficients_s)
     }
 
     fn download<T: DeviceRepr + Default + Clone>(&self, buf: &CudaSlice<T>) -> Result<Vec<T>> {

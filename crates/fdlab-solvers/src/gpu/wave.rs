@@ -57,6 +57,8 @@ struct Points {
 /// GPU wave stepper: p and p⁻ on the device; each step writes p⁺ over p⁻ and swaps.
 pub struct WaveGpu<T: CudaScalar> {
     gpu: Gpu,
+    /// What building it cost, by part.
+    build: crate::startup::BuildTimes,
     n: [usize; 3],
     dim: usize,
     layout: Layout,
@@ -137,7 +139,9 @@ impl<T: CudaScalar> WaveGpu<T> {
     fn build(s: &WaveSetup, schedule: WaveSchedule, ordinal: usize, ranged: bool) -> Result<Self> {
         schedule.validate()?;
         let gpu = Gpu::open_on(ordinal)?;
+        let t = std::time::Instant::now();
         let co = s.coefficients()?;
+        let coefficients_s = t.elapsed().as_secs_f64();
         let r = s.order / 2;
         let c = choices::<T>(s, &schedule);
         let launch = c.launch.fit(s.dim, r, s.n, std::mem::size_of::<T>());
@@ -247,6 +251,7 @@ impl<T: CudaScalar> WaveGpu<T> {
             ..c
         };
         Ok(WaveGpu {
+            build: gpu.build_times(coefficients_s),
             gpu,
             n: s.n,
             dim: s.dim,
@@ -702,6 +707,10 @@ impl<T: CudaScalar> DeviceStepper<T> for WaveGpu<T> {
 }
 
 impl<T: CudaScalar> Stepper for WaveGpu<T> {
+    fn build_times(&self) -> crate::startup::BuildTimes {
+        self.build
+    }
+
     /// ⌊steps / k⌋ k-step passes, then single steps for the rest. When a pass meets a
     /// non-finite value, the passes after it wrote nothing: the state before it is still in
     /// one of the two pairs of fields, and the steps from there are replayed singly, so that

@@ -3,16 +3,20 @@
 
 use super::{bytes_of, prepare, Exec, WaveVd};
 use crate::error::{Error, Result};
+use crate::startup::BuildTimes;
 use crate::wave::WaveSetup;
 use fdlab_core::step::Slots;
 use fdlab_core::{Field, Grid, Region};
 use fdlab_cuda::{CudaScalar, Device, DeviceField, StepProgram};
+use std::time::Instant;
 
 /// Fields on the device, stepped by a [`StepProgram`].
 pub struct GpuExec<T: CudaScalar> {
     program: StepProgram,
     grid: Grid,
     slots: Slots<DeviceField<T>>,
+    /// What building it cost, by part.
+    build: BuildTimes,
     // Declared last: the fields and program are freed before the device they live on.
     _dev: Device,
 }
@@ -68,6 +72,10 @@ impl<T: CudaScalar> Exec for GpuExec<T> {
     fn backend(&self) -> &'static str {
         "cuda"
     }
+
+    fn build_times(&self) -> BuildTimes {
+        self.build
+    }
 }
 
 /// The variable-density wave stepper on a GPU.
@@ -77,17 +85,30 @@ impl<T: CudaScalar> WaveVd<GpuExec<T>> {
     /// Builds the description of `s` (which has a density), compiles its kernels and uploads
     /// its fields to the first GPU.
     pub fn new(s: &WaveSetup) -> Result<Self> {
+        let t = Instant::now();
         let p = prepare(s)?;
+        let coefficients_s = t.elapsed().as_secs_f64();
+        let t = Instant::now();
         let dev = Device::open(0)?;
+        let mut device = t.elapsed();
+        let t = Instant::now();
         let program = StepProgram::new(&dev, &p.desc, T::PRECISION)?;
+        let kernels_s = t.elapsed().as_secs_f64();
         let grid = p.grid.clone();
+        let t = Instant::now();
         let slots = Slots::new(&p.desc, |name, level| -> Result<DeviceField<T>> {
             Ok(DeviceField::upload(&dev, &p.host_field::<T>(name, level)?)?)
         })?;
+        device += t.elapsed();
         let exec = GpuExec {
             program,
             grid,
             slots,
+            build: BuildTimes {
+                coefficients_s,
+                kernels_s,
+                device_s: device.as_secs_f64(),
+            },
             _dev: dev,
         };
         Ok(WaveVd::with_exec(s, &p, exec, bytes_of::<T>()))

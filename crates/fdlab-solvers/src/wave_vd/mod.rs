@@ -37,6 +37,10 @@ pub trait Exec: Send {
     fn sample(&self, name: &str, at: &[usize]) -> Result<Vec<f64>>;
     /// `"cpu"` or `"cuda"`.
     fn backend(&self) -> &'static str;
+    /// What building it cost in kernels and device memory (none on the CPU).
+    fn build_times(&self) -> crate::startup::BuildTimes {
+        crate::startup::BuildTimes::default()
+    }
 }
 
 /// The description, grid and coefficient fields of a setup.
@@ -229,6 +233,10 @@ impl<E: Exec> WaveVd<E> {
 }
 
 impl<E: Exec> Stepper for WaveVd<E> {
+    fn build_times(&self) -> crate::startup::BuildTimes {
+        self.exec.build_times()
+    }
+
     fn advance(&mut self, n: usize) -> Result<()> {
         for _ in 0..n {
             self.step_once()?;
