@@ -140,6 +140,16 @@ impl WaveSetup {
     /// Refused for a setup with a density: its step is [`crate::wave_vd`]'s, and these
     /// coefficients would silently drop the density.
     pub fn coefficients(&self) -> Result<WaveCoefficients> {
+        self.coefficients_with(true)
+    }
+
+    /// As [`WaveSetup::coefficients`] without `c²Δt²` (left empty): what generating the
+    /// kernels reads, without an array of the grid's size.
+    pub fn stencil_coefficients(&self) -> Result<WaveCoefficients> {
+        self.coefficients_with(false)
+    }
+
+    fn coefficients_with(&self, fields: bool) -> Result<WaveCoefficients> {
         let s = self;
         if s.density.is_some() {
             return Err(Error::Usage(
@@ -158,7 +168,9 @@ impl WaveSetup {
             w0 += w2[a][0];
             w1[a] = first_weights(s.order, s.spacing[a])?;
         }
-        let c2dt2: Vec<f64> = if s.velocity.len() == 1 {
+        let c2dt2: Vec<f64> = if !fields {
+            vec![]
+        } else if s.velocity.len() == 1 {
             crate::par::filled(cells, s.velocity[0].powi(2) * s.dt * s.dt)
         } else {
             crate::par::map(&s.velocity, |c| c * c * s.dt * s.dt)

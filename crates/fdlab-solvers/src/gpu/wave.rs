@@ -438,7 +438,7 @@ pub(super) fn pass_source<T: CudaScalar>(
     if !blockable {
         return Ok(None);
     }
-    let co = s.coefficients()?;
+    let co = s.stencil_coefficients()?;
     let r = s.order / 2;
     let bytes = std::mem::size_of::<T>();
     let shape = wave_pass::plan(s.dim, r as u32, bytes, c.pass).map_err(Error::Invalid)?;
@@ -614,7 +614,7 @@ pub(super) fn sources<T: CudaScalar>(
     ranged: bool,
     shared_limit: usize,
 ) -> Result<WaveSources> {
-    let co = s.coefficients()?;
+    let co = s.stencil_coefficients()?;
     let r = s.order / 2;
     let launch = c.launch.fit(s.dim, r, s.n, std::mem::size_of::<T>());
     let ty = cuda_type::<T>();
