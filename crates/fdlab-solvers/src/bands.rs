@@ -158,7 +158,8 @@ fn bands<'a, T, C>(
 /// entry (an update in place); `comp`, a per-point array of the padded layout's length (or
 /// empty), whose slice over the row's interior points is passed beside `dst`; and columns of
 /// bands of about `column_bytes` of rows (see [`columns`]), each band computed in pieces of
-/// [`band_rows`] rows through the scratch buffer.
+/// [`band_rows`] rows through the scratch buffer. When `column_bytes` covers whole planes the
+/// pieces go in memory order instead, split over the threads as they come.
 pub(crate) fn sweep_with<T, C, F>(
     l: &Layout,
     periodic: bool,
@@ -177,7 +178,17 @@ where
     let has_comp = !comp.is_empty();
     let sub = band_rows::<T>(l);
     let rows = rows_of::<T>(l, column_bytes).max(sub);
-    let bad = columns(bands(l, rows, out, comp), l.n[2])
+    // Whole planes: the pieces in memory order, split over the threads as they come (each
+    // thread gets runs of consecutive planes).
+    let cols = if rows >= l.n[1] {
+        bands(l, sub, out, comp)
+            .into_iter()
+            .map(|band| vec![band])
+            .collect()
+    } else {
+        columns(bands(l, rows, out, comp), l.n[2])
+    };
+    let bad = cols
         .into_par_iter()
         .map_init(Vec::new, |scratch: &mut Vec<T>, column| {
             let mut bad: Option<(usize, f64)> = None;

@@ -165,20 +165,42 @@ impl<T: Scalar> WaveRow<'_, T> {
         }
     }
 
-    /// The row without CPML terms in one pass.
+    /// The row without CPML terms in one pass: [`Self::each_sum`]'s sums, written out.
     #[inline(always)]
     fn fast_r<const R: usize, const THREE: bool>(&self, c: usize, out: &mut [T]) {
         let n = out.len();
+        let p = self.p;
+        let Neighbours { x, y, z } = Neighbours::<T, R>::of::<THREE>(p, c, n, &self.l);
+        let [wx, wy, wz] = axis_weights::<T, R>(self.w2);
+        let centre = &p[c..c + n];
         let c2 = &self.c2dt2[c..c + n];
-        let centre = &self.p[c..c + n];
-        self.each_sum::<R, THREE>(c, n, |i, total| {
-            // SAFETY: `each_sum` passes i < n, the length of `out`, `centre` and `c2`.
+        prefetch_leading::<T, R, THREE>(p, c, n, &self.l);
+        for i in 0..n {
+            // SAFETY: every slice above has exactly n elements and i < n.
             unsafe {
                 let pc = *centre.get_unchecked(i);
+                let mut total = self.w0 * pc;
+                let mut acc = T::zero();
+                for m in 0..R {
+                    acc = acc + wx[m] * (*x[m].0.get_unchecked(i) + *x[m].1.get_unchecked(i));
+                }
+                total = total + acc;
+                let mut acc = T::zero();
+                for m in 0..R {
+                    acc = acc + wy[m] * (*y[m].0.get_unchecked(i) + *y[m].1.get_unchecked(i));
+                }
+                total = total + acc;
+                if THREE {
+                    let mut acc = T::zero();
+                    for m in 0..R {
+                        acc = acc + wz[m] * (*z[m].0.get_unchecked(i) + *z[m].1.get_unchecked(i));
+                    }
+                    total = total + acc;
+                }
                 let o = out.get_unchecked_mut(i);
                 *o = flush(pc + pc - *o + *c2.get_unchecked(i) * total);
             }
-        });
+        }
     }
 
     /// The stencil sums of the row at `c` into `tot`.
