@@ -16,7 +16,7 @@ use fdlab_core::Scalar;
 use fdlab_cpu::{copy::stream_copy, Par};
 use rayon::prelude::*;
 
-/// Rows of one band: about 16 KiB, so that the scratch stays in the L1 cache between being
+/// Rows of one piece of a band of [`sweep_with`]: about 16 KiB, so that the scratch stays in the L1 cache between being
 /// written and being streamed out.
 fn band_rows<T>(l: &Layout) -> usize {
     rows_of::<T>(l, 16 * 1024)
@@ -154,13 +154,17 @@ fn bands<'a, T, C>(
     pieces
 }
 
-/// [`sweep`] with two more things: with `keep`, `dst` holds the row's values in `out` on
-/// entry (an update in place); and `comp`, a per-point array of the padded layout's length (or
-/// empty), whose slice over the row's interior points is passed beside `dst`.
+/// [`sweep`] with three more things: with `keep`, `dst` holds the row's values in `out` on
+/// entry (an update in place); `comp`, a per-point array of the padded layout's length (or
+/// empty), whose slice over the row's interior points is passed beside `dst`; and columns of
+/// bands of about `column_bytes` of rows (see [`columns`]), each band computed in pieces of
+/// [`band_rows`] rows through the scratch buffer. When `column_bytes` covers whole planes the
+/// pieces go in memory order instead, split over the threads as they come.
 pub(crate) fn sweep_with<T, C, F>(
     l: &Layout,
     periodic: bool,
     keep: bool,
+    column_bytes: usize,
     out: &mut [T],
     comp: &mut [C],
     row: F,
@@ -170,43 +174,61 @@ where
     C: Send,
     F: Fn(usize, &mut [T], &mut [C]) -> Option<(usize, f64)> + Sync,
 {
-    let (r, px) = (l.r, l.p[0]);
+    let (r, px, n0) = (l.r, l.p[0], l.n[0]);
     let has_comp = !comp.is_empty();
-    let pieces = bands(l, band_rows::<T>(l), out, comp);
-    let bad = pieces
+    let sub = band_rows::<T>(l);
+    let rows = rows_of::<T>(l, column_bytes).max(sub);
+    // Whole planes: the pieces in memory order, split over the threads as they come (each
+    // thread gets runs of consecutive planes).
+    let cols = if rows >= l.n[1] {
+        bands(l, sub, out, comp)
+            .into_iter()
+            .map(|band| vec![band])
+            .collect()
+    } else {
+        columns(bands(l, rows, out, comp), l.n[2])
+    };
+    let bad = cols
         .into_par_iter()
-        .map_init(Vec::new, |scratch: &mut Vec<T>, (k, j0, dst, dst_c)| {
-            if keep {
-                scratch.clear();
-                scratch.extend_from_slice(dst);
-            } else if scratch.len() != dst.len() {
-                // Every element is written below, so the buffer is only grown, never cleared.
-                scratch.resize(dst.len(), T::zero());
-            }
-            let mut bad = None;
-            for (jr, srow) in scratch.chunks_exact_mut(px).enumerate() {
-                let c = l.idx(0, j0 + jr, k);
-                let crow: &mut [C] = if has_comp {
-                    &mut dst_c[jr * px + r..jr * px + r + l.n[0]]
-                } else {
-                    &mut []
-                };
-                let found = row(c, &mut srow[r..r + l.n[0]], crow);
-                if bad.is_none() {
-                    bad = found.map(|(i, v)| (c + i, v));
-                }
-                for h in 0..r {
-                    if periodic {
-                        srow[h] = srow[h + l.n[0]];
-                        srow[r + l.n[0] + h] = srow[r + h];
-                    } else {
-                        srow[h] = T::zero();
-                        srow[r + l.n[0] + h] = T::zero();
+        .map_init(Vec::new, |scratch: &mut Vec<T>, column| {
+            let mut bad: Option<(usize, f64)> = None;
+            for (k, j0, dst, dst_c) in column {
+                for (b, piece) in dst.chunks_mut(sub * px).enumerate() {
+                    let (start, j0) = (b * sub * px, j0 + b * sub);
+                    if keep {
+                        scratch.clear();
+                        scratch.extend_from_slice(piece);
+                    } else if scratch.len() != piece.len() {
+                        // Every element is written below, so the buffer is only grown, never
+                        // cleared.
+                        scratch.resize(piece.len(), T::zero());
                     }
+                    for (jr, srow) in scratch.chunks_exact_mut(px).enumerate() {
+                        let c = l.idx(0, j0 + jr, k);
+                        let crow: &mut [C] = if has_comp {
+                            let at = start + jr * px + r;
+                            &mut dst_c[at..at + n0]
+                        } else {
+                            &mut []
+                        };
+                        let found = row(c, &mut srow[r..r + n0], crow);
+                        if bad.is_none() {
+                            bad = found.map(|(i, v)| (c + i, v));
+                        }
+                        for h in 0..r {
+                            if periodic {
+                                srow[h] = srow[h + n0];
+                                srow[r + n0 + h] = srow[r + h];
+                            } else {
+                                srow[h] = T::zero();
+                                srow[r + n0 + h] = T::zero();
+                            }
+                        }
+                    }
+                    // Equal lengths by construction, so this cannot fail.
+                    let _ = stream_copy(scratch, piece, Par::Seq);
                 }
             }
-            // Equal lengths by construction, so this cannot fail.
-            let _ = stream_copy(scratch, dst, Par::Seq);
             bad
         })
         .collect::<Vec<_>>();

@@ -5,8 +5,8 @@ use crate::bands::sweep_with;
 use crate::error::{Error, Result};
 use crate::layout::{to_bytes, HaloFill, Layout};
 use crate::physics::{first_weights, ricker, second_weights, CpmlProfile};
-use crate::stepper::{first_bad, first_non_finite, flush, StatePart, Stepper};
-use crate::wave_row::WaveRow;
+use crate::stepper::{first_bad, first_non_finite, StatePart, Stepper};
+use crate::wave_row::{CpmlRows, WaveRow};
 use fdlab_core::Scalar;
 use rayon::prelude::*;
 
@@ -70,7 +70,9 @@ pub struct WaveSetup {
 }
 
 /// CPU wave stepper: one fused pass per step (stencil, update, CPML ζ terms), plus a pass over
-/// the layer cells for the ψ memory variables when a CPML is present.
+/// the layer cells for the ψ memory variables when a CPML is present. The ψ pass stays
+/// separate because a row's ζ terms read ψ of the rows within the stencil radius along y and
+/// z, which other threads' columns own: all of ψ must be new before any row reads it.
 pub struct WaveCpu<T: Scalar> {
     /// Seconds [`WaveSetup::coefficients`] took while building.
     coefficients_s: f64,
@@ -83,6 +85,8 @@ pub struct WaveCpu<T: Scalar> {
     p: Vec<T>,
     q: Vec<T>,
     cpml: Option<[CpmlProfile; 3]>,
+    /// The CPML's coefficients in `T`, with the x runs the row passes take.
+    cpml_rows: Option<CpmlRows<T>>,
     psi: Vec<[T; 3]>,
     zeta: Vec<[T; 3]>,
     dt: f64,
@@ -94,28 +98,93 @@ pub struct WaveCpu<T: Scalar> {
     reference: bool,
     /// Whether `p`'s periodic halos hold the images of its interior.
     halos_filled: bool,
-    /// The interior x range outside the CPML's x layers.
-    x_inner: (usize, usize),
     /// Fills `p`'s halos before each step instead of the setup's boundary.
     halo_fill: Option<Box<dyn HaloFill<T>>>,
     /// Fills ψ's halos after its update, when `halo_fill` is set and there is a CPML.
     psi_fill: Option<Box<dyn HaloFill<[T; 3]>>>,
 }
 
-/// The x range `[lo, hi)` of interior cells outside the CPML's x layers: all of x without a
-/// CPML, empty when the inactive cells are not one run (then every point takes the CPML path).
-fn x_inner(cpml: &Option<[CpmlProfile; 3]>, nx: usize) -> (usize, usize) {
-    let Some(prof) = cpml else {
-        return (0, nx);
-    };
-    let active = &prof[0].active;
-    let lo = active.iter().position(|a| !a).unwrap_or(nx);
-    let hi = active.iter().rposition(|a| !a).map_or(lo, |i| i + 1);
-    if active[lo..hi].iter().any(|a| *a) {
-        (0, 0)
-    } else {
-        (lo, hi)
+/// Bytes of rows in a band of the step's columns (see [`crate::bands::sweep_with`]). A column
+/// marching up through z reads the `2r + 1` planes around its row: when those of every thread
+/// fit in half the last-level cache, whole planes (each plane's halo rows then come from
+/// memory once); otherwise bands of about 64 KiB, whose planes stay in a 0.5–2 MiB L2 so that
+/// only the leading plane comes from memory. With a CPML the memory variables ψ and ζ, three
+/// values a point, triple what the planes hold, so its steps always take the bands.
+fn wave_column_bytes<T>(l: &Layout, cpml: bool) -> usize {
+    let plane = l.p[0] * l.p[1] * std::mem::size_of::<T>();
+    let planes = (2 * l.r + 1) * plane * rayon::current_num_threads();
+    match last_level_cache() {
+        Some(llc) if !cpml && planes <= llc / 2 => usize::MAX,
+        _ => 64 * 1024,
     }
+}
+
+/// The size of the level-3 cache of CPU 0, where the system reports it (Linux).
+fn last_level_cache() -> Option<usize> {
+    static LLC: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+    *LLC.get_or_init(|| {
+        let text =
+            std::fs::read_to_string("/sys/devices/system/cpu/cpu0/cache/index3/size").ok()?;
+        let text = text.trim();
+        let (digits, scale) = match text.strip_suffix('K') {
+            Some(d) => (d, 1024),
+            None => match text.strip_suffix('M') {
+                Some(d) => (d, 1024 * 1024),
+                None => (text, 1),
+            },
+        };
+        digits.parse::<usize>().ok().map(|v| v * scale)
+    })
+}
+
+/// A padded copy of `data` (or zeros), each plane first written by the thread that the
+/// sweep's bands, contiguous runs of planes split over rayon's threads, most likely give it:
+/// on a NUMA host the pages then lie on the node of the thread that streams them each step.
+fn pad_parallel<T: Scalar>(l: &Layout, data: Option<&[f64]>) -> Vec<T> {
+    let plane = l.p[0] * l.p[1];
+    let mut out: Vec<T> = Vec::with_capacity(l.len());
+    out.spare_capacity_mut()
+        .par_chunks_mut(plane)
+        .enumerate()
+        .for_each(|(kp, dst)| {
+            for (jp, row) in dst.chunks_mut(l.p[0]).enumerate() {
+                for (ip, v) in row.iter_mut().enumerate() {
+                    let inside = |x: usize, h: usize, n: usize| x >= h && x < h + n;
+                    let value = match data {
+                        Some(d)
+                            if inside(ip, l.r, l.n[0])
+                                && inside(jp, l.halo(1), l.n[1])
+                                && inside(kp, l.halo(2), l.n[2]) =>
+                        {
+                            let (i, j, k) = (ip - l.r, jp - l.halo(1), kp - l.halo(2));
+                            T::from_f64(d[i + l.n[0] * (j + l.n[1] * k)])
+                        }
+                        _ => T::zero(),
+                    };
+                    v.write(value);
+                }
+            }
+        });
+    // SAFETY: the planes cover the capacity (`len` is a whole number of planes) and every
+    // element was written above.
+    unsafe { out.set_len(l.len()) };
+    out
+}
+
+/// [`pad_parallel`] for a per-point array of ψ or ζ, all zero.
+fn zeros_parallel<T: Scalar>(l: &Layout, len: usize) -> Vec<[T; 3]> {
+    let plane = l.p[0] * l.p[1];
+    let mut out: Vec<[T; 3]> = Vec::with_capacity(len);
+    out.spare_capacity_mut()
+        .par_chunks_mut(plane)
+        .for_each(|dst| {
+            dst.iter_mut().for_each(|v| {
+                v.write([T::zero(); 3]);
+            })
+        });
+    // SAFETY: every element of the capacity was written above.
+    unsafe { out.set_len(len) };
+    out
 }
 
 /// The wave update's coefficients as plain f64 arrays: what any backend uploads.
@@ -217,9 +286,8 @@ impl<T: Scalar> WaveCpu<T> {
             co.inv_dv,
         );
         let extra = if cpml.is_some() { l.len() } else { 0 };
-        let p: Vec<T> = l.pad(&s.initial);
-        // Padded again rather than cloned: the padding runs in parallel, a clone does not.
-        let q: Vec<T> = l.pad(s.previous.as_ref().unwrap_or(&s.initial));
+        let p: Vec<T> = pad_parallel(&l, Some(&s.initial));
+        let q: Vec<T> = pad_parallel(&l, Some(s.previous.as_ref().unwrap_or(&s.initial)));
         Ok(WaveCpu {
             coefficients_s,
             layout: l,
@@ -227,11 +295,11 @@ impl<T: Scalar> WaveCpu<T> {
             w2,
             w0: T::from_f64(w0),
             w1,
-            c2dt2: l.pad(&c2),
+            c2dt2: pad_parallel(&l, Some(&c2)),
             p,
             q,
-            psi: vec![[T::zero(); 3]; extra],
-            zeta: vec![[T::zero(); 3]; extra],
+            psi: zeros_parallel(&l, extra),
+            zeta: zeros_parallel(&l, extra),
             dt: s.dt,
             inv_dv,
             sources: s
@@ -248,7 +316,7 @@ impl<T: Scalar> WaveCpu<T> {
             step: 0,
             reference: false,
             halos_filled: false,
-            x_inner: x_inner(&cpml, s.n[0]),
+            cpml_rows: cpml.as_ref().map(CpmlRows::new),
             cpml,
             halo_fill: None,
             psi_fill: None,
@@ -297,47 +365,41 @@ impl<T: Scalar> WaveCpu<T> {
                 }
             )));
         }
-        self.x_inner = x_inner(&Some(profiles.clone()), l.n[0]);
+        self.cpml_rows = Some(CpmlRows::new(&profiles));
         self.cpml = Some(profiles);
         Ok(())
     }
 
-    /// ψ_a = b ψ_a + a ∂_a p on the layer cells.
+    /// ψ_a = b ψ_a + a ∂_a p on the layer cells, row by row in parallel.
     fn update_psi(&mut self) {
-        let Some(prof) = self.cpml.as_ref() else {
+        if self.cpml_rows.is_none() {
             return;
-        };
+        }
         let l = self.layout;
-        let (r, px, p, w1) = (l.r, l.p[0], &self.p, &self.w1);
-        let s = [1, l.stride(1), l.stride(2)];
-        self.psi
-            .par_chunks_mut(px)
+        let mut psi = std::mem::take(&mut self.psi);
+        let kernel = self.kernel(&[]);
+        psi.par_chunks_mut(l.p[0])
             .enumerate()
             .for_each(|(row, out)| {
-                let Some((j, k)) = l.row_point(row) else {
-                    return;
-                };
-                // Outside the y and z layers only the x layers' cells have terms to update.
-                let all = prof[1].a[j] != 0.0 || prof[2].a[k] != 0.0;
-                let x_layer = (r..r + l.n[0]).filter(|&i| all || prof[0].a[i - r] != 0.0);
-                for i in x_layer {
-                    let pos = [i - r, j, k];
-                    let c = row * px + i;
-                    for a in 0..l.dim {
-                        let coef = prof[a].a[pos[a]];
-                        if coef == 0.0 {
-                            continue;
-                        }
-                        let mut d = T::zero();
-                        for m in 1..=r {
-                            d = d + w1[a][m] * (p[c + m * s[a]] - p[c - m * s[a]]);
-                        }
-                        out[i][a] = flush(
-                            T::from_f64(prof[a].b[pos[a]]) * out[i][a] + T::from_f64(coef) * d,
-                        );
-                    }
+                if let Some((j, k)) = l.row_point(row) {
+                    kernel.psi_row(l.idx(0, j, k), j, k, out);
                 }
             });
+        self.psi = psi;
+    }
+
+    /// The row kernel over this step's fields, reading `psi` as ψ.
+    fn kernel<'a>(&'a self, psi: &'a [[T; 3]]) -> WaveRow<'a, T> {
+        WaveRow {
+            l: self.layout,
+            p: &self.p,
+            psi,
+            w2: &self.w2,
+            w0: self.w0,
+            w1: &self.w1,
+            c2dt2: &self.c2dt2,
+            cpml: self.cpml_rows.as_ref(),
+        }
     }
 
     /// Use the simple per-point reference update instead of the fused one (for tests).
@@ -421,28 +483,21 @@ impl<T: Scalar> WaveCpu<T> {
         if let Some(fill) = self.psi_fill.as_mut() {
             fill.fill(&self.layout, &mut self.psi)?;
         }
-        let kernel = WaveRow {
-            l: self.layout,
-            p: &self.p,
-            psi: &self.psi,
-            w2: &self.w2,
-            w0: self.w0,
-            w1: &self.w1,
-            c2dt2: &self.c2dt2,
-            cpml: self.cpml.as_ref(),
-            x_inner: self.x_inner,
-        };
+        let (mut q, mut zeta) = (std::mem::take(&mut self.q), std::mem::take(&mut self.zeta));
+        let kernel = self.kernel(&self.psi);
         let bad = sweep_with(
             &self.layout,
             self.periodic,
             true,
-            &mut self.q,
-            &mut self.zeta,
+            wave_column_bytes::<T>(&self.layout, self.cpml.is_some()),
+            &mut q,
+            &mut zeta,
             |c, out: &mut [T], zeta| {
                 kernel.run(c, out, zeta);
                 first_non_finite(out)
             },
         );
+        (self.q, self.zeta) = (q, zeta);
         self.halos_filled = self.sources.is_empty();
         Ok(self.finish_step(std::iter::once(bad)))
     }

@@ -20,3 +20,4 @@ mod gpu_kernels;
 mod outputs;
 mod validation;
 mod wave_density;
+mod wave_paths;
