@@ -31,8 +31,8 @@ pub(crate) fn min(v: &[f64], init: f64) -> f64 {
 }
 
 /// `f` of each value of `v`, in order.
-pub(crate) fn map(v: &[f64], f: impl Fn(f64) -> f64 + Sync) -> Vec<f64> {
-    let mut out = vec![0.0; v.len()];
+pub(crate) fn map<T: Copy + Default + Send>(v: &[f64], f: impl Fn(f64) -> T + Sync) -> Vec<T> {
+    let mut out = vec![T::default(); v.len()];
     out.par_chunks_mut(CHUNK)
         .zip(v.par_chunks(CHUNK))
         .for_each(|(d, s)| {

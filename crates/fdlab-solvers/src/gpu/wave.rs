@@ -150,7 +150,7 @@ impl<T: CudaScalar> WaveGpu<T> {
         let kernel = gpu.kernel(&src.step)?;
         let shared = src.step.shared_bytes;
         super::allow_shared(kernel.function(), shared).map_err(driver("cuFuncSetAttribute"))?;
-        let to_t = |v: &[f64]| v.iter().map(|&x| T::from_f64(x)).collect::<Vec<T>>();
+        let to_t = |v: &[f64]| crate::par::map(v, T::from_f64);
         let cells: usize = s.n.iter().product();
         let p = gpu.upload(&to_t(&s.initial))?;
         let q = gpu.upload(&to_t(s.previous.as_ref().unwrap_or(&s.initial)))?;
