@@ -208,6 +208,16 @@ impl Gpu {
         })
     }
 
+    /// A second device array holding `src`'s values, after checking that it fits: a field
+    /// that starts equal to another needs no second upload.
+    fn duplicate<T: DeviceRepr>(&self, src: &CudaSlice<T>) -> Result<CudaSlice<T>> {
+        self.meter.device(|| {
+            self.dev
+                .ensure_free((src.len() * std::mem::size_of::<T>()) as u64)?;
+            self.stream.clone_dtod(src).map_err(driver("cuMemcpyDtoD"))
+        })
+    }
+
     /// `len` zeros on the device, after checking that they fit.
     fn zeros<T: DeviceRepr + ValidAsZeroBits>(&self, len: usize) -> Result<CudaSlice<T>> {
         self.meter.device(|| {

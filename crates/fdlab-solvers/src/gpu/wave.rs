@@ -153,7 +153,10 @@ impl<T: CudaScalar> WaveGpu<T> {
         let to_t = |v: &[f64]| crate::par::map(v, T::from_f64);
         let cells: usize = s.n.iter().product();
         let p = gpu.upload(&to_t(&s.initial))?;
-        let q = gpu.upload(&to_t(s.previous.as_ref().unwrap_or(&s.initial)))?;
+        let q = match &s.previous {
+            Some(previous) => gpu.upload(&to_t(previous))?,
+            None => gpu.duplicate(&p)?,
+        };
         let c2dt2 = gpu.upload(&to_t(&co.c2dt2))?;
         let cpml = match (&co.cpml, &src.psi) {
             (Some(prof), Some((psi, terms))) => {
