@@ -44,8 +44,8 @@ pub(crate) fn map<T: Copy + Default + Send>(v: &[f64], f: impl Fn(f64) -> T + Sy
 }
 
 /// `len` copies of `x`.
-pub(crate) fn filled(len: usize, x: f64) -> Vec<f64> {
-    let mut out = vec![0.0; len];
+pub(crate) fn filled<T: Copy + Default + Send + Sync>(len: usize, x: T) -> Vec<T> {
+    let mut out = vec![T::default(); len];
     out.par_chunks_mut(CHUNK).for_each(|d| d.fill(x));
     out
 }

@@ -198,6 +198,17 @@ impl WaveSetup {
         self.coefficients_with(false)
     }
 
+    /// `c² Δt²` at every grid point (x fastest) in `T`, computed straight in it: what a
+    /// stepper in `T` holds, without an `f64` array of the grid's size on the way.
+    pub fn c2dt2_in<T: Scalar + Default>(&self) -> Vec<T> {
+        let (v, dt) = (&self.velocity, self.dt);
+        if v.len() == 1 {
+            crate::par::filled(self.n.iter().product(), T::from_f64(v[0] * v[0] * dt * dt))
+        } else {
+            crate::par::map(v, |c| T::from_f64(c * c * dt * dt))
+        }
+    }
+
     fn coefficients_with(&self, fields: bool) -> Result<WaveCoefficients> {
         let s = self;
         if s.density.is_some() {
@@ -208,7 +219,6 @@ impl WaveSetup {
             ));
         }
         let r = s.order / 2;
-        let cells = s.n[0] * s.n[1] * s.n[2];
         let mut w2: [Vec<f64>; 3] = std::array::from_fn(|_| vec![0.0; r + 1]);
         let mut w1 = w2.clone();
         let mut w0 = 0.0;
@@ -217,13 +227,7 @@ impl WaveSetup {
             w0 += w2[a][0];
             w1[a] = first_weights(s.order, s.spacing[a])?;
         }
-        let c2dt2: Vec<f64> = if !fields {
-            vec![]
-        } else if s.velocity.len() == 1 {
-            crate::par::filled(cells, s.velocity[0].powi(2) * s.dt * s.dt)
-        } else {
-            crate::par::map(&s.velocity, |c| c * c * s.dt * s.dt)
-        };
+        let c2dt2: Vec<f64> = if fields { s.c2dt2_in() } else { vec![] };
         let c_max = crate::par::max(&s.velocity, 0.0);
         let cpml = match s.boundary {
             WaveBoundary::Cpml { thickness, f0 } => Some(std::array::from_fn(|a| {

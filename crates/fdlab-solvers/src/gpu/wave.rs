@@ -140,7 +140,8 @@ impl<T: CudaScalar> WaveGpu<T> {
         schedule.validate()?;
         let gpu = Gpu::open_on(ordinal)?;
         let t = std::time::Instant::now();
-        let co = s.coefficients()?;
+        let co = s.stencil_coefficients()?;
+        let c2: Vec<T> = s.c2dt2_in();
         let coefficients_s = t.elapsed().as_secs_f64();
         let r = s.order / 2;
         let c = choices::<T>(s, &schedule);
@@ -157,7 +158,8 @@ impl<T: CudaScalar> WaveGpu<T> {
             Some(previous) => gpu.upload(&to_t(previous))?,
             None => gpu.duplicate(&p)?,
         };
-        let c2dt2 = gpu.upload(&to_t(&co.c2dt2))?;
+        let c2dt2 = gpu.upload(&c2)?;
+        drop(c2);
         let cpml = match (&co.cpml, &src.psi) {
             (Some(prof), Some((psi, terms))) => {
                 let psi_kernel = gpu.kernel(psi)?;
