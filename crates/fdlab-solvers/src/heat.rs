@@ -64,6 +64,15 @@ pub struct HeatCoefficients {
 impl HeatSetup {
     /// The backend-neutral coefficients of this setup.
     pub fn coefficients(&self) -> Result<HeatCoefficients> {
+        let (w, w0) = self.weights()?;
+        let dt_kappa = crate::par::map(&self.kappa, |k| k * self.dt);
+        Ok(HeatCoefficients { w, w0, dt_kappa })
+    }
+
+    /// The second-derivative weights per axis and the sum of their centre weights (as in
+    /// [`HeatCoefficients`]): what generating the kernels reads, without an array of the
+    /// grid's size.
+    pub fn weights(&self) -> Result<([Vec<f64>; 3], f64)> {
         let r = self.order / 2;
         let mut w: [Vec<f64>; 3] = std::array::from_fn(|_| vec![0.0; r + 1]);
         let mut w0 = 0.0;
@@ -71,8 +80,17 @@ impl HeatSetup {
             w[a] = second_weights(self.order, self.spacing[a])?;
             w0 += w[a][0];
         }
-        let dt_kappa = crate::par::map(&self.kappa, |k| k * self.dt);
-        Ok(HeatCoefficients { w, w0, dt_kappa })
+        Ok((w, w0))
+    }
+
+    /// Whether the diffusivity is a field (one value per grid point) rather than a constant.
+    pub fn field_kappa(&self) -> bool {
+        self.kappa.len() > 1
+    }
+
+    /// `Δt κ` at the first grid point: the whole of it when κ is constant.
+    pub fn dt_kappa_first(&self) -> f64 {
+        self.kappa[0] * self.dt
     }
 }
 

@@ -93,10 +93,10 @@ impl<T: CudaScalar> HeatGpu<T> {
         let class = fdlab_cuda::choose::device_class(&gpu.dev.info.name);
         let c = choices::<T>(s, class, &schedule)?;
         let launch = c.launch.fit(s.dim, r, s.n, std::mem::size_of::<T>());
-        let field_kappa = co.dt_kappa.len() > 1;
+        let field_kappa = s.field_kappa();
         let kernel = gpu.kernel(&sources::<T>(s, &c, ranged)?)?;
         let cells = s.n.iter().product::<usize>();
-        let to_t = |v: &[f64]| v.iter().map(|&x| T::from_f64(x)).collect::<Vec<T>>();
+        let to_t = |v: &[f64]| crate::par::map(v, T::from_f64);
         let kappa = if field_kappa {
             Some(gpu.upload(&to_t(&co.dt_kappa))?)
         } else {
@@ -244,8 +244,7 @@ pub(super) fn choices<T: CudaScalar>(
     class: Option<&str>,
     schedule: &HeatSchedule,
 ) -> Result<HeatChoices> {
-    let co = s.coefficients()?;
-    let blockable = s.order == 2 && co.dt_kappa.len() == 1;
+    let blockable = s.order == 2 && !s.field_kappa();
     let bytes = std::mem::size_of::<T>();
     let defaults = HeatChoices::choose(s.dim, s.order / 2, s.n, bytes, class, blockable);
     Ok(schedule.over(defaults))
@@ -257,8 +256,7 @@ pub(super) fn pass_source<T: CudaScalar>(
     s: &HeatSetup,
     c: &HeatChoices,
 ) -> Result<Option<(CudaSource, Temporal)>> {
-    let co = s.coefficients()?;
-    if s.order != 2 || co.dt_kappa.len() > 1 {
+    if s.order != 2 || s.field_kappa() {
         return Ok(None);
     }
     let bytes = std::mem::size_of::<T>();
@@ -273,14 +271,15 @@ pub(super) fn pass_source<T: CudaScalar>(
     if g[1] > 65535 || g[2] > 65535 {
         return Ok(None);
     }
-    let w = march_order(&co.w, s.dim, vec![0.0; 2]);
+    let (w, w0) = s.weights()?;
+    let w = march_order(&w, s.dim, vec![0.0; 2]);
     let spec = PassSpec {
         ty: cuda_type::<T>(),
         dim: s.dim,
         periodic: s.periodic,
         w: [w[0][1], w[1][1], w[2][1]],
-        w0: co.w0,
-        kc: co.dt_kappa[0],
+        w0,
+        kc: s.dt_kappa_first(),
         n: [nx as u32, no as u32, nm as u32],
         t: shape,
         choices: PassChoices {
@@ -356,7 +355,7 @@ pub(super) fn sources<T: CudaScalar>(
     c: &HeatChoices,
     ranged: bool,
 ) -> Result<CudaSource> {
-    let co = s.coefficients()?;
+    let (w, w0) = s.weights()?;
     let r = s.order / 2;
     let launch = c.launch.fit(s.dim, r, s.n, std::mem::size_of::<T>());
     let spec = StepSpec {
@@ -364,12 +363,12 @@ pub(super) fn sources<T: CudaScalar>(
         r,
         three: s.dim == 3,
         periodic: s.periodic,
-        w2: march_order(&co.w, s.dim, vec![0.0; r + 1]),
-        w0: co.w0,
+        w2: march_order(&w, s.dim, vec![0.0; r + 1]),
+        w0,
         launch,
         ranged,
     };
-    let (field_kappa, kc) = (co.dt_kappa.len() > 1, co.dt_kappa[0]);
+    let (field_kappa, kc) = (s.field_kappa(), s.dt_kappa_first());
     let body = if tiled::usable(&spec) {
         tiled::tiled(&spec, tiled::Update::Heat { field_kappa, kc })
     } else {
