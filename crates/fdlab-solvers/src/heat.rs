@@ -4,7 +4,6 @@ use crate::bands::sweep;
 use crate::error::{Error, Result};
 use crate::heat_row::HeatRow;
 use crate::layout::{from_bytes, to_bytes, HaloFill, Layout};
-use crate::physics::second_weights;
 use crate::stepper::{StatePart, Stepper};
 use fdlab_core::Scalar;
 
@@ -73,14 +72,27 @@ impl HeatSetup {
     /// [`HeatCoefficients`]): what generating the kernels reads, without an array of the
     /// grid's size.
     pub fn weights(&self) -> Result<([Vec<f64>; 3], f64)> {
-        let r = self.order / 2;
-        let mut w: [Vec<f64>; 3] = std::array::from_fn(|_| vec![0.0; r + 1]);
-        let mut w0 = 0.0;
-        for a in 0..self.dim {
-            w[a] = second_weights(self.order, self.spacing[a])?;
-            w0 += w[a][0];
-        }
-        Ok((w, w0))
+        let form = fdlab_core::step::StencilUpdate::of(&self.description()?)?;
+        Ok(form.symmetric_weights(self.dim, self.order / 2)?)
+    }
+
+    /// The step as a description: `u⁺ = u + Δtκ Σ_a ∂²_a u` with this setup's order and
+    /// boundary, `Δtκ` a literal when κ is constant, else the field
+    /// [`Leapfrog::DT_KAPPA`](fdlab_core::step::physics::Leapfrog::DT_KAPPA).
+    pub fn description(&self) -> Result<fdlab_core::step::StepDescription> {
+        use fdlab_core::step::physics::{heat, DtKappa};
+        let grid = fdlab_core::Grid::new(&self.n[..self.dim], &self.spacing[..self.dim])?;
+        let boundary = if self.periodic {
+            fdlab_core::Boundary::Periodic
+        } else {
+            fdlab_core::Boundary::Dirichlet
+        };
+        let dt_kappa = if self.field_kappa() {
+            DtKappa::Field
+        } else {
+            DtKappa::Constant(self.dt_kappa_first())
+        };
+        Ok(heat(&grid, self.order, boundary, dt_kappa)?)
     }
 
     /// Whether the diffusivity is a field (one value per grid point) rather than a constant.

@@ -4,7 +4,7 @@
 use crate::bands::sweep_with;
 use crate::error::{Error, Result};
 use crate::layout::{to_bytes, HaloFill, Layout};
-use crate::physics::{first_weights, ricker, second_weights, CpmlProfile};
+use crate::physics::{first_weights, ricker, CpmlProfile};
 use crate::stepper::{first_bad, first_non_finite, StatePart, Stepper};
 use crate::wave_row::{CpmlRows, WaveRow};
 use fdlab_core::Scalar;
@@ -192,6 +192,28 @@ impl WaveSetup {
         self.coefficients_with(true)
     }
 
+    /// The pressure update as a description: `p⁺ = 2p − p⁻ + c²Δt² Σ_a ∂²_a p` with this
+    /// setup's order, periodic or zero outside the grid (a rigid wall; a CPML's grid too).
+    /// A CPML adds its memory-variable terms on the layer cells after it (the kernels of
+    /// `fdlab_cuda::codegen::solver::cpml`); sources and receivers act after the step.
+    /// Refused for a variable-density setup, whose step is [`crate::wave_vd`]'s.
+    pub fn step_description(&self) -> Result<fdlab_core::step::StepDescription> {
+        if self.density.is_some() {
+            return Err(Error::Usage(
+                "a variable-density setup (density given) is described by crate::wave_vd".into(),
+            ));
+        }
+        let grid = fdlab_core::Grid::new(&self.n[..self.dim], &self.spacing[..self.dim])?;
+        let boundary = if self.boundary == WaveBoundary::Periodic {
+            fdlab_core::Boundary::Periodic
+        } else {
+            fdlab_core::Boundary::Dirichlet
+        };
+        Ok(fdlab_core::step::physics::acoustic(
+            &grid, self.order, boundary,
+        )?)
+    }
+
     /// As [`WaveSetup::coefficients`] without `c²Δt²` (left empty): what generating the
     /// kernels reads, without an array of the grid's size.
     pub fn stencil_coefficients(&self) -> Result<WaveCoefficients> {
@@ -219,12 +241,10 @@ impl WaveSetup {
             ));
         }
         let r = s.order / 2;
-        let mut w2: [Vec<f64>; 3] = std::array::from_fn(|_| vec![0.0; r + 1]);
-        let mut w1 = w2.clone();
-        let mut w0 = 0.0;
+        let form = fdlab_core::step::StencilUpdate::of(&s.step_description()?)?;
+        let (w2, w0) = form.symmetric_weights(s.dim, r)?;
+        let mut w1: [Vec<f64>; 3] = std::array::from_fn(|_| vec![0.0; r + 1]);
         for a in 0..s.dim {
-            w2[a] = second_weights(s.order, s.spacing[a])?;
-            w0 += w2[a][0];
             w1[a] = first_weights(s.order, s.spacing[a])?;
         }
         let c2dt2: Vec<f64> = if fields { s.c2dt2_in() } else { vec![] };

@@ -25,11 +25,13 @@
 //! ```
 
 mod expr;
+mod form;
 pub mod physics;
 mod slots;
 mod validate;
 
 pub use expr::{staggered_weights, BinOp, Diff, Expr, Stagger};
+pub use form::{Scale, StencilUpdate};
 pub use slots::Slots;
 pub use validate::{Location, StepError};
 

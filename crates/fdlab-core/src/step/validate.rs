@@ -90,6 +90,12 @@ pub enum StepError {
         /// What was wrong.
         detail: String,
     },
+    /// A step that is not in the form a schedule lowers (see [`super::StencilUpdate`]).
+    #[error("the step is not a stencil update (u⁺ = Σ a·u[level] + s·Σ centred stencils of u): {detail}; run it with the general step schedule")]
+    Form {
+        /// Which part is not in the form.
+        detail: String,
+    },
     /// An error of the model (grid, stencil, field shapes).
     #[error(transparent)]
     Model(#[from] crate::error::Error),

@@ -4,17 +4,14 @@
 
 use super::schedule::{HeatChoices, HeatSchedule};
 use super::temporal::{self, Request, Temporal};
-use super::{
-    cuda_type, driver, march_order, march_sizes, precision_of, tag, DeviceStepper, Gpu,
-    StepExchange,
-};
+use super::{cuda_type, driver, march_sizes, precision_of, tag, DeviceStepper, Gpu, StepExchange};
 use crate::error::{Error, Result};
 use crate::heat::HeatSetup;
 use crate::layout::Layout;
 use crate::stepper::{StatePart, Stepper};
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use fdlab_cuda::codegen::solver::temporal::{heat_pass, PassChoices, PassSpec};
-use fdlab_cuda::codegen::solver::{step, tiled, Launch, StepSpec};
+use fdlab_cuda::codegen::solver::{Family, Launch, Lowered};
 use fdlab_cuda::codegen::CudaSource;
 use fdlab_cuda::{CudaScalar, Kernel};
 use std::sync::Arc;
@@ -256,7 +253,15 @@ pub(super) fn pass_source<T: CudaScalar>(
     s: &HeatSetup,
     c: &HeatChoices,
 ) -> Result<Option<(CudaSource, Temporal)>> {
-    if s.order != 2 || s.field_kappa() {
+    let lowered = Lowered::of(&s.description()?, s.order / 2)?;
+    let Family::Heat {
+        field_kappa: false,
+        kc,
+    } = lowered.family
+    else {
+        return Ok(None);
+    };
+    if lowered.r != 1 {
         return Ok(None);
     }
     let bytes = std::mem::size_of::<T>();
@@ -271,15 +276,14 @@ pub(super) fn pass_source<T: CudaScalar>(
     if g[1] > 65535 || g[2] > 65535 {
         return Ok(None);
     }
-    let (w, w0) = s.weights()?;
-    let w = march_order(&w, s.dim, vec![0.0; 2]);
+    let w = &lowered.w2;
     let spec = PassSpec {
         ty: cuda_type::<T>(),
         dim: s.dim,
-        periodic: s.periodic,
+        periodic: lowered.periodic,
         w: [w[0][1], w[1][1], w[2][1]],
-        w0,
-        kc: s.dt_kappa_first(),
+        w0: lowered.w0,
+        kc,
         n: [nx as u32, no as u32, nm as u32],
         t: shape,
         choices: PassChoices {
@@ -355,25 +359,11 @@ pub(super) fn sources<T: CudaScalar>(
     c: &HeatChoices,
     ranged: bool,
 ) -> Result<CudaSource> {
-    let (w, w0) = s.weights()?;
     let r = s.order / 2;
+    let lowered = Lowered::of(&s.description()?, r)?;
     let launch = c.launch.fit(s.dim, r, s.n, std::mem::size_of::<T>());
-    let spec = StepSpec {
-        ty: cuda_type::<T>(),
-        r,
-        three: s.dim == 3,
-        periodic: s.periodic,
-        w2: march_order(&w, s.dim, vec![0.0; r + 1]),
-        w0,
-        launch,
-        ranged,
-    };
-    let (field_kappa, kc) = (s.field_kappa(), s.dt_kappa_first());
-    let body = if tiled::usable(&spec) {
-        tiled::tiled(&spec, tiled::Update::Heat { field_kappa, kc })
-    } else {
-        step::heat(&spec, field_kappa, kc)
-    };
+    let spec = lowered.spec(cuda_type::<T>(), launch, ranged);
+    let body = lowered.step_body(&spec);
     Ok(super::source(
         "heat_step",
         &body,

@@ -20,7 +20,7 @@ use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use fdlab_cuda::codegen::solver::cpml::{self, CpmlSpec, Shell, SHELL_BLOCK};
 use fdlab_cuda::codegen::solver::ring::{self, Ring};
 use fdlab_cuda::codegen::solver::wave_pass::WavePassSpec;
-use fdlab_cuda::codegen::solver::{step, tiled, Launch, StepSpec};
+use fdlab_cuda::codegen::solver::{step, Launch, Lowered, StepSpec};
 use fdlab_cuda::codegen::CudaSource;
 use fdlab_cuda::{CudaScalar, Kernel};
 use std::sync::Arc;
@@ -443,8 +443,8 @@ pub(super) fn pass_source<T: CudaScalar>(
     if !blockable {
         return Ok(None);
     }
-    let co = s.stencil_coefficients()?;
     let r = s.order / 2;
+    let lowered = Lowered::of(&s.step_description()?, r)?;
     let bytes = std::mem::size_of::<T>();
     let shape = wave_pass::plan(s.dim, r as u32, bytes, c.pass).map_err(Error::Invalid)?;
     let Some(shape) = shape else {
@@ -460,9 +460,9 @@ pub(super) fn pass_source<T: CudaScalar>(
     let spec = WavePassSpec {
         ty: cuda_type::<T>(),
         dim: s.dim,
-        periodic: s.boundary == crate::wave::WaveBoundary::Periodic,
-        w2: march_order(&co.w2, s.dim, vec![0.0; r + 1]),
-        w0: co.w0,
+        periodic: lowered.periodic,
+        w2: lowered.w2,
+        w0: lowered.w0,
         s: shape,
     };
     let body = fdlab_cuda::codegen::solver::wave_pass::wave_pass(&spec);
@@ -534,11 +534,12 @@ pub(super) struct WaveSources {
 /// The step kernel of `spec`: with a ring of planes in shared memory where the launch asks
 /// for one and `shared_limit` bytes hold it, else the tiled or the register-queue step.
 fn step_source(
+    lowered: &Lowered,
     spec: &StepSpec,
     precision: fdlab_core::Precision,
     shared_limit: usize,
 ) -> CudaSource {
-    let update = tiled::Update::Wave;
+    let update = lowered.update();
     if let Some(ring) = Ring::of(spec, update, shared_limit) {
         let mut src = super::source(
             "wave_step",
@@ -549,12 +550,12 @@ fn step_source(
         src.shared_bytes = ring.bytes as u32;
         return src;
     }
-    let body = if tiled::usable(spec) {
-        tiled::tiled(spec, update)
-    } else {
-        step::wave(spec)
-    };
-    super::source("wave_step", &body, precision, spec.launch)
+    super::source(
+        "wave_step",
+        &lowered.step_body(spec),
+        precision,
+        spec.launch,
+    )
 }
 
 /// Every kernel of `s` in `T`: the whole-grid set and the split run's step, for a GPU with
@@ -621,19 +622,11 @@ pub(super) fn sources<T: CudaScalar>(
 ) -> Result<WaveSources> {
     let co = s.stencil_coefficients()?;
     let r = s.order / 2;
+    let lowered = Lowered::of(&s.step_description()?, r)?;
     let launch = c.launch.fit(s.dim, r, s.n, std::mem::size_of::<T>());
     let ty = cuda_type::<T>();
     let precision = precision_of::<T>();
-    let spec = StepSpec {
-        ty,
-        r,
-        three: s.dim == 3,
-        periodic: s.boundary == crate::wave::WaveBoundary::Periodic,
-        w2: march_order(&co.w2, s.dim, vec![0.0; r + 1]),
-        w0: co.w0,
-        launch,
-        ranged,
-    };
+    let spec = lowered.spec(ty, launch, ranged);
     let cpml = co.cpml.as_ref().map(|_| CpmlSpec {
         w1: march_order(&co.w1, s.dim, vec![0.0; r + 1]),
         min_blocks: c.shell_blocks,
@@ -641,7 +634,7 @@ pub(super) fn sources<T: CudaScalar>(
     let one_block = Launch::flat(256);
     let has_points = !(s.sources.is_empty() && s.receivers.is_empty());
     Ok(WaveSources {
-        step: step_source(&spec, precision, shared_limit),
+        step: step_source(&lowered, &spec, precision, shared_limit),
         psi: cpml.as_ref().map(|c| {
             let l = Launch::flat(SHELL_BLOCK);
             let spec = StepSpec {

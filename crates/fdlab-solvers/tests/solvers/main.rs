@@ -8,6 +8,7 @@ mod common;
 mod analytic;
 mod case_fuzz;
 mod cases;
+mod descriptions;
 mod fdtd;
 mod fdtd_cases;
 mod fdtd_cpml;

@@ -3,6 +3,8 @@
 
 mod acoustic_vd;
 mod acoustic_vd_layers;
+mod leapfrog;
 
 pub use acoustic_vd::{acoustic_vd, acoustic_vd_with, AcousticVd};
 pub use acoustic_vd_layers::{acoustic_vd_layers, AcousticVdSpec};
+pub use leapfrog::{acoustic, heat, DtKappa, Leapfrog};

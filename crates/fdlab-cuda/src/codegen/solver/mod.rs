@@ -13,6 +13,7 @@
 pub mod cpml;
 pub mod fdtd;
 mod launch;
+pub mod lower;
 pub mod ring;
 pub mod shape;
 pub mod step;
@@ -21,6 +22,7 @@ pub mod tiled;
 pub mod wave_pass;
 
 pub use launch::{Launch, SMS};
+pub use lower::{Family, Lowered};
 pub use shape::{Temporal, WaveShape};
 pub use step::StepSpec;
 
