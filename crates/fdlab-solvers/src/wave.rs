@@ -192,12 +192,14 @@ impl WaveSetup {
         self.coefficients_with(true)
     }
 
-    /// The pressure update as a description: `p⁺ = 2p − p⁻ + c²Δt² Σ_a ∂²_a p` with this
-    /// setup's order, periodic or zero outside the grid (a rigid wall; a CPML's grid too).
-    /// A CPML adds its memory-variable terms on the layer cells after it (the kernels of
-    /// `fdlab_cuda::codegen::solver::cpml`); sources and receivers act after the step.
-    /// Refused for a variable-density setup, whose step is [`crate::wave_vd`]'s.
-    pub fn step_description(&self) -> Result<fdlab_core::step::StepDescription> {
+    /// The step as a description: `p⁺ = 2p − p⁻ + c²Δt² Σ_a ∂²_a p` with this setup's
+    /// order, periodic or zero outside the grid (a rigid wall, and a CPML's grid too), and
+    /// with a CPML its memory variables on the layers
+    /// ([`acoustic_layers`](fdlab_core::step::physics::acoustic_layers)). Point sources and
+    /// receivers act after it. Refused for a variable-density setup, whose step is
+    /// [`crate::wave_vd`]'s.
+    pub fn description(&self) -> Result<fdlab_core::step::StepDescription> {
+        use fdlab_core::step::physics::{acoustic_layers, Layers};
         if self.density.is_some() {
             return Err(Error::Usage(
                 "a variable-density setup (density given) is described by crate::wave_vd".into(),
@@ -209,9 +211,14 @@ impl WaveSetup {
         } else {
             fdlab_core::Boundary::Dirichlet
         };
-        Ok(fdlab_core::step::physics::acoustic(
-            &grid, self.order, boundary,
-        )?)
+        let layers = match self.boundary {
+            WaveBoundary::Cpml { thickness, .. } => Some(Layers {
+                thickness,
+                reach: self.order / 2,
+            }),
+            _ => None,
+        };
+        Ok(acoustic_layers(&grid, self.order, boundary, layers)?)
     }
 
     /// As [`WaveSetup::coefficients`] without `c²Δt²` (left empty): what generating the
@@ -241,7 +248,7 @@ impl WaveSetup {
             ));
         }
         let r = s.order / 2;
-        let form = fdlab_core::step::StencilUpdate::of(&s.step_description()?)?;
+        let (form, _layers) = fdlab_core::step::StencilUpdate::of_whole_grid(&s.description()?)?;
         let (w2, w0) = form.symmetric_weights(s.dim, r)?;
         let mut w1: [Vec<f64>; 3] = std::array::from_fn(|_| vec![0.0; r + 1]);
         for a in 0..s.dim {

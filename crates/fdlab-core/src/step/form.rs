@@ -11,7 +11,7 @@
 //! [`StencilUpdate::of`] recognises the form from the expression tree as written (it does
 //! not expand products), so a constant scale stays a separate factor, as the kernels apply it.
 
-use super::{Expr, Role, Stagger, StepDescription, StepError, StepRegion};
+use super::{Expr, Role, Stagger, StepDescription, StepError, StepRegion, Update};
 use crate::grid::Axis;
 use crate::stencil::Stencil;
 
@@ -77,21 +77,35 @@ impl StencilUpdate {
     /// Recognises the form in `d` (validated first); a typed error says which part of the
     /// step is not in it.
     pub fn of(d: &StepDescription) -> Result<StencilUpdate, StepError> {
-        d.validate()?;
-        let [update] = &d.updates[..] else {
+        let (form, rest) = Self::of_whole_grid(d)?;
+        if !rest.is_empty() {
             return Err(not_form(format!(
                 "it has {} updates, the form has one",
                 d.updates.len()
             )));
+        }
+        Ok(form)
+    }
+
+    /// The form of `d`'s one update over the whole grid, and `d`'s other updates (on boxes:
+    /// absorbing layers, point sources), which the caller must lower by other means.
+    pub fn of_whole_grid(d: &StepDescription) -> Result<(StencilUpdate, Vec<&Update>), StepError> {
+        d.validate()?;
+        let (whole, rest): (Vec<&Update>, Vec<&Update>) =
+            d.updates.iter().partition(|u| u.region == StepRegion::All);
+        let [update] = whole[..] else {
+            return Err(not_form(format!(
+                "it has {} updates over the whole grid, the form has one",
+                whole.len()
+            )));
         };
+        Ok((Self::of_update(d, update)?, rest))
+    }
+
+    fn of_update(d: &StepDescription, update: &Update) -> Result<StencilUpdate, StepError> {
         let field = update.target.clone();
         if !matches!(d.field(&field).map(|f| f.role), Some(Role::State { .. })) {
             return Err(not_form(format!("'{field}' is not a state field")));
-        }
-        if update.region != StepRegion::All {
-            return Err(not_form(
-                "the update covers part of the grid, not all of it",
-            ));
         }
         let mut terms = vec![];
         summands(&update.expr, 1.0, &mut terms);

@@ -444,7 +444,7 @@ pub(super) fn pass_source<T: CudaScalar>(
         return Ok(None);
     }
     let r = s.order / 2;
-    let lowered = Lowered::of(&s.step_description()?, r)?;
+    let (lowered, _) = Lowered::with_layers(&s.description()?, r)?;
     let bytes = std::mem::size_of::<T>();
     let shape = wave_pass::plan(s.dim, r as u32, bytes, c.pass).map_err(Error::Invalid)?;
     let Some(shape) = shape else {
@@ -620,15 +620,14 @@ pub(super) fn sources<T: CudaScalar>(
     ranged: bool,
     shared_limit: usize,
 ) -> Result<WaveSources> {
-    let co = s.stencil_coefficients()?;
     let r = s.order / 2;
-    let lowered = Lowered::of(&s.step_description()?, r)?;
+    let (lowered, layer_w1) = Lowered::with_layers(&s.description()?, r)?;
     let launch = c.launch.fit(s.dim, r, s.n, std::mem::size_of::<T>());
     let ty = cuda_type::<T>();
     let precision = precision_of::<T>();
     let spec = lowered.spec(ty, launch, ranged);
-    let cpml = co.cpml.as_ref().map(|_| CpmlSpec {
-        w1: march_order(&co.w1, s.dim, vec![0.0; r + 1]),
+    let cpml = layer_w1.map(|w1| CpmlSpec {
+        w1,
         min_blocks: c.shell_blocks,
     });
     let one_block = Launch::flat(256);

@@ -1,11 +1,11 @@
 //! The heat and wave setups' step descriptions are what their steppers compute: the CPU
 //! steppers' fused rows against the descriptions run by the reference executor
 //! (`fdlab_cpu::step`), on odd shapes, orders 2 to 8, 2-D and 3-D, periodic and zero halos,
-//! constant and varying coefficients, random fields.
+//! CPML layers, constant and varying coefficients, random fields.
 
 use fdlab_core::step::physics::Leapfrog;
 use fdlab_core::step::{Slots, StepDescription};
-use fdlab_core::{Field, Grid};
+use fdlab_core::{Axis, Field, Grid};
 use fdlab_solvers::physics::wave_dt_limit;
 use fdlab_solvers::{HeatCpu, HeatSetup, Stepper, WaveBoundary, WaveCpu, WaveSetup};
 
@@ -111,7 +111,11 @@ fn wave_steps_are_their_description() {
         let len = n.iter().product::<usize>();
         for order in [2, 4, 8] {
             let dt = 0.5 * wave_dt_limit(order, &SPACING[..dim], 1.9).unwrap();
-            for boundary in [WaveBoundary::Periodic, WaveBoundary::Rigid] {
+            let cpml = WaveBoundary::Cpml {
+                thickness: 3,
+                f0: 0.05,
+            };
+            for boundary in [WaveBoundary::Periodic, WaveBoundary::Rigid, cpml] {
                 let s = WaveSetup {
                     n,
                     dim,
@@ -129,16 +133,36 @@ fn wave_steps_are_their_description() {
                 let mut cpu = WaveCpu::<f64>::new(&s).unwrap();
                 cpu.advance(5).unwrap();
                 let c2dt2: Vec<f64> = s.velocity.iter().map(|c| c * c * dt * dt).collect();
+                let mut fields: Vec<(String, i32, Vec<f64>)> = vec![
+                    (Leapfrog::P.into(), 0, s.initial.clone()),
+                    (Leapfrog::P.into(), -1, s.previous.clone().unwrap()),
+                    (Leapfrog::C2DT2.into(), 0, c2dt2),
+                ];
+                if let Some(prof) = s.coefficients().unwrap().cpml {
+                    // The layers' 1-D profiles as whole-grid coefficient fields.
+                    let along = |a: usize, v: &[f64]| -> Vec<f64> {
+                        (0..len)
+                            .map(|c| [c % n[0], c / n[0] % n[1], c / (n[0] * n[1])][a])
+                            .map(|i| v[i])
+                            .collect()
+                    };
+                    for (a, &axis) in Axis::ALL[..dim].iter().enumerate() {
+                        fields.push((Leapfrog::a(axis), 0, along(a, &prof[a].a)));
+                        fields.push((Leapfrog::b(axis), 0, along(a, &prof[a].b)));
+                        fields.push((Leapfrog::psi(axis), 0, vec![0.0; len]));
+                        fields.push((Leapfrog::zeta(axis), 0, vec![0.0; len]));
+                    }
+                }
+                let fields: Vec<(&str, i32, &[f64])> = fields
+                    .iter()
+                    .map(|(f, l, v)| (f.as_str(), *l, v.as_slice()))
+                    .collect();
                 let want = run_description(
-                    &s.step_description().unwrap(),
+                    &s.description().unwrap(),
                     n,
                     dim,
                     SPACING,
-                    &[
-                        (Leapfrog::P, 0, &s.initial),
-                        (Leapfrog::P, -1, s.previous.as_ref().unwrap()),
-                        (Leapfrog::C2DT2, 0, &c2dt2),
-                    ],
+                    &fields,
                     Leapfrog::P,
                     5,
                 );
