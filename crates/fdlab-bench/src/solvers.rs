@@ -51,6 +51,7 @@ impl SolverCase {
         match &self.setup {
             SolverSetup::Fdtd { .. } => "fdtd",
             SolverSetup::Toml(text) if text.contains("physics = \"wave\"") => "wave",
+            SolverSetup::Toml(text) if text.contains("physics = \"fdtd\"") => "fdtd",
             SolverSetup::Toml(_) => "heat",
         }
     }
@@ -146,7 +147,45 @@ pub fn solver_cases(n: usize) -> Vec<SolverCase> {
                 drude: true,
             },
         },
+        SolverCase {
+            name: "fdtd3d-full",
+            description: "FDTD step, CPML 12·n/384 cells, a Drude sphere, a TFSF plane wave, \
+                          two DFT planes of 5 frequencies and a flux plane",
+            setup: SolverSetup::Toml(fdtd_full_case(n)),
+        },
     ]
+}
+
+/// The FDTD case a scattering study runs, on `n`³ unit cells (c = 1): CPML layers of
+/// 12·n/384 cells (at least 5, what the grading needs), a Drude sphere (radius 0.15 n) at the centre inside a TFSF
+/// box (0.15 n to 0.85 n, clear of the layers) whose plane wave runs along +x with E along z (20 cells per
+/// wavelength at its centre frequency), two z-planes of running DFTs (one in the scattered
+/// field, one in the total field) and a flux plane in x, five frequencies each.
+fn fdtd_full_case(n: usize) -> String {
+    let f = n as f64;
+    let thick = (12 * n / 384).max(5);
+    // The box's faces stay clear of the layers on small grids too.
+    let lo = (0.15 * f).max(thick as f64 + 4.0);
+    let (hi, mid) = (f - lo, 0.5 * f);
+    let freqs = "[0.04, 0.045, 0.05, 0.055, 0.06]";
+    let gap = (thick as f64 + lo) / 2.0;
+    format!(
+        "physics = \"fdtd\"\n\
+         [grid]\nshape = [{n}, {n}, {n}]\nspacing = [1.0, 1.0, 1.0]\n\
+         [time]\ncfl = 0.93\nduration = 1000.0\n\
+         [fdtd]\nboundary = [{{ cpml = {{ thickness = {thick} }} }}, \
+         {{ cpml = {{ thickness = {thick} }} }}, {{ cpml = {{ thickness = {thick} }} }}]\n\
+         [[fdtd.materials]]\ncenter = [{mid}, {mid}, {mid}]\nradius = {r}\neps_r = 1.0\n\
+         drude = {{ plasma_frequency = 1.2566, collision_frequency = 0.01 }}\n\
+         [[fdtd.plane_waves]]\ndirection = \"+x\"\npolarization = \"ez\"\n\
+         lo = [{lo}, {lo}, {lo}]\nhi = [{hi}, {hi}, {hi}]\nwaveform = \"modulated_gaussian\"\n\
+         f0 = 0.05\nt0 = 60.0\ntau = 20.0\namplitude = 1.0\n\
+         [[fdtd.monitors]]\naxis = \"z\"\nposition = {gap}\nfrequencies = {freqs}\n\
+         [[fdtd.monitors]]\naxis = \"z\"\nposition = {inner}\nfrequencies = {freqs}\n\
+         [[fdtd.flux]]\naxis = \"x\"\nposition = {gap}\nfrequencies = {freqs}\n{NO_OUTPUT}",
+        r = 0.15 * f,
+        inner = 0.75 * f,
+    )
 }
 
 /// A wave case file on a grid of `shape` cells of unit spacing: 8th order, a velocity of 1
