@@ -26,12 +26,15 @@
 
 mod expr;
 mod form;
+mod linear;
 pub mod physics;
+pub mod revolve;
 mod slots;
 mod validate;
 
 pub use expr::{staggered_weights, BinOp, Diff, Expr, Stagger};
 pub use form::{Scale, StencilUpdate};
+pub use linear::{Factor, FactorKind, FieldRead, LinearStep, LinearUpdate, Term};
 pub use slots::Slots;
 pub use validate::{Location, StepError};
 

@@ -104,6 +104,16 @@ impl<B> Slots<B> {
         })
     }
 
+    /// Undoes [`Slots::rotate`]: every state field's levels move up by one (level 0 becomes
+    /// n+1, the n+1 buffer becomes the oldest level). The adjoint of a step starts with it.
+    pub fn unrotate(&mut self) {
+        for (f, b) in self.bufs.iter_mut().enumerate() {
+            if matches!(self.roles[f], Role::State { .. }) {
+                b.rotate_right(1);
+            }
+        }
+    }
+
     /// Ends a step: every state field's levels move down by one (n+1 becomes n; the oldest
     /// buffer is reused for the next n+1).
     pub fn rotate(&mut self) {

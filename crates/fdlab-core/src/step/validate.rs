@@ -96,6 +96,15 @@ pub enum StepError {
         /// Which part is not in the form.
         detail: String,
     },
+    /// An update that is not linear in the state and auxiliary fields, so it has no
+    /// transpose (adjoint) of its own.
+    #[error("update of '{name}' is not linear in the state and auxiliary fields: {detail}")]
+    Nonlinear {
+        /// The field the update writes.
+        name: String,
+        /// What is nonlinear and what to do.
+        detail: String,
+    },
     /// An error of the model (grid, stencil, field shapes).
     #[error(transparent)]
     Model(#[from] crate::error::Error),

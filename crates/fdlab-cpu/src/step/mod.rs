@@ -2,17 +2,24 @@
 //! its expression tree, in `f64`, rayon over rows. Simple, slow, correct: what the generated
 //! kernels are compared with.
 
-use fdlab_core::step::{BinOp, Expr, Role, Slots, StepDescription, StepError};
+use fdlab_core::step::{BinOp, Expr, Role, Slots, StepDescription, StepError, Update};
 use fdlab_core::{Boundary, Field, Grid, Region, Scalar};
 use rayon::prelude::*;
 
+mod adjoint;
 mod array;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod tests_acoustic;
 #[cfg(test)]
+mod tests_adjoint;
+#[cfg(test)]
 mod tests_array;
+#[cfg(test)]
+mod tests_gradient;
+
+pub use adjoint::{AdjointStep, Gradient};
 
 /// An expression with its fields and parameters looked up once.
 enum Node<'a, T> {
@@ -169,34 +176,47 @@ pub fn run_step_with<T: Scalar>(
     d.validate_on(grid)?;
     let values = d.param_values(params)?;
     check_buffers(grid, slots)?;
-    let bc = d.boundary;
     for u in &d.updates {
-        let region = u.region.resolve(grid, u.expr.reach());
-        let out: Vec<T> = {
-            let node = resolve(d, &u.expr, slots, &values)?;
-            let values = if reference {
-                eval_points(&node, region, grid, bc)
-            } else {
-                array::eval_region(&node, region, grid, bc)
-            };
-            values.into_iter().map(T::from_f64).collect()
+        apply_update(d, grid, slots, &values, u, reference)?;
+    }
+    slots.rotate();
+    Ok(())
+}
+
+/// Applies one update of `d` (parameter values `values` in declaration order) to `slots`.
+fn apply_update<T: Scalar>(
+    d: &StepDescription,
+    grid: &Grid,
+    slots: &mut Slots<Field<T>>,
+    values: &[f64],
+    u: &Update,
+    reference: bool,
+) -> Result<(), StepError> {
+    let bc = d.boundary;
+    let region = u.region.resolve(grid, u.expr.reach());
+    let out: Vec<T> = {
+        let node = resolve(d, &u.expr, slots, values)?;
+        let values = if reference {
+            eval_points(&node, region, grid, bc)
+        } else {
+            array::eval_region(&node, region, grid, bc)
         };
-        let target = slots
-            .get_mut(&u.target, u.level)
-            .ok_or_else(|| StepError::UnknownField {
-                name: u.target.clone(),
-            })?;
-        let data = target.as_mut_slice();
-        let mut n = 0;
-        for k in region.lo[2]..region.hi[2] {
-            for j in region.lo[1]..region.hi[1] {
-                for i in region.lo[0]..region.hi[0] {
-                    data[grid.index(i, j, k)] = out[n];
-                    n += 1;
-                }
+        values.into_iter().map(T::from_f64).collect()
+    };
+    let target = slots
+        .get_mut(&u.target, u.level)
+        .ok_or_else(|| StepError::UnknownField {
+            name: u.target.clone(),
+        })?;
+    let data = target.as_mut_slice();
+    let mut n = 0;
+    for k in region.lo[2]..region.hi[2] {
+        for j in region.lo[1]..region.hi[1] {
+            for i in region.lo[0]..region.hi[0] {
+                data[grid.index(i, j, k)] = out[n];
+                n += 1;
             }
         }
     }
-    slots.rotate();
     Ok(())
 }
