@@ -103,20 +103,33 @@ pub struct AdjointStep {
     linear: LinearStep,
 }
 
-/// Where a factor's value comes from.
-enum Src {
-    /// Coefficient number (declaration order among coefficients) at an offset.
-    Coef(usize, [i32; 3]),
-    /// Parameter number.
-    Param(usize),
+/// A term with its names resolved and its parameters multiplied out.
+struct Compiled {
+    /// `weight × Π parameter^power` (parameters are constant through a step).
+    scale: f64,
+    /// Per parameter factor: the parameter's number and `∂scale/∂parameter`.
+    dscale: Vec<(usize, f64)>,
+    /// Coefficient factors: the coefficient's number (declaration order among
+    /// coefficients), offset, the offset as a shift of the flat index, power.
+    coefs: Vec<(usize, [i32; 3], isize, i32)>,
+    /// Buffer number (see [`AdjointStep::buffers`]), offset and its flat shift.
+    read: Option<(usize, [i32; 3], isize)>,
 }
 
-/// A term with its names resolved.
-struct Compiled {
-    weight: f64,
-    factors: Vec<(Src, i32)>,
-    /// Buffer number (see [`AdjointStep::buffers`]) and offset.
-    read: Option<(usize, [i32; 3])>,
+/// An update's terms and how far their reads reach below and above the point.
+struct CompiledUpdate {
+    terms: Vec<Compiled>,
+    below: [usize; 3],
+    above: [usize; 3],
+}
+
+/// `x^p`, exact for `p = 1`.
+fn pow(x: f64, p: i32) -> f64 {
+    if p == 1 {
+        x
+    } else {
+        x.powi(p)
+    }
 }
 
 /// The grid point `p + o` lands on under `bc` (`nearest`: clamped into the grid).
@@ -218,41 +231,68 @@ impl AdjointStep {
         c.map(|f| f.name.as_str()).collect()
     }
 
-    fn compile(&self, bufs: &[(String, i32)]) -> Vec<Vec<Compiled>> {
+    fn compile(&self, bufs: &[(String, i32)], grid: &Grid, values: &[f64]) -> Vec<CompiledUpdate> {
         let coefs = self.coefficients();
-        let pos = |xs: &[&str], n: &str| xs.iter().position(|x| *x == n);
+        let pos = |xs: &[&str], n: &str| xs.iter().position(|x| *x == n).unwrap_or(0);
         let params: Vec<&str> = self.d.params.iter().map(|p| p.as_str()).collect();
-        self.linear
-            .updates
-            .iter()
-            .map(|u| {
-                u.terms
-                    .iter()
-                    .map(|t| Compiled {
-                        weight: t.weight,
-                        factors: t
-                            .factors
-                            .iter()
-                            .map(|f| {
-                                let src = match &f.kind {
-                                    FactorKind::Coefficient { name, offset } => {
-                                        Src::Coef(pos(&coefs, name).unwrap_or(0), *offset)
-                                    }
-                                    FactorKind::Param(p) => {
-                                        Src::Param(pos(&params, p).unwrap_or(0))
-                                    }
-                                };
-                                (src, f.power)
-                            })
-                            .collect(),
-                        read: t.read.as_ref().map(|r| {
-                            let b = bufs.iter().position(|(n, l)| *n == r.name && *l == r.level);
-                            (b.unwrap_or(0), r.offset)
-                        }),
+        let [nx, ny, _] = grid.shape();
+        let flat = |o: [i32; 3]| {
+            o[0] as isize + nx as isize * (o[1] as isize + ny as isize * o[2] as isize)
+        };
+        let mut out = vec![];
+        for u in &self.linear.updates {
+            let (mut below, mut above) = ([0usize; 3], [0usize; 3]);
+            let mut reach = |o: [i32; 3]| {
+                for a in 0..3 {
+                    below[a] = below[a].max((-o[a]).max(0) as usize);
+                    above[a] = above[a].max(o[a].max(0) as usize);
+                }
+            };
+            let mut terms = vec![];
+            for t in &u.terms {
+                let mut scale = t.weight;
+                let mut ps = vec![];
+                let mut cs = vec![];
+                for f in &t.factors {
+                    match &f.kind {
+                        FactorKind::Coefficient { name, offset } => {
+                            reach(*offset);
+                            cs.push((pos(&coefs, name), *offset, flat(*offset), f.power));
+                        }
+                        FactorKind::Param(p) => {
+                            let q = pos(&params, p);
+                            ps.push((q, values[q], f.power));
+                            scale *= pow(values[q], f.power);
+                        }
+                    }
+                }
+                let dscale = (ps.iter().enumerate())
+                    .map(|(n, &(q, v, p))| {
+                        let others = (ps.iter().enumerate())
+                            .filter(|&(m, _)| m != n)
+                            .fold(t.weight, |acc, (_, &(_, w, r))| acc * pow(w, r));
+                        (q, others * f64::from(p) * v.powi(p - 1))
                     })
-                    .collect()
-            })
-            .collect()
+                    .collect();
+                let read = t.read.as_ref().map(|r| {
+                    reach(r.offset);
+                    let b = bufs.iter().position(|(n, l)| *n == r.name && *l == r.level);
+                    (b.unwrap_or(0), r.offset, flat(r.offset))
+                });
+                terms.push(Compiled {
+                    scale,
+                    dscale,
+                    coefs: cs,
+                    read,
+                });
+            }
+            out.push(CompiledUpdate {
+                terms,
+                below,
+                above,
+            });
+        }
+        out
     }
 
     fn transpose<T: Scalar>(
@@ -279,7 +319,7 @@ impl AdjointStep {
                 }));
             }
         }
-        let terms = self.compile(&bufs);
+        let terms = self.compile(&bufs, grid, &values);
         let regions: Vec<Region> = (self.linear.updates.iter())
             .map(|u| u.region.resolve(grid, u.reach))
             .collect();
@@ -339,8 +379,10 @@ impl AdjointStep {
                 }
                 None => None,
             };
-            let mut fv: Vec<f64> = vec![];
-            let mut fat: Vec<Option<usize>> = vec![];
+            let cu = &terms[n];
+            let shape = grid.shape();
+            // Coefficient values (raw, raised to their power) and where they were read.
+            let mut cv: Vec<(f64, f64, Option<usize>)> = vec![];
             each_point(regions[n], |p| {
                 let at = grid.index(p[0], p[1], p[2]);
                 let t = adj[ty][at];
@@ -348,26 +390,29 @@ impl AdjointStep {
                 if t == 0.0 {
                     return;
                 }
-                for term in &terms[n] {
-                    // Factor values and where each coefficient read lands.
-                    fv.clear();
-                    fat.clear();
-                    for (src, pow) in &term.factors {
-                        let (v, j) = match *src {
-                            Src::Coef(c, o) => {
-                                let j = locate(bc, near, p, o, grid);
-                                (j.map_or(0.0, |j| coefs[c][j].as_f64()), j)
-                            }
-                            Src::Param(q) => (values[q], None),
-                        };
-                        fv.push(v.powi(*pow));
-                        fat.push(j);
+                // Every read of this point lies inside the grid: no boundary to answer.
+                let inside = (0..3).all(|a| p[a] >= cu.below[a] && p[a] + cu.above[a] < shape[a]);
+                let land = |o: [i32; 3], shift: isize, nearest: bool| {
+                    if inside {
+                        Some((at as isize + shift) as usize)
+                    } else {
+                        locate(bc, nearest, p, o, grid)
                     }
-                    let c = fv.iter().fold(term.weight, |acc, v| acc * v);
+                };
+                for term in &cu.terms {
+                    cv.clear();
+                    let mut prod = 1.0;
+                    for &(c, o, shift, power) in &term.coefs {
+                        let j = land(o, shift, near);
+                        let v = j.map_or(0.0, |j| coefs[c][j].as_f64());
+                        let vp = pow(v, power);
+                        prod *= vp;
+                        cv.push((v, vp, j));
+                    }
                     let x = match term.read {
-                        Some((b, o)) => match locate(bc, false, p, o, grid) {
+                        Some((b, o, shift)) => match land(o, shift, false) {
                             Some(j) => {
-                                adj[b][j] += c * t;
+                                adj[b][j] += term.scale * prod * t;
                                 match &stage {
                                     Some(s) => s[b][j].as_f64(),
                                     None => continue,
@@ -378,24 +423,20 @@ impl AdjointStep {
                         None => 1.0,
                     };
                     // Derivatives of the term with respect to each factor, times x · t.
-                    for (f, (src, pow)) in term.factors.iter().enumerate() {
-                        let others = fv
-                            .iter()
-                            .enumerate()
-                            .filter(|&(g, _)| g != f)
-                            .fold(term.weight, |acc, (_, v)| acc * v);
-                        let base = match *src {
-                            Src::Coef(c, _) => fat[f].map_or(0.0, |j| coefs[c][j].as_f64()),
-                            Src::Param(q) => values[q],
-                        };
-                        let dv = others * f64::from(*pow) * base.powi(pow - 1) * x * t;
-                        match *src {
-                            Src::Param(q) => dparams[q] += dv,
-                            Src::Coef(c, _) => {
-                                if let (Some(g), Some(j)) = (gradient.as_mut(), fat[f]) {
-                                    g.values[c][j] += dv;
-                                }
-                            }
+                    for &(q, ds) in &term.dscale {
+                        dparams[q] += ds * prod * x * t;
+                    }
+                    let Some(g) = gradient.as_mut() else {
+                        continue;
+                    };
+                    for (f, &(c, _, _, power)) in term.coefs.iter().enumerate() {
+                        let others = (cv.iter().enumerate())
+                            .filter(|&(m, _)| m != f)
+                            .fold(term.scale, |acc, (_, v)| acc * v.1);
+                        let (v, _, j) = cv[f];
+                        let dv = others * f64::from(power) * pow(v, power - 1) * x * t;
+                        if let Some(j) = j {
+                            g.values[c][j] += dv;
                         }
                     }
                 }
