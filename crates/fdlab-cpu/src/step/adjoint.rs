@@ -13,6 +13,8 @@
 //!    read outside the grid was zero and contributes nothing). A term reading `y` itself at
 //!    offset 0 adds back into `ȳ(i)`. Points outside `R` pass their adjoint through.
 //!
+//! The transpose runs in `f64`, a row of the region at a time, on one thread.
+//!
 //! **The adjoint state** is a [`Slots`] of the description's layout: before
 //! [`AdjointStep::step`] it holds `∂J/∂` of the forward slots *after* step `n` (levels
 //! `1−L ..= 0` of each state field, level 1, the buffer the next step overwrites, and every
@@ -41,9 +43,11 @@
 //! (the forward slots of step `n` stored, or recomputed from checkpoints:
 //! [`fdlab_core::step::revolve`]).
 
-use super::{apply_update, check_buffers, map};
+use super::{apply_update, check_buffers};
 use fdlab_core::step::{FactorKind, LinearStep, Role, Slots, StepDescription, StepError};
-use fdlab_core::{Boundary, Field, Grid, Region, Scalar};
+use fdlab_core::{Field, Grid, Region, Scalar};
+
+mod rows;
 
 /// `∂J/∂k` for every coefficient field `k` of a description, accumulated by
 /// [`AdjointStep::gradient_step`] (in `f64`, x fastest).
@@ -109,18 +113,18 @@ struct Compiled {
     scale: f64,
     /// Per parameter factor: the parameter's number and `∂scale/∂parameter`.
     dscale: Vec<(usize, f64)>,
-    /// Coefficient factors: the coefficient's number (declaration order among
-    /// coefficients), offset, the offset as a shift of the flat index, power.
-    coefs: Vec<(usize, [i32; 3], isize, i32)>,
-    /// Buffer number (see [`AdjointStep::buffers`]), offset and its flat shift.
-    read: Option<(usize, [i32; 3], isize)>,
+    /// Coefficient factors: the number of the read in [`CompiledUpdate::reads`], power.
+    coefs: Vec<(usize, i32)>,
+    /// Buffer number (see [`AdjointStep::buffers`]) and offset.
+    read: Option<(usize, [i32; 3])>,
 }
 
-/// An update's terms and how far their reads reach below and above the point.
+/// An update's terms.
 struct CompiledUpdate {
+    /// The distinct coefficient reads of its terms: the coefficient's number (declaration
+    /// order among coefficients) and the offset.
+    reads: Vec<(usize, [i32; 3])>,
     terms: Vec<Compiled>,
-    below: [usize; 3],
-    above: [usize; 3],
 }
 
 /// `x^p`, exact for `p = 1`.
@@ -130,16 +134,6 @@ fn pow(x: f64, p: i32) -> f64 {
     } else {
         x.powi(p)
     }
-}
-
-/// The grid point `p + o` lands on under `bc` (`nearest`: clamped into the grid).
-fn locate(bc: Boundary, nearest: bool, p: [usize; 3], o: [i32; 3], grid: &Grid) -> Option<usize> {
-    let shape = grid.shape();
-    let mut at = [0usize; 3];
-    for a in 0..3 {
-        at[a] = map(bc, nearest, p[a] as i64 + o[a] as i64, shape[a])?;
-    }
-    Some(grid.index(at[0], at[1], at[2]))
 }
 
 fn each_point(r: Region, mut f: impl FnMut([usize; 3])) {
@@ -231,24 +225,14 @@ impl AdjointStep {
         c.map(|f| f.name.as_str()).collect()
     }
 
-    fn compile(&self, bufs: &[(String, i32)], grid: &Grid, values: &[f64]) -> Vec<CompiledUpdate> {
+    fn compile(&self, bufs: &[(String, i32)], values: &[f64]) -> Vec<CompiledUpdate> {
         let coefs = self.coefficients();
         let pos = |xs: &[&str], n: &str| xs.iter().position(|x| *x == n).unwrap_or(0);
         let params: Vec<&str> = self.d.params.iter().map(|p| p.as_str()).collect();
-        let [nx, ny, _] = grid.shape();
-        let flat = |o: [i32; 3]| {
-            o[0] as isize + nx as isize * (o[1] as isize + ny as isize * o[2] as isize)
-        };
         let mut out = vec![];
         for u in &self.linear.updates {
-            let (mut below, mut above) = ([0usize; 3], [0usize; 3]);
-            let mut reach = |o: [i32; 3]| {
-                for a in 0..3 {
-                    below[a] = below[a].max((-o[a]).max(0) as usize);
-                    above[a] = above[a].max(o[a].max(0) as usize);
-                }
-            };
             let mut terms = vec![];
+            let mut reads: Vec<(usize, [i32; 3])> = vec![];
             for t in &u.terms {
                 let mut scale = t.weight;
                 let mut ps = vec![];
@@ -256,8 +240,12 @@ impl AdjointStep {
                 for f in &t.factors {
                     match &f.kind {
                         FactorKind::Coefficient { name, offset } => {
-                            reach(*offset);
-                            cs.push((pos(&coefs, name), *offset, flat(*offset), f.power));
+                            let r = (pos(&coefs, name), *offset);
+                            let m = reads.iter().position(|x| *x == r).unwrap_or_else(|| {
+                                reads.push(r);
+                                reads.len() - 1
+                            });
+                            cs.push((m, f.power));
                         }
                         FactorKind::Param(p) => {
                             let q = pos(&params, p);
@@ -275,9 +263,8 @@ impl AdjointStep {
                     })
                     .collect();
                 let read = t.read.as_ref().map(|r| {
-                    reach(r.offset);
                     let b = bufs.iter().position(|(n, l)| *n == r.name && *l == r.level);
-                    (b.unwrap_or(0), r.offset, flat(r.offset))
+                    (b.unwrap_or(0), r.offset)
                 });
                 terms.push(Compiled {
                     scale,
@@ -286,11 +273,7 @@ impl AdjointStep {
                     read,
                 });
             }
-            out.push(CompiledUpdate {
-                terms,
-                below,
-                above,
-            });
+            out.push(CompiledUpdate { reads, terms });
         }
         out
     }
@@ -319,7 +302,7 @@ impl AdjointStep {
                 }));
             }
         }
-        let terms = self.compile(&bufs, grid, &values);
+        let terms = self.compile(&bufs, &values);
         let regions: Vec<Region> = (self.linear.updates.iter())
             .map(|u| u.region.resolve(grid, u.reach))
             .collect();
@@ -350,7 +333,6 @@ impl AdjointStep {
             .collect();
         let mut dparams = vec![0.0; values.len()];
         let bc = d.boundary;
-        let near = bc == Boundary::Dirichlet;
         for (n, u) in self.linear.updates.iter().enumerate().rev() {
             let ty = bufs
                 .iter()
@@ -379,68 +361,22 @@ impl AdjointStep {
                 }
                 None => None,
             };
-            let cu = &terms[n];
-            let shape = grid.shape();
-            // Coefficient values (raw, raised to their power) and where they were read.
-            let mut cv: Vec<(f64, f64, Option<usize>)> = vec![];
-            each_point(regions[n], |p| {
-                let at = grid.index(p[0], p[1], p[2]);
-                let t = adj[ty][at];
-                adj[ty][at] = 0.0;
-                if t == 0.0 {
-                    return;
-                }
-                // Every read of this point lies inside the grid: no boundary to answer.
-                let inside = (0..3).all(|a| p[a] >= cu.below[a] && p[a] + cu.above[a] < shape[a]);
-                let land = |o: [i32; 3], shift: isize, nearest: bool| {
-                    if inside {
-                        Some((at as isize + shift) as usize)
-                    } else {
-                        locate(bc, nearest, p, o, grid)
-                    }
-                };
-                for term in &cu.terms {
-                    cv.clear();
-                    let mut prod = 1.0;
-                    for &(c, o, shift, power) in &term.coefs {
-                        let j = land(o, shift, near);
-                        let v = j.map_or(0.0, |j| coefs[c][j].as_f64());
-                        let vp = pow(v, power);
-                        prod *= vp;
-                        cv.push((v, vp, j));
-                    }
-                    let x = match term.read {
-                        Some((b, o, shift)) => match land(o, shift, false) {
-                            Some(j) => {
-                                adj[b][j] += term.scale * prod * t;
-                                match &stage {
-                                    Some(s) => s[b][j].as_f64(),
-                                    None => continue,
-                                }
-                            }
-                            None => continue,
-                        },
-                        None => 1.0,
-                    };
-                    // Derivatives of the term with respect to each factor, times x · t.
-                    for &(q, ds) in &term.dscale {
-                        dparams[q] += ds * prod * x * t;
-                    }
-                    let Some(g) = gradient.as_mut() else {
-                        continue;
-                    };
-                    for (f, &(c, _, _, power)) in term.coefs.iter().enumerate() {
-                        let others = (cv.iter().enumerate())
-                            .filter(|&(m, _)| m != f)
-                            .fold(term.scale, |acc, (_, v)| acc * v.1);
-                        let (v, _, j) = cv[f];
-                        let dv = others * f64::from(power) * pow(v, power - 1) * x * t;
-                        if let Some(j) = j {
-                            g.values[c][j] += dv;
-                        }
-                    }
-                }
-            });
+            let inputs = rows::Inputs {
+                grid,
+                bc,
+                coefs: &coefs,
+                stage: stage.as_deref(),
+            };
+            let g = gradient.as_deref_mut().map(|g| g.values.as_mut_slice());
+            rows::transpose_update(
+                &terms[n],
+                regions[n],
+                ty,
+                &inputs,
+                &mut adj,
+                &mut dparams,
+                g,
+            );
         }
         for ((name, level), a) in bufs.iter().zip(adj) {
             if let Some(b) = adjoint.get_mut(name, *level) {

@@ -313,3 +313,37 @@ fn term_value(
         None => v,
     }
 }
+
+/// Typed errors, nothing changed: a nonlinear update, adjoint slots of another shape, a
+/// gradient of another description.
+#[test]
+fn bad_inputs_are_refused() {
+    use super::Gradient;
+    use fdlab_core::step::StepError;
+    let g = grid(&[12, 9]);
+    let mut d = heat(&g, 2, Boundary::Periodic);
+    let good = AdjointStep::new(&d).unwrap();
+    d.updates[0].expr = Expr::field("u") * Expr::field("u");
+    assert!(matches!(
+        AdjointStep::new(&d),
+        Err(StepError::Nonlinear { name, .. }) if name == "u"
+    ));
+    let d = good.description().clone();
+    let coef = |_: &str| Field::<f64>::filled(&g, 1.0);
+    let fwd = slots(&d, &coef, |_, _| Field::random(&g, 1));
+    let other = grid(&[12, 8]);
+    let mut wrong = slots(&d, &coef, |_, _| Field::random(&other, 2));
+    let before = wrong.clone();
+    let err = good.step(&g, &fwd, &[("dt", 0.1)], &mut wrong);
+    assert!(matches!(err, Err(StepError::Model(_))), "{err:?}");
+    assert_eq!(wrong, before);
+    let mut a = slots(&d, &coef, |_, _| Field::random(&g, 3));
+    let mut grad = Gradient::zeros(&acoustic(&g, 2, Boundary::Periodic), &g);
+    let err = good.gradient_step(&g, &fwd, &[("dt", 0.1)], &mut a, &mut grad);
+    assert!(matches!(err, Err(StepError::Params { .. })), "{err:?}");
+    let err = good.step(&g, &fwd, &[("dx", 0.1)], &mut a);
+    assert!(
+        matches!(err, Err(StepError::UnknownParam { .. })),
+        "{err:?}"
+    );
+}

@@ -10,6 +10,7 @@ use fdlab_core::{Axis, Boundary, Field, Grid};
 type S = Slots<Field<f64>>;
 
 /// A 2-D variable-density case with a CPML, two sources and three receivers.
+#[derive(Clone)]
 struct Case {
     g: Grid,
     d: StepDescription,
@@ -348,4 +349,36 @@ fn checkpointed_gradient_is_bit_identical() {
         }
     }
     assert!(grad.get(A::K).unwrap().iter().any(|v| *v != 0.0));
+}
+
+/// `gradient_step`'s derivative with respect to `dt` (which multiplies reads) summed over the
+/// steps, against a central difference of J (the CPML coefficients held fixed).
+#[test]
+fn the_time_step_derivative_matches_a_central_difference() {
+    let case = Case::new(30);
+    let m = case.model();
+    let data = data(&case, &m);
+    let (traces, before) = case.forward(&m);
+    let adj = AdjointStep::new(&case.d).unwrap();
+    let mut grad = Gradient::zeros(&case.d, &case.g);
+    let mut a = case.zeros();
+    let mut ddt = 0.0;
+    for n in (0..case.steps).rev() {
+        let p = a.get_mut(A::P, 0).unwrap().as_mut_slice();
+        for ((&r, t), d) in case.receivers.iter().zip(&traces[n]).zip(&data[n]) {
+            p[r] += t - d;
+        }
+        let dp = (adj.gradient_step(&case.g, &before[n], &case.params(&m, n), &mut a, &mut grad))
+            .unwrap();
+        ddt += dp[0];
+    }
+    let h = 1e-6 * case.dt;
+    let at = |dt: f64| {
+        let c = Case { dt, ..case.clone() };
+        c.misfit(&m, &data)
+    };
+    let fd = (at(case.dt + h) - at(case.dt - h)) / (2.0 * h);
+    let rel = (fd - ddt).abs() / fd.abs();
+    eprintln!("dJ/ddt: adjoint {ddt:.9e}, central difference {fd:.9e}, relative {rel:.1e}");
+    assert!(rel < 1e-6, "{ddt} vs {fd}");
 }
