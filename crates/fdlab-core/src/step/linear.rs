@@ -348,6 +348,10 @@ fn inverse(target: &str, b: Vec<Term>) -> Result<Term, StepError> {
         ));
     }
     match &b[..] {
+        [] => Err(nonlinear(
+            target,
+            "it divides by zero; remove the division".into(),
+        )),
         [t] => Ok(Term {
             weight: 1.0 / t.weight,
             factors: t
@@ -445,6 +449,7 @@ mod tests {
             u() * Expr::field("q"),
             c() / u(),
             u() / (c() + Expr::param("dt")),
+            u() / Expr::Const(0.0),
             (u() + c()) * (Expr::field("q") - c()),
         ] {
             let err = LinearStep::new(&desc(e.clone())).unwrap_err();

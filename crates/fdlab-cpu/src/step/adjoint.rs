@@ -193,7 +193,7 @@ impl AdjointStep {
         adjoint: &mut Slots<Field<T>>,
         gradient: &mut Gradient,
     ) -> Result<Vec<f64>, StepError> {
-        let coefs = Gradient::zeros(&self.d, grid).names;
+        let coefs = self.coefficients();
         if gradient.names != coefs || gradient.values.iter().any(|v| v.len() != grid.len()) {
             return Err(StepError::Params {
                 detail: "the gradient does not belong to this description and grid; make it \

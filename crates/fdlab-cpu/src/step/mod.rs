@@ -1,12 +1,16 @@
 //! The reference executor of step descriptions: every update evaluated point by point from
 //! its expression tree, in `f64`, rayon over rows. Simple, slow, correct: what the generated
 //! kernels are compared with.
+//!
+//! [`AdjointStep`] transposes steps of linear descriptions and accumulates misfit gradients
+//! with respect to their coefficient fields and parameters; [`adjoint`] defines what is
+//! transposed and the adjoint state.
 
 use fdlab_core::step::{BinOp, Expr, Role, Slots, StepDescription, StepError, Update};
 use fdlab_core::{Boundary, Field, Grid, Region, Scalar};
 use rayon::prelude::*;
 
-mod adjoint;
+pub mod adjoint;
 mod array;
 #[cfg(test)]
 mod tests;
