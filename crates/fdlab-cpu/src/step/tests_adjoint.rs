@@ -2,46 +2,13 @@
 //! several steps, random fields and coefficients, odd shapes, every boundary.
 
 use super::{run_step, AdjointStep};
-use fdlab_core::step::physics::{acoustic_vd, acoustic_vd_layers, AcousticVd, AcousticVdSpec};
-use fdlab_core::step::{Expr, FieldDecl, LinearStep, Role, Slots, StepDescription, Update};
-use fdlab_core::{Boundary, Field, Grid, Scalar, Stencil};
+use fdlab_core::step::physics::{
+    acoustic, acoustic_layers, acoustic_vd, acoustic_vd_layers, heat, AcousticVd, AcousticVdSpec,
+    DtKappa, Layers,
+};
+use fdlab_core::step::{Expr, LinearStep, Role, Slots, StepDescription};
+use fdlab_core::{Boundary, Field, Grid, Scalar};
 use rand::{Rng, SeedableRng};
-
-/// Explicit heat with a variable diffusivity: `u⁺ = u + dt · κ · Δu`.
-pub(super) fn heat(g: &Grid, accuracy: usize, boundary: Boundary) -> StepDescription {
-    let lap = Stencil::laplacian(g, accuracy).unwrap();
-    let u = Expr::field("u");
-    StepDescription {
-        dim: g.dim(),
-        boundary,
-        fields: vec![FieldDecl::state("u", 1), FieldDecl::coefficient("kappa")],
-        params: vec!["dt".into()],
-        updates: vec![Update::new(
-            "u",
-            1,
-            u.clone() + Expr::param("dt") * Expr::field("kappa") * u.diff_lap(lap),
-        )],
-    }
-}
-
-/// Constant-density acoustics: `p⁺ = 2p − p⁻ + dt² · c² · Δp`.
-fn acoustic(g: &Grid, accuracy: usize, boundary: Boundary) -> StepDescription {
-    let lap = Stencil::laplacian(g, accuracy).unwrap();
-    let p = Expr::field("p");
-    let dt = Expr::param("dt");
-    StepDescription {
-        dim: g.dim(),
-        boundary,
-        fields: vec![FieldDecl::state("p", 2), FieldDecl::coefficient("c2")],
-        params: vec!["dt".into()],
-        updates: vec![Update::new(
-            "p",
-            1,
-            Expr::Const(2.0) * p.clone() - Expr::at("p", -1, [0; 3])
-                + dt.clone() * dt * Expr::field("c2") * p.diff_lap(lap),
-        )],
-    }
-}
 
 /// The variable-density step with a CPML of `layer` cells and two sources.
 fn layers(g: &Grid, accuracy: usize, boundary: Boundary, layer: usize) -> StepDescription {
@@ -87,18 +54,28 @@ fn dot<T: Scalar>(d: &StepDescription, a: &Slots<Field<T>>, b: &Slots<Field<T>>)
 }
 
 /// The relative mismatch `|⟨F x, y⟩ − ⟨x, Fᵀ y⟩| / max(|·|, |·|)` of `steps` steps of `d`,
-/// `x` = (every slot, the affine parameters of every step), random; `dt` fixed.
-fn dot_test<T: Scalar>(d: &StepDescription, g: &Grid, steps: usize, dt: f64, seed: u64) -> f64 {
+/// `x` = (every slot, the affine parameters of every step), random; other parameters `dt`;
+/// coefficients `scale · [0.5, 1.5)`, random.
+fn dot_test<T: Scalar>(
+    d: &StepDescription,
+    g: &Grid,
+    steps: usize,
+    (dt, scale): (f64, f64),
+    seed: u64,
+) -> f64 {
     let lin = LinearStep::new(d).unwrap();
     let affine: Vec<&String> = d.params.iter().filter(|p| lin.is_affine_in(p)).collect();
     let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
-    // Coefficients in [0.5, 1.5): positive, as materials are.
+    // Positive, as materials are.
     let coefs: Vec<(String, Field<T>)> = (d.fields.iter())
         .filter(|f| f.role == Role::Coefficient)
         .enumerate()
         .map(|(n, f)| {
             let r = Field::<f64>::random(g, seed * 100 + n as u64);
-            let v = r.as_slice().iter().map(|x| T::from_f64(1.0 + 0.5 * x));
+            let v = r
+                .as_slice()
+                .iter()
+                .map(|x| T::from_f64(scale * (1.0 + 0.5 * x)));
             (f.name.clone(), Field::from_vec(g, v.collect()).unwrap())
         })
         .collect();
@@ -163,15 +140,24 @@ fn heat_and_constant_density_acoustics_transpose_exactly() {
         let g = grid(&shape);
         for acc in [2, 4, 8] {
             for bc in Boundary::ALL {
-                for (d, dt) in [(heat(&g, acc, bc), 0.05), (acoustic(&g, acc, bc), 0.2)] {
-                    let e = dot_test::<f64>(&d, &g, 6, dt, acc as u64);
+                let layers = Layers {
+                    thickness: 3,
+                    reach: acc / 2,
+                };
+                for (d, scale) in [
+                    (heat(&g, acc, bc, DtKappa::Field).unwrap(), 0.05),
+                    (heat(&g, acc, bc, DtKappa::Constant(0.07)).unwrap(), 0.0),
+                    (acoustic(&g, acc, bc).unwrap(), 0.04),
+                    (acoustic_layers(&g, acc, bc, Some(layers)).unwrap(), 0.04),
+                ] {
+                    let e = dot_test::<f64>(&d, &g, 6, (0.0, scale), acc as u64);
                     assert!(e <= 1e-12, "{shape:?} accuracy {acc} {bc}: {e:e}");
                     worst = worst.max(e);
                 }
             }
         }
     }
-    eprintln!("heat, acoustic: worst relative dot-product mismatch {worst:.1e}");
+    eprintln!("heat, acoustic, acoustic_layers: worst relative dot-product mismatch {worst:.1e}");
 }
 
 #[test]
@@ -182,7 +168,7 @@ fn variable_density_acoustics_transposes_exactly() {
         for acc in [2, 4, 8] {
             for bc in [Boundary::Periodic, Boundary::Dirichlet] {
                 let d = acoustic_vd(&g, acc, bc).unwrap();
-                let e = dot_test::<f64>(&d, &g, 8, 0.2, 7 + acc as u64);
+                let e = dot_test::<f64>(&d, &g, 8, (0.2, 1.0), 7 + acc as u64);
                 assert!(e <= 1e-12, "{shape:?} accuracy {acc} {bc}: {e:e}");
                 worst = worst.max(e);
             }
@@ -202,7 +188,7 @@ fn cpml_and_sources_transpose_exactly() {
                 assert!(LinearStep::new(&d)
                     .unwrap()
                     .is_affine_in(&AcousticVd::source(1)));
-                let e = dot_test::<f64>(&d, &g, 6, 0.2, 11 + acc as u64);
+                let e = dot_test::<f64>(&d, &g, 6, (0.2, 1.0), 11 + acc as u64);
                 assert!(e <= 1e-12, "{shape:?} accuracy {acc} {bc}: {e:e}");
                 worst = worst.max(e);
             }
@@ -215,11 +201,14 @@ fn cpml_and_sources_transpose_exactly() {
 fn single_precision_transposes_within_its_rounding() {
     let g = grid(&[21, 15]);
     let mut worst: f64 = 0.0;
-    for (d, dt) in [
-        (layers(&g, 4, Boundary::Dirichlet, 4), 0.2),
-        (heat(&g, 4, Boundary::Neumann), 0.05),
+    for (d, p) in [
+        (layers(&g, 4, Boundary::Dirichlet, 4), (0.2, 1.0)),
+        (
+            heat(&g, 4, Boundary::Neumann, DtKappa::Field).unwrap(),
+            (0.0, 0.05),
+        ),
     ] {
-        let e = dot_test::<f32>(&d, &g, 6, dt, 3);
+        let e = dot_test::<f32>(&d, &g, 6, p, 3);
         assert!(e <= 1e-5, "{e:e}");
         worst = worst.max(e);
     }
@@ -321,7 +310,7 @@ fn bad_inputs_are_refused() {
     use super::Gradient;
     use fdlab_core::step::StepError;
     let g = grid(&[12, 9]);
-    let mut d = heat(&g, 2, Boundary::Periodic);
+    let mut d = heat(&g, 2, Boundary::Periodic, DtKappa::Field).unwrap();
     let good = AdjointStep::new(&d).unwrap();
     d.updates[0].expr = Expr::field("u") * Expr::field("u");
     assert!(matches!(
@@ -334,12 +323,12 @@ fn bad_inputs_are_refused() {
     let other = grid(&[12, 8]);
     let mut wrong = slots(&d, &coef, |_, _| Field::random(&other, 2));
     let before = wrong.clone();
-    let err = good.step(&g, &fwd, &[("dt", 0.1)], &mut wrong);
+    let err = good.step(&g, &fwd, &[], &mut wrong);
     assert!(matches!(err, Err(StepError::Model(_))), "{err:?}");
     assert_eq!(wrong, before);
     let mut a = slots(&d, &coef, |_, _| Field::random(&g, 3));
-    let mut grad = Gradient::zeros(&acoustic(&g, 2, Boundary::Periodic), &g);
-    let err = good.gradient_step(&g, &fwd, &[("dt", 0.1)], &mut a, &mut grad);
+    let mut grad = Gradient::zeros(&acoustic(&g, 2, Boundary::Periodic).unwrap(), &g);
+    let err = good.gradient_step(&g, &fwd, &[], &mut a, &mut grad);
     assert!(matches!(err, Err(StepError::Params { .. })), "{err:?}");
     let err = good.step(&g, &fwd, &[("dx", 0.1)], &mut a);
     assert!(
