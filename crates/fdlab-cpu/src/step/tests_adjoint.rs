@@ -6,8 +6,8 @@ use fdlab_core::step::physics::{
     acoustic, acoustic_layers, acoustic_vd, acoustic_vd_layers, heat, AcousticVd, AcousticVdSpec,
     DtKappa, Layers,
 };
-use fdlab_core::step::{Expr, LinearStep, Role, Slots, StepDescription};
-use fdlab_core::{Boundary, Field, Grid, Scalar};
+use fdlab_core::step::{Expr, LinearStep, Role, Slots, StepDescription, StepRegion};
+use fdlab_core::{Boundary, Field, Grid, Region, Scalar};
 use rand::{Rng, SeedableRng};
 
 /// The variable-density step with a CPML of `layer` cells and two sources.
@@ -158,6 +158,26 @@ fn heat_and_constant_density_acoustics_transpose_exactly() {
         }
     }
     eprintln!("heat, acoustic, acoustic_layers: worst relative dot-product mismatch {worst:.1e}");
+}
+
+/// A state update that leaves points alone (an interior region, a box of sources): the n+1
+/// buffer's old values pass through the step, and their adjoint through the transpose.
+#[test]
+fn partial_updates_pass_the_rest_through() {
+    let g = grid(&[17, 12]);
+    for bc in Boundary::ALL {
+        let mut d = heat(&g, 4, bc, DtKappa::Field).unwrap();
+        d.updates[0].region = StepRegion::Interior;
+        let e = dot_test::<f64>(&d, &g, 5, (0.0, 0.05), 21);
+        assert!(e <= 1e-12, "{bc} heat on the interior: {e:e}");
+        let mut d = acoustic(&g, 4, bc).unwrap();
+        d.updates[0].region = StepRegion::Box(Region {
+            lo: [3, 2, 0],
+            hi: [11, 12, 1],
+        });
+        let e = dot_test::<f64>(&d, &g, 5, (0.0, 0.04), 22);
+        assert!(e <= 1e-12, "{bc} acoustic on a box: {e:e}");
+    }
 }
 
 #[test]
