@@ -47,7 +47,10 @@ use super::{apply_update, check_buffers};
 use fdlab_core::step::{FactorKind, LinearStep, Role, Slots, StepDescription, StepError};
 use fdlab_core::{Field, Grid, Region, Scalar};
 
+mod checkpointed;
 mod rows;
+
+pub use checkpointed::Reversed;
 
 /// `∂J/∂k` for every coefficient field `k` of a description, accumulated by
 /// [`AdjointStep::gradient_step`] (in `f64`, x fastest).

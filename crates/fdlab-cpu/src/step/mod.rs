@@ -23,7 +23,7 @@ mod tests_array;
 #[cfg(test)]
 mod tests_gradient;
 
-pub use adjoint::{AdjointStep, Gradient};
+pub use adjoint::{AdjointStep, Gradient, Reversed};
 
 /// An expression with its fields and parameters looked up once.
 enum Node<'a, T> {

@@ -3,7 +3,6 @@
 
 use super::{run_step, AdjointStep, Gradient};
 use fdlab_core::step::physics::{acoustic_vd_layers, AcousticVd as A, AcousticVdSpec};
-use fdlab_core::step::revolve::{self, Action};
 use fdlab_core::step::{Role, Slots, StepDescription};
 use fdlab_core::{Axis, Boundary, Field, Grid};
 
@@ -299,44 +298,25 @@ fn checkpointed_gradient_is_bit_identical() {
     let (want, want_ds, want_a) = case.gradient(&m, &data);
     // The misfit's forward run gives the residuals; the schedule then recomputes states.
     let (traces, _) = case.forward(&m);
-    let slots = 3;
-    let plan = revolve::schedule(case.steps, slots).unwrap();
     let adj = AdjointStep::new(&case.d).unwrap();
-    let mut grad = Gradient::zeros(&case.d, &case.g);
-    let mut a = case.zeros();
-    let mut ds = vec![[0.0; 2]; case.steps];
-    let (mut cur, mut at) = (case.start(&m), 0);
-    let mut store: Vec<Option<(S, usize)>> = vec![None; slots];
-    let mut forward_steps = 0;
-    for action in &plan {
-        match *action {
-            Action::Advance { to } => {
-                while at < to {
-                    run_step(&case.d, &case.g, &mut cur, &case.params(&m, at)).unwrap();
-                    at += 1;
-                    forward_steps += 1;
-                }
-            }
-            Action::Store { slot, step } => store[slot] = Some((cur.clone(), step)),
-            Action::Restore { slot, step } => {
-                let (s, n) = store[slot].clone().unwrap();
-                assert_eq!(n, step);
-                (cur, at) = (s, n);
-            }
-            Action::Adjoint { step } => {
-                assert_eq!(at, step);
-                let res: Vec<f64> = (traces[step].iter().zip(&data[step]))
-                    .map(|(p, d)| p - d)
-                    .collect();
-                ds[step] = case.back(&adj, &m, step, &cur, &res, &mut a, &mut grad);
-            }
+    let params = |n: usize| -> Vec<(String, f64)> {
+        (case.params(&m, n).iter())
+            .map(|(k, v)| (k.to_string(), *v))
+            .collect()
+    };
+    let inject = |n: usize, a: &mut S| {
+        let p = a.get_mut(A::P, 0).unwrap().as_mut_slice();
+        for ((&r, t), d) in case.receivers.iter().zip(&traces[n]).zip(&data[n]) {
+            p[r] += t - d;
         }
-    }
-    assert_eq!(forward_steps, 130);
-    assert_eq!(revolve::forward_steps(&plan), 130);
-    assert!(grad == want, "coefficient gradients differ");
+    };
+    let start = case.start(&m);
+    let got = (adj.checkpointed_gradient(&case.g, &start, case.steps, 3, params, inject)).unwrap();
+    assert_eq!(got.forward_steps, 130);
+    assert!(got.gradient == want, "coefficient gradients differ");
+    let ds: Vec<[f64; 2]> = got.params.iter().map(|p| [p[1], p[2]]).collect();
     assert!(ds == want_ds, "source gradients differ");
-    for (name, level, x) in a.each() {
+    for (name, level, x) in got.adjoint.each() {
         if case
             .d
             .field(name)
@@ -348,7 +328,11 @@ fn checkpointed_gradient_is_bit_identical() {
             );
         }
     }
-    assert!(grad.get(A::K).unwrap().iter().any(|v| *v != 0.0));
+    assert!(want.get(A::K).unwrap().iter().any(|v| *v != 0.0));
+    // One slot: every state recomputed from the start, N(N−1)/2 steps, the same gradient.
+    let one = (adj.checkpointed_gradient(&case.g, &start, case.steps, 1, params, inject)).unwrap();
+    assert_eq!(one.forward_steps, 40 * 39 / 2);
+    assert!(one.gradient == want);
 }
 
 /// `gradient_step`'s derivative with respect to `dt` (which multiplies reads) summed over the
