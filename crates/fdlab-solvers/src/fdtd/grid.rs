@@ -228,14 +228,16 @@ pub struct Fields<T> {
 impl<T: Scalar> Fields<T> {
     /// All components zero for `cells` cells.
     pub fn zeros(cells: usize) -> Self {
-        let z = vec![T::zero(); cells];
+        // Six zeroed allocations rather than clones of one: the system hands out zero pages
+        // lazily, so a stepper that never reads them on the host (the GPU's) never pays.
+        let z = || vec![T::zero(); cells];
         Fields {
-            ex: z.clone(),
-            ey: z.clone(),
-            ez: z.clone(),
-            hx: z.clone(),
-            hy: z.clone(),
-            hz: z,
+            ex: z(),
+            ey: z(),
+            ez: z(),
+            hx: z(),
+            hy: z(),
+            hz: z(),
         }
     }
 

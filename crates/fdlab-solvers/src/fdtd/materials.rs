@@ -126,12 +126,21 @@ impl<T: Scalar> Fdtd<T> {
     /// rest of the medium. Any Drude, Lorentz, Debye or PEC property of those cells is dropped.
     pub fn fill(&mut self, shape: &Shape, eps_r: f64, sigma: f64) -> Result<()> {
         let cells = shape.cells(&self.grid, "material")?;
-        let (mut eps, mut sig) = (self.eps_r.clone(), self.sigma.clone());
-        for &c in &cells {
-            eps[c] = eps_r;
-            sig[c] = sigma;
+        // The cells outside the shape were checked when they were set.
+        if !(eps_r.is_finite() && eps_r >= 1.0) {
+            return Err(Error::Invalid(format!(
+                "FDTD relative permittivity {eps_r}: use finite values >= 1"
+            )));
         }
-        self.set_medium(eps, sig)?;
+        if !(sigma.is_finite() && sigma >= 0.0) {
+            return Err(Error::Invalid(format!(
+                "FDTD conductivity {sigma}: use finite values >= 0"
+            )));
+        }
+        for &c in &cells {
+            self.eps_r[c] = eps_r;
+            self.sigma[c] = sigma;
+        }
         self.clear_properties(&cells);
         self.coefficients();
         Ok(())
@@ -141,7 +150,7 @@ impl<T: Scalar> Fdtd<T> {
     /// at zero (a staircase of their surface). Any dispersive term there is dropped.
     pub fn set_pec(&mut self, shape: &Shape) -> Result<()> {
         let cells = shape.cells(&self.grid, "PEC")?;
-        self.clear_properties(&cells);
+        let _ = self.clear_properties(&cells);
         for &c in &cells {
             self.pec[c] = true;
         }
@@ -149,15 +158,22 @@ impl<T: Scalar> Fdtd<T> {
         Ok(())
     }
 
-    /// Drop the dispersive and PEC properties of `cells`.
-    fn clear_properties(&mut self, cells: &[usize]) {
-        let mut mask = vec![false; self.grid.cells()];
+    /// Drop the dispersive and PEC properties of `cells`; whether a PEC flag was dropped
+    /// (then `ca`, `cb` must be recomputed).
+    fn clear_properties(&mut self, cells: &[usize]) -> bool {
+        let mut was_pec = false;
         for &c in cells {
-            mask[c] = true;
-            self.pec[c] = false;
+            was_pec |= std::mem::replace(&mut self.pec[c], false);
         }
-        self.drude.clear(&mask);
-        self.poles.clear(&mask);
+        if !(self.drude.is_empty() && self.poles.is_empty()) {
+            let mut mask = vec![false; self.grid.cells()];
+            for &c in cells {
+                mask[c] = true;
+            }
+            self.drude.clear(&mask);
+            self.poles.clear(&mask);
+        }
+        was_pec
     }
 
     /// Give the cells `lo ..= hi` (inclusive, per axis) permittivity `eps_r` and conductivity
@@ -191,8 +207,9 @@ impl<T: Scalar> Fdtd<T> {
                 ),
             });
         }
-        self.clear_properties(&cells);
-        self.coefficients();
+        if self.clear_properties(&cells) {
+            self.coefficients();
+        }
         self.drude.add(&self.grid, &cells, d, self.dt);
         Ok(())
     }
@@ -221,8 +238,9 @@ impl<T: Scalar> Fdtd<T> {
                 ),
             });
         }
-        self.clear_properties(&cells);
-        self.coefficients();
+        if self.clear_properties(&cells) {
+            self.coefficients();
+        }
         self.poles.add_lorentz(&self.grid, &cells, l, self.dt);
         Ok(())
     }
@@ -238,8 +256,9 @@ impl<T: Scalar> Fdtd<T> {
     pub fn set_debye_in(&mut self, shape: &Shape, d: Debye) -> Result<()> {
         let cells = shape.cells(&self.grid, "Debye")?;
         d.check()?;
-        self.clear_properties(&cells);
-        self.coefficients();
+        if self.clear_properties(&cells) {
+            self.coefficients();
+        }
         self.poles.add_debye(&self.grid, &cells, d, self.dt);
         Ok(())
     }

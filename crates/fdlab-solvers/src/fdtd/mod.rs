@@ -132,7 +132,7 @@ impl<T: Scalar> Fdtd<T> {
         let cells = grid.cells();
         let mut sim = Fdtd {
             fields: Fields::zeros(cells),
-            eps_r: vec![1.0; cells],
+            eps_r: crate::par::filled(cells, 1.0),
             sigma: vec![0.0; cells],
             pec: vec![false; cells],
             ca: Vec::new(),
@@ -154,13 +154,15 @@ impl<T: Scalar> Fdtd<T> {
         Ok(sim)
     }
 
+    /// `ca`, `cb` of every cell from its medium, in parallel (each cell on its own).
     fn coefficients(&mut self) {
+        use rayon::prelude::*;
         let dt = self.dt;
         (self.ca, self.cb) = self
             .eps_r
-            .iter()
-            .zip(&self.sigma)
-            .zip(&self.pec)
+            .par_iter()
+            .zip(self.sigma.par_iter())
+            .zip(self.pec.par_iter())
             .map(|((&eps, &sig), &pec)| {
                 if pec {
                     // E stays at zero: neither its old value nor the curl reaches it.
@@ -239,7 +241,9 @@ impl<T: Scalar> Fdtd<T> {
         let mut dispersive = vec![false; self.grid.cells()];
         self.drude.mark(&mut dispersive);
         self.poles.mark(&mut dispersive);
+        use rayon::prelude::*;
         (0..self.grid.cells())
+            .into_par_iter()
             .map(|c| self.eps_r[c] == 1.0 && self.sigma[c] == 0.0 && !dispersive[c] && !self.pec[c])
             .collect()
     }
