@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Tests `mpirun -np N fdlab run` on the CPU: builds fdlab with the `mpi` feature, runs small
 # heat and wave cases (one with CPML layers) on 1, 2 and 3 processes (oversubscribed) and on
-# given process grids, and compares every .npy output with the 1-process run; then kills one
-# rank of a long run (and stops another) and checks that the job ends within 30 s. Needs an MPI (Debian: openmpi-bin libopenmpi-dev
-# libclang-dev).
+# given process grids, and compares every .npy output with the 1-process run; checkpoints a
+# run on 2 processes and resumes it on 3 (the checkpoint must be the 1-process one, the outputs
+# the uninterrupted run's bits); stops a long run on 3 processes with SIGUSR1 and resumes its
+# checkpoint on 2; then kills one rank of a long run (and stops another) and checks that the
+# job ends within 30 s. Needs an MPI (Debian: openmpi-bin libopenmpi-dev libclang-dev).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # As scripts/test.sh builds (no incremental cache), so that its build is reused here.
@@ -76,6 +78,41 @@ echo "==> wave-2d-cpml cut inside its layers: mpirun -np 8 ... --process-grid 8x
 "${MPIRUN[@]}" -np 8 "$FDLAB" run "$CASES/wave-2d-cpml.toml" --quiet --out "$WORK/cpml-8" \
     --process-grid 8x1
 compare "$WORK/wave-2d-cpml-1" "$WORK/cpml-8" 1e-12
+
+echo "==> wave-2d-cpml checkpointed on 2 processes (--stop-at 70), resumed on 3"
+"$FDLAB" run "$CASES/wave-2d-cpml.toml" --quiet --out "$WORK/ck-1" --stop-at 70 >/dev/null
+"${MPIRUN[@]}" -np 2 "$FDLAB" run "$CASES/wave-2d-cpml.toml" --quiet --out "$WORK/ck" \
+    --checkpoint-every 50 --stop-at 70
+# The split run's checkpoint is the 1-process run's, byte for byte.
+diff -r "$WORK/ck-1/checkpoints/step-000000070" "$WORK/ck/checkpoints/step-000000070"
+"${MPIRUN[@]}" -np 3 "$FDLAB" run "$CASES/wave-2d-cpml.toml" --quiet --out "$WORK/ck" \
+    --resume "$WORK/ck/checkpoints"
+compare "$WORK/wave-2d-cpml-1" "$WORK/ck" 0
+
+echo "==> SIGUSR1 to mpirun -np 3: every rank stops at one step, rank 0 checkpoints; resumed on 2"
+"${MPIRUN[@]}" -np 3 "$FDLAB" run "$CASES/heat-long.toml" --quiet --out "$WORK/usr1" \
+    >"$WORK/usr1.log" 2>&1 &
+MPIRUN_PID=$!
+sleep 4
+kill -USR1 "$MPIRUN_PID"
+rc=0
+wait "$MPIRUN_PID" || rc=$?
+MPIRUN_PID=""
+stopped="$(ls "$WORK/usr1/checkpoints" 2>/dev/null | tail -n 1)"
+if [ "$rc" -ne 138 ] || [ -z "$stopped" ]; then
+    echo "error: expected exit status 138 and a checkpoint, got $rc and '$stopped'; the log:" >&2
+    cat "$WORK/usr1.log" >&2
+    exit 1
+fi
+step=$((10#${stopped#step-}))
+echo "    stopped at step $step, exit status $rc"
+"${MPIRUN[@]}" -np 2 "$FDLAB" run "$CASES/heat-long.toml" --quiet --out "$WORK/usr1" \
+    --resume "$WORK/usr1/checkpoints" --stop-at $((step + 50))
+"$FDLAB" run "$CASES/heat-long.toml" --quiet --out "$WORK/usr1-1" --stop-at $((step + 50)) \
+    >/dev/null
+last="$(printf 'step-%09d' $((step + 50)))"
+diff -r "$WORK/usr1-1/checkpoints/$last" "$WORK/usr1/checkpoints/$last"
+echo "    the state at step $((step + 50)) equals the 1-process run's, byte for byte"
 
 # Start a long run on 3 processes, wait until it steps, do `$1` to one rank, and require the
 # job to end with an error within 30 s.

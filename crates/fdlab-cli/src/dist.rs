@@ -96,5 +96,5 @@ fn run(
     if rank == 0 {
         println!("{s} ({ranks} processes)");
     }
-    Ok(0)
+    Ok(s.exit_code())
 }

@@ -6,8 +6,8 @@
 //!   exchange the least halo surface.
 //! - [`Transport`]: paired point-to-point messages; [`LocalTransport`] runs ranks as threads
 //!   (what the tests use), `mpi::MpiTransport` (feature `mpi`) as MPI processes.
-//! - [`DistStepper`]: one rank's part of a CPU heat or wave stepper, whose field and receiver
-//!   traces are gathered on rank 0; [`run()`] runs a case file with it.
+//! - [`DistStepper`]: one rank's part of a CPU heat or wave stepper, whose field, receiver
+//!   traces and checkpoint state are gathered on rank 0; [`run()`] runs a case file with it.
 //!
 //! ```
 //! use fdlab_dist::Decomposition;
@@ -20,6 +20,7 @@
 #![warn(missing_docs)]
 
 pub mod cases;
+mod checkpoint;
 pub mod decomp;
 mod error;
 pub mod gpu;
@@ -32,6 +33,7 @@ pub mod mpi;
 pub mod part;
 mod run;
 pub mod slab;
+mod state;
 pub mod stepper;
 pub mod threads;
 pub mod transport;

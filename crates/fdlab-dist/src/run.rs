@@ -33,8 +33,10 @@ pub fn decompose(setup: &Setup, ranks: usize, dims: Option<[usize; 3]>) -> Resul
 
 /// Run `case` as one rank of a job over `transport`: the grid split over the job's processes
 /// (`dims` gives the process grid, or `None` chooses it). Every rank must call it with the same
-/// case and options. Rank 0 writes the outputs (the field gathered) and shows the progress;
-/// checkpoints and resuming are refused on more than one process.
+/// case and options. Rank 0 writes the outputs (the field gathered) and shows the progress.
+/// Checkpoints hold the whole grid's state, gathered on rank 0 and written by it as a
+/// one-process run writes them; every rank reads the checkpoint it resumes from (on a file
+/// system they share) and keeps its block, so a checkpoint resumes on any number of processes.
 pub fn run(
     case: &Case,
     opts: &RunOptions,
@@ -45,7 +47,8 @@ pub fn run(
 }
 
 /// As [`run()`], with each rank's part on the GPU `gpu` names (`None`: on the CPU). On GPUs
-/// the grid is split along its last axis (the default process grid there).
+/// the grid is split along its last axis (the default process grid there), and checkpoints
+/// and resuming are refused before any work.
 pub fn run_on(
     case: &Case,
     opts: &RunOptions,
@@ -55,9 +58,11 @@ pub fn run_on(
 ) -> Result<Summary> {
     let started = std::time::Instant::now();
     let (rank, ranks) = (transport.rank(), transport.size());
-    if ranks > 1 && (opts.checkpoint_every.is_some() || opts.resume.is_some()) {
+    if gpu.is_some() && (opts.checkpoint_every.is_some() || opts.resume.is_some()) {
         return Err(Error::Unsupported(
-            "checkpoints and --resume (each rank holds only its part of the state)".into(),
+            "checkpoints and --resume of a run split over GPUs (each GPU holds only its part \
+             of the state); run it on CPU ranks or on one GPU"
+                .into(),
         ));
     }
     // Only rank 0 writes, so only it checks the output directory.

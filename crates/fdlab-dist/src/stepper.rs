@@ -9,6 +9,7 @@ use crate::part;
 use crate::slab::Slab;
 use crate::transport::{tag, Shared, Transport};
 use fdlab_core::Scalar;
+use fdlab_solvers::layout::Layout;
 use fdlab_solvers::setup::Setup;
 use fdlab_solvers::stepper::StatePart;
 use fdlab_solvers::{HeatCpu, Stepper, WaveCpu};
@@ -23,19 +24,27 @@ pub type FailureSlot = Arc<Mutex<Option<String>>>;
 /// [`Stepper::advance`] steps the part, exchanging halos before every step, and gathers new
 /// receiver samples on rank 0. [`Stepper::field`] is collective: every rank must call it at the
 /// same step; rank 0 gets the global field, the others an empty vector.
+///
+/// On the CPU its state is the whole grid's: [`Stepper::save_state`] (collective) gathers on
+/// rank 0 the state a one-process stepper of the whole grid saves, part for part and byte for
+/// byte, and [`Stepper::restore_state`] takes such a state (from a run on any number of
+/// processes) and keeps this rank's block of it.
 pub struct DistStepper {
-    inner: Box<dyn Stepper>,
-    transport: Shared,
-    decomposition: Decomposition,
-    rank: usize,
+    pub(crate) inner: Box<dyn Stepper>,
+    pub(crate) transport: Shared,
+    pub(crate) decomposition: Decomposition,
+    pub(crate) rank: usize,
     /// Per global receiver, the rank that holds it.
-    owners: Vec<usize>,
+    pub(crate) owners: Vec<usize>,
     /// On rank 0, every receiver's trace; elsewhere empty.
-    traces: Vec<Vec<f64>>,
+    pub(crate) traces: Vec<Vec<f64>>,
     /// Samples gathered so far.
-    gathered: usize,
-    failure: FailureSlot,
-    backend: &'static str,
+    pub(crate) gathered: usize,
+    pub(crate) failure: FailureSlot,
+    pub(crate) backend: &'static str,
+    /// On the CPU, the padded layouts of the whole grid and of this rank's block (whose
+    /// states are saved and restored); `None` on a GPU, whose parts save none.
+    pub(crate) layouts: Option<(Layout, Layout)>,
 }
 
 impl DistStepper {
@@ -55,6 +64,15 @@ impl DistStepper {
         let sub = decomposition.subdomain(rank);
         let transport: Shared = Arc::new(Mutex::new(transport));
         let fill = Box::new(HaloExchange::new(sub.clone(), transport.clone()));
+        let (dim, r) = match setup {
+            Setup::Heat(s) => (s.dim, s.order / 2),
+            Setup::Wave(s) => (s.dim, s.order / 2),
+            _ => (decomposition.dim(), decomposition.halo()),
+        };
+        let layouts = (
+            Layout::new(decomposition.shape(), dim, r),
+            Layout::new(sub.n, dim, r),
+        );
         let (inner, receivers): (Box<dyn Stepper>, Vec<[usize; 3]>) = match setup {
             Setup::Heat(s) => {
                 let mut st = HeatCpu::<T>::new(&part::heat(s, &sub))?;
@@ -76,14 +94,16 @@ impl DistStepper {
                 ))
             }
         };
-        Ok(Self::assemble(
+        let mut st = Self::assemble(
             inner,
             receivers,
             transport,
             decomposition,
             rank,
             "cpu, decomposed",
-        ))
+        );
+        st.layouts = Some(layouts);
+        Ok(st)
     }
 
     /// As [`DistStepper::new`], with the part on a GPU: the grid must be split along its last
@@ -143,6 +163,7 @@ impl DistStepper {
             gathered: 0,
             failure: Arc::new(Mutex::new(None)),
             backend,
+            layouts: None,
         }
     }
 
@@ -152,12 +173,20 @@ impl DistStepper {
         self.failure.clone()
     }
 
-    fn gather(&self, local: &[f64], counts: &[usize], tag: u32) -> Result<Option<Vec<f64>>> {
-        let mut t = self.transport.lock().map_err(|_| Error::Transport {
+    pub(crate) fn gather(
+        &self,
+        local: &[f64],
+        counts: &[usize],
+        tag: u32,
+    ) -> Result<Option<Vec<f64>>> {
+        self.lock()?.gather(local, counts, tag)
+    }
+
+    pub(crate) fn lock(&self) -> Result<std::sync::MutexGuard<'_, Box<dyn Transport>>> {
+        self.transport.lock().map_err(|_| Error::Transport {
             rank: self.rank,
             detail: "the transport's lock is poisoned".into(),
-        })?;
-        t.gather(local, counts, tag)
+        })
     }
 
     /// A non-finite value's cell in the whole grid's indices rather than the block's.
@@ -268,15 +297,31 @@ impl Stepper for DistStepper {
         &self.traces
     }
 
+    /// Collective: rank 0 gets the whole grid's state, the other ranks an empty list.
     fn save_state(&self) -> fdlab_solvers::Result<Vec<StatePart>> {
-        // Checkpoints of a decomposed run are refused before it starts.
-        Ok(vec![])
+        crate::checkpoint::save(self).map_err(halo_err)
     }
 
-    fn restore_state(&mut self, _step: u64, _parts: &[StatePart]) -> fdlab_solvers::Result<()> {
-        Err(fdlab_solvers::Error::Invalid(
-            "a run on several processes cannot resume from a checkpoint".into(),
-        ))
+    /// Every rank takes the whole grid's state and keeps its block.
+    fn restore_state(&mut self, step: u64, parts: &[StatePart]) -> fdlab_solvers::Result<()> {
+        crate::checkpoint::restore(self, step, parts)
+    }
+
+    fn saves_state(&self) -> bool {
+        self.layouts.is_some()
+    }
+
+    fn checkpoint_backend(&self) -> &'static str {
+        match self.layouts {
+            // The same state as a one-process CPU stepper's: either resumes the other.
+            Some(_) => self.inner.checkpoint_backend(),
+            None => self.backend,
+        }
+    }
+
+    /// Collective: rank 0 gathers every rank's `asked` and sends back the first non-zero.
+    fn agree_stop(&mut self, asked: i32) -> fdlab_solvers::Result<i32> {
+        crate::checkpoint::agree_stop(self, asked).map_err(halo_err)
     }
 
     fn cells(&self) -> usize {
@@ -297,4 +342,9 @@ impl Stepper for DistStepper {
         let [a, b, c] = self.decomposition.dims();
         format!("{}; split {a}x{b}x{c}", self.inner.schedule())
     }
+}
+
+/// A failure of a collective call, as the solvers' error.
+fn halo_err(e: Error) -> fdlab_solvers::Error {
+    fdlab_solvers::Error::Halo(Box::new(e))
 }

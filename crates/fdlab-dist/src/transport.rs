@@ -64,6 +64,10 @@ pub mod tag {
     pub const FIELD: u32 = 30;
     /// New receiver samples.
     pub const TRACES: u32 = 31;
+    /// A state part gathered for a checkpoint.
+    pub const STATE: u32 = 32;
+    /// The stop every rank agrees on before a step.
+    pub const STOP: u32 = 33;
 }
 
 /// How long a rank waits for a peer before it gives up: `FDLAB_DIST_TIMEOUT_S` seconds, else

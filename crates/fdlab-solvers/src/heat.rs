@@ -250,7 +250,8 @@ impl<T: Scalar> Stepper for HeatCpu<T> {
     }
 
     fn save_state(&self) -> Result<Vec<StatePart>> {
-        Ok(vec![("u".into(), to_bytes(&self.u))])
+        let u = self.layout.zero_halos(&self.u, T::zero());
+        Ok(vec![("u".into(), to_bytes(&u))])
     }
 
     fn restore_state(&mut self, step: u64, parts: &[StatePart]) -> Result<()> {

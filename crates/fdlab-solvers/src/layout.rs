@@ -123,6 +123,21 @@ impl Layout {
         out
     }
 
+    /// A copy of a padded array (`data`, one `V` per point) with every halo point set to
+    /// `zero`: what a checkpoint stores. Halos carry no state of their own (they are refilled
+    /// from the interior, or are a boundary's zeros), so a state saved this way is the same
+    /// whichever way it was stepped, and a split run writes it from its blocks alone.
+    pub fn zero_halos<V: Copy>(&self, data: &[V], zero: V) -> Vec<V> {
+        let mut out = vec![zero; data.len()];
+        for k in 0..self.n[2] {
+            for j in 0..self.n[1] {
+                let at = self.idx(0, j, k);
+                out[at..at + self.n[0]].copy_from_slice(&data[at..at + self.n[0]]);
+            }
+        }
+        out
+    }
+
     /// Fill the halos periodically (axis by axis, so edges and corners are right too).
     pub fn fill_periodic<T: Copy>(&self, u: &mut [T]) {
         let r = self.r;

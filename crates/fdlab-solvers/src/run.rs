@@ -211,8 +211,12 @@ impl Role {
 ///
 /// Every process of a job runs the same loop, so that a stepper whose [`Stepper::field`] is
 /// collective is asked for it at the same steps everywhere; only rank 0 writes outputs and shows
-/// progress. In a job of several, signals are left to the launcher (it ends every process)
-/// rather than turned into a checkpoint, and checkpoints are the caller's to refuse.
+/// progress. Checkpoints are collective: every process saves its state at the same steps
+/// ([`Stepper::save_state`] of a split stepper gathers the whole state on rank 0), and rank 0
+/// writes them; on resume every process reads the checkpoint and restores its part. Stop
+/// signals are agreed on through [`Stepper::agree_stop`], so that every process stops at the
+/// same step; a stepper that cannot save its state (see [`Stepper::saves_state`]) leaves
+/// signals their default action and writes no checkpoint when it stops early.
 pub fn run_stepper(
     case: &Case,
     opts: &RunOptions,
@@ -231,7 +235,7 @@ pub fn run_stepper(
         precision: format!("{:?}", case.spec.precision).to_lowercase(),
         step: 0,
         time: 0.0,
-        backend: stepper.backend().to_string(),
+        backend: stepper.checkpoint_backend().to_string(),
         parts: vec![],
     };
     let mut resume_step = None;
@@ -250,7 +254,8 @@ pub fn run_stepper(
         vec![]
     };
     signals::reset();
-    if role.ranks == 1 {
+    let stops = stepper.saves_state();
+    if stops {
         signals::install();
     }
     let setup_s = started.elapsed().as_secs_f64();
@@ -267,9 +272,11 @@ pub fn run_stepper(
         plan: prepared.plan.steps,
         opts,
         checkpoint: None,
+        root,
+        stops,
+        signal: 0,
         // Under mpirun a rank's stderr is a pipe but its stdout a terminal: draw there.
         bar_on_stdout: role.ranks > 1,
-        alone: role.ranks == 1,
         first_step: None,
     };
     let t0 = Instant::now();
@@ -303,7 +310,7 @@ pub fn run_stepper(
         cell_updates_per_s: updates / wall,
         gbps: steps as f64 * lp.stepper.bytes_per_step() as f64 / wall / 1e9,
         interrupted,
-        signal: interrupted.then(signals::which),
+        signal: interrupted.then_some(lp.signal),
         out_dir: dir.clone(),
         checkpoint: lp.checkpoint.clone(),
         backend: lp.stepper.backend().to_string(),
@@ -349,8 +356,12 @@ struct Loop<'a> {
     checkpoint: Option<PathBuf>,
     /// Draw the progress bar on stdout rather than stderr.
     bar_on_stdout: bool,
-    /// A run of one process (a job of several leaves signals and checkpoints to its caller).
-    alone: bool,
+    /// Whether this process writes the checkpoints (rank 0 of a job).
+    root: bool,
+    /// Whether the stepper saves its state: signals and an early stop then write a checkpoint.
+    stops: bool,
+    /// The signal the job stopped for (see [`Stepper::agree_stop`]), 0 while running.
+    signal: i32,
     /// When the first step of this run began.
     first_step: Option<Instant>,
 }
@@ -360,13 +371,12 @@ impl Loop<'_> {
         let mut h = self.header.clone();
         h.step = self.stepper.step();
         h.time = h.step as f64 * dt;
-        let path = checkpoint::write(
-            &self.dir.join(CHECKPOINTS),
-            &h,
-            &self.stepper.save_state()?,
-            2,
-        )?;
-        self.checkpoint = Some(path);
+        // Collective in a job of several: every process gives its part, rank 0 writes.
+        let parts = self.stepper.save_state()?;
+        if self.root {
+            let path = checkpoint::write(&self.dir.join(CHECKPOINTS), &h, &parts, 2)?;
+            self.checkpoint = Some(path);
+        }
         Ok(())
     }
 
@@ -387,11 +397,22 @@ impl Loop<'_> {
             out.write(self.stepper)?;
         }
         while self.stepper.step() < end {
-            if signals::stop_requested() {
+            if self.stops {
+                let asked = if signals::stop_requested() {
+                    match signals::which() {
+                        0 => signals::REQUESTED,
+                        s => s,
+                    }
+                } else {
+                    0
+                };
+                self.signal = self.stepper.agree_stop(asked)?;
+            }
+            if self.signal != 0 {
                 self.save(out.dt)?;
                 bar.abandon_with_message(format!(
                     "stopped by {} at step {}: checkpoint written",
-                    signals::name(signals::which()),
+                    signals::name(self.signal),
                     self.stepper.step()
                 ));
                 return Ok(true);
@@ -409,7 +430,7 @@ impl Loop<'_> {
             }
             let stopping_early = target == end && end < self.plan;
             let checkpoint_here = ck.is_some_and(|c| target.is_multiple_of(c));
-            if checkpoint_here || (stopping_early && (ck.is_some() || self.alone)) {
+            if checkpoint_here || (stopping_early && self.stops) {
                 self.save(out.dt)?;
             }
             bar.set_position(target);

@@ -114,6 +114,25 @@ pub trait Stepper: Send {
     fn save_state(&self) -> Result<Vec<StatePart>>;
     /// Restore what [`Stepper::save_state`] wrote, at step `step`.
     fn restore_state(&mut self, step: u64, parts: &[StatePart]) -> Result<()>;
+    /// Whether [`Stepper::save_state`] and [`Stepper::restore_state`] work: a run writes a
+    /// checkpoint on a stop (a signal, `stop_at`) only when they do.
+    fn saves_state(&self) -> bool {
+        true
+    }
+    /// The backend a checkpoint of this stepper names, and that a checkpoint it resumes must
+    /// name: steppers whose states are the same (a CPU run split over processes and one on
+    /// a single process) name the same one, so that each resumes the other's.
+    fn checkpoint_backend(&self) -> &'static str {
+        self.backend()
+    }
+    /// The stop the run makes before its next step: `asked` is the signal that asked this
+    /// process to stop ([`crate::signals::REQUESTED`] for a request), 0 for none. A stepper
+    /// split over processes asks them all (collective: every process calls it at the same
+    /// step) and returns the same answer everywhere, the first non-zero in rank order; alone,
+    /// `asked` itself.
+    fn agree_stop(&mut self, asked: i32) -> Result<i32> {
+        Ok(asked)
+    }
     /// The running DFT monitors' spectra so far (fdtd only; none elsewhere). Fails only
     /// when a device copy fails.
     fn spectra(&self) -> Result<Vec<crate::fdtd::DftMonitor>> {

@@ -573,10 +573,15 @@ impl<T: Scalar> Stepper for WaveCpu<T> {
     }
 
     fn save_state(&self) -> Result<Vec<StatePart>> {
-        let flat = |v: &[[T; 3]]| to_bytes(&v.iter().flatten().copied().collect::<Vec<T>>());
+        // Halos zeroed (see Layout::zero_halos): restoring refills them before they are read.
+        let l = self.layout;
+        let flat = |v: &[[T; 3]]| {
+            let v = l.zero_halos(v, [T::zero(); 3]);
+            to_bytes(&v.iter().flatten().copied().collect::<Vec<T>>())
+        };
         let mut parts = vec![
-            ("p".into(), to_bytes(&self.p)),
-            ("q".into(), to_bytes(&self.q)),
+            ("p".into(), to_bytes(&l.zero_halos(&self.p, T::zero()))),
+            ("q".into(), to_bytes(&l.zero_halos(&self.q, T::zero()))),
         ];
         if self.cpml.is_some() {
             parts.push(("psi".into(), flat(&self.psi)));
