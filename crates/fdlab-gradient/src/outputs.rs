@@ -148,6 +148,12 @@ pub fn prepare(opts: &GradientOptions) -> Result<Job> {
     }
     let steps = usize::try_from(prepared.plan.steps)
         .map_err(|_| Error::Usage("too many steps for this machine".into()))?;
+    if steps == 0 {
+        return Err(Error::Usage(format!(
+            "{} runs no step ([time] duration shorter than dt): give a longer duration",
+            opts.case.display()
+        )));
+    }
     let observed = read_observed(&opts.observed, setup.receivers.len(), steps)?;
     let model = Model::new(setup, steps)?;
     let budget_bytes = (opts.memory_gb * 1e9) as u64;
