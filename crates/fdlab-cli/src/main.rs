@@ -2,7 +2,8 @@
 //!
 //! Subcommands: `info` (backends found), `bench` (the published experiments and the solver
 //! steps), `tune` (search GPU strategies), `plot` (charts from bench JSON), `run` (a heat, wave
-//! or FDTD case), `strategies` (the GPU kernel families), `check` (the conformance suite on a
+//! or FDTD case), `gradient` (misfit gradients and images of a wave case against observed
+//! data), `strategies` (the GPU kernel families), `check` (the conformance suite on a
 //! backend). Each subcommand's options are one clap struct or variant.
 
 mod bench;
@@ -14,6 +15,7 @@ mod check;
 mod common;
 #[cfg(feature = "mpi")]
 mod dist;
+mod gradient;
 mod info;
 mod plot;
 mod run_args;
@@ -145,6 +147,10 @@ enum Command {
     /// Run a simulation described by a case file: heat, acoustic wave or FDTD Maxwell, on the
     /// GPU when one is usable (e.g. `fdlab run examples/cases/heat-letters.toml --check`).
     Run(run_args::RunArgs),
+    /// The misfit of a wave case against observed data (a seismogram from `fdlab run`), its
+    /// gradient with respect to the velocity and the sources' wavelets, and its image, by
+    /// exact discrete adjoints on the CPU (docs/gradients.md).
+    Gradient(gradient::GradientArgs),
     /// List every kernel strategy family, what it does, and its options (the names that
     /// `--strategy` accepts).
     Strategies,
@@ -248,6 +254,13 @@ fn main() {
                     std::process::exit(code);
                 }
             })
+        }
+        Command::Gradient(args) => {
+            let code = gradient::gradient(&args);
+            if code != 0 {
+                std::process::exit(code);
+            }
+            Ok(())
         }
         Command::Strategies => {
             print!("{}", fdlab_cuda::strategies_help());

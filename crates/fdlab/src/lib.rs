@@ -64,6 +64,8 @@ mod doc_snippets {
     struct Fdtd;
     #[doc = include_str!("../../../docs/fdtd-design.md")]
     struct FdtdDesign;
+    #[doc = include_str!("../../../docs/gradients.md")]
+    struct Gradients;
     #[doc = include_str!("../../../docs/measuring.md")]
     struct Measuring;
     #[doc = include_str!("../../../docs/performance.md")]

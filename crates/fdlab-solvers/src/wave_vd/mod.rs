@@ -43,20 +43,23 @@ pub trait Exec: Send {
     }
 }
 
-/// The description, grid and coefficient fields of a setup.
-pub(crate) struct Prepared {
-    pub(crate) desc: StepDescription,
-    pub(crate) grid: Grid,
+/// The description, grid and coefficient fields of a setup (public for the adjoint runs of
+/// `fdlab-gradient`, which run the same description).
+pub struct Prepared {
+    /// The step, sources included ([`acoustic_vd_layers`]).
+    pub desc: StepDescription,
+    /// The grid.
+    pub grid: Grid,
     /// Initial values of every field (level 0; level −1 of `p` is `previous`).
-    pub(crate) values: Vec<(String, Vec<f64>)>,
+    pub values: Vec<(String, Vec<f64>)>,
     /// `p` at step −1.
-    pub(crate) previous: Vec<f64>,
+    pub previous: Vec<f64>,
 }
 
 impl Prepared {
     /// The starting values of field `name` at `level` as a host field in `T` (zero where the
     /// setup gives none: memory variables, the level being written).
-    pub(crate) fn host_field<T: Scalar>(&self, name: &str, level: i32) -> Result<Field<T>> {
+    pub fn host_field<T: Scalar>(&self, name: &str, level: i32) -> Result<Field<T>> {
         let values = match (name, level) {
             (AcousticVd::P, -1) => Some(&self.previous),
             _ => self.values.iter().find(|(n, _)| n == name).map(|(_, v)| v),
@@ -92,7 +95,7 @@ fn per_point(v: &[f64], cells: usize) -> Vec<f64> {
 }
 
 /// The description and initial fields of `s` (which must have a density).
-pub(crate) fn prepare(s: &WaveSetup) -> Result<Prepared> {
+pub fn prepare(s: &WaveSetup) -> Result<Prepared> {
     let density = s.density.as_deref().ok_or_else(|| {
         Error::Usage("the variable-density stepper needs material.density".into())
     })?;
