@@ -3,7 +3,7 @@
 use crate::decomp::Subdomain;
 use crate::error::Result;
 use fdlab_solvers::physics::CpmlProfile;
-use fdlab_solvers::{HeatSetup, WaveSetup};
+use fdlab_solvers::{HeatSetup, PointSource, WaveSetup};
 
 /// The values of a per-point array (x fastest, global shape `n`) inside `sub`; a one-value
 /// (constant) array stays as it is.
@@ -25,6 +25,45 @@ fn local(cell: [usize; 3], sub: &Subdomain) -> [usize; 3] {
     std::array::from_fn(|a| cell[a] - sub.offset[a])
 }
 
+/// The part of source `src` in a block whose local cell of a global one is `local` (`None`
+/// outside the block): the points of a spread source that lie in the block, each adding its
+/// weight there, so that the blocks together add the whole source. `None` when no point of
+/// it lies in the block.
+pub(crate) fn local_source(
+    src: &PointSource,
+    local: impl Fn([usize; 3]) -> Option<[usize; 3]>,
+) -> Option<PointSource> {
+    if src.spread.is_empty() {
+        return Some(PointSource {
+            cell: local(src.cell)?,
+            ..src.clone()
+        });
+    }
+    let spread: Vec<_> = src
+        .spread
+        .iter()
+        .filter_map(|&(c, w)| Some((local(c)?, w)))
+        .collect();
+    Some(PointSource {
+        cell: spread.first()?.0,
+        spread,
+        ..src.clone()
+    })
+}
+
+/// Refuse receivers between grid points: their weighted sums would need the values of
+/// several blocks.
+pub(crate) fn refuse_spread_receivers(s: &WaveSetup) -> Result<()> {
+    if (0..s.receivers.len()).any(|i| s.receiver_points(i).len() > 1) {
+        return Err(crate::error::Error::Unsupported(
+            "receivers between grid points on several processes or GPUs; put them on grid \
+             points or run the case on one"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
 /// The heat setup of `sub`. Its boundary flag no longer matters: the halo exchange fills
 /// every halo, the grid's edges included.
 pub fn heat(s: &HeatSetup, sub: &Subdomain) -> HeatSetup {
@@ -43,6 +82,7 @@ pub fn wave(s: &WaveSetup, sub: &Subdomain) -> Result<WaveSetup> {
     if s.density.is_some() {
         return Err(crate::error::Error::density_refused());
     }
+    refuse_spread_receivers(s)?;
     Ok(WaveSetup {
         n: sub.n,
         velocity: slice(&s.velocity, s.n, sub),
@@ -51,12 +91,10 @@ pub fn wave(s: &WaveSetup, sub: &Subdomain) -> Result<WaveSetup> {
         sources: s
             .sources
             .iter()
-            .filter(|src| sub.contains(src.cell))
-            .map(|src| fdlab_solvers::PointSource {
-                cell: local(src.cell, sub),
-                ..*src
-            })
+            .filter_map(|src| local_source(src, |c| sub.contains(c).then(|| local(c, sub))))
             .collect(),
+        // Checked above: every receiver is its cell alone.
+        receiver_spread: vec![],
         receivers: s
             .receivers
             .iter()
