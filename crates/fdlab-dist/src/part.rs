@@ -124,3 +124,61 @@ pub fn cpml_profiles(s: &WaveSetup, sub: &Subdomain) -> Result<Option<[CpmlProfi
         }
     })))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fdlab_solvers::hicks::{spread, Edge};
+
+    /// A spread source split at x = 20: each block keeps its own points with their weights,
+    /// together all of them once; a source with no point in a block is not there.
+    #[test]
+    fn a_spread_source_is_split_over_the_blocks_it_touches() {
+        let n = [40, 30, 1];
+        let src = PointSource {
+            cell: [20, 15, 0],
+            f0: 0.1,
+            t0: 15.0,
+            amplitude: 2.0,
+            spread: spread(&[19.6, 15.25], n, [Edge::Wall; 3]).unwrap(),
+            wavelet: None,
+        };
+        let lo = |c: [usize; 3]| (c[0] < 20).then_some(c);
+        let hi = |c: [usize; 3]| (c[0] >= 20).then(|| [c[0] - 20, c[1], c[2]]);
+        let (a, b) = (
+            local_source(&src, lo).unwrap(),
+            local_source(&src, hi).unwrap(),
+        );
+        assert_eq!(a.spread.len() + b.spread.len(), src.spread.len());
+        let mut back: Vec<_> = a.spread.clone();
+        back.extend(b.spread.iter().map(|&(c, w)| ([c[0] + 20, c[1], c[2]], w)));
+        back.sort_by_key(|p| (p.0[1], p.0[0]));
+        let mut want = src.spread.clone();
+        want.sort_by_key(|p| (p.0[1], p.0[0]));
+        assert_eq!(back, want);
+        assert_eq!((a.amplitude, b.f0), (2.0, 0.1));
+        let far = |c: [usize; 3]| (c[0] >= 30).then_some(c);
+        assert!(local_source(&src, far).is_none());
+        // A single-cell source goes where its cell is.
+        let one = PointSource {
+            spread: vec![],
+            ..src.clone()
+        };
+        assert_eq!(local_source(&one, hi).unwrap().cell, [0, 15, 0]);
+        assert!(local_source(&one, lo).is_none());
+    }
+
+    #[test]
+    fn receivers_between_grid_points_are_refused() {
+        let fdlab_solvers::setup::Setup::Wave(mut s) =
+            crate::cases::wave([20, 16, 1], 2, 4, fdlab_solvers::WaveBoundary::Periodic)
+        else {
+            panic!("not a wave setup");
+        };
+        assert!(refuse_spread_receivers(&s).is_ok());
+        let c = s.receivers[0];
+        s.receiver_spread = vec![vec![(c, 0.5), ([c[0] + 1, c[1], c[2]], 0.5)]];
+        let e = refuse_spread_receivers(&s).unwrap_err().to_string();
+        assert!(e.contains("receivers between grid points"), "{e}");
+    }
+}
