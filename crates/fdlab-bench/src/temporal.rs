@@ -94,6 +94,7 @@ pub fn setup(case: &TemporalCase) -> Result<Setup, fdlab_solvers::Error> {
             initial,
             previous: None,
             sources: vec![],
+            receiver_spread: vec![],
             receivers: vec![],
         }));
     }

@@ -71,7 +71,9 @@ pub fn wave(n: [usize; 3], dim: usize, order: usize, boundary: WaveBoundary) -> 
             f0: 1.0 / (20.0 * dt),
             t0: 10.0 * dt,
             amplitude: 1e4,
+            ..Default::default()
         }],
+        receiver_spread: vec![],
         receivers: vec![
             at([0.9, 0.1, 0.8]),
             at([0.1, 0.9, 0.2]),

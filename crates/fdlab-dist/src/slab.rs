@@ -206,6 +206,7 @@ pub fn wave(s: &WaveSetup, slab: &Slab) -> Result<WaveSetup> {
     if s.density.is_some() {
         return Err(crate::error::Error::density_refused());
     }
+    crate::part::refuse_spread_receivers(s)?;
     Ok(WaveSetup {
         n: slab.shape(s.n),
         velocity: slab.cut(&s.velocity),
@@ -214,11 +215,10 @@ pub fn wave(s: &WaveSetup, slab: &Slab) -> Result<WaveSetup> {
         sources: s
             .sources
             .iter()
-            .filter_map(|src| {
-                slab.local(src.cell)
-                    .map(|cell| fdlab_solvers::PointSource { cell, ..*src })
-            })
+            .filter_map(|src| crate::part::local_source(src, |c| slab.local(c)))
             .collect(),
+        // Checked above: every receiver is its cell alone.
+        receiver_spread: vec![],
         receivers: s.receivers.iter().filter_map(|&c| slab.local(c)).collect(),
         ..s.clone()
     })

@@ -123,19 +123,27 @@ pub struct Material {
     pub density: Option<FieldSpec>,
 }
 
-/// `[[sources]]`: a Ricker point source (wave).
+/// `[[sources]]`: a point source (wave), a Ricker wavelet or one read from a file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SourceSpec {
-    /// Position (physical coordinates; the nearest grid point is used).
+    /// Position in the grid's length unit, from the first grid point (which is at 0). A
+    /// position between grid points is spread over the points around it ([`crate::hicks`]);
+    /// one within 1e-9 cells of a grid point is on it.
     pub position: Vec<f64>,
-    /// Peak frequency.
+    /// Peak frequency of the Ricker; with `wavelet`, the wavelet's dominant frequency (it
+    /// tunes an absorbing layer and the cells-per-wavelength warning).
     pub frequency: f64,
-    /// Amplitude.
+    /// Amplitude (scales `wavelet` too).
     #[serde(default = "one")]
     pub amplitude: f64,
-    /// Delay of the peak (default 1.5 / frequency).
+    /// Delay of the peak (default 1.5 / frequency); not with `wavelet`.
     pub delay: Option<f64>,
+    /// An `.npy` file (relative to the case file) of one value per time step, `f32` or
+    /// `f64`, in place of the Ricker: value `k` is injected at time `k·dt`. A file shorter than
+    /// the run is zero after its end (with a warning); a longer one is refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wavelet: Option<PathBuf>,
 }
 
 fn one() -> f64 {
@@ -146,7 +154,8 @@ fn one() -> f64 {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ReceiverSpec {
-    /// Position (physical coordinates; the nearest grid point is used).
+    /// Position in the grid's length unit, as for a source: between grid points, the
+    /// receiver records the interpolated pressure ([`crate::hicks`]).
     pub position: Vec<f64>,
 }
 
@@ -659,13 +668,13 @@ impl Case {
             }
         }
         for (i, src) in s.sources.iter().enumerate() {
-            if self.nearest(&src.position).is_none() {
+            self.check_position(&format!("sources[{i}]"), &src.position)?;
+            if let (Some(_), Some(_)) = (&src.wavelet, src.delay) {
                 return Err(self.invalid(
-                    "position",
-                    format!(
-                        "sources[{i}] at {:?} is outside the grid (or has not {dim} coordinates)",
-                        src.position
-                    ),
+                    &format!("sources[{i}].delay"),
+                    "a source with a wavelet file takes its timing from the file's samples: \
+                     remove delay, or shift the samples"
+                        .into(),
                 ));
             }
             // Each number enters the Ricker wavelet of every step: one NaN or infinity would
@@ -701,15 +710,7 @@ impl Case {
             }
         }
         for (i, r) in s.receivers.iter().enumerate() {
-            if self.nearest(&r.position).is_none() {
-                return Err(self.invalid(
-                    "position",
-                    format!(
-                        "receivers[{i}] at {:?} is outside the grid (or has not {dim} coordinates)",
-                        r.position
-                    ),
-                ));
-            }
+            self.check_position(&format!("receivers[{i}]"), &r.position)?;
         }
         self.validate_initial(dim)?;
         if s.output.every == 0 {
@@ -721,6 +722,63 @@ impl Case {
             return Err(self.invalid("slice", format!("{z} is outside 0..{}", s.grid.shape[2])));
         }
         Ok(())
+    }
+
+    /// Refuse a source's or receiver's `position` (`what` is e.g. `sources[0]`) outside the
+    /// grid, with a coordinate count other than the grid's, or whose interpolation's support
+    /// does not fit beside a wall.
+    fn check_position(&self, what: &str, x: &[f64]) -> Result<()> {
+        let dim = self.dim();
+        if self.nearest(x).is_none() {
+            return Err(self.invalid(
+                &format!("{what}.position"),
+                format!(
+                    "{x:?} is outside the grid (or has not {dim} coordinates): give \
+                     {dim} coordinates in the grid's length unit, each within 0 ..= (n − 1) · \
+                     spacing of its axis"
+                ),
+            ));
+        }
+        if self.spread(x).is_none() {
+            let g = &self.spec.grid;
+            return Err(self.invalid(
+                &format!("{what}.position"),
+                format!(
+                    "{x:?}: its interpolation over {} points per axis does not fit \
+                     beside the walls of this {:?} grid; put it on a grid point or use a \
+                     larger grid",
+                    2 * crate::hicks::HALF_WIDTH,
+                    g.shape
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// How each axis ends for the interpolation of sources and receivers.
+    fn edges(&self) -> [crate::hicks::Edge; 3] {
+        use crate::hicks::Edge;
+        match self.boundary() {
+            BoundarySpec::Periodic => [Edge::Periodic; 3],
+            _ => [Edge::Wall; 3],
+        }
+    }
+
+    /// Position `x` in cells per axis (of a position already checked to be in the grid).
+    pub fn in_cells(&self, x: &[f64]) -> Vec<f64> {
+        x.iter()
+            .zip(&self.spec.grid.spacing)
+            .map(|(x, h)| x / h)
+            .collect()
+    }
+
+    /// The grid points and weights of a source or receiver at `x` (physical units): its
+    /// grid point alone when on one, else Hicks' interpolation ([`crate::hicks::spread`]).
+    /// `None` when its support does not fit beside a wall.
+    pub fn spread(&self, x: &[f64]) -> Option<Vec<crate::hicks::Weighted>> {
+        let g = &self.spec.grid;
+        let n = [g.shape[0], g.shape[1], *g.shape.get(2).unwrap_or(&1)];
+        crate::hicks::spread(&self.in_cells(x), n, self.edges())
     }
 
     /// Check the parameters of `[initial]` (its values over the grid are checked once computed,

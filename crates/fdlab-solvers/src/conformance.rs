@@ -128,7 +128,8 @@ pub(crate) fn label(n: [usize; 3], dim: usize) -> String {
 
 /// The random cases: heat (orders 2, 4, 8; periodic and zero edges; constant and varying κ),
 /// wave (orders 2, 4, 8; periodic, rigid and CPML edges; constant and varying c; two
-/// sources, one sharing a receiver's cell), in 2-D and 3-D, and FDTD (PEC,
+/// sources, one sharing a receiver's cell; and, for the highest order, periodic and rigid
+/// cases with sources and receivers between grid points), in 2-D and 3-D, and FDTD (PEC,
 /// periodic, mixed and CPML boxes with media, soft and hard sources and probes), f32 and f64. `quick` keeps one order per physics and
 /// dimension (for tests without a GPU).
 pub fn cases(quick: bool) -> Vec<CheckCase> {
@@ -199,6 +200,7 @@ pub fn cases(quick: bool) -> Vec<CheckCase> {
                             f0: 0.08,
                             t0: 12.0 * dt,
                             amplitude: 1.0,
+                            ..Default::default()
                         };
                         out.push(CheckCase {
                             name: format!(
@@ -223,13 +225,17 @@ pub fn cases(quick: bool) -> Vec<CheckCase> {
                                 initial: random_field(&mut rng, cells, -1.0, 1.0),
                                 previous: varying.then(|| random_field(&mut rng, cells, -1.0, 1.0)),
                                 sources: vec![source(mid), source(near)],
+                                receiver_spread: vec![],
                                 receivers: vec![mid, [1, 1, 0], near],
                             }),
                             precision,
                         });
+                        let cpml = matches!(boundary, WaveBoundary::Cpml { .. });
+                        if !varying && !cpml && Some(&order) == orders.last() {
+                            out.push(off_grid_case(&out[out.len() - 1]));
+                        }
                         // Quick sets (machines without a GPU check against the per-point
                         // reference, which is slow on descriptions): one 2-D CPML case.
-                        let cpml = matches!(boundary, WaveBoundary::Cpml { .. });
                         if varying && (!quick || (dim == 2 && cpml)) {
                             out.push(density_case(&out[out.len() - 1], &mut rng));
                         }
@@ -246,6 +252,39 @@ pub fn cases(quick: bool) -> Vec<CheckCase> {
         }
     }
     out
+}
+
+/// `case` (a constant-density wave) with its sources and receivers between grid points
+/// (Hicks' interpolation, mirrored at walls and wrapped at periodic edges; one receiver beside
+/// the low corner's walls) and its second source's wavelet random samples given per step:
+/// the after-step kernel's point lists and sample table.
+fn off_grid_case(case: &CheckCase) -> CheckCase {
+    use crate::hicks::{spread, Edge};
+    let mut case = case.clone();
+    case.name = format!("{} off-grid points", case.name);
+    if let Setup::Wave(w) = &mut case.setup {
+        let edges = [match w.boundary {
+            WaveBoundary::Periodic => Edge::Periodic,
+            _ => Edge::Wall,
+        }; 3];
+        let at = |c: [usize; 3], d: [f64; 3]| -> Vec<f64> {
+            (0..w.dim).map(|a| c[a] as f64 + d[a]).collect()
+        };
+        let spread_at = |x: Vec<f64>| spread(&x, w.n, edges).unwrap_or_default();
+        let mid = w.sources[0].cell;
+        w.sources[0].spread = spread_at(at(mid, [0.5, 0.3, 0.7]));
+        let near = w.sources[1].cell;
+        w.sources[1].spread = spread_at(at(near, [-0.25, 0.4, 0.5]));
+        // Its own generator: the other cases' values stay what they were.
+        let mut rng = SmallRng::seed_from_u64(11);
+        w.sources[1].wavelet = Some(random_field(&mut rng, 40, -1.0, 1.0).into());
+        w.receiver_spread = vec![
+            spread_at(at(w.receivers[0], [0.25, -0.5, 0.5])),
+            spread_at(at(w.receivers[1], [0.4, -0.3, 0.0])),
+            vec![],
+        ];
+    }
+    case
 }
 
 /// `case` (a wave with varying velocity) with a random density in `[1, 3)`: the

@@ -33,6 +33,7 @@ mod fdtd_output;
 pub mod gpu;
 pub mod heat;
 mod heat_row;
+pub mod hicks;
 pub mod layout;
 mod par;
 pub mod physics;

@@ -285,6 +285,62 @@ fn density(case: &Case) -> Result<Option<Vec<f64>>> {
     Ok(Some(rho))
 }
 
+/// The interpolation points of a source or receiver at `x` whose nearest cell is `cell`
+/// (checked to fit when the case was validated): empty when it is that cell alone.
+fn spread_of(case: &Case, x: &[f64], cell: [usize; 3]) -> Vec<crate::hicks::Weighted> {
+    match case.spread(x) {
+        Some(points) if points != [(cell, 1.0)] => points,
+        _ => vec![],
+    }
+}
+
+/// The samples of `sources[i].wavelet` (file `p`) for a run of `steps` steps: one dimension,
+/// finite values, no more than `steps` of them; fewer add a warning (zero after the end).
+fn wavelet(
+    case: &Case,
+    i: usize,
+    p: &std::path::Path,
+    steps: u64,
+    warnings: &mut Vec<String>,
+) -> Result<std::sync::Arc<[f64]>> {
+    let key = format!("sources[{i}].wavelet");
+    let path = case.resolve(p);
+    let refuse = |detail: String| Error::Npy {
+        path: path.clone(),
+        detail: format!("{key}: {detail}"),
+    };
+    let (shape, data) = read_npy(&path).map_err(|e| match Error::from(e) {
+        Error::Io { source, .. } => refuse(format!("cannot read: {source}")),
+        Error::Npy { detail, .. } => refuse(detail),
+        e => e,
+    })?;
+    if shape.len() != 1 || data.is_empty() {
+        return Err(refuse(format!(
+            "shape {shape:?}: give a 1-D array of one value per time step"
+        )));
+    }
+    if let Some(k) = data.iter().position(|v| !v.is_finite()) {
+        return Err(refuse(format!(
+            "sample {k} is {}: every value must be finite",
+            data[k]
+        )));
+    }
+    let n = data.len() as u64;
+    if n > steps {
+        return Err(refuse(format!(
+            "{n} samples, more than the run's {steps} steps (one sample per step of dt): \
+             resample it to the run's dt, cut it to {steps} samples, or lengthen \
+             time.duration"
+        )));
+    }
+    if n < steps {
+        warnings.push(format!(
+            "{key}: {n} samples for a run of {steps} steps: the source is zero after step {n}"
+        ));
+    }
+    Ok(data.into())
+}
+
 /// Validate a case completely (material files included) and build its stepper setup.
 pub fn prepare(case: &Case) -> Result<Prepared> {
     let s = &case.spec;
@@ -342,7 +398,7 @@ pub fn prepare(case: &Case) -> Result<Prepared> {
     let init = initial(case)?;
     check_initial(case, &init)?;
     coefficients_s += fields.elapsed().as_secs_f64();
-    let warnings = match s.physics {
+    let mut warnings = match s.physics {
         Physics::Wave => {
             let c_min = crate::par::min(&mat, f64::INFINITY);
             crate::case::warnings::wave(case, &plan, c_min)
@@ -375,23 +431,32 @@ pub fn prepare(case: &Case) -> Result<Prepared> {
                     f0: if f0 > 0.0 { f0 } else { 1.0 / (20.0 * plan.dt) },
                 },
             };
-            let sources = s
-                .sources
-                .iter()
-                .filter_map(|x| {
-                    Some(PointSource {
-                        cell: case.nearest(&x.position)?,
-                        f0: x.frequency,
-                        t0: x.delay.unwrap_or(1.5 / x.frequency),
-                        amplitude: x.amplitude,
-                    })
-                })
-                .collect();
-            let receivers = s
+            let mut sources = vec![];
+            for (i, x) in s.sources.iter().enumerate() {
+                let Some(cell) = case.nearest(&x.position) else {
+                    continue;
+                };
+                let wavelet = match &x.wavelet {
+                    Some(p) => Some(wavelet(case, i, p, plan.steps, &mut warnings)?),
+                    None => None,
+                };
+                sources.push(PointSource {
+                    cell,
+                    f0: x.frequency,
+                    t0: x.delay.unwrap_or(1.5 / x.frequency),
+                    amplitude: x.amplitude,
+                    spread: spread_of(case, &x.position, cell),
+                    wavelet,
+                });
+            }
+            let (receivers, receiver_spread) = s
                 .receivers
                 .iter()
-                .filter_map(|r| case.nearest(&r.position))
-                .collect();
+                .filter_map(|r| {
+                    let cell = case.nearest(&r.position)?;
+                    Some((cell, spread_of(case, &r.position, cell)))
+                })
+                .unzip();
             Setup::Wave(WaveSetup {
                 n,
                 dim: case.dim(),
@@ -404,6 +469,7 @@ pub fn prepare(case: &Case) -> Result<Prepared> {
                 previous: None,
                 sources,
                 receivers,
+                receiver_spread,
                 density,
             })
         }

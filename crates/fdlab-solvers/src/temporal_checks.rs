@@ -185,6 +185,7 @@ fn wave_cases(rng: &mut SmallRng) -> Vec<TemporalCase> {
                                     initial: random_field(rng, cells, -1.0, 1.0),
                                     previous: Some(random_field(rng, cells, -1.0, 1.0)),
                                     sources: vec![],
+                                    receiver_spread: vec![],
                                     receivers: vec![],
                                 }),
                                 precision,

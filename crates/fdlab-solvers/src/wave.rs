@@ -3,12 +3,14 @@
 
 use crate::bands::sweep_with;
 use crate::error::{Error, Result};
+use crate::hicks::Weighted;
 use crate::layout::{to_bytes, HaloFill, Layout};
 use crate::physics::{first_weights, ricker, CpmlProfile};
 use crate::stepper::{first_bad, first_non_finite, StatePart, Stepper};
 use crate::wave_row::{CpmlRows, WaveRow};
 use fdlab_core::Scalar;
 use rayon::prelude::*;
+use std::sync::Arc;
 
 /// How the wave leaves the grid.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -26,10 +28,12 @@ pub enum WaveBoundary {
     },
 }
 
-/// A Ricker point source: adds `Δt² · amplitude · ricker(t) / ΔV` at its cell each step.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// A point source: adds `Δt² · amplitude · s(t) / ΔV` at its cell each step, `s` a Ricker
+/// wavelet or given samples; between grid points, spread over [`PointSource::spread`]'s
+/// points, each adding its weight times that (see [`crate::hicks`]).
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct PointSource {
-    /// Grid cell.
+    /// Grid cell (the nearest, when the source is spread).
     pub cell: [usize; 3],
     /// Peak frequency.
     pub f0: f64,
@@ -37,6 +41,39 @@ pub struct PointSource {
     pub t0: f64,
     /// Amplitude.
     pub amplitude: f64,
+    /// The grid points and weights it is spread over; empty: `cell` alone, weight 1.
+    pub spread: Vec<Weighted>,
+    /// One value per step (value `k` at time `k·Δt`, zero after the last) in place of the
+    /// Ricker of `f0` and `t0`.
+    pub wavelet: Option<Arc<[f64]>>,
+}
+
+impl PointSource {
+    /// The grid points and weights it adds to: [`PointSource::spread`], or `cell` alone.
+    pub fn points(&self) -> Vec<Weighted> {
+        points_or_cell(&self.spread, self.cell)
+    }
+
+    /// `s(t)` at step `step` (time `step · dt`): the wavelet's sample, or the Ricker's value.
+    pub fn wavelet_at(&self, step: u64, dt: f64) -> f64 {
+        match &self.wavelet {
+            Some(w) => usize::try_from(step)
+                .ok()
+                .and_then(|k| w.get(k))
+                .copied()
+                .unwrap_or(0.0),
+            None => ricker(step as f64 * dt, self.f0, self.t0),
+        }
+    }
+}
+
+/// `spread`, or `cell` alone with weight 1 when it is empty.
+fn points_or_cell(spread: &[Weighted], cell: [usize; 3]) -> Vec<Weighted> {
+    if spread.is_empty() {
+        vec![(cell, 1.0)]
+    } else {
+        spread.to_vec()
+    }
 }
 
 /// Wave equation parameters in backend-neutral form.
@@ -65,8 +102,46 @@ pub struct WaveSetup {
     pub previous: Option<Vec<f64>>,
     /// Point sources.
     pub sources: Vec<PointSource>,
-    /// Receiver cells; trace sample `s` is the pressure at time `(s + 1) Δt`.
+    /// Receiver cells (the nearest, for a receiver between grid points); trace sample `s` is
+    /// the pressure at time `(s + 1) Δt`.
     pub receivers: Vec<[usize; 3]>,
+    /// Per receiver, the grid points and weights its value is gathered from (the weighted
+    /// sum, [`crate::hicks`]); a list shorter than `receivers`, or an empty entry: the
+    /// receiver's cell alone, weight 1.
+    pub receiver_spread: Vec<Vec<Weighted>>,
+}
+
+impl WaveSetup {
+    /// The grid points and weights receiver `i` gathers from.
+    pub fn receiver_points(&self, i: usize) -> Vec<Weighted> {
+        let spread = self
+            .receiver_spread
+            .get(i)
+            .map_or(&[][..], |v| v.as_slice());
+        points_or_cell(spread, self.receivers[i])
+    }
+
+    /// Whether a source or receiver is spread over more than its cell.
+    pub fn has_spread_points(&self) -> bool {
+        self.sources.iter().any(|s| s.points().len() > 1)
+            || (0..self.receivers.len()).any(|i| self.receiver_points(i).len() > 1)
+    }
+}
+
+/// `points` with the cells as indices into a padded field of `l` and the weights in `T`.
+fn padded<T: Scalar>(l: &Layout, points: &[Weighted]) -> Vec<(usize, T)> {
+    points
+        .iter()
+        .map(|&(c, w)| (l.idx(c[0], c[1], c[2]), T::from_f64(w)))
+        .collect()
+}
+
+/// The weighted sum of `p` over `points`, in f64 (one point: its weighted value as it is).
+fn gather<T: Scalar>(points: &[(usize, T)], p: &[T]) -> f64 {
+    match points {
+        [(c, w)] => (*w * p[*c]).as_f64(),
+        _ => points.iter().map(|&(c, w)| (w * p[c]).as_f64()).sum(),
+    }
 }
 
 /// CPU wave stepper: one fused pass per step (stencil, update, CPML ζ terms), plus a pass over
@@ -91,8 +166,10 @@ pub struct WaveCpu<T: Scalar> {
     zeta: Vec<[T; 3]>,
     dt: f64,
     inv_dv: f64,
-    sources: Vec<(usize, PointSource)>,
-    receivers: Vec<usize>,
+    /// Each source's points (padded index, weight) and the source.
+    sources: Vec<(Vec<(usize, T)>, PointSource)>,
+    /// Each receiver's points (padded index, weight).
+    receivers: Vec<Vec<(usize, T)>>,
     traces: Vec<Vec<f64>>,
     step: u64,
     reference: bool,
@@ -316,12 +393,10 @@ impl<T: Scalar> WaveCpu<T> {
             sources: s
                 .sources
                 .iter()
-                .map(|src| (l.idx(src.cell[0], src.cell[1], src.cell[2]), *src))
+                .map(|src| (padded(&l, &src.points()), src.clone()))
                 .collect(),
-            receivers: s
-                .receivers
-                .iter()
-                .map(|c| l.idx(c[0], c[1], c[2]))
+            receivers: (0..s.receivers.len())
+                .map(|i| padded(&l, &s.receiver_points(i)))
                 .collect(),
             traces: vec![vec![]; s.receivers.len()],
             step: 0,
@@ -519,14 +594,16 @@ impl<T: Scalar> WaveCpu<T> {
         bad: impl Iterator<Item = Option<(usize, f64)>>,
     ) -> Option<(usize, f64)> {
         let bad = first_bad(bad);
-        let t = self.step as f64 * self.dt;
-        for (c, src) in &self.sources {
-            let v = self.dt * self.dt * src.amplitude * ricker(t, src.f0, src.t0) * self.inv_dv;
-            self.q[*c] = self.q[*c] + T::from_f64(v);
+        for (points, src) in &self.sources {
+            let s = src.wavelet_at(self.step, self.dt);
+            let v = T::from_f64(self.dt * self.dt * src.amplitude * s * self.inv_dv);
+            for &(c, w) in points {
+                self.q[c] = self.q[c] + w * v;
+            }
         }
         std::mem::swap(&mut self.p, &mut self.q);
-        for (tr, &c) in self.traces.iter_mut().zip(&self.receivers) {
-            tr.push(self.p[c].as_f64());
+        for (tr, points) in self.traces.iter_mut().zip(&self.receivers) {
+            tr.push(gather(points, &self.p));
         }
         bad
     }
@@ -603,14 +680,11 @@ impl<T: Scalar> Stepper for WaveCpu<T> {
             self.zeta = unflat(get("zeta", 3 * len)?);
         }
         let nr = self.receivers.len();
-        let tr: Vec<T> = get("traces", nr * step as usize)?;
+        // In f64 whatever the run's precision: a receiver between grid points sums its
+        // points in f64.
+        let tr: Vec<f64> = crate::stepper::state_part(parts, "traces", nr * step as usize)?;
         self.traces = (0..nr)
-            .map(|i| {
-                tr[i * step as usize..(i + 1) * step as usize]
-                    .iter()
-                    .map(|v| v.as_f64())
-                    .collect()
-            })
+            .map(|i| tr[i * step as usize..(i + 1) * step as usize].to_vec())
             .collect();
         self.step = step;
         self.halos_filled = false;

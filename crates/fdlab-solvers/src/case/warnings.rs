@@ -25,9 +25,11 @@ pub(crate) fn wave(case: &Case, plan: &Plan, c_min: f64) -> Vec<String> {
                 .enumerate()
                 .map(|(i, r)| (format!("receivers[{i}]"), &r.position)),
         );
-    if let BoundarySpec::Cpml { thickness } = *case.boundary() {
-        for (key, x) in placed {
-            out.extend(in_cpml(case, &key, x, thickness));
+    for (key, x) in placed {
+        match *case.boundary() {
+            BoundarySpec::Cpml { thickness } => out.extend(in_cpml(case, &key, x, thickness)),
+            BoundarySpec::Dirichlet => out.extend(by_wall(case, &key, x)),
+            BoundarySpec::Periodic => {}
         }
     }
     // The coarsest axis limits the resolution of a wave travelling along it.
@@ -46,6 +48,9 @@ pub(crate) fn wave(case: &Case, plan: &Plan, c_min: f64) -> Vec<String> {
                 c_min / (MIN_CELLS_PER_WAVELENGTH * h)
             ));
         }
+        if src.wavelet.is_some() {
+            continue;
+        }
         let (delay, given) = match src.delay {
             Some(d) => (d, "delay"),
             None => (1.5 / f, "delay (by default 1.5 / frequency)"),
@@ -59,6 +64,26 @@ pub(crate) fn wave(case: &Case, plan: &Plan, c_min: f64) -> Vec<String> {
         }
     }
     out
+}
+
+/// A warning when position `x` (already checked to lie in the grid) is between grid points
+/// and its interpolation's support reaches a rigid wall: the weights beyond it are mirrored
+/// with opposite sign, so that the point sees its image in the wall.
+fn by_wall(case: &Case, key: &str, x: &[f64]) -> Option<String> {
+    let g = &case.spec.grid;
+    let cells = case.in_cells(x);
+    let r = crate::hicks::HALF_WIDTH as f64;
+    let a = (0..case.dim()).find(|&a| {
+        let c = cells[a];
+        !crate::hicks::on_grid(c)
+            && (c.floor() - r + 1.0 < 0.0 || c.floor() + r >= g.shape[a] as f64)
+    })?;
+    Some(format!(
+        "{key}: position {x:?} is between grid points within {r} cells of the rigid wall along \
+         axis {a}: its interpolation weights beyond the wall are mirrored with opposite sign \
+         (the wall is p = 0 one spacing outside the grid); move it further in, or onto a grid \
+         point, for a free-space source or receiver"
+    ))
 }
 
 /// A warning when position `x` (already checked to lie in the grid) is in the CPML layer of

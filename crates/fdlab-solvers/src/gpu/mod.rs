@@ -18,6 +18,7 @@ pub mod schedule;
 pub mod temporal;
 mod wave;
 pub mod wave_pass;
+mod wave_points;
 
 pub use fdtd::FdtdGpu;
 pub use heat::HeatGpu;

@@ -7,6 +7,7 @@
 use super::schedule::{ShellTile, WaveChoices, WaveSchedule};
 use super::temporal::Request;
 use super::wave_pass::{self, WaveShape};
+use super::wave_points::Points;
 use super::{
     cuda_type, driver, march_order, march_sizes, precision_of, tag, DeviceStepper, Gpu,
     StepExchange,
@@ -40,20 +41,6 @@ struct CpmlBuffers<T> {
     terms_shell: Shell,
 }
 
-/// Sources and receivers on the device, and the kernel that applies and samples them.
-struct Points {
-    kernel: Arc<Kernel>,
-    src_cell: CudaSlice<i64>,
-    src_f0: CudaSlice<f64>,
-    src_t0: CudaSlice<f64>,
-    src_scale: CudaSlice<f64>,
-    ns: i32,
-    rec_cell: CudaSlice<i64>,
-    nr: i32,
-    /// One row of receiver values per step of the current `advance`.
-    rows: CudaSlice<f64>,
-}
-
 /// GPU wave stepper: p and p⁻ on the device; each step writes p⁺ over p⁻ and swaps.
 pub struct WaveGpu<T: CudaScalar> {
     gpu: Gpu,
@@ -74,7 +61,7 @@ pub struct WaveGpu<T: CudaScalar> {
     /// Dynamic shared memory of the step kernel (its ring of planes), in bytes.
     shared: u32,
     cpml: Option<CpmlBuffers<T>>,
-    points: Option<Points>,
+    points: Option<Points<T>>,
     /// The k-step pass, when temporal blocking is on.
     pass: Option<Pass<T>>,
     traces: Vec<Vec<f64>>,
@@ -91,11 +78,6 @@ struct Pass<T> {
     shared: u32,
     p2: CudaSlice<T>,
     q2: CudaSlice<T>,
-}
-
-/// Linear index of grid point `c` (x fastest).
-fn linear(n: [usize; 3], c: [usize; 3]) -> i64 {
-    (c[0] + n[0] * (c[1] + n[1] * c[2])) as i64
 }
 
 impl<T: CudaScalar> WaveGpu<T> {
@@ -218,31 +200,9 @@ impl<T: CudaScalar> WaveGpu<T> {
             }
             _ => None,
         };
-        let points = if let Some(after) = &src.after {
-            let kernel = gpu.kernel(after)?;
-            // Empty lists still need a valid pointer: one unused element.
-            let or_one = |v: Vec<f64>| if v.is_empty() { vec![0.0] } else { v };
-            let cells_of = |v: Vec<i64>| if v.is_empty() { vec![0] } else { v };
-            let src = &s.sources;
-            let dt2 = s.dt * s.dt;
-            Some(Points {
-                kernel,
-                src_cell: gpu
-                    .upload(&cells_of(src.iter().map(|x| linear(s.n, x.cell)).collect()))?,
-                src_f0: gpu.upload(&or_one(src.iter().map(|x| x.f0).collect()))?,
-                src_t0: gpu.upload(&or_one(src.iter().map(|x| x.t0).collect()))?,
-                src_scale: gpu.upload(&or_one(
-                    src.iter().map(|x| dt2 * x.amplitude * co.inv_dv).collect(),
-                ))?,
-                ns: src.len() as i32,
-                rec_cell: gpu.upload(&cells_of(
-                    s.receivers.iter().map(|&c| linear(s.n, c)).collect(),
-                ))?,
-                nr: s.receivers.len() as i32,
-                rows: gpu.zeros(1)?,
-            })
-        } else {
-            None
+        let points = match &src.after {
+            Some(after) => Some(Points::new(&gpu, gpu.kernel(after)?, s, co.inv_dv)?),
+            None => None,
         };
         let pass = match pass_source::<T>(s, &c)? {
             Some((src, shape)) => open_pass(&gpu, &src, shape, cells)?,
@@ -325,27 +285,7 @@ impl<T: CudaScalar> WaveGpu<T> {
         }
         if let Some(pt) = self.points.as_mut() {
             let time = self.step as f64 * self.dt + i as f64 * self.dt;
-            let row = i as i32;
-            let mut b = stream.launch_builder(pt.kernel.function());
-            b.arg(&mut self.q)
-                .arg(&pt.src_cell)
-                .arg(&pt.src_f0)
-                .arg(&pt.src_t0)
-                .arg(&pt.src_scale)
-                .arg(&pt.ns)
-                .arg(&time)
-                .arg(&pt.rec_cell)
-                .arg(&pt.nr)
-                .arg(&mut pt.rows)
-                .arg(&row);
-            let one = LaunchConfig {
-                grid_dim: (1, 1, 1),
-                block_dim: (256, 1, 1),
-                shared_mem_bytes: 0,
-            };
-            // SAFETY: the arguments match the generated signature; the cells are inside the
-            // grid (checked when the case was prepared) and `rows` holds a row per step.
-            unsafe { b.launch(one) }.map_err(driver("cuLaunchKernel"))?;
+            pt.queue(&stream, &mut self.q, time, self.step + i as u64, i as i32)?;
         }
         if let Some(ex) = exchange {
             ex.start(&stream, &mut self.q)?;

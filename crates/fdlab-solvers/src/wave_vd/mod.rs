@@ -11,7 +11,6 @@ mod gpu;
 
 use crate::error::{Error, Result};
 use crate::layout::to_bytes;
-use crate::physics::ricker;
 use crate::stepper::{StatePart, Stepper};
 use crate::wave::{WaveBoundary, WaveSetup};
 use fdlab_core::step::physics::{acoustic_vd_layers, AcousticVd, AcousticVdSpec};
@@ -109,7 +108,12 @@ pub fn prepare(s: &WaveSetup) -> Result<Prepared> {
         accuracy: s.order,
         boundary,
         layer,
-        sources: s.sources.iter().map(|src| src.cell).collect(),
+        // A spread source is one source of the description per point.
+        sources: s
+            .sources
+            .iter()
+            .flat_map(|src| src.points().into_iter().map(|(c, _)| c))
+            .collect(),
     };
     let desc = acoustic_vd_layers(&grid, &spec)?;
     let cells = s.n.iter().product::<usize>();
@@ -188,7 +192,10 @@ pub struct WaveVd<E> {
     setup: WaveSetup,
     cells: usize,
     inv_dv: f64,
+    /// All receivers' points, x-fastest indices, one after the other.
     receivers: Vec<usize>,
+    /// Per receiver, the weights of its points in `receivers`.
+    receiver_weights: Vec<Vec<f64>>,
     traces: Vec<Vec<f64>>,
     step: u64,
     value_bytes: usize,
@@ -198,10 +205,17 @@ impl<E: Exec> WaveVd<E> {
     fn with_exec(s: &WaveSetup, p: &Prepared, exec: E, value_bytes: usize) -> WaveVd<E> {
         let n = s.n;
         let dv: f64 = s.spacing[..s.dim].iter().product();
-        let receivers: Vec<usize> = s
-            .receivers
+        let points: Vec<_> = (0..s.receivers.len())
+            .map(|i| s.receiver_points(i))
+            .collect();
+        let receivers: Vec<usize> = points
             .iter()
-            .map(|c| c[0] + n[0] * (c[1] + n[1] * c[2]))
+            .flatten()
+            .map(|(c, _)| c[0] + n[0] * (c[1] + n[1] * c[2]))
+            .collect();
+        let receiver_weights = points
+            .iter()
+            .map(|p| p.iter().map(|x| x.1).collect())
             .collect();
         WaveVd {
             exec,
@@ -209,8 +223,9 @@ impl<E: Exec> WaveVd<E> {
             setup: s.clone(),
             cells: n.iter().product(),
             inv_dv: 1.0 / dv,
-            traces: vec![vec![]; receivers.len()],
+            traces: vec![vec![]; s.receivers.len()],
             receivers,
+            receiver_weights,
             step: 0,
             value_bytes,
         }
@@ -218,18 +233,24 @@ impl<E: Exec> WaveVd<E> {
 
     fn step_once(&mut self) -> Result<()> {
         let s = &self.setup;
-        let t = self.step as f64 * s.dt;
-        let names: Vec<String> = (0..s.sources.len()).map(AcousticVd::source).collect();
-        let mut params = vec![(AcousticVd::DT, s.dt)];
-        for (name, src) in names.iter().zip(&s.sources) {
-            let v = s.dt * s.dt * src.amplitude * ricker(t, src.f0, src.t0) * self.inv_dv;
-            params.push((name.as_str(), v));
+        let mut values = vec![];
+        for src in &s.sources {
+            let v = s.dt * s.dt * src.amplitude * src.wavelet_at(self.step, s.dt) * self.inv_dv;
+            values.extend(src.points().into_iter().map(|(_, w)| w * v));
         }
+        let names: Vec<String> = (0..values.len()).map(AcousticVd::source).collect();
+        let mut params = vec![(AcousticVd::DT, s.dt)];
+        params.extend(names.iter().map(String::as_str).zip(values));
         self.exec.step(&params)?;
         self.step += 1;
         let at = self.exec.sample(AcousticVd::P, &self.receivers)?;
-        for (tr, v) in self.traces.iter_mut().zip(at) {
-            tr.push(v);
+        let mut at = at.into_iter();
+        for (tr, w) in self.traces.iter_mut().zip(&self.receiver_weights) {
+            let vals: Vec<f64> = at.by_ref().take(w.len()).collect();
+            tr.push(match (w.as_slice(), vals.as_slice()) {
+                ([1.0], [v]) => *v,
+                _ => w.iter().zip(&vals).map(|(w, v)| w * v).sum(),
+            });
         }
         Ok(())
     }
@@ -287,9 +308,9 @@ impl<E: Exec> Stepper for WaveVd<E> {
             self.exec.write(&name, level, &v)?;
         }
         let per = step as usize;
-        let tr = get("traces", self.receivers.len() * per)?;
+        let tr = get("traces", self.receiver_weights.len() * per)?;
         self.traces = tr.chunks(per.max(1)).map(<[f64]>::to_vec).collect();
-        self.traces.resize(self.receivers.len(), vec![]);
+        self.traces.resize(self.receiver_weights.len(), vec![]);
         self.step = step;
         Ok(())
     }

@@ -224,6 +224,7 @@ fn wave_standing_mode_has_the_discrete_frequency() {
         initial: u0,
         previous: None,
         sources: vec![],
+        receiver_spread: vec![],
         receivers: vec![[0, 0, 0]],
     };
     let mut s = WaveCpu::<f64>::new(&setup).unwrap();
@@ -289,7 +290,9 @@ fn point_source_run(
             f0,
             t0: 1.5 / f0,
             amplitude: 1.0,
+            ..Default::default()
         }],
+        receiver_spread: vec![],
         receivers: vec![rec],
     };
     let mut s = WaveCpu::<f64>::new(&setup).unwrap();
@@ -393,7 +396,9 @@ fn cpml_absorbs_an_outgoing_pulse() {
             f0,
             t0: 1.5 / f0,
             amplitude: 1.0,
+            ..Default::default()
         }],
+        receiver_spread: vec![],
         receivers: vec![],
     };
     let mut s = WaveCpu::<f64>::new(&setup).unwrap();
@@ -452,7 +457,9 @@ fn wave_fused_matches_reference_on_odd_grids() {
                 f0: 0.05,
                 t0: 5.0,
                 amplitude: 3.0,
+                ..Default::default()
             }],
+            receiver_spread: vec![],
             receivers: vec![[3, 4, 0], [n[0] - 1, n[1] - 1, n[2] - 1]],
         };
         let mut fast = WaveCpu::<f64>::new(&setup).unwrap();
@@ -506,7 +513,9 @@ fn cpml_reflection_is_below_40_db_at_a_receiver() {
                 f0,
                 t0: 1.5 / f0,
                 amplitude: 1.0,
+                ..Default::default()
             }],
+            receiver_spread: vec![],
             receivers: vec![rec],
         };
         let mut s = WaveCpu::<f64>::new(&setup).unwrap();

@@ -132,6 +132,7 @@ fn every_temporal_pass_compiles_for_sm_90() {
                     initial: vec![],
                     previous: None,
                     sources: vec![],
+                    receiver_spread: vec![],
                     receivers: vec![],
                 };
                 for p in [Precision::F32, Precision::F64] {

@@ -18,6 +18,7 @@ mod fdtd_lorentz_debye;
 mod fdtd_plane_wave;
 mod fdtd_shapes;
 mod gpu_kernels;
+mod hicks_points;
 mod outputs;
 mod validation;
 mod wave_density;

@@ -92,7 +92,9 @@ fn wave_row_paths_match_the_reference() {
                         f0: 0.05,
                         t0: 5.0,
                         amplitude: 3.0,
+                        ..Default::default()
                     }],
+                    receiver_spread: vec![],
                     receivers: vec![],
                 };
                 let prof = faces.then(|| some_faces(n, dim, spacing, dt, r));

@@ -489,18 +489,37 @@ pub fn wave(spec: &StepSpec) -> String {
     g
 }
 
-/// After a wave step: add each Ricker source's sample to `q` (the new pressure), then copy
-/// the receivers' values into row `row` of `traces`. One block; sources may share a cell.
+/// After a wave step: add the sources to `q` (the new pressure), then write the receivers'
+/// values into row `row` of `traces`; one launch of one block for all of them.
+///
+/// Sources are lists of points: point `i` adds `pt_w[i]` (a weight in the run's precision)
+/// times the value of source `pt_src[i]` at cell `pt_cell[i]`. A source's value is
+/// `src_scale` times its Ricker at time `t` (`src_off < 0`) or its sample `k` of `samples`
+/// (from `src_off`, zero from `src_len` on). Receiver `i` is the sum of `rc_w[j] ·
+/// q[rc_cell[j]]` over its points `rc_start[i] .. rc_start[i + 1]`, in double. A source or
+/// receiver on a grid point is one point of weight 1. Points may share a cell (atomics).
 pub fn after_step(ty: &str) -> String {
     format!(
-        "extern \"C\" __global__ void __launch_bounds__(256) @NAME@({ty}* __restrict__ q, const long long* __restrict__ src_cell, const double* __restrict__ src_f0, const double* __restrict__ src_t0, const double* __restrict__ src_scale, const int ns, const double t, const long long* __restrict__ rec_cell, const int nr, double* __restrict__ traces, const int row) {{
-  for (int i = threadIdx.x; i < ns; i += blockDim.x) {{
-    const double pa = 3.141592653589793 * src_f0[i] * (t - src_t0[i]);
-    const double a = pa * pa;
-    atomicAdd(q + src_cell[i], ({ty})(src_scale[i] * (1.0 - 2.0 * a) * exp(-a)));
+        "extern \"C\" __global__ void __launch_bounds__(256) @NAME@({ty}* __restrict__ q, const long long* __restrict__ pt_cell, const {ty}* __restrict__ pt_w, const int* __restrict__ pt_src, const int np, const double* __restrict__ src_f0, const double* __restrict__ src_t0, const double* __restrict__ src_scale, const long long* __restrict__ src_off, const long long* __restrict__ src_len, const double* __restrict__ samples, const double t, const long long k, const long long* __restrict__ rc_cell, const {ty}* __restrict__ rc_w, const int* __restrict__ rc_start, const int nr, double* __restrict__ traces, const int row) {{
+  for (int i = threadIdx.x; i < np; i += blockDim.x) {{
+    const int s = pt_src[i];
+    double v;
+    if (src_off[s] < 0) {{
+      const double pa = 3.141592653589793 * src_f0[s] * (t - src_t0[s]);
+      const double a = pa * pa;
+      v = src_scale[s] * (1.0 - 2.0 * a) * exp(-a);
+    }} else {{
+      v = k < src_len[s] ? src_scale[s] * samples[src_off[s] + k] : 0.0;
+    }}
+    atomicAdd(q + pt_cell[i], pt_w[i] * ({ty})v);
   }}
   __syncthreads();
-  for (int i = threadIdx.x; i < nr; i += blockDim.x) traces[(long long)row * nr + i] = (double)q[rec_cell[i]];
+  for (int i = threadIdx.x; i < nr; i += blockDim.x) {{
+    const int j0 = rc_start[i], j1 = rc_start[i + 1];
+    double acc = (double)(rc_w[j0] * q[rc_cell[j0]]);
+    for (int j = j0 + 1; j < j1; ++j) acc += (double)(rc_w[j] * q[rc_cell[j]]);
+    traces[(long long)row * nr + i] = acc;
+  }}
 }}
 "
     )
@@ -576,6 +595,29 @@ mod tests {
             },
         );
         assert!(w.contains("zeta_m[c] = zn;") && !w.contains("zeta_o[c]"));
+    }
+
+    #[test]
+    fn the_after_step_kernel_takes_point_lists_and_compiles_in_both_precisions() {
+        for ty in ["float", "double"] {
+            let k = after_step(ty);
+            // Weights in the run's precision; cells, sources and receiver ranges as lists.
+            assert!(k.contains(&format!("const {ty}* __restrict__ pt_w")), "{k}");
+            assert!(k.contains(&format!("const {ty}* __restrict__ rc_w")), "{k}");
+            assert!(k.contains("const int* __restrict__ pt_src") && k.contains("rc_start[i + 1]"));
+            if !crate::nvrtc::available() {
+                assert_ne!(
+                    std::env::var("FDLAB_REQUIRE_NVRTC").as_deref(),
+                    Ok("1"),
+                    "FDLAB_REQUIRE_NVRTC=1 but libnvrtc cannot be loaded"
+                );
+                eprintln!("SKIPPED: libnvrtc not found");
+                return;
+            }
+            let name = format!("wave_after_{ty}");
+            let ptx = crate::nvrtc::compile(&name, &k.replace("@NAME@", &name), "sm_90");
+            assert!(ptx.is_ok(), "{ty}: {:?}", ptx.err());
+        }
     }
 
     #[test]
