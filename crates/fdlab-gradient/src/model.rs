@@ -7,7 +7,6 @@ use fdlab_core::step::physics::{AcousticVd, Leapfrog};
 use fdlab_core::step::{Expr, FieldDecl, Role, Slots, StepDescription, StepRegion, Update};
 use fdlab_core::{Axis, Field, Grid, Region};
 use fdlab_cpu::step::run_step;
-use fdlab_solvers::physics::ricker;
 use fdlab_solvers::WaveSetup;
 
 /// The coefficient field (zero everywhere) added to the pressure update as `image · pⁿ`: it
@@ -27,11 +26,16 @@ pub struct Model {
     setup: WaveSetup,
     steps: usize,
     inv_dv: f64,
-    receivers: Vec<usize>,
+    receivers: Vec<Weights>,
+    /// Per source, the parameters it sets and the weight of its value in each.
+    source_params: Vec<Vec<(String, f64)>>,
     start: Slots<Field<f64>>,
     velocity: Vec<f64>,
     rho: Option<Vec<f64>>,
 }
+
+/// Linear indices (x fastest) and weights: the points a receiver gathers from.
+pub type Weights = Vec<(usize, f64)>;
 
 /// A per-point array from one value or one per point.
 fn per_point(v: &[f64], cells: usize) -> Vec<f64> {
@@ -87,15 +91,40 @@ impl Model {
                 velocity.len()
             )));
         }
-        let receivers = setup
-            .receivers
-            .iter()
-            .enumerate()
-            .map(|(i, &c)| linear(n, c, &format!("receiver {i}")))
+        let receivers = (0..setup.receivers.len())
+            .map(|i| {
+                let what = format!("receiver {i}");
+                let points = setup.receiver_points(i).into_iter();
+                points
+                    .map(|(c, w)| Ok((linear(n, c, &what)?, w)))
+                    .collect::<Result<Weights>>()
+            })
             .collect::<Result<Vec<_>>>()?;
         for (i, src) in setup.sources.iter().enumerate() {
-            linear(n, src.cell, &format!("source {i}"))?;
+            for (c, _) in src.points() {
+                linear(n, c, &format!("source {i}"))?;
+            }
         }
+        // Constant density: one parameter per source, added with each point's weight by the
+        // description. Variable density: its description has one parameter per point, in
+        // the order of the sources and their points, each set to the weight times the value.
+        let mut next = 0;
+        let source_params: Vec<Vec<(String, f64)>> = setup
+            .sources
+            .iter()
+            .enumerate()
+            .map(|(i, src)| match setup.density {
+                None => vec![(AcousticVd::source(i), 1.0)],
+                Some(_) => src
+                    .points()
+                    .into_iter()
+                    .map(|(_, w)| {
+                        next += 1;
+                        (AcousticVd::source(next - 1), w)
+                    })
+                    .collect(),
+            })
+            .collect();
         let dv: f64 = setup.spacing[..setup.dim].iter().product();
         let (desc, grid, values, previous, rho) = match &setup.density {
             Some(density) => {
@@ -134,6 +163,7 @@ impl Model {
             steps,
             inv_dv: 1.0 / dv,
             receivers,
+            source_params,
             start,
             velocity,
             rho,
@@ -208,9 +238,15 @@ impl Model {
         self.rho.as_deref()
     }
 
-    /// The receivers' linear indices (x fastest).
-    pub fn receivers(&self) -> &[usize] {
+    /// The points and weights each receiver gathers from (linear indices, x fastest).
+    pub fn receivers(&self) -> &[Weights] {
         &self.receivers
+    }
+
+    /// Per source, the description's parameters it sets and the weight of its value in
+    /// each (see [`Model::params`]).
+    pub fn source_params(&self) -> &[Vec<(String, f64)>] {
+        &self.source_params
     }
 
     /// The slots before step 0: `p` at levels 0 and −1, the memory variables zero, the
@@ -219,24 +255,24 @@ impl Model {
         &self.start
     }
 
-    /// `Δt² / ΔV`: the factor from a source's wavelet sample `amplitude · ricker(t)` to the
-    /// value its update adds.
+    /// `Δt² / ΔV`: the factor from a source's wavelet sample `amplitude · s(t)` to the
+    /// value its update adds (times each point's weight).
     pub fn source_scale(&self) -> f64 {
         self.setup.dt * self.setup.dt * self.inv_dv
     }
 
     /// Step `n`'s parameters: `dt` (variable density), then `s_i = Δt² · amplitude_i ·
-    /// ricker(nΔt) / ΔV` per source, as the case's steppers add them.
+    /// s_i(nΔt) / ΔV` per source (its Ricker or wavelet file), times each point's weight
+    /// where the description has a parameter per point, as the case's steppers add them.
     pub fn params(&self, n: usize) -> Vec<(String, f64)> {
         let s = &self.setup;
-        let t = n as f64 * s.dt;
         let mut out = vec![];
         if self.rho.is_some() {
             out.push((AcousticVd::DT.to_string(), s.dt));
         }
-        for (i, src) in s.sources.iter().enumerate() {
-            let v = s.dt * s.dt * src.amplitude * ricker(t, src.f0, src.t0) * self.inv_dv;
-            out.push((AcousticVd::source(i), v));
+        for (src, params) in s.sources.iter().zip(&self.source_params) {
+            let v = s.dt * s.dt * src.amplitude * src.wavelet_at(n as u64, s.dt) * self.inv_dv;
+            out.extend(params.iter().map(|(name, w)| (name.clone(), w * v)));
         }
         out
     }
@@ -275,8 +311,8 @@ impl Model {
                 .get(Leapfrog::P, 0)
                 .ok_or_else(|| Error::Usage("the model has no pressure field".into()))?
                 .as_slice();
-            for (tr, &c) in traces.iter_mut().zip(&self.receivers) {
-                tr.push(now[c]);
+            for (tr, points) in traces.iter_mut().zip(&self.receivers) {
+                tr.push(points.iter().map(|&(c, w)| w * now[c]).sum());
             }
             if (n % 64 == 63 || n + 1 == self.steps)
                 && let Some(v) = now.iter().find(|v| !v.is_finite())
@@ -320,16 +356,19 @@ fn constant_density(setup: &WaveSetup) -> Result<(StepDescription, Values)> {
             values.push((Leapfrog::b(axis), along(a, &prof[a].b)));
         }
     }
-    // The sources as `acoustic_vd_layers` adds them: after every update, one point each.
+    // The sources as `acoustic_vd_layers` adds them, after every update: `p⁺ += w s_i` on
+    // each point a source is spread over (one point of weight 1 on the grid).
     for (i, src) in setup.sources.iter().enumerate() {
         let s = AcousticVd::source(i);
-        let point = Region {
-            lo: src.cell,
-            hi: src.cell.map(|c| c + 1),
-        };
-        let add = Expr::at(p, 1, [0; 3]) + Expr::param(&s);
-        desc.updates
-            .push(Update::new(p, 1, add).on(StepRegion::Box(point)));
+        for (cell, w) in src.points() {
+            let point = Region {
+                lo: cell,
+                hi: cell.map(|c| c + 1),
+            };
+            let add = Expr::at(p, 1, [0; 3]) + Expr::Const(w) * Expr::param(&s);
+            desc.updates
+                .push(Update::new(p, 1, add).on(StepRegion::Box(point)));
+        }
         desc.params.push(s);
     }
     Ok((desc, values))

@@ -129,7 +129,7 @@ pub struct Sweep {
     /// cross-correlation of the two (the gradient of `J` with respect to a term `image · pⁿ`
     /// added to the update of `pⁿ⁺¹`).
     pub image: Vec<f64>,
-    /// `∂J/∂w_i(n)`, sources × steps: `w_i(n) = amplitude_i · ricker(nΔt)` the wavelet sample
+    /// `∂J/∂w_i(n)`, sources × steps: `w_i(n) = amplitude_i · s(nΔt)` the wavelet sample
     /// source `i` injects at step `n` (it adds `Δt² w_i(n)/ΔV` to the new pressure).
     pub source_gradient: Vec<Vec<f64>>,
     /// Checkpoint slots used.
@@ -174,8 +174,10 @@ pub fn gradient(
             // ∂J/∂(p after step n) = the residual at the receivers.
             if let Some(p) = adj.get_mut(Leapfrog::P, 0) {
                 let p = p.as_mut_slice();
-                for (r, &c) in residual.iter().zip(&receivers) {
-                    p[c] += r[n];
+                for (r, points) in residual.iter().zip(&receivers) {
+                    for &(c, w) in points {
+                        p[c] += w * r[n];
+                    }
                 }
             }
             done += 1;
@@ -209,13 +211,23 @@ pub fn gradient(
     let image = g.get(IMAGE).ok_or_else(|| missing(IMAGE))?.to_vec();
     let names = &model.description().params;
     let scale = model.source_scale();
-    let source_gradient = (0..model.setup().sources.len())
-        .map(|i| {
-            let k = names
+    // ∂J/∂w_i(n) = Σ over the source's parameters of weight · ∂J/∂param · Δt²/ΔV.
+    let source_gradient = model
+        .source_params()
+        .iter()
+        .map(|params| {
+            let slots = params
                 .iter()
-                .position(|p| *p == AcousticVd::source(i))
-                .ok_or_else(|| missing(&AcousticVd::source(i)))?;
-            Ok(reversed.params.iter().map(|p| p[k] * scale).collect())
+                .map(|(name, w)| {
+                    let k = names.iter().position(|p| p == name);
+                    Ok((k.ok_or_else(|| missing(name))?, *w))
+                })
+                .collect::<Result<Vec<(usize, f64)>>>()?;
+            Ok(reversed
+                .params
+                .iter()
+                .map(|p| slots.iter().map(|&(k, w)| w * p[k]).sum::<f64>() * scale)
+                .collect())
         })
         .collect::<Result<Vec<Vec<f64>>>>()?;
     Ok(Sweep {

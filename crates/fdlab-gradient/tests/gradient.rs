@@ -44,12 +44,23 @@ fn case(n: [usize; 3], dim: usize, density: bool, receivers: Vec<[usize; 3]>) ->
         boundary: WaveBoundary::Cpml { thickness: 5, f0 },
         initial: vec![0.0; len],
         previous: None,
+        // Spread over two points (as a source between grid points is), and so is the first
+        // receiver: the weights are data to the model, whatever made them.
         sources: vec![PointSource {
             cell,
             f0,
             t0: 1.2 / f0,
             amplitude: 2.5,
+            spread: vec![(cell, 0.7), ([cell[0] + 1, cell[1], cell[2]], 0.3)],
+            wavelet: None,
         }],
+        receiver_spread: vec![vec![
+            (receivers[0], 0.55),
+            (
+                [receivers[0][0], receivers[0][1] + 1, receivers[0][2]],
+                0.45,
+            ),
+        ]],
         receivers,
     }
 }
@@ -233,7 +244,7 @@ fn source_gradient_matches_a_finite_difference() {
             .0
     };
     let fd = (j_with(h) - j_with(-h)) / (2.0 * h);
-    let src = model.setup().sources[0];
+    let src = &model.setup().sources[0];
     let dt = model.setup().dt;
     let chain: f64 = (0..steps)
         .map(|k| {

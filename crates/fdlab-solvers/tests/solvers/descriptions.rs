@@ -129,6 +129,7 @@ fn wave_steps_are_their_description() {
                     previous: Some((0..len).map(|_| rnd()).collect()),
                     sources: vec![],
                     receivers: vec![],
+                    receiver_spread: vec![],
                 };
                 let mut cpu = WaveCpu::<f64>::new(&s).unwrap();
                 cpu.advance(5).unwrap();
