@@ -169,7 +169,9 @@ impl<T: CudaScalar> FdtdGpu<T> {
         schedule.validate()?;
         // The CPU simulation validates sources, probes and boxes and computes the per-cell
         // coefficients and CPML profiles; the GPU takes them as they are.
+        let t = std::time::Instant::now();
         let cpu = FdtdCpu::<T>::new(s)?;
+        let coefficients_s = t.elapsed().as_secs_f64();
         let sim = cpu.sim();
         let gpu = Gpu::open()?;
         let class = fdlab_cuda::choose::device_class(&gpu.dev.info.name);
@@ -269,7 +271,7 @@ impl<T: CudaScalar> FdtdGpu<T> {
             None
         };
         Ok(FdtdGpu {
-            build: gpu.build_times(0.0),
+            build: gpu.build_times(coefficients_s),
             gpu,
             n: g.n,
             plot: s.plot,
