@@ -394,7 +394,6 @@ impl<T: GpuScalar> SlabGpu<T> {
             Setup::Wave(s) => {
                 let part = slab::wave(s, &slab)?;
                 source_on_edge = part.sources.iter().any(|p| slab.on_edge(p.cell));
-                // The CPML terms change the sent planes after the step kernel.
                 let profiles = slab::cpml_profiles(s, &slab)?;
                 cpml = profiles.is_some();
                 (
