@@ -114,7 +114,8 @@ pub fn split_cases() -> Vec<SplitCase> {
 }
 
 /// How many checks [`run_checks`] makes on one GPU (without NCCL) for the precisions
-/// `wanted`: the split cases and the checkpoint cases.
+/// `wanted`: the split cases, the checkpoint cases and a checkpointed `fdlab run --gpus` per
+/// precision.
 pub fn count(wanted: &[Precision]) -> usize {
     let split = split_cases()
         .iter()
@@ -124,7 +125,7 @@ pub fn count(wanted: &[Precision]) -> usize {
         .iter()
         .filter(|c| wanted.contains(&c.precision))
         .count();
-    split + resume
+    split + resume + wanted.len()
 }
 
 /// The whole setup's field and traces after [`STEPS`] steps on GPU 0.
@@ -308,6 +309,10 @@ pub fn run_checks(wanted: &[Precision], progress: &mut dyn FnMut(usize)) -> Vec<
     for c in &resumes {
         let staged = || Ok(Exchange::Staged);
         out.push(check_resume(c, 1, &staged, "one GPU, through the host"));
+        progress(out.len());
+    }
+    for &p in wanted {
+        out.push(crate::gpu_resume::run_check(p));
         progress(out.len());
     }
     #[cfg(feature = "nccl")]
