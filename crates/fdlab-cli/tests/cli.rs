@@ -471,7 +471,7 @@ fn json_goes_to_a_results_folder_by_default() {
 fn solvers_suite_times_heat_wave_and_fdtd_steps_on_the_cpu() {
     let (v, stdout) = cpu_bench(&["--suite", "solvers", "--size", "32"]);
     let rows = v["solvers"].as_array().expect("solver rows");
-    assert_eq!(rows.len(), 20, "{stdout}");
+    assert_eq!(rows.len(), 22, "{stdout}");
     for r in rows {
         assert!(r["pct_of_copy"].as_f64().unwrap() > 0.0, "{r}");
         let depth = if r["case"].as_str().unwrap().contains("seismic") {
@@ -504,7 +504,9 @@ fn solvers_suite_times_heat_wave_and_fdtd_steps_on_the_cpu() {
             "fdtd3d-yee-drude",
             "fdtd3d-yee-drude",
             "fdtd3d-yee-cpml-drude",
-            "fdtd3d-yee-cpml-drude"
+            "fdtd3d-yee-cpml-drude",
+            "fdtd3d-full",
+            "fdtd3d-full"
         ]
     );
     assert!(stdout.contains("%copy"), "{stdout}");
