@@ -284,7 +284,10 @@ impl<T: CudaScalar> WaveGpu<T> {
             unsafe { b.launch(sh.config) }.map_err(driver("cuLaunchKernel"))?;
         }
         if let Some(pt) = self.points.as_mut() {
-            let time = self.step as f64 * self.dt + i as f64 * self.dt;
+            // The step's own index times Δt, as the CPU stepper: a sum of the call's start
+            // and the offset within it would round differently in runs cut into other calls
+            // (a resumed run's), and f64 fields would then differ in their last bits.
+            let time = (self.step + i as u64) as f64 * self.dt;
             pt.queue(&stream, &mut self.q, time, self.step + i as u64, i as i32)?;
         }
         if let Some(ex) = exchange {
