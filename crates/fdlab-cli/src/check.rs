@@ -295,12 +295,9 @@ fn solver_checks(
         pb.finish_and_clear();
     }
     if on_gpu && !only_fdtd && !only_temporal {
-        let split = fdlab_dist::gpu_check::split_cases()
-            .into_iter()
-            .filter(|c| wanted.contains(&c.precision))
-            .count();
+        let split = fdlab_dist::gpu_check::count(&wanted);
         println!(
-            "solvers: {split} decomposed cases (heat and wave split into 2 and 3 slabs along the last axis, odd shapes, both boundaries, orders 2 to 8): the slabs on this GPU exchanging halos through the host, and with NCCL across GPUs where there is a GPU per slab, against the whole grid on the GPU after 40 steps"
+            "solvers: {split} decomposed cases (heat and wave split into 2 and 3 slabs along the last axis, odd shapes, periodic, walls and CPML layers cut inside and outside, orders 2 to 8; and checkpoints of split runs resumed on another number of slabs): the slabs on this GPU exchanging halos through the host, and with NCCL across GPUs where there is a GPU per slab, against the whole grid on the GPU after 40 steps, bit for bit"
         );
         let pb = progress_bar(split as u64);
         pb.set_message("decomposed runs");

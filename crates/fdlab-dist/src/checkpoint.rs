@@ -1,6 +1,6 @@
-//! Checkpoints of a split CPU run: the whole grid's state, part for part what a one-process
-//! stepper saves, gathered on rank 0 (which writes it); and such a state, from a run on any
-//! number of processes, cut into the blocks of this one. Also the agreement on when to stop,
+//! Checkpoints of a split run (CPU ranks or GPU slabs): the whole grid's state, part for part
+//! what a one-process stepper on the same backend saves, gathered on rank 0 (which writes it);
+//! and such a state, from a run on any number of processes, cut into the blocks of this one. Also the agreement on when to stop,
 //! so that every rank checkpoints at the same step.
 
 use crate::error::{Error, Result};
@@ -11,7 +11,7 @@ use fdlab_solvers::stepper::StatePart;
 
 /// The state part that holds the receiver traces (one series per receiver, `step` samples
 /// each, receivers in order); every other part is a padded per-point array.
-const TRACES: &str = "traces";
+pub(crate) const TRACES: &str = "traces";
 
 fn refused(detail: String) -> fdlab_solvers::Error {
     fdlab_solvers::Error::Invalid(format!("checkpoint state: {detail}"))
@@ -19,11 +19,7 @@ fn refused(detail: String) -> fdlab_solvers::Error {
 
 /// The whole grid's state on rank 0 (an empty list elsewhere); collective.
 pub(crate) fn save(st: &DistStepper) -> Result<Vec<StatePart>> {
-    let Some((g, l)) = st.layouts else {
-        return Err(Error::Unsupported(
-            "checkpoints of a run split over GPUs; run it on CPU ranks or on one GPU".into(),
-        ));
-    };
+    let (g, l) = st.layouts;
     let d = &st.decomposition;
     let mut out = vec![];
     for (name, bytes) in st.inner.save_state()? {
@@ -62,13 +58,7 @@ pub(crate) fn restore(
     step: u64,
     parts: &[StatePart],
 ) -> fdlab_solvers::Result<()> {
-    let Some((g, l)) = st.layouts else {
-        return Err(refused(
-            "a run split over GPUs cannot resume from a checkpoint; run it on CPU ranks or on \
-             one GPU"
-                .into(),
-        ));
-    };
+    let (g, l) = st.layouts;
     let sub = st.decomposition.subdomain(st.rank);
     let steps = step as usize;
     let mut local = Vec::with_capacity(parts.len());
@@ -103,7 +93,11 @@ pub(crate) fn restore(
                     st.decomposition.shape()
                 ))
             })?;
-        local.push((name.clone(), window(&g, &l, vp, &sub, bytes)));
+        if st.whole_state {
+            local.push((name.clone(), bytes.clone()));
+        } else {
+            local.push((name.clone(), window(&g, &l, vp, &sub, bytes)));
+        }
     }
     st.inner.restore_state(step, &local)?;
     st.gathered = steps;

@@ -7,12 +7,15 @@
 //! (feature `nccl`) sends them device to device with NCCL, without the host, for ranks on
 //! distinct GPUs of one host.
 
+use crate::checkpoint::TRACES;
 use crate::error::Result;
 use crate::slab::{self, Slab};
+use crate::state::{block_of_slab, slab_of_whole, values_per_point};
 use crate::transport::{tag, Shared};
 use cudarc::driver::{CudaSlice, CudaStream, PinnedHostSlice};
 use fdlab_cuda::CudaScalar;
 use fdlab_solvers::gpu::{DeviceStepper, HeatGpu, StepExchange, WaveGpu};
+use fdlab_solvers::layout::Layout;
 use fdlab_solvers::setup::Setup;
 use fdlab_solvers::stepper::StatePart;
 use fdlab_solvers::Stepper;
@@ -46,7 +49,8 @@ pub struct GpuPlacement {
     /// How halos travel.
     pub exchange: Exchange,
     /// Compute each step's interior while its edge planes travel (NCCL only; a wave slab with
-    /// a source on an edge plane exchanges after the whole step regardless).
+    /// a source on an edge plane, and every wave slab with a CPML, exchanges after the whole
+    /// step regardless).
     pub overlap: bool,
 }
 
@@ -335,10 +339,17 @@ impl<T: GpuScalar> StepExchange<T> for Nccl {
 }
 
 /// A GPU stepper over a [`Slab`] that answers as the block it owns.
+///
+/// Its [`Stepper::save_state`] gives its block's padded parts (the owned planes as the
+/// block's interior), and [`Stepper::restore_state`] takes the whole grid's padded parts (as
+/// a one-GPU stepper saves them) and keeps the slab's planes of them, halo planes included.
 pub struct SlabGpu<T: GpuScalar> {
     inner: Box<dyn DeviceStepper<T>>,
     exchange: Box<dyn StepExchange<T>>,
     slab: Slab,
+    /// The padded layouts of the whole grid and of the slab's array.
+    whole: Layout,
+    layout: Layout,
     /// How the halos travel, for the schedule.
     how: &'static str,
 }
@@ -358,6 +369,20 @@ impl<T: GpuScalar> SlabGpu<T> {
         // A source added after the step's edge planes were sent would be missing from the
         // neighbours' halos: a slab with one there exchanges after the whole step.
         let mut source_on_edge = false;
+        // A CPML's terms, after the step kernel, change the planes sent: such a slab
+        // exchanges after the whole step too.
+        let mut cpml = false;
+        let (n, dim, r) = match setup {
+            Setup::Heat(s) => (s.n, s.dim, s.order / 2),
+            Setup::Wave(s) => (s.n, s.dim, s.order / 2),
+            _ => {
+                return Err(crate::error::Error::Unsupported(
+                    "FDTD cases (only heat and wave are decomposed)".into(),
+                ))
+            }
+        };
+        let whole = Layout::new(n, dim, r);
+        let layout = Layout::new(slab.shape(n), dim, r);
         let (inner, receivers): (Box<dyn DeviceStepper<T>>, Vec<[usize; 3]>) = match setup {
             Setup::Heat(s) => (
                 Box::new(HeatGpu::<T>::on_device(
@@ -369,8 +394,14 @@ impl<T: GpuScalar> SlabGpu<T> {
             Setup::Wave(s) => {
                 let part = slab::wave(s, &slab)?;
                 source_on_edge = part.sources.iter().any(|p| slab.on_edge(p.cell));
+                let profiles = slab::cpml_profiles(s, &slab)?;
+                cpml = profiles.is_some();
                 (
-                    Box::new(WaveGpu::<T>::on_device(&part, placement.ordinal)?),
+                    Box::new(WaveGpu::<T>::on_device_with(
+                        &part,
+                        placement.ordinal,
+                        profiles,
+                    )?),
                     s.receivers.clone(),
                 )
             }
@@ -421,7 +452,7 @@ impl<T: GpuScalar> SlabGpu<T> {
                         ))
                     },
                 )?;
-                let overlap = placement.overlap && !source_on_edge;
+                let overlap = placement.overlap && !source_on_edge && !cpml;
                 Box::new(Nccl {
                     slab: slab.clone(),
                     comm,
@@ -433,12 +464,14 @@ impl<T: GpuScalar> SlabGpu<T> {
             }
         };
         #[cfg(not(feature = "nccl"))]
-        let _ = (ranks, source_on_edge);
+        let _ = (ranks, source_on_edge, cpml);
         Ok((
             SlabGpu {
                 inner,
                 exchange,
                 slab,
+                whole,
+                layout,
                 how,
             },
             receivers,
@@ -479,14 +512,38 @@ impl<T: GpuScalar> Stepper for SlabGpu<T> {
         self.inner.traces()
     }
 
+    /// The block's padded parts (its owned planes as their interior), and the receivers'
+    /// traces.
     fn save_state(&self) -> fdlab_solvers::Result<Vec<StatePart>> {
-        Ok(vec![])
+        let mut parts = self.inner.save_state()?;
+        for (name, bytes) in parts.iter_mut().filter(|(name, _)| name != TRACES) {
+            let values = bytes_per_point(&self.layout, name, bytes)?;
+            *bytes = block_of_slab(
+                &self.layout,
+                self.slab.halo[0],
+                self.slab.owned,
+                values,
+                bytes,
+            );
+        }
+        Ok(parts)
     }
 
-    fn restore_state(&mut self, _step: u64, _parts: &[StatePart]) -> fdlab_solvers::Result<()> {
-        Err(fdlab_solvers::Error::Invalid(
-            "a run on several GPUs cannot resume from a checkpoint".into(),
-        ))
+    /// Takes the whole grid's padded parts (and the traces of the slab's receivers).
+    fn restore_state(&mut self, step: u64, parts: &[StatePart]) -> fdlab_solvers::Result<()> {
+        let mut local = Vec::with_capacity(parts.len());
+        for (name, bytes) in parts {
+            if name == TRACES {
+                local.push((name.clone(), bytes.clone()));
+                continue;
+            }
+            let values = bytes_per_point(&self.whole, name, bytes)?;
+            local.push((
+                name.clone(),
+                slab_of_whole(&self.whole, &self.slab, values, bytes),
+            ));
+        }
+        self.inner.restore_state(step, &local)
     }
 
     fn cells(&self) -> usize {
@@ -509,4 +566,22 @@ impl<T: GpuScalar> Stepper for SlabGpu<T> {
         };
         format!("{}; halos {}, {when}", self.inner.schedule(), self.how)
     }
+}
+
+/// Numbers per point of the padded state part `name` (`bytes` of little-endian f64) laid out
+/// as `l`.
+fn bytes_per_point(l: &Layout, name: &str, bytes: &[u8]) -> fdlab_solvers::Result<usize> {
+    bytes
+        .len()
+        .is_multiple_of(8)
+        .then(|| values_per_point(l, bytes.len() / 8))
+        .flatten()
+        .ok_or_else(|| {
+            fdlab_solvers::Error::Invalid(format!(
+                "checkpoint state: part {name} ({} bytes) is not a padded array of a {:?} grid; \
+                 resume from a checkpoint of this case",
+                bytes.len(),
+                &l.n[..l.dim]
+            ))
+        })
 }

@@ -1,10 +1,12 @@
 //! `fdlab check` on a GPU, decomposed: random heat and wave setups split into two and three
-//! slabs (odd shapes, uneven slabs, both boundaries, orders 2 to 8, f32 and f64), every slab
-//! on one GPU exchanging its halos through the same code path a multi-GPU run uses, against
-//! the same setup stepped whole on that GPU.
+//! slabs (odd shapes, uneven slabs, periodic, walls and CPML layers cut inside and outside,
+//! orders 2 to 8, f32 and f64), every slab on one GPU exchanging its halos through the same
+//! code path a multi-GPU run uses, against the same setup stepped whole on that GPU, bit for
+//! bit; and checkpoints of split runs ([`crate::gpu_resume`]).
 
 use crate::cases;
 use crate::gpu::{Exchange, GpuPlacement, GpuScalar};
+use crate::gpu_resume::{check_resume, resume_cases, ResumeCase};
 use crate::run::{decompose, last_axis_split};
 use crate::stepper::DistStepper;
 use crate::threads::on_threads;
@@ -16,10 +18,10 @@ use fdlab_solvers::setup::Setup;
 use fdlab_solvers::{Stepper, WaveBoundary};
 
 /// Steps each case runs, in uneven calls with a field gathered midway.
-const STEPS: usize = 40;
+pub(crate) const STEPS: usize = 40;
 
 /// A run's gathered field and receiver traces.
-type Answer = (Vec<f64>, Vec<Vec<f64>>);
+pub(crate) type Answer = (Vec<f64>, Vec<Vec<f64>>);
 
 /// One decomposition check: a setup, its precision, and the ranks it is split over.
 pub struct SplitCase {
@@ -80,11 +82,54 @@ pub fn split_cases() -> Vec<SplitCase> {
         cases::wave([41, 37, 1], 2, 2, WaveBoundary::Rigid),
         &[3],
     );
+    let cpml = |thickness| WaveBoundary::Cpml { thickness, f0: 0.0 };
+    // Layers 6 planes thick at z 0..6 and 10..16, their terms reaching 2 planes further:
+    // 2 slabs cut at z 8 (between the layers, inside the terms' reach), 3 at 6 (a layer's
+    // inner face) and 11 (inside the upper layer).
+    add(
+        "wave 3-D 12×10×16 order 4 CPML 6",
+        cases::wave([12, 10, 16], 3, 4, cpml(6)),
+        &[2, 3],
+    );
+    // Layers at z 0..4 and 24..28: cuts at 14 (far from both) and 10, 19 (2 slabs; 3 slabs).
+    add(
+        "wave 3-D 14×9×28 order 8 CPML 4",
+        cases::wave([14, 9, 28], 3, 8, cpml(4)),
+        &[2, 3],
+    );
+    // Layers at y 0..12 and 18..30: 3 slabs cut at 10 and 20, both inside a layer; 2 at 15,
+    // between them.
+    add(
+        "wave 2-D 41×30 order 4 CPML 12",
+        cases::wave([41, 30, 1], 2, 4, cpml(12)),
+        &[2, 3],
+    );
+    // Slabs thinner than the layers: 4 planes each, layers 10 planes thick.
+    add(
+        "wave 2-D 23×12 order 2 CPML 10",
+        cases::wave([23, 12, 1], 2, 2, cpml(10)),
+        &[3],
+    );
     out
 }
 
+/// How many checks [`run_checks`] makes on one GPU (without NCCL) for the precisions
+/// `wanted`: the split cases, the checkpoint cases and a checkpointed `fdlab run --gpus` per
+/// precision.
+pub fn count(wanted: &[Precision]) -> usize {
+    let split = split_cases()
+        .iter()
+        .filter(|c| wanted.contains(&c.precision))
+        .count();
+    let resume = crate::gpu_resume::resume_cases()
+        .iter()
+        .filter(|c| wanted.contains(&c.precision))
+        .count();
+    split + resume + wanted.len()
+}
+
 /// The whole setup's field and traces after [`STEPS`] steps on GPU 0.
-fn whole<T: GpuScalar>(setup: &Setup) -> fdlab_solvers::Result<Answer> {
+pub(crate) fn whole<T: GpuScalar>(setup: &Setup) -> fdlab_solvers::Result<Answer> {
     let mut s: Box<dyn Stepper> = match setup {
         Setup::Heat(h) => Box::new(HeatGpu::<T>::on_device(h, 0)?),
         Setup::Wave(w) => Box::new(WaveGpu::<T>::on_device(w, 0)?),
@@ -131,9 +176,14 @@ fn split<T: GpuScalar>(
 }
 
 /// The largest difference of `got` from `want`, relative to `want`'s largest magnitude (the
-/// conformance suite's measure: a NaN counts as infinite), and how many values differ at all.
+/// conformance suite's measure: a NaN counts as infinite), and how many values differ in
+/// their bits (a zero's sign included).
 fn compare(want: &[f64], got: &[f64]) -> (f64, usize) {
-    let differ = want.iter().zip(got).filter(|(a, b)| a != b).count();
+    let differ = want
+        .iter()
+        .zip(got)
+        .filter(|(a, b)| a.to_bits() != b.to_bits())
+        .count();
     (relative_error(got, want), differ)
 }
 
@@ -163,70 +213,73 @@ fn check_one(
             }
         })
     };
-    // Rounding only: the split changes no sum, so the answer is expected bit for bit.
-    let tolerance = match c.precision {
-        Precision::F64 => 1e-12,
-        Precision::F32 => 1e-5,
-    };
     let name = format!("decomposed {} ({how}): fields and traces", c.name);
     match run() {
-        Err(e) => CheckResult {
-            name,
-            passed: false,
-            error: f64::INFINITY,
-            tolerance,
-            detail: e.to_string(),
-        },
-        Ok(((want, want_traces), (got, got_traces))) => {
-            let mut detail = vec![];
-            let (mut worst, mut differ) = (0.0f64, 0usize);
-            if got.len() != want.len() || got_traces.len() != want_traces.len() {
-                detail.push(format!(
-                    "sizes differ: field {} vs {}, traces {} vs {}",
-                    got.len(),
-                    want.len(),
-                    got_traces.len(),
-                    want_traces.len()
-                ));
+        Err(e) => failure(name, e.to_string()),
+        Ok((want, got)) => answer_result(name, want, got),
+    }
+}
+
+/// A check that could not run.
+pub(crate) fn failure(name: String, detail: String) -> CheckResult {
+    CheckResult {
+        name,
+        passed: false,
+        error: f64::INFINITY,
+        tolerance: 0.0,
+        detail,
+    }
+}
+
+/// The check of a split (or resumed) run's answer `got` against the whole grid's `want`: the
+/// split changes no sum, so it passes only bit for bit (the largest relative difference is
+/// reported where it fails).
+pub(crate) fn answer_result(name: String, want: Answer, got: Answer) -> CheckResult {
+    let ((want, want_traces), (got, got_traces)) = (want, got);
+    let mut detail = vec![];
+    let (mut worst, mut differ) = (0.0f64, 0usize);
+    if got.len() != want.len() || got_traces.len() != want_traces.len() {
+        detail.push(format!(
+            "sizes differ: field {} vs {}, traces {} vs {}",
+            got.len(),
+            want.len(),
+            got_traces.len(),
+            want_traces.len()
+        ));
+        worst = f64::INFINITY;
+    } else {
+        let (e, d) = compare(&want, &got);
+        worst = worst.max(e);
+        differ += d;
+        for (w, g) in want_traces.iter().zip(&got_traces) {
+            if w.len() != g.len() {
+                detail.push(format!("a trace has {} samples, not {}", g.len(), w.len()));
                 worst = f64::INFINITY;
             } else {
-                let (e, d) = compare(&want, &got);
+                let (e, d) = compare(w, g);
                 worst = worst.max(e);
                 differ += d;
-                for (w, g) in want_traces.iter().zip(&got_traces) {
-                    if w.len() != g.len() {
-                        detail.push(format!("a trace has {} samples, not {}", g.len(), w.len()));
-                        worst = f64::INFINITY;
-                    } else {
-                        let (e, d) = compare(w, g);
-                        worst = worst.max(e);
-                        differ += d;
-                    }
-                }
-            }
-            if !want.iter().all(|v| v.is_finite()) {
-                detail.push("the whole-grid run is not finite".into());
-                worst = f64::INFINITY;
-            }
-            let passed = worst <= tolerance;
-            if !passed {
-                detail.push(format!(
-                    "largest relative difference {worst:.2e} (tolerance {tolerance:.0e}); \
-                     {differ} values differ"
-                ));
-            } else if differ > 0 {
-                detail.push(format!("{differ} values differ within rounding"));
-            } else {
-                detail.push("bit-identical".into());
-            }
-            CheckResult {
-                name,
-                passed,
-                error: worst,
-                tolerance,
-                detail: detail.join("; "),
             }
         }
+    }
+    if !want.iter().all(|v| v.is_finite()) {
+        detail.push("the whole-grid run is not finite".into());
+        worst = f64::INFINITY;
+    }
+    let passed = differ == 0 && worst == 0.0;
+    if passed {
+        detail.push("bit-identical".into());
+    } else {
+        detail.push(format!(
+            "{differ} values differ in their bits; largest relative difference {worst:.2e}"
+        ));
+    }
+    CheckResult {
+        name,
+        passed,
+        error: worst,
+        tolerance: 0.0,
+        detail: detail.join("; "),
     }
 }
 
@@ -247,6 +300,29 @@ pub fn run_checks(wanted: &[Precision], progress: &mut dyn FnMut(usize)) -> Vec<
             false,
             "one GPU, through the host",
         ));
+        progress(out.len());
+    }
+    let resumes: Vec<ResumeCase> = resume_cases()
+        .into_iter()
+        .filter(|c| wanted.contains(&c.precision))
+        .collect();
+    for c in &resumes {
+        let staged = || Ok(Exchange::Staged);
+        out.push(check_resume(c, 1, &staged, "one GPU, through the host"));
+        progress(out.len());
+    }
+    for &p in wanted {
+        out.push(crate::gpu_resume::run_check(p));
+        progress(out.len());
+    }
+    #[cfg(feature = "nccl")]
+    for c in resumes
+        .iter()
+        .filter(|c| c.save_on.max(c.resume_on) <= devices)
+    {
+        let ranks = c.save_on.max(c.resume_on);
+        let nccl = || crate::threads::exchange_for(ranks, devices);
+        out.push(check_resume(c, devices, &nccl, "GPU per slab, NCCL"));
         progress(out.len());
     }
     #[cfg(feature = "nccl")]

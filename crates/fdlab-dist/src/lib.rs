@@ -26,6 +26,8 @@ mod error;
 pub mod gpu;
 #[cfg(feature = "testing")]
 pub mod gpu_check;
+#[cfg(feature = "testing")]
+pub mod gpu_resume;
 pub mod halo;
 pub mod local;
 #[cfg(feature = "mpi")]

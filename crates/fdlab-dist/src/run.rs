@@ -48,7 +48,8 @@ pub fn run(
 
 /// As [`run()`], with each rank's part on the GPU `gpu` names (`None`: on the CPU). On GPUs
 /// the grid is split along its last axis (the default process grid there), and checkpoints
-/// and resuming are refused before any work.
+/// are a one-GPU run's: written by a split run, they resume on any number of GPUs, one
+/// included, and a one-GPU run's resume split.
 pub fn run_on(
     case: &Case,
     opts: &RunOptions,
@@ -58,13 +59,6 @@ pub fn run_on(
 ) -> Result<Summary> {
     let started = std::time::Instant::now();
     let (rank, ranks) = (transport.rank(), transport.size());
-    if gpu.is_some() && (opts.checkpoint_every.is_some() || opts.resume.is_some()) {
-        return Err(Error::Unsupported(
-            "checkpoints and --resume of a run split over GPUs (each GPU holds only its part \
-             of the state); run it on CPU ranks or on one GPU"
-                .into(),
-        ));
-    }
     // Only rank 0 writes, so only it checks the output directory.
     let prepared = if rank == 0 {
         validate(case, opts)?

@@ -11,6 +11,7 @@
 
 use crate::decomp::{Decomposition, Neighbour, Subdomain};
 use crate::error::{Error, Result};
+use fdlab_solvers::physics::CpmlProfile;
 use fdlab_solvers::{HeatSetup, WaveBoundary, WaveSetup};
 use std::ops::Range;
 
@@ -165,24 +166,17 @@ pub fn split_grid(dim: usize, ranks: usize) -> String {
     parts.join("x")
 }
 
-/// Whether `setup` can run as GPU slabs: heat, and waves without a CPML.
+/// Whether `setup` can run as GPU slabs: heat, and constant-density waves (CPML included).
 pub fn supported(setup: &fdlab_solvers::setup::Setup) -> Result<()> {
     use fdlab_solvers::setup::Setup;
     match setup {
         Setup::Heat(_) => Ok(()),
         Setup::Wave(w) if w.density.is_some() => Err(crate::error::Error::density_refused()),
-        Setup::Wave(w) if matches!(w.boundary, WaveBoundary::Cpml { .. }) => Err(cpml_refused()),
         Setup::Wave(_) => Ok(()),
         _ => Err(Error::Unsupported(
             "FDTD cases (only heat and wave are decomposed)".into(),
         )),
     }
-}
-
-fn cpml_refused() -> Error {
-    Error::Unsupported(
-        "CPML boundaries on several GPUs (run the case on one GPU, or on CPU ranks)".into(),
-    )
 }
 
 /// The heat setup of `slab`'s planes (halo planes included; their boundary flag is the whole
@@ -197,12 +191,9 @@ pub fn heat(s: &HeatSetup, slab: &Slab) -> HeatSetup {
 }
 
 /// The wave setup of `slab`'s planes: material and fields with the halo planes, and the
-/// sources and receivers the block owns (receivers in their global order). A CPML is refused:
-/// its layers' memory variables would need an exchange of their own.
+/// sources and receivers the block owns (receivers in their global order). Its CPML profiles,
+/// if any, are not the right ones: a stepper of it takes [`cpml_profiles`] instead.
 pub fn wave(s: &WaveSetup, slab: &Slab) -> Result<WaveSetup> {
-    if let WaveBoundary::Cpml { .. } = s.boundary {
-        return Err(cpml_refused());
-    }
     if s.density.is_some() {
         return Err(crate::error::Error::density_refused());
     }
@@ -222,6 +213,27 @@ pub fn wave(s: &WaveSetup, slab: &Slab) -> Result<WaveSetup> {
         receivers: s.receivers.iter().filter_map(|&c| slab.local(c)).collect(),
         ..s.clone()
     })
+}
+
+/// The whole grid's CPML profiles cut to `slab`'s planes, halo planes included (the layers
+/// lie at the whole grid's edges, and their damping follows its largest velocity), or `None`
+/// without a CPML.
+pub fn cpml_profiles(s: &WaveSetup, slab: &Slab) -> Result<Option<[CpmlProfile; 3]>> {
+    if !matches!(s.boundary, WaveBoundary::Cpml { .. }) {
+        return Ok(None);
+    }
+    let Some(mut profiles) = s.stencil_coefficients()?.cpml else {
+        return Ok(None);
+    };
+    let p = &profiles[slab.axis];
+    let planes = (0..slab.planes()).map(|q| slab.global_plane(q));
+    let cut = CpmlProfile {
+        a: planes.clone().map(|g| p.a[g]).collect(),
+        b: planes.clone().map(|g| p.b[g]).collect(),
+        active: planes.map(|g| p.active[g]).collect(),
+    };
+    profiles[slab.axis] = cut;
+    Ok(Some(profiles))
 }
 
 #[cfg(test)]
@@ -296,5 +308,39 @@ mod tests {
         let d = Decomposition::new([8, 8, 8], 3, 2, Some([2, 1, 1]), [true; 3], 1).unwrap();
         let e = Slab::new(&d, 0, 3, 1).unwrap_err().to_string();
         assert!(e.contains("1x1x2"), "{e}");
+    }
+
+    /// A slab's CPML profiles are the whole grid's at its planes, halo planes included, and
+    /// its kernels generate however thin it is against the layers.
+    #[test]
+    fn cpml_slabs_take_the_whole_grids_profiles() {
+        use fdlab_solvers::setup::Setup;
+        let cpml = WaveBoundary::Cpml {
+            thickness: 10,
+            f0: 0.0,
+        };
+        for (n, dim, order, ranks) in [([23, 12, 1], 2, 2, 3), ([12, 10, 16], 3, 4, 3)] {
+            let Setup::Wave(w) = crate::cases::wave(n, dim, order, cpml) else {
+                unreachable!("a wave case")
+            };
+            let whole = w.stencil_coefficients().unwrap().cpml.unwrap();
+            for s in slabs(n, dim, ranks, false, order / 2) {
+                let p = cpml_profiles(&w, &s).unwrap().unwrap();
+                let a = s.axis;
+                assert_eq!(p[a].a.len(), s.planes());
+                for q in 0..s.planes() {
+                    let g = s.global_plane(q);
+                    assert_eq!(p[a].a[q].to_bits(), whole[a].a[g].to_bits());
+                    assert_eq!(p[a].b[q].to_bits(), whole[a].b[g].to_bits());
+                    assert_eq!(p[a].active[q], whole[a].active[g]);
+                }
+                assert_eq!(p[0].a, whole[0].a);
+                let part = Setup::Wave(wave(&w, &s).unwrap());
+                for precision in [fdlab_core::Precision::F32, fdlab_core::Precision::F64] {
+                    let k = fdlab_solvers::gpu::kernel_sources(&part, precision).unwrap();
+                    assert!(k.iter().any(|k| k.name.contains("wave_cpml")));
+                }
+            }
+        }
     }
 }

@@ -6,9 +6,11 @@
 //! state (see [`fdlab_solvers::layout::Layout::zero_halos`]). A block's part is the window of
 //! the whole grid's padded array around its points: its interior, and halos that are the
 //! grid's zero halos at the grid's edges and its neighbours' points elsewhere (which the halo
-//! exchange refills before they are read).
+//! exchange refills before they are read). A GPU slab's padded array holds its halo planes
+//! as grid planes: [`block_of_slab`] and [`slab_of_whole`] move between the two.
 
 use crate::decomp::Subdomain;
+use crate::slab::Slab;
 use fdlab_solvers::layout::Layout;
 
 /// The numbers of a state part's bytes (little-endian f64, as the steppers save them).
@@ -81,6 +83,43 @@ pub(crate) fn window(
     out
 }
 
+/// Bytes of one padded plane across the last axis of `l`, `values` numbers per point.
+fn plane_bytes(l: &Layout, values: usize) -> usize {
+    8 * values * l.p[..l.dim - 1].iter().product::<usize>()
+}
+
+/// A GPU slab's padded part `bytes` (`values` numbers per point, laid out as `s`, the slab's
+/// array with its halo planes) as its block's padded part: the block's padded planes are the
+/// slab's from its first halo plane's position on (padded plane `P` of the block is padded
+/// plane `P + halo_below` of the slab), so that the block's interior is the slab's owned
+/// planes.
+pub(crate) fn block_of_slab(
+    s: &Layout,
+    halo_below: usize,
+    owned: usize,
+    values: usize,
+    bytes: &[u8],
+) -> Vec<u8> {
+    let plane = plane_bytes(s, values);
+    bytes[halo_below * plane..(halo_below + owned + 2 * s.r) * plane].to_vec()
+}
+
+/// The whole grid's padded part `whole` (`values` numbers per point, laid out as `g`) cut to
+/// the planes of `slab`, as the slab's padded array: every plane of the slab, halo planes
+/// included, is the whole grid's plane there (wrapping across a periodic axis), and the
+/// slab's own padding is zero.
+pub(crate) fn slab_of_whole(g: &Layout, slab: &Slab, values: usize, whole: &[u8]) -> Vec<u8> {
+    let plane = plane_bytes(g, values);
+    let r = g.r;
+    let mut out = vec![0u8; (slab.planes() + 2 * r) * plane];
+    for p in 0..slab.planes() {
+        let from = (slab.global_plane(p) + r) * plane;
+        let to = (p + r) * plane;
+        out[to..to + plane].copy_from_slice(&whole[from..from + plane]);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -126,6 +165,56 @@ mod tests {
                     place(&g, values, &s, &interior(&l, values, &block), &mut whole);
                 }
                 assert_eq!(whole, want);
+            }
+        }
+    }
+
+    /// A GPU slab's planes cut from the whole grid's padded part hold the whole grid's
+    /// planes, halo planes included (wrapping across a periodic axis), and its block's part
+    /// cut back from them holds the block's points as its interior.
+    #[test]
+    fn slabs_cut_from_the_whole_grid_and_back() {
+        for (shape, dim, ranks, periodic) in [
+            ([5, 4, 11], 3, 3, true),
+            ([7, 9, 1], 2, 2, false),
+            ([6, 13, 1], 2, 3, true),
+        ] {
+            let r = 2;
+            let mut dims = [1; 3];
+            dims[dim - 1] = ranks;
+            let d = Decomposition::new(shape, dim, ranks, Some(dims), [periodic; 3], r).unwrap();
+            let g = Layout::new(shape, dim, r);
+            for values in [1, 3] {
+                let grid: Vec<f64> = (0..g.cells() * values).map(|i| 1.0 + i as f64).collect();
+                let mut whole = vec![0.0; g.len() * values];
+                let all = Subdomain {
+                    offset: [0; 3],
+                    n: shape,
+                    ..d.subdomain(0)
+                };
+                place(&g, values, &all, &grid, &mut whole);
+                let bytes = encode(&whole);
+                for rank in 0..ranks {
+                    let slab = Slab::new(&d, rank, dim, r).unwrap();
+                    let sl = Layout::new(slab.shape(shape), dim, r);
+                    let cut = slab_of_whole(&g, &slab, values, &bytes);
+                    assert_eq!(cut.len(), sl.len() * values * 8);
+                    // Each slab plane's interior is the whole grid's plane there.
+                    let inner = interior(&sl, values, &decode(&cut));
+                    let plane = inner.len() / slab.planes();
+                    for p in 0..slab.planes() {
+                        let at = slab.global_plane(p) * plane;
+                        assert_eq!(&inner[p * plane..(p + 1) * plane], &grid[at..at + plane]);
+                    }
+                    let sub = d.subdomain(rank);
+                    let bl = Layout::new(sub.n, dim, r);
+                    let block = block_of_slab(&sl, slab.halo[0], slab.owned, values, &cut);
+                    let want = decode(&window(&g, &bl, values, &sub, &bytes));
+                    assert_eq!(
+                        interior(&bl, values, &decode(&block)),
+                        interior(&bl, values, &want)
+                    );
+                }
             }
         }
     }

@@ -25,10 +25,11 @@ pub type FailureSlot = Arc<Mutex<Option<String>>>;
 /// receiver samples on rank 0. [`Stepper::field`] is collective: every rank must call it at the
 /// same step; rank 0 gets the global field, the others an empty vector.
 ///
-/// On the CPU its state is the whole grid's: [`Stepper::save_state`] (collective) gathers on
-/// rank 0 the state a one-process stepper of the whole grid saves, part for part and byte for
-/// byte, and [`Stepper::restore_state`] takes such a state (from a run on any number of
-/// processes) and keeps this rank's block of it.
+/// Its state is the whole grid's, on the CPU and on GPUs: [`Stepper::save_state`]
+/// (collective) gathers on rank 0 the state a one-process stepper of the whole grid (on the
+/// same backend) saves, part for part and byte for byte, and [`Stepper::restore_state`] takes
+/// such a state (from a run on any number of processes or GPUs) and keeps this rank's block
+/// of it.
 pub struct DistStepper {
     pub(crate) inner: Box<dyn Stepper>,
     pub(crate) transport: Shared,
@@ -42,9 +43,13 @@ pub struct DistStepper {
     pub(crate) gathered: usize,
     pub(crate) failure: FailureSlot,
     pub(crate) backend: &'static str,
-    /// On the CPU, the padded layouts of the whole grid and of this rank's block (whose
-    /// states are saved and restored); `None` on a GPU, whose parts save none.
-    pub(crate) layouts: Option<(Layout, Layout)>,
+    /// The padded layouts of the whole grid and of this rank's block, whose states are
+    /// saved and restored.
+    pub(crate) layouts: (Layout, Layout),
+    /// Whether the part restores its state from the whole grid's parts itself (a GPU slab,
+    /// whose halo planes must hold its neighbours' planes, wrapping across a periodic axis)
+    /// rather than from its block's window of them.
+    pub(crate) whole_state: bool,
 }
 
 impl DistStepper {
@@ -94,20 +99,20 @@ impl DistStepper {
                 ))
             }
         };
-        let mut st = Self::assemble(
+        Ok(Self::assemble(
             inner,
             receivers,
             transport,
             decomposition,
             rank,
             "cpu, decomposed",
-        );
-        st.layouts = Some(layouts);
-        Ok(st)
+            layouts,
+        ))
     }
 
     /// As [`DistStepper::new`], with the part on a GPU: the grid must be split along its last
-    /// axis only (see [`crate::slab`]); heat and wave cases without a CPML.
+    /// axis only (see [`crate::slab`]); heat and wave cases, CPML included. Its checkpoints
+    /// are those of a one-GPU stepper of the whole grid.
     pub fn on_gpu<T: GpuScalar>(
         setup: &Setup,
         decomposition: Decomposition,
@@ -125,20 +130,27 @@ impl DistStepper {
             }
         };
         let slab = Slab::new(&decomposition, rank, dim, r)?;
+        let layouts = (
+            Layout::new(decomposition.shape(), dim, r),
+            Layout::new(decomposition.subdomain(rank).n, dim, r),
+        );
         let transport: Shared = Arc::new(Mutex::new(transport));
         let (inner, receivers) = SlabGpu::<T>::new(setup, slab, placement, &transport, rank, size)?;
-        Ok(Self::assemble(
+        let mut st = Self::assemble(
             Box::new(inner),
             receivers,
             transport,
             decomposition,
             rank,
             "cuda, decomposed",
-        ))
+            layouts,
+        );
+        st.whole_state = true;
+        Ok(st)
     }
 
     /// The decomposed stepper around a rank's part, whose receivers (global cells, global
-    /// order) are `receivers`.
+    /// order) are `receivers` and whose states are laid out as `layouts` (whole grid, block).
     fn assemble(
         inner: Box<dyn Stepper>,
         receivers: Vec<[usize; 3]>,
@@ -146,6 +158,7 @@ impl DistStepper {
         decomposition: Decomposition,
         rank: usize,
         backend: &'static str,
+        layouts: (Layout, Layout),
     ) -> DistStepper {
         let owners: Vec<usize> = receivers.iter().map(|c| decomposition.owner(*c)).collect();
         let traces = if rank == 0 {
@@ -163,7 +176,8 @@ impl DistStepper {
             gathered: 0,
             failure: Arc::new(Mutex::new(None)),
             backend,
-            layouts: None,
+            layouts,
+            whole_state: false,
         }
     }
 
@@ -307,16 +321,10 @@ impl Stepper for DistStepper {
         crate::checkpoint::restore(self, step, parts)
     }
 
-    fn saves_state(&self) -> bool {
-        self.layouts.is_some()
-    }
-
+    /// The same state as a one-process stepper's on the part's backend: either resumes the
+    /// other.
     fn checkpoint_backend(&self) -> &'static str {
-        match self.layouts {
-            // The same state as a one-process CPU stepper's: either resumes the other.
-            Some(_) => self.inner.checkpoint_backend(),
-            None => self.backend,
-        }
+        self.inner.checkpoint_backend()
     }
 
     /// Collective: rank 0 gathers every rank's `asked` and sends back the first non-zero.

@@ -342,36 +342,3 @@ fn split_runs_checkpoint_and_resume_like_one_process() {
     same_files(&root.join("whole"), &root.join("stopped"), ".npy");
     std::fs::remove_dir_all(&root).unwrap();
 }
-
-/// A run split over GPUs holds its state in slabs that are not gathered: checkpoints and
-/// resuming are refused before any work (no output directory is made).
-#[test]
-fn split_gpu_runs_refuse_checkpoints_before_any_work() {
-    use fdlab_dist::gpu::{Exchange, GpuPlacement};
-    use fdlab_solvers::{Case, RunOptions};
-    let case_path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/cases/heat-2d.toml");
-    let case = Case::load(case_path).unwrap();
-    let out = std::env::temp_dir().join(format!("fdlab-dist-gpu-ck-{}", std::process::id()));
-    for (every, resume) in [(Some(10), None), (None, Some(out.join("checkpoints")))] {
-        let opts = RunOptions {
-            checkpoint_every: every,
-            resume,
-            out_dir: Some(out.clone()),
-            quiet: true,
-            ..RunOptions::default()
-        };
-        let placement = GpuPlacement {
-            ordinal: 0,
-            exchange: Exchange::Staged,
-            overlap: false,
-        };
-        let t = LocalTransport::group(1).pop().unwrap();
-        let e = fdlab_dist::run_on(&case, &opts, Box::new(t), None, Some(placement))
-            .expect_err("checkpoints of a split GPU run");
-        assert!(
-            matches!(&e, fdlab_dist::Error::Unsupported(m) if m.contains("GPUs")),
-            "{e}"
-        );
-        assert!(!out.exists());
-    }
-}

@@ -100,7 +100,7 @@ impl<T: CudaScalar> WaveGpu<T> {
 
     /// As [`WaveGpu::new`], with the fields `schedule` sets in place of the defaults.
     pub fn with_schedule(s: &WaveSetup, schedule: Option<&WaveSchedule>) -> Result<Self> {
-        Self::build(s, schedule.copied().unwrap_or_default(), 0, false)
+        Self::build(s, schedule.copied().unwrap_or_default(), 0, false, None)
     }
 
     /// The temporal-blocking shape in use, if any.
@@ -111,14 +111,45 @@ impl<T: CudaScalar> WaveGpu<T> {
     /// As [`WaveGpu::new`] on device `ordinal`, for a split run: the step kernel takes the
     /// planes it computes from its arguments.
     pub fn on_device(s: &WaveSetup, ordinal: usize) -> Result<Self> {
+        Self::on_device_with(s, ordinal, None)
+    }
+
+    /// As [`WaveGpu::on_device`], with a CPML's `profiles` (physical axes) in place of the
+    /// ones `s` makes: a slab of a split grid takes the whole grid's, sliced to its planes.
+    /// Its [`DeviceStepper::advance_with`] exchanges the march axis's ψ too, between the ψ
+    /// update and the CPML terms, and needs an exchange that does not overlap.
+    pub fn on_device_with(
+        s: &WaveSetup,
+        ordinal: usize,
+        profiles: Option<[CpmlProfile; 3]>,
+    ) -> Result<Self> {
         let single = WaveSchedule {
             pass: Some(Request::Off),
             ..WaveSchedule::default()
         };
-        Self::build(s, single, ordinal, true)
+        if let Some(p) = &profiles {
+            let fits = (0..s.dim).all(|a| {
+                let n = s.n[a];
+                p[a].a.len() == n && p[a].b.len() == n && p[a].active.len() == n
+            });
+            if !fits {
+                return Err(Error::Invalid(format!(
+                    "CPML profiles of {:?} points do not fit a {:?} grid",
+                    p.each_ref().map(|x| x.a.len()),
+                    &s.n[..s.dim]
+                )));
+            }
+        }
+        Self::build(s, single, ordinal, true, profiles)
     }
 
-    fn build(s: &WaveSetup, schedule: WaveSchedule, ordinal: usize, ranged: bool) -> Result<Self> {
+    fn build(
+        s: &WaveSetup,
+        schedule: WaveSchedule,
+        ordinal: usize,
+        ranged: bool,
+        profiles: Option<[CpmlProfile; 3]>,
+    ) -> Result<Self> {
         schedule.validate()?;
         let gpu = Gpu::open_on(ordinal)?;
         let t = std::time::Instant::now();
@@ -142,7 +173,7 @@ impl<T: CudaScalar> WaveGpu<T> {
         };
         let c2dt2 = gpu.upload(&c2)?;
         drop(c2);
-        let cpml = match (&co.cpml, &src.psi) {
+        let cpml = match (profiles.as_ref().or(co.cpml.as_ref()), &src.psi) {
             (Some(prof), Some((psi, terms))) => {
                 let psi_kernel = gpu.kernel(psi)?;
                 let terms_kernel = gpu.kernel(terms)?;
@@ -260,6 +291,12 @@ impl<T: CudaScalar> WaveGpu<T> {
             // values, the profiles one value per cell along their axis, and the shell's ends
             // lie inside the grid.
             unsafe { b.launch(sh.config) }.map_err(driver("cuLaunchKernel"))?;
+        }
+        // A slab's march-axis ψ is differentiated across its halo planes: the neighbours'
+        // new values replace the halo planes' (every slab, so that the exchanges pair).
+        if let (Some(c), Some(ex)) = (self.cpml.as_mut(), exchange.as_deref_mut()) {
+            ex.start(&stream, &mut c.psi[2])?;
+            ex.finish(&stream)?;
         }
         for e in &ranges.edges {
             self.queue_planes(e.clone(), i)?;
@@ -635,6 +672,14 @@ impl<T: CudaScalar> DeviceStepper<T> for WaveGpu<T> {
             return Err(Error::Invalid(
                 "a wave stepper made for the whole grid cannot step a slab: open it with \
                  WaveGpu::on_device"
+                    .into(),
+            ));
+        }
+        if self.cpml.is_some() && exchange.overlaps() {
+            return Err(Error::Invalid(
+                "a wave slab with a CPML exchanges after the whole step: its CPML terms change \
+                 the planes it sends after they are computed; give it an exchange that does \
+                 not overlap"
                     .into(),
             ));
         }

@@ -58,6 +58,15 @@ impl Shell {
         let mut hi = [0u32; 3];
         for a in 0..3 {
             let f = flags[a];
+            // The runs of flags at each end (a layer's, or a slab of a split grid cut from
+            // one, whose flags may run past its middle): exactly the flagged indices.
+            let lead = f.iter().position(|&v| !v).unwrap_or(f.len());
+            let trail = f[lead..].iter().rev().position(|&v| !v).unwrap_or(0);
+            if !f[lead..f.len() - trail].contains(&true) && f.len() == n[a] {
+                lo[a] = lead as u32;
+                hi[a] = trail as u32;
+                continue;
+            }
             let half = n[a].div_ceil(2).min(f.len());
             // lo ≤ ⌈n/2⌉ and hi ≤ n − ⌈n/2⌉: the two ends never overlap.
             lo[a] = f[..half].iter().rposition(|&v| v).map_or(0, |i| i + 1) as u32;
@@ -340,6 +349,10 @@ mod tests {
             ([5, 4, 3], [(0, 0), (0, 0), (0, 0)]),
             ([70, 19, 9], [(4, 4), (4, 4), (3, 3)]),
             ([300, 1, 11], [(5, 5), (0, 0), (2, 2)]),
+            // Slabs of a split grid: a layer's run past the middle, or over all of it.
+            ([8, 5, 9], [(2, 2), (0, 0), (7, 0)]),
+            ([8, 5, 9], [(1, 1), (1, 1), (0, 6)]),
+            ([6, 4, 5], [(0, 0), (0, 0), (5, 0)]),
         ];
         for (n, w) in cases {
             let flags: Vec<Vec<bool>> = (0..3).map(|a| ends(n[a], w[a].0, w[a].1)).collect();
