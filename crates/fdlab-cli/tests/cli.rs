@@ -482,33 +482,22 @@ fn solvers_suite_times_heat_wave_and_fdtd_steps_on_the_cpu() {
         assert_eq!(r["shape"], serde_json::json!([32, 32, depth]));
     }
     let cases: Vec<&str> = rows.iter().map(|r| r["case"].as_str().unwrap()).collect();
-    assert_eq!(
-        cases,
-        [
-            "heat3d-2nd",
-            "heat3d-2nd",
-            "wave3d-8th",
-            "wave3d-8th",
-            "wave3d-8th-periodic",
-            "wave3d-8th-periodic",
-            "wave3d-8th-cpml20",
-            "wave3d-8th-cpml20",
-            "wave3d-8th-seismic",
-            "wave3d-8th-seismic",
-            "wave3d-8th-seismic-periodic",
-            "wave3d-8th-seismic-periodic",
-            "fdtd3d-yee",
-            "fdtd3d-yee",
-            "fdtd3d-yee-cpml",
-            "fdtd3d-yee-cpml",
-            "fdtd3d-yee-drude",
-            "fdtd3d-yee-drude",
-            "fdtd3d-yee-cpml-drude",
-            "fdtd3d-yee-cpml-drude",
-            "fdtd3d-full",
-            "fdtd3d-full"
-        ]
-    );
+    // Each case in f32, then f64.
+    let names = [
+        "heat3d-2nd",
+        "wave3d-8th",
+        "wave3d-8th-periodic",
+        "wave3d-8th-cpml20",
+        "wave3d-8th-seismic",
+        "wave3d-8th-seismic-periodic",
+        "fdtd3d-yee",
+        "fdtd3d-yee-cpml",
+        "fdtd3d-yee-drude",
+        "fdtd3d-yee-cpml-drude",
+        "fdtd3d-full",
+    ];
+    let want: Vec<&str> = names.iter().flat_map(|n| [*n, *n]).collect();
+    assert_eq!(cases, want);
     assert!(stdout.contains("%copy"), "{stdout}");
 }
 
@@ -610,10 +599,22 @@ fn gpu_split_runs_check_without_a_gpu_and_refuse_what_they_cannot_do() {
         &["run", &heat, "--gpus", "2", "--backend", "cpu"],
         "--gpus runs on GPUs",
     );
-    // A CPML is refused before any step, with or without a GPU.
+    // A CPML splits; variable density is refused before any step, with or without a GPU.
+    let out = fdlab(&["run", &example("wave-3d.toml"), "--gpus", "2", "--check"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && text.contains("2 GPU parts"),
+        "{text}"
+    );
     fails_with(
-        &["run", &example("wave-3d.toml"), "--gpus", "2", "--check"],
-        "CPML boundaries on several GPUs",
+        &[
+            "run",
+            &example("wave-density.toml"),
+            "--gpus",
+            "2",
+            "--check",
+        ],
+        "variable-density waves (material.density) on several processes or GPUs",
     );
     if !gpu_present() {
         fails_with(&["run", &heat, "--gpus", "2", "--quiet"], "--gpus");
