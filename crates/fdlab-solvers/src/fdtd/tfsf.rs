@@ -489,15 +489,20 @@ impl PlaneWaves {
     pub(crate) fn plan(&self, dt: f64) -> IncidentPlan {
         let mut plan = IncidentPlan::default();
         for (wi, w) in self.0.iter().enumerate() {
-            let slot = |nodes: &mut Vec<(usize, usize)>, line: usize| {
-                let key = (wi, line);
-                nodes.iter().position(|&n| n == key).unwrap_or_else(|| {
-                    nodes.push(key);
-                    nodes.len() - 1
-                })
+            // A line's node, per line index: a box face holds ~10⁶ corrections and a few
+            // hundred lines, so a search of the nodes per correction cost tenths of a second.
+            let lines = w.fix_h.iter().chain(&w.fix_e).map(|f| f.line + 1).max();
+            let mut node_h = vec![usize::MAX; lines.unwrap_or(0)];
+            let mut node_e = node_h.clone();
+            let slot = |nodes: &mut Vec<(usize, usize)>, index: &mut [usize], line: usize| {
+                if index[line] == usize::MAX {
+                    nodes.push((wi, line));
+                    index[line] = nodes.len() - 1;
+                }
+                index[line]
             };
             for f in &w.fix_h {
-                let s = slot(&mut plan.nodes_h, f.line);
+                let s = slot(&mut plan.nodes_h, &mut node_h, f.line);
                 plan.h.push(Correction {
                     component: f.component,
                     cell: f.cell,
@@ -506,7 +511,7 @@ impl PlaneWaves {
                 });
             }
             for f in &w.fix_e {
-                let s = slot(&mut plan.nodes_e, f.line);
+                let s = slot(&mut plan.nodes_e, &mut node_e, f.line);
                 plan.e.push(Correction {
                     component: f.component,
                     cell: f.cell,

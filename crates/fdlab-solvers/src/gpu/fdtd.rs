@@ -170,10 +170,12 @@ impl<T: CudaScalar> FdtdGpu<T> {
         // The CPU simulation validates sources, probes and boxes and computes the per-cell
         // coefficients and CPML profiles; the GPU takes them as they are.
         let t = std::time::Instant::now();
-        let cpu = FdtdCpu::<T>::new(s)?;
-        let coefficients_s = t.elapsed().as_secs_f64();
+        let (cpu, gpu) = Gpu::open_beside(|| {
+            let cpu = FdtdCpu::<T>::new(s)?;
+            Ok((cpu, t.elapsed().as_secs_f64()))
+        })?;
+        let (cpu, coefficients_s) = cpu;
         let sim = cpu.sim();
-        let gpu = Gpu::open()?;
         let class = fdlab_cuda::choose::device_class(&gpu.dev.info.name);
         // Plane waves correct H between the half steps, which the one pass does not stop at.
         // Only the one pass reads the medium index: none for a case that runs the half steps.

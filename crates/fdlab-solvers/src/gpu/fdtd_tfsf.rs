@@ -13,6 +13,7 @@ use fdlab_core::Precision;
 use fdlab_cuda::codegen::solver::Launch;
 use fdlab_cuda::codegen::CudaSource;
 use fdlab_cuda::{CudaScalar, Kernel};
+use rayon::slice::ParallelSliceMut;
 use std::sync::Arc;
 
 /// The kernel for fields of C type `ty`: one thread per corrected cell, its corrections in
@@ -21,6 +22,48 @@ pub(super) fn source(ty: &str, precision: Precision) -> CudaSource {
     let body = fdlab_cuda::codegen::solver::fdtd::tfsf(ty);
     let launch = Launch::flat(256);
     super::source("fdtd_tfsf", &body, precision, launch)
+}
+
+/// Corrections grouped by the cell they hit, as the kernel reads them: group `g` is the
+/// component `comps[g]` at `cell[g]`, its corrections `start[g] .. start[g + 1]` of `k`, `slot`.
+#[derive(Debug, PartialEq)]
+struct Grouped {
+    comps: Vec<i32>,
+    cell: Vec<i64>,
+    start: Vec<i32>,
+    k: Vec<f64>,
+    slot: Vec<i32>,
+}
+
+/// Groups in the order of their first correction; within a group, the list's order: the
+/// corrections sorted by (component, cell, position in the list), cut into runs of one cell,
+/// the runs ordered by their first position (a box face holds ~10⁶ corrections).
+fn grouped(list: &[Correction]) -> Grouped {
+    let key = |i: usize| (comp(list[i].component), list[i].cell, i);
+    let mut order: Vec<usize> = (0..list.len()).collect();
+    order.par_sort_unstable_by_key(|&i| key(i));
+    let mut runs: Vec<&[usize]> = order
+        .chunk_by(|&a, &b| key(a).0 == key(b).0 && key(a).1 == key(b).1)
+        .collect();
+    runs.par_sort_unstable_by_key(|run| run[0]);
+    let mut g = Grouped {
+        comps: Vec::with_capacity(runs.len()),
+        cell: Vec::with_capacity(runs.len()),
+        start: vec![0],
+        k: Vec::with_capacity(list.len()),
+        slot: Vec::with_capacity(list.len()),
+    };
+    for run in &runs {
+        let first = &list[run[0]];
+        g.comps.push(comp(first.component));
+        g.cell.push(first.cell as i64);
+        for &i in run.iter() {
+            g.k.push(list[i].k);
+            g.slot.push(list[i].slot as i32);
+        }
+        g.start.push(g.k.len() as i32);
+    }
+    g
 }
 
 /// The corrections of one half step on the device, grouped by the cell they hit.
@@ -37,31 +80,17 @@ struct Group {
 
 impl Group {
     fn new(gpu: &Gpu, list: &[Correction]) -> Result<Group> {
-        // Groups in the order of their first correction; within a group, the list's order.
-        let mut index = std::collections::HashMap::new();
-        let mut groups: Vec<Vec<&Correction>> = Vec::new();
-        for c in list {
-            let g = *index.entry((comp(c.component), c.cell)).or_insert_with(|| {
-                groups.push(Vec::new());
-                groups.len() - 1
-            });
-            groups[g].push(c);
-        }
-        let mut start = vec![0i32];
-        let (mut comps, mut cell, mut k, mut slot) = (vec![], vec![], vec![], vec![]);
-        for g in &groups {
-            comps.push(comp(g[0].component));
-            cell.push(g[0].cell as i64);
-            for c in g {
-                k.push(c.k);
-                slot.push(c.slot as i32);
-            }
-            start.push(k.len() as i32);
-        }
+        let Grouped {
+            comps,
+            cell,
+            start,
+            k,
+            slot,
+        } = grouped(list);
         // Empty lists still need valid pointers: one unused element.
         let or_one = |v: Vec<i32>| if v.is_empty() { vec![0] } else { v };
         Ok(Group {
-            n: groups.len() as i32,
+            n: comps.len() as i32,
             comp: gpu.upload(&or_one(comps))?,
             cell: gpu.upload(if cell.is_empty() { &[0] } else { &cell[..] })?,
             start: gpu.upload(&start)?,
@@ -185,5 +214,68 @@ impl DeviceWaves {
     /// Put back what [`DeviceWaves::state`] returned (its length checked by the caller).
     pub(super) fn restore(&mut self, state: &[f64]) {
         self.lines.set_state(state);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fdtd::Component;
+    use rand::{Rng, SeedableRng};
+
+    /// The grouping the sort replaces: a map from (component, cell) to its group, filled in
+    /// the list's order.
+    fn grouped_by_map(list: &[Correction]) -> Grouped {
+        let mut index = std::collections::HashMap::new();
+        let mut groups: Vec<Vec<&Correction>> = Vec::new();
+        for c in list {
+            let g = *index.entry((comp(c.component), c.cell)).or_insert_with(|| {
+                groups.push(Vec::new());
+                groups.len() - 1
+            });
+            groups[g].push(c);
+        }
+        let mut g = Grouped {
+            comps: vec![],
+            cell: vec![],
+            start: vec![0],
+            k: vec![],
+            slot: vec![],
+        };
+        for group in &groups {
+            g.comps.push(comp(group[0].component));
+            g.cell.push(group[0].cell as i64);
+            for c in group {
+                g.k.push(c.k);
+                g.slot.push(c.slot as i32);
+            }
+            g.start.push(g.k.len() as i32);
+        }
+        g
+    }
+
+    #[test]
+    fn grouping_by_sort_equals_grouping_by_map_on_random_lists() {
+        let comps = [
+            Component::Ex,
+            Component::Ey,
+            Component::Ez,
+            Component::Hx,
+            Component::Hy,
+            Component::Hz,
+        ];
+        let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+        for len in [0, 1, 2, 17, 1000] {
+            // Few cells, so that many corrections share one.
+            let list: Vec<Correction> = (0..len)
+                .map(|_| Correction {
+                    component: comps[rng.gen_range(0..6)],
+                    cell: rng.gen_range(0..40),
+                    k: rng.r#gen::<f64>(),
+                    slot: rng.gen_range(0..9),
+                })
+                .collect();
+            assert_eq!(grouped(&list), grouped_by_map(&list), "{len} corrections");
+        }
     }
 }

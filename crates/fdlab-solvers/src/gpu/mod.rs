@@ -171,28 +171,49 @@ type SampleBuffers = (
 const CELL_BITS: u32 = 40;
 
 impl Gpu {
-    fn open() -> Result<Gpu> {
-        Self::open_on(0)
+    /// Opens the first GPU on another thread while `host` runs on this one (opening a device
+    /// costs a few tenths of a second, as long as a large case's host setup), and returns
+    /// both. `host`'s error comes first, as when the two ran one after the other. The
+    /// device time counted is only what `host` did not cover, so that the start-up parts
+    /// still add up to the wall clock.
+    fn open_beside<R: Send>(host: impl FnOnce() -> Result<R> + Send) -> Result<(R, Gpu)> {
+        let start = std::time::Instant::now();
+        let (host_result, host_s, opened) = std::thread::scope(|scope| {
+            let opening = scope.spawn(|| Device::open(0));
+            let host_result = host();
+            let host_s = start.elapsed();
+            (host_result, host_s, opening.join())
+        });
+        let r = host_result?;
+        let dev = opened.map_err(|_| Error::Invalid("opening the GPU failed (panic)".into()))??;
+        let gpu = Self::ready(dev)?;
+        gpu.meter.add_device(start.elapsed().saturating_sub(host_s));
+        Ok((r, gpu))
     }
 
     /// Device `ordinal` (0 for the first GPU).
     fn open_on(ordinal: usize) -> Result<Gpu> {
         let opened = std::time::Instant::now();
-        let dev = Device::open(ordinal)?;
+        let gpu = Self::ready(Device::open(ordinal)?)?;
+        gpu.meter.add_device(opened.elapsed());
+        Ok(gpu)
+    }
+
+    /// The stepper's view of an opened device: its stream and the non-finite flag's buffers
+    /// (the device time is the caller's to count).
+    fn ready(dev: Device) -> Result<Gpu> {
         let stream = dev.stream().clone();
         let bad = stream
             .clone_htod(&[u64::MAX])
             .map_err(driver("cuMemcpyHtoD"))?;
         let badval = stream.alloc_zeros(1).map_err(driver("cuMemAlloc"))?;
-        let meter = crate::startup::BuildMeter::default();
-        meter.add_device(opened.elapsed());
         Ok(Gpu {
             dev,
             stream,
             bad,
             badval,
             samples: std::sync::Mutex::new(None),
-            meter,
+            meter: crate::startup::BuildMeter::default(),
         })
     }
 
