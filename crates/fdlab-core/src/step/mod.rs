@@ -31,12 +31,14 @@ pub mod physics;
 pub mod revolve;
 mod slots;
 mod validate;
+mod yee_form;
 
 pub use expr::{staggered_weights, BinOp, Diff, Expr, Stagger};
 pub use form::{Scale, StencilUpdate};
 pub use linear::{Factor, FactorKind, FieldRead, LinearStep, LinearUpdate, Term};
 pub use slots::Slots;
 pub use validate::{Location, StepError};
+pub use yee_form::YeeForm;
 
 use crate::boundary::Boundary;
 use crate::grid::{Axis, Grid, Region};

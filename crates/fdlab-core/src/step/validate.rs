@@ -96,6 +96,15 @@ pub enum StepError {
         /// Which part is not in the form.
         detail: String,
     },
+    /// A step that is not the Yee form the FDTD kernels are lowered from (see
+    /// [`super::YeeForm`]).
+    #[error("the step is not the Yee form the FDTD kernels take: {part}: {detail}")]
+    NotYee {
+        /// The part of the step that does not fit (an update, a field, the boundary).
+        part: String,
+        /// What differs from the form.
+        detail: String,
+    },
     /// An update that is not linear in the state and auxiliary fields, so it has no
     /// transpose (adjoint) of its own.
     #[error("update of '{name}' is not linear in the state and auxiliary fields: {detail}")]

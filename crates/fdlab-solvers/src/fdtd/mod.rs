@@ -61,6 +61,7 @@
 
 mod cpml;
 mod cpml_profile;
+mod description;
 mod dispersion;
 pub(crate) mod drude;
 mod flux;

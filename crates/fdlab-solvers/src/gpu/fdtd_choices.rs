@@ -9,11 +9,6 @@ use crate::fdtd::FdtdSetup;
 /// comparison.
 const PASS_POINTS: usize = 16;
 
-/// Whether `s` has Drude media (a PEC box holds none).
-pub(super) fn has_drude(s: &FdtdSetup) -> bool {
-    s.boxes.iter().any(|b| b.drude.is_some() && !b.pec)
-}
-
 /// Why `s` runs one step a pass (`None`: two steps a pass suit it). Lorentz and Debye media,
 /// monitors and plane waves act between the steps with kernels of their own (the pass
 /// advances Drude currents itself); the schedule's `pass=off` asks for single steps.

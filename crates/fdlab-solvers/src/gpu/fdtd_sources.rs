@@ -1,13 +1,13 @@
 //! The FDTD stepper's kernels: which ones a case needs ([`super::fdtd_choices`]), generated
 //! with the tiles and switches of its schedule's choices.
 
-use super::fdtd_choices::{has_drude, single_steps_because};
+use super::fdtd_choices::single_steps_because;
 use super::schedule::{FdtdChoices, FdtdSchedule};
 use super::{cuda_type, precision_of};
 use crate::error::Result;
 use crate::fdtd::FdtdSetup;
 use fdlab_cuda::codegen::solver::fdtd::{self as kernels, fused, FdtdSpec, KernelChoices};
-use fdlab_cuda::codegen::solver::fdtd::{fused::Core, pass as two_step};
+use fdlab_cuda::codegen::solver::fdtd::{fused::Core, lower::LoweredFdtd, pass as two_step};
 use fdlab_cuda::codegen::solver::Launch;
 use fdlab_cuda::codegen::CudaSource;
 use fdlab_cuda::CudaScalar;
@@ -111,24 +111,16 @@ pub(super) fn sources<T: CudaScalar>(
     let ty = cuda_type::<T>();
     let precision = precision_of::<T>();
     let l = c.half_tile.launch();
-    let spec = FdtdSpec {
-        ty,
-        periodic: s.grid.boundary.map(|b| !b.has_walls()),
-        spacing: s.grid.spacing,
-        dt: s.dt,
-        cpml: s.grid.boundary.map(|b| b.cpml().map(|p| p.thickness)),
-        launch: l,
-        min_blocks: 0,
-        indexed,
-        drude: has_drude(s),
-        interior: [false; 3],
-        choices: KernelChoices {
-            interior: c.interior,
-            drude_loads: c.drude_loads,
-            drude_carry: c.drude_carry,
-            drude_ahead: c.drude_ahead,
-        },
+    // The physics comes from the case's step description, the layout from the schedule.
+    let grid = fdlab_core::Grid::new(&s.grid.n, &s.grid.spacing)?;
+    let lowered = LoweredFdtd::of(&s.description()?, &grid)?;
+    let choices = KernelChoices {
+        interior: c.interior,
+        drude_loads: c.drude_loads,
+        drude_carry: c.drude_carry,
+        drude_ahead: c.drude_ahead,
     };
+    let spec = lowered.spec(ty, l, indexed, choices);
     let flat = Launch::flat(256);
     let has_cpml = spec.cpml.iter().any(|c| c.is_some());
     // Blocks clear of the layers run without the CPML terms.
@@ -243,7 +235,7 @@ pub(super) fn sources<T: CudaScalar>(
             )
         }),
         scan: super::source("fdtd_scan", &kernels::scan(ty), precision, flat),
-        drude: has_drude(s).then(|| {
+        drude: spec.drude.then(|| {
             (
                 super::source("fdtd_drude_j", &kernels::drude_advance(ty), precision, flat),
                 super::source("fdtd_drude_e", &kernels::drude_apply(ty), precision, flat),

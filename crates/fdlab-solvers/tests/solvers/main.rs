@@ -12,6 +12,7 @@ mod descriptions;
 mod fdtd;
 mod fdtd_cases;
 mod fdtd_cpml;
+mod fdtd_description;
 mod fdtd_dft;
 mod fdtd_drude;
 mod fdtd_lorentz_debye;

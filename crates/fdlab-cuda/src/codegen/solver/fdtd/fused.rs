@@ -386,7 +386,8 @@ mod tests {
         FdtdSpec {
             ty: "float",
             periodic: [false; 3],
-            spacing: [1.0; 3],
+            inv: [1.0; 3],
+            rate: [0.5; 3],
             dt: 0.5,
             cpml: [Some(6); 3],
             launch: Launch::columns(32, 8, 32),

@@ -17,6 +17,7 @@ use super::{literal, Launch};
 use std::fmt::Write;
 
 pub mod fused;
+pub mod lower;
 pub mod pass;
 
 /// In which order the FDTD two-step pass loads a cell's Drude media bytes and currents.
@@ -64,9 +65,11 @@ pub struct FdtdSpec {
     pub ty: &'static str,
     /// Per axis: wraps around (else PEC walls, a CPML's included).
     pub periodic: [bool; 3],
-    /// Cell sizes.
-    pub spacing: [f64; 3],
-    /// Time step.
+    /// Per axis: `1/Δ`, the E curl's and the CPML terms' difference weight.
+    pub inv: [f64; 3],
+    /// Per axis: `Δt/Δ`, the H curl's difference weight.
+    pub rate: [f64; 3],
+    /// `Δt`, the weight of the H side's CPML terms.
     pub dt: f64,
     /// Per axis: the CPML's thickness in cells, if the axis has one.
     pub cpml: [Option<usize>; 3],
@@ -298,7 +301,7 @@ impl FdtdSpec {
             "      const {ty} kinv = __ldg({coef}{x} + 3 * l), b = __ldg({coef}{x} + 3 * l + 1), cc = __ldg({coef}{x} + 3 * l + 2);",
             coef = psi.coef
         );
-        let inv = self.lit(1.0 / self.spacing[a]);
+        let inv = self.lit(self.inv[a]);
         for (term, (ti, si, sign)) in terms(a).into_iter().enumerate() {
             let (target, src) = if electric {
                 (E[ti], H[si])
@@ -430,7 +433,7 @@ pub fn e_step(spec: &FdtdSpec) -> String {
 /// curl's two products it fuses depends on the code around the expression, and the
 /// two-step pass ([`pass`]) must round every update as single steps do.
 pub(crate) fn h_update(spec: &FdtdSpec, g: &mut String, decl: &str, old: &str, psi: &Psi) {
-    let [rx, ry, rz] = spec.spacing.map(|d| spec.lit(spec.dt / d));
+    let [rx, ry, rz] = spec.rate.map(|r| spec.lit(r));
     let curls = [
         format!("fma({ry}, ez_y - ez_c, -({rz} * (ey_z - ey_c)))"),
         format!("fma({rz}, ex_z - ex_c, -({rx} * (ez_x - ez_c)))"),
@@ -454,7 +457,7 @@ pub(crate) fn e_update(spec: &FdtdSpec, g: &mut String, old: &str, psi: &Psi) {
     let ty = spec.ty;
     let wall_z = if spec.walled(2) { "k == 0" } else { "false" };
     let _ = writeln!(g, "    const bool wall_z = {wall_z};");
-    let [ix, iy, iz] = spec.spacing.map(|d| spec.lit(1.0 / d));
+    let [ix, iy, iz] = spec.inv.map(|v| spec.lit(v));
     let _ = writeln!(
         g,
         "    const {ty} curl_x = fma({iy}, hz_c - hz_y, -({iz} * (hy_c - hy_z)));"
@@ -693,7 +696,8 @@ mod tests {
         FdtdSpec {
             ty: "double",
             periodic,
-            spacing: [1.0, 0.5, 0.25],
+            inv: [1.0, 0.5, 0.25].map(|d| 1.0 / d),
+            rate: [1.0, 0.5, 0.25].map(|d| 0.1 / d),
             dt: 0.1,
             cpml,
             launch: Launch::columns(32, 8, 16),

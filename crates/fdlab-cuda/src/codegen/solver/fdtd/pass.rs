@@ -682,7 +682,8 @@ mod tests {
         FdtdSpec {
             ty: "float",
             periodic: [false, true, false],
-            spacing: [1.0; 3],
+            inv: [1.0; 3],
+            rate: [0.5; 3],
             dt: 0.5,
             cpml: [Some(6), None, Some(6)],
             launch: Launch::columns(32, 8, 16),
