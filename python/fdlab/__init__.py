@@ -29,6 +29,11 @@ computes interior points only: output points whose stencil would leave the array
 they were, so with ``out=None`` (fresh zeros) they are 0.
 
 The computation releases the GIL; on the CPU it runs on all cores (rayon).
+
+Seismic modelling. ``wave`` returns receiver traces of the acoustic wave equation with a CPML
+for a batch of shots; ``wave_vjp`` and ``wave_gradient`` give their exact gradients with
+respect to the velocity and the source amplitudes, and ``wave`` on PyTorch tensors is
+differentiable (``torch.autograd``). Their arguments follow ``v``'s NumPy axis order.
 """
 
 
@@ -42,8 +47,21 @@ import numpy as _np
 
 from . import _fdlab
 from ._fdlab import Plan, Stencil
+from ._wave import WaveGradient, dominant_frequency, wave, wave_gradient, wave_vjp
 
-__all__ = ["Stencil", "Boundary", "Plan", "apply", "info", "__version__"]
+__all__ = [
+    "Stencil",
+    "Boundary",
+    "Plan",
+    "apply",
+    "info",
+    "wave",
+    "wave_vjp",
+    "wave_gradient",
+    "WaveGradient",
+    "dominant_frequency",
+    "__version__",
+]
 __version__: str = _fdlab.__version__
 
 # DLPack device types that live on an NVIDIA GPU (kDLCUDA, kDLCUDAHost, kDLCUDAManaged).

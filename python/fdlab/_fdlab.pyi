@@ -110,3 +110,38 @@ def _cuda_plan_info(
     stencils: Sequence[Stencil], u: Any, boundary: str = "periodic", device: int = 0
 ) -> Tuple[str, int]:
     """(strategy name, pointer alignment in bytes) of the cached GPU plan for such an apply."""
+
+def wave_forward(
+    v: np.ndarray,
+    spacing: Sequence[float],
+    dt: float,
+    source_amplitudes: np.ndarray,
+    source_locations: np.ndarray,
+    receiver_locations: np.ndarray,
+    accuracy: int,
+    pml_width: int,
+    pml_freq: float,
+    pml_velocity: Optional[float] = None,
+) -> np.ndarray:
+    """Receiver traces ``[shot, receiver, time]`` (float64 C-contiguous inputs, NumPy axis
+    order); ``fdlab.wave`` is the public entry point."""
+
+def wave_vjp(
+    v: np.ndarray,
+    spacing: Sequence[float],
+    dt: float,
+    source_amplitudes: np.ndarray,
+    source_locations: np.ndarray,
+    receiver_locations: np.ndarray,
+    accuracy: int,
+    pml_width: int,
+    pml_freq: float,
+    pml_velocity: Optional[float] = None,
+    grad_traces: Optional[np.ndarray] = None,
+    observed: Optional[np.ndarray] = None,
+    checkpoints: Optional[int] = None,
+) -> Tuple[Optional[np.ndarray], Optional[float], np.ndarray, np.ndarray]:
+    """``(traces, misfit, ∂J/∂v, ∂J/∂source_amplitudes)``: with ``grad_traces`` the
+    vector-Jacobian product (traces and misfit ``None``), with ``observed`` the
+    least-squares misfit and its gradient. ``fdlab.wave_vjp`` and ``fdlab.wave_gradient``
+    are the public entry points."""

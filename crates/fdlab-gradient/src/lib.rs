@@ -34,4 +34,4 @@ mod sweep;
 pub use error::{Error, Result};
 pub use model::{Model, IMAGE};
 pub use outputs::{prepare, run, GradientOptions, Job, Report, OUTPUT_FILES};
-pub use sweep::{gradient, misfit, plan_memory, MemoryPlan, Progress, Sweep};
+pub use sweep::{gradient, misfit, plan_memory, vjp, MemoryPlan, Progress, Sweep, Vjp};

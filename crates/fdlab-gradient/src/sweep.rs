@@ -145,25 +145,46 @@ pub struct Sweep {
     pub adjoint_seconds: f64,
 }
 
-/// The misfit of `model` against `observed` (receivers × steps) and its gradients, with
-/// `checkpoints` slots (≥ 1; `steps − 1` stores every state). `progress` is told after each
-/// forward step and each adjoint step.
-pub fn gradient(
+/// What [`vjp`] returns: the derivatives of `J = Σ_n Σ_r g_{n,r} d_{n,r}` for a given
+/// cotangent `g` (receivers × steps) of the traces `d`. Arrays over the grid are x fastest.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Vjp {
+    /// `∂J/∂c` at every grid point (see [`Sweep::velocity_gradient`]).
+    pub velocity_gradient: Vec<f64>,
+    /// The image (see [`Sweep::image`]).
+    pub image: Vec<f64>,
+    /// `∂J/∂w_i(n)`, sources × steps (see [`Sweep::source_gradient`]).
+    pub source_gradient: Vec<Vec<f64>>,
+    /// Forward steps the reverse sweep ran to recompute states.
+    pub forward_steps: u128,
+}
+
+/// The vector-Jacobian product of the traces of `model`: given `cotangent = ∂J/∂d`
+/// (receivers × steps, sample `n` after step `n` as [`Model::forward`] records it), the
+/// reverse sweep with `checkpoints` slots (≥ 1) gives `∂J/∂c`, the image and `∂J/∂w_i(n)`.
+/// No forward run is needed besides the one the Revolve schedule recomputes from the start.
+/// `progress` is told after each adjoint step.
+pub fn vjp(
     model: &Model,
-    observed: &[Vec<f64>],
+    cotangent: &[Vec<f64>],
     checkpoints: usize,
     progress: &mut dyn FnMut(Progress),
-) -> Result<Sweep> {
+) -> Result<Vjp> {
     let steps = model.steps();
-    let t = Instant::now();
-    let total = steps;
-    let traces = model.forward(&mut |done| progress(Progress::Forward { done, total }))?;
-    let (misfit, residual) = misfit(&traces, observed)?;
-    let forward_seconds = t.elapsed().as_secs_f64();
-    let t = Instant::now();
-    let adjoint = AdjointStep::new(model.description())?;
     let receivers = model.receivers().to_vec();
+    let same = cotangent.len() == receivers.len() && cotangent.iter().all(|c| c.len() == steps);
+    if !same {
+        return Err(Error::Usage(format!(
+            "the cotangent holds {} traces of {} samples, the model records {} of {steps}; \
+             give one value per receiver and step",
+            cotangent.len(),
+            cotangent.first().map_or(0, Vec::len),
+            receivers.len(),
+        )));
+    }
+    let adjoint = AdjointStep::new(model.description())?;
     let mut done = 0;
+    let total = steps;
     let reversed = adjoint.checkpointed_gradient(
         model.grid(),
         model.start(),
@@ -171,10 +192,10 @@ pub fn gradient(
         checkpoints.max(1),
         |n| model.params(n),
         |n, adj| {
-            // ∂J/∂(p after step n) = the residual at the receivers.
+            // ∂J/∂(p after step n) = the cotangent at the receivers, spread by their weights.
             if let Some(p) = adj.get_mut(Leapfrog::P, 0) {
                 let p = p.as_mut_slice();
-                for (r, points) in residual.iter().zip(&receivers) {
+                for (r, points) in cotangent.iter().zip(&receivers) {
                     for &(c, w) in points {
                         p[c] += w * r[n];
                     }
@@ -184,7 +205,6 @@ pub fn gradient(
             progress(Progress::Adjoint { done, total });
         },
     )?;
-    let adjoint_seconds = t.elapsed().as_secs_f64();
     let g = &reversed.gradient;
     let missing = |name: &str| Error::Usage(format!("no gradient of {name}"));
     let c = model.velocity();
@@ -230,16 +250,42 @@ pub fn gradient(
                 .collect())
         })
         .collect::<Result<Vec<Vec<f64>>>>()?;
-    Ok(Sweep {
-        misfit,
-        residual,
+    Ok(Vjp {
         velocity_gradient,
         image,
         source_gradient,
-        checkpoints,
         forward_steps: reversed.forward_steps,
-        recompute_factor: reversed.forward_steps as f64 / steps.max(1) as f64,
+    })
+}
+
+/// The misfit of `model` against `observed` (receivers × steps) and its gradients, with
+/// `checkpoints` slots (≥ 1; `steps − 1` stores every state): the forward run, the residual
+/// `d − d^obs`, and [`vjp`] of it. `progress` is told after each forward step and each
+/// adjoint step.
+pub fn gradient(
+    model: &Model,
+    observed: &[Vec<f64>],
+    checkpoints: usize,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Sweep> {
+    let steps = model.steps();
+    let t = Instant::now();
+    let total = steps;
+    let traces = model.forward(&mut |done| progress(Progress::Forward { done, total }))?;
+    let (misfit, residual) = misfit(&traces, observed)?;
+    let forward_seconds = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let v = vjp(model, &residual, checkpoints, progress)?;
+    Ok(Sweep {
+        misfit,
+        residual,
+        velocity_gradient: v.velocity_gradient,
+        image: v.image,
+        source_gradient: v.source_gradient,
+        checkpoints,
+        forward_steps: v.forward_steps,
+        recompute_factor: v.forward_steps as f64 / steps.max(1) as f64,
         forward_seconds,
-        adjoint_seconds,
+        adjoint_seconds: t.elapsed().as_secs_f64(),
     })
 }

@@ -1,7 +1,7 @@
 //! The forward model reproduces the case steppers' traces; the gradient passes a Taylor test,
 //! does not depend on the number of checkpoints, and vanishes for a zero residual.
 
-use fdlab_gradient::{gradient, misfit, plan_memory, Model, Progress};
+use fdlab_gradient::{gradient, misfit, plan_memory, vjp, Model, Progress};
 use fdlab_solvers::physics::wave_dt_limit;
 use fdlab_solvers::wave_vd::WaveVdCpu;
 use fdlab_solvers::{PointSource, Stepper, WaveBoundary, WaveCpu, WaveSetup};
@@ -213,6 +213,21 @@ fn checkpoints_do_not_change_the_gradient() {
     assert!(all.velocity_gradient.iter().any(|g| *g != 0.0));
     assert!(all.image.iter().any(|g| *g != 0.0));
     assert!(all.source_gradient[0].iter().any(|g| *g != 0.0));
+}
+
+#[test]
+fn vjp_of_the_residual_is_the_gradient() {
+    let steps = 30;
+    let (model, observed) = inversion_case(steps);
+    let g = gradient(&model, &observed, 4, &mut |_| {}).unwrap();
+    let v = vjp(&model, &g.residual, 4, &mut |_| {}).unwrap();
+    assert_eq!(v.velocity_gradient, g.velocity_gradient);
+    assert_eq!(v.image, g.image);
+    assert_eq!(v.source_gradient, g.source_gradient);
+    // A cotangent of another shape is refused, naming both.
+    let short = vec![vec![0.0; steps - 1]; g.residual.len()];
+    let e = vjp(&model, &short, 4, &mut |_| {}).unwrap_err().to_string();
+    assert!(e.contains("29 samples") && e.contains("of 30"), "{e}");
 }
 
 #[test]

@@ -3,7 +3,8 @@
 //! The Pythonic layer lives in `python/fdlab/__init__.py`; this crate holds what must be fast
 //! or typed: stencil descriptions ([`stencil::PyStencil`]), CPU apply on NumPy arrays with the
 //! GIL released ([`apply`]), GPU apply on CuPy / PyTorch arrays with no copy ([`gpu`]),
-//! plans, and the error mapping ([`error`]).
+//! plans, seismic modelling and its vector-Jacobian product ([`wave`]), and the error mapping
+//! ([`error`]).
 //!
 //! Axis convention: fdlab fields are x-fastest, so a C-ordered NumPy array of shape
 //! `(nz, ny, nx)` is a grid of shape `[nx, ny, nz]`; axis 0 / `"x"` is the LAST NumPy axis.
@@ -14,6 +15,7 @@ mod dlpack;
 pub mod error;
 pub mod gpu;
 pub mod stencil;
+pub mod wave;
 
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -70,6 +72,8 @@ fn _fdlab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(gpu::apply_cuda, m)?)?;
     m.add_function(wrap_pyfunction!(gpu::_time_apply_cuda_native, m)?)?;
     m.add_function(wrap_pyfunction!(gpu::_cuda_plan_info, m)?)?;
+    m.add_function(wrap_pyfunction!(wave::wave_forward, m)?)?;
+    m.add_function(wrap_pyfunction!(wave::wave_vjp, m)?)?;
     m.add_function(wrap_pyfunction!(info, m)?)?;
     Ok(())
 }
