@@ -33,13 +33,13 @@ mkdir -p "$target"
 echo "==> cargo test --workspace --no-run (builds every test, example and the fdlab binary)"
 cargo test --workspace --no-run "$@"
 # The Rust tests leave one of the two cores idle at times: the Python package builds (maturin,
-# through pip) and is tested meanwhile. Its output is printed at the end. It builds in the dev
-# profile (the same code as the release wheel, with overflow checks): about 40 CPU-seconds
-# against 130 for the release build with link-time optimization, which would take them from
-# the Rust tests; pytest itself takes seconds either way.
+# through pip) and is tested meanwhile. Its output is printed at the end. It builds in the
+# `pytest` profile (Cargo.toml: the dev profile with the solver crates optimised, for the FWI
+# example's test) rather than the release profile with link-time optimisation, which would
+# take the CPU from the Rust tests; pytest takes about 20 s.
 py_log="$target/python-test.log"
-echo "==> python/test.sh in the background (pip install . in a fresh venv, dev profile, then pytest; log: $py_log)"
-MATURIN_PEP517_ARGS="--profile dev" setsid ./python/test.sh >"$py_log" 2>&1 &
+echo "==> python/test.sh in the background (pip install . in a fresh venv, pytest profile, then pytest; log: $py_log)"
+MATURIN_PEP517_ARGS="--profile pytest" setsid ./python/test.sh >"$py_log" 2>&1 &
 py_pid=$!
 trap 'kill -- -"$py_pid" 2>/dev/null || true' EXIT
 echo "==> cargo test --workspace (NVRTC from $lib)"
