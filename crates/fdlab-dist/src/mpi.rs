@@ -65,6 +65,13 @@ impl Transport for MpiTransport {
         self.world.rank() as usize
     }
 
+    /// `MPI_Barrier`: no deadline, since ranks running whole shots end them at different
+    /// times (a rank that fails ends the job through `MPI_Abort`).
+    fn barrier(&mut self) -> Result<()> {
+        self.world.barrier();
+        Ok(())
+    }
+
     fn size(&self) -> usize {
         self.world.size() as usize
     }
