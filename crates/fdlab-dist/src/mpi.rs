@@ -6,7 +6,7 @@ use crate::error::Result;
 use crate::transport::{default_timeout, Transport};
 use mpi::environment::Universe;
 use mpi::topology::{Communicator, SimpleCommunicator};
-use mpi::traits::{Destination, Source};
+use mpi::traits::{CommunicatorCollectives, Destination, Source};
 use std::time::{Duration, Instant};
 
 /// Whether this process was started by an MPI launcher (`mpirun`, `srun`): one of the

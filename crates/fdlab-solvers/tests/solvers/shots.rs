@@ -338,8 +338,7 @@ fn shot_keys_are_refused_where_they_cannot_apply() {
             model(
                 "f64",
                 &format!("{shot}[material.density]\nconstant = 1000.0\n"),
-            )
-            .replace("[material.velocity.layered]", "[material.velocity.layered]"),
+            ),
             "shots run the constant-density step only",
         ),
         (
