@@ -244,13 +244,11 @@ impl Farm<'_> {
         let n = self.shots.len();
         let alone = self.role.ranks == 1;
         let quiet = self.opts.quiet;
-        let say = |line: String| {
-            if quiet {
-            } else if alone {
-                eprintln!("{line}");
-            } else {
-                println!("{line}");
-            }
+        // Under mpirun a rank's stdout is a terminal and its stderr a pipe.
+        let say = |line: String| match (quiet, alone) {
+            (true, _) => {}
+            (false, true) => eprintln!("{line}"),
+            (false, false) => println!("{line}"),
         };
         for i in (self.role.rank..n).step_by(self.role.ranks) {
             // A signal between two shots stops before the next one.
