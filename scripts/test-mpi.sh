@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Tests `mpirun -np N fdlab run` on the CPU: builds fdlab with the `mpi` feature, runs small
 # heat and wave cases (one with CPML layers) on 1, 2 and 3 processes (oversubscribed) and on
-# given process grids, and compares every .npy output with the 1-process run; checkpoints a
+# given process grids, and compares every .npy output with the 1-process run; shares the
+# shots of a case with shots out over 2 and 3 processes (each shot's outputs must be the
+# 1-process run's bits); checkpoints a
 # run on 2 processes and resumes it on 3 (the checkpoint must be the 1-process one, the outputs
 # the uninterrupted run's bits); stops a long run on 3 processes with SIGUSR1 and resumes its
 # checkpoint on 2; then kills one rank of a long run (and stops another) and checks that the
@@ -78,6 +80,23 @@ echo "==> wave-2d-cpml cut inside its layers: mpirun -np 8 ... --process-grid 8x
 "${MPIRUN[@]}" -np 8 "$FDLAB" run "$CASES/wave-2d-cpml.toml" --quiet --out "$WORK/cpml-8" \
     --process-grid 8x1
 compare "$WORK/wave-2d-cpml-1" "$WORK/cpml-8" 1e-12
+
+echo "==> wave-shots (5 shots): 1 process, then shared out over mpirun -np 2 and -np 3"
+"$FDLAB" run "$CASES/wave-shots.toml" --quiet --out "$WORK/shots-1" >/dev/null
+for np in 2 3; do
+    "${MPIRUN[@]}" -np "$np" "$FDLAB" run "$CASES/wave-shots.toml" --quiet --out "$WORK/shots-$np"
+    for s in 0000 0001 0002 0003 0004; do
+        compare "$WORK/shots-1/shots/$s" "$WORK/shots-$np/shots/$s" 0
+    done
+    python3 - "$WORK/shots-$np/summary.json" "$np" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+np_ = int(sys.argv[2])
+assert r["complete"] and r["shots"] == 5 and r["ranks"] == np_, r
+assert [e["rank"] for e in r["shot_list"]] == [i % np_ for i in range(5)], r["shot_list"]
+print("    summary.json: 5 shots complete, shot i on rank i mod %d" % np_)
+PY
+done
 
 echo "==> wave-2d-cpml checkpointed on 2 processes (--stop-at 70), resumed on 3"
 "$FDLAB" run "$CASES/wave-2d-cpml.toml" --quiet --out "$WORK/ck-1" --stop-at 70 >/dev/null

@@ -3,7 +3,7 @@
 //! that no rank is left waiting for one that stopped.
 
 use crate::run_args::RunArgs;
-use crate::run_case::{check_line, report_check, run_here};
+use crate::run_case::{check_line, report_check, run_here, shots_line};
 use fdlab_dist::mpi::{abort, abort_on_panic, initialize, MpiTransport};
 use fdlab_dist::Transport;
 use fdlab_solvers::{BackendKind, Case};
@@ -61,7 +61,14 @@ fn run(
     let path = &args.case;
     let case = Case::load(path)?;
     if args.check {
-        if rank == 0 {
+        if rank == 0 && case.has_shots() {
+            let p = fdlab_solvers::validate(&case, &opts)?;
+            let line = format!(
+                "{}; shots shared out over {ranks} processes",
+                check_line(path, &case, &p)
+            );
+            report_check(&line, &p);
+        } else if rank == 0 {
             let p = fdlab_solvers::validate(&case, &opts)?;
             let d = fdlab_dist::decompose(&p.setup, ranks, dims)?;
             let line = format!(
@@ -95,6 +102,9 @@ fn run(
     let s = fdlab_dist::run_on(&case, &opts, Box::new(transport), dims, gpu)?;
     if rank == 0 {
         println!("{s} ({ranks} processes)");
+        if case.has_shots() {
+            println!("{}", shots_line(&s.out_dir));
+        }
     }
     Ok(s.exit_code())
 }

@@ -31,7 +31,8 @@ pub struct RunArgs {
     pub checkpoint_every: Option<u64>,
     /// Continue a run from a checkpoint: OUT/checkpoints/step-N, or OUT/checkpoints for the
     /// newest. The run goes on writing in OUT; a checkpoint of another case, precision or
-    /// backend is refused.
+    /// backend is refused. A case with shots resumes from its run directory OUT: finished
+    /// shots are skipped, a stopped one continues from its checkpoint.
     #[arg(long, value_name = "DIR")]
     pub resume: Option<PathBuf>,
     /// Write the outputs here instead of the case's [output] dir.

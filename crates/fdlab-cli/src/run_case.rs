@@ -65,6 +65,9 @@ pub fn run_here(a: &RunArgs, process_start: Instant) -> Result<i32> {
     }
     let s = fdlab_solvers::run(&case, &opts)?;
     println!("{s}");
+    if case.has_shots() {
+        println!("{}", shots_line(&s.out_dir));
+    }
     if let Some(c) = &s.checkpoint {
         println!("last checkpoint: {}", c.display());
     }
@@ -74,14 +77,35 @@ pub fn run_here(a: &RunArgs, process_start: Instant) -> Result<i32> {
 /// What `fdlab run --check` prints for a valid case (the split runs add their process grid).
 pub fn check_line(path: &Path, case: &Case, p: &Prepared) -> String {
     format!(
-        "{}: ok ({:?}, {:?} grid, dt = {:e} (limit {:e}), {} steps)",
+        "{}: ok ({:?}, {:?} grid, dt = {:e} (limit {:e}), {} steps{})",
         path.display(),
         case.spec.physics,
         case.spec.grid.shape,
         p.plan.dt,
         p.plan.limit,
-        p.plan.steps
+        p.plan.steps,
+        match p.shots.len() {
+            0 => String::new(),
+            n => format!(" per shot, {n} shots"),
+        }
     )
+}
+
+/// The line after a shot run's summary: how many of its shots are complete, from the
+/// run's `summary.json`.
+pub fn shots_line(dir: &Path) -> String {
+    let record = std::fs::read(dir.join("summary.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<fdlab_solvers::shots_summary::ShotsRecord>(&b).ok());
+    match record {
+        Some(r) => format!(
+            "{} of {} shots complete; each shot's outputs in {}/shots/NNNN",
+            r.shots_complete,
+            r.shots,
+            dir.display()
+        ),
+        None => format!("shot outputs in {}/shots/NNNN", dir.display()),
+    }
 }
 
 /// Prints the validation line on stdout, then each of the case's warnings on stderr (what
@@ -104,6 +128,14 @@ fn run_on_gpus(a: &RunArgs, gpus: usize, process_start: Instant) -> Result<i32> 
         .into());
     }
     let (case, opts) = load(a, process_start)?;
+    if case.has_shots() {
+        return Err(Error::Usage(
+            "--gpus splits one grid over the GPUs; a case with shots runs each shot whole on \
+             one stepper: drop --gpus (under mpirun, the shots are shared out over the ranks)"
+                .into(),
+        )
+        .into());
+    }
     let dims = a
         .process_grid
         .or(Some(fdlab_dist::last_axis_split(case.dim(), gpus)));

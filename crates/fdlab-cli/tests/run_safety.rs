@@ -375,3 +375,151 @@ fn checkpoint_every_zero_is_refused_before_any_work() {
         "work was done before the refusal"
     );
 }
+
+/// A 2-D wave case with `shots` shots along a line (a `[geometry]` table), each long enough
+/// that a signal lands inside it; a field every 500 steps and a seismogram per shot.
+fn shot_case(dir: &Path, shots: usize) -> PathBuf {
+    let mut csv = "x,y\n".to_string();
+    for s in 0..shots {
+        csv += &format!("{},40\n", 40 + 20 * s);
+    }
+    std::fs::write(dir.join("sources.csv"), csv).unwrap();
+    let text = "physics = \"wave\"\nboundary = { cpml = { thickness = 10 } }\n\
+         [grid]\nshape = [160, 120]\nspacing = [1.0, 1.0]\n\
+         [time]\ndt = 0.25\nduration = 500.0\n\
+         [material]\nvelocity = { constant = 1.0 }\n\
+         [geometry]\nsources = \"sources.csv\"\nfrequency = 0.05\n\
+         [[receivers]]\nposition = [80.0, 80.0]\n[[receivers]]\nposition = [120.5, 60.0]\n\
+         [output]\ndir = \"out\"\nevery = 500\nnpy = true\n";
+    let p = dir.join("shots.toml");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+#[test]
+fn a_killed_or_stopped_shot_run_resumes_to_the_uninterrupted_bits() {
+    let dir = tempfile::tempdir().unwrap();
+    let case = shot_case(dir.path(), 4);
+    let case = case.to_str().unwrap();
+    let whole = dir.path().join("whole");
+    let out = run_ok(dir.path(), &[case, "--out", whole.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("4 of 4 shots complete"), "{text}");
+    let npys = |dir: &Path| {
+        let mut m = files(dir);
+        m.retain(|p, _| p.extension().is_some_and(|e| e == "npy"));
+        m
+    };
+    let want = npys(&whole.join("shots"));
+    assert_eq!(
+        want.keys()
+            .filter(|p| p.ends_with("seismogram.npy"))
+            .count(),
+        4
+    );
+    // kill -9 after shot 1 is done, then SIGTERM inside a shot: each resumes to the bits.
+    for sig in [libc::SIGKILL, libc::SIGTERM] {
+        let run = dir.path().join(format!("signalled-{sig}"));
+        let child = fdlab(dir.path(), &[case, "--out", run.to_str().unwrap()])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        wait_for(&run.join("shots/0001/summary.json"));
+        wait_for(&run.join("shots/0002/field_0000000.npy"));
+        std::thread::sleep(Duration::from_millis(30));
+        signal(&child, sig);
+        let o = child.wait_with_output().unwrap();
+        let log = format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        if sig == libc::SIGTERM {
+            assert_eq!(o.status.code(), Some(128 + sig), "{log}");
+        }
+        assert!(
+            !run.join("shots/0003/summary.json").exists(),
+            "the run ended before the signal: {log}"
+        );
+        let shot0 = std::fs::read(run.join("shots/0000/seismogram.npy")).unwrap();
+        let before = std::fs::metadata(run.join("shots/0000/seismogram.npy"))
+            .unwrap()
+            .modified()
+            .unwrap();
+        // A fresh run into it is refused; --resume finishes it.
+        let refused = fdlab(dir.path(), &[case, "--out", run.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(!refused.status.success());
+        assert!(
+            String::from_utf8_lossy(&refused.stderr).contains("--resume"),
+            "{}",
+            String::from_utf8_lossy(&refused.stderr)
+        );
+        let resumed = run_ok(dir.path(), &[case, "--resume", run.to_str().unwrap()]);
+        let text = String::from_utf8_lossy(&resumed.stdout);
+        assert!(text.contains("4 of 4 shots complete"), "{text}");
+        let got = npys(&run.join("shots"));
+        let differ: Vec<_> = want
+            .keys()
+            .filter(|k| got.get(*k) != want.get(*k))
+            .collect();
+        assert!(
+            differ.is_empty(),
+            "signal {sig}: resumed shots differ: {differ:?}"
+        );
+        let after = std::fs::metadata(run.join("shots/0000/seismogram.npy"))
+            .unwrap()
+            .modified()
+            .unwrap();
+        assert_eq!(before, after, "shot 0 was written again");
+        assert_eq!(
+            std::fs::read(run.join("shots/0000/seismogram.npy")).unwrap(),
+            shot0
+        );
+        let summary: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(run.join("summary.json")).unwrap()).unwrap();
+        assert_eq!(summary["complete"], true, "{summary}");
+        // A killed process writes no summary.json: the resumed run's is the first.
+        let starts = if sig == libc::SIGKILL { 1 } else { 2 };
+        let segments = summary["segments"].as_array().unwrap().len();
+        assert_eq!(segments, starts, "{summary}");
+    }
+}
+
+#[test]
+fn shot_cases_check_and_refuse_what_does_not_apply() {
+    let dir = tempfile::tempdir().unwrap();
+    let case = shot_case(dir.path(), 3);
+    let case = case.to_str().unwrap();
+    let out = run_ok(dir.path(), &[case, "--check"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("2000 steps per shot, 3 shots"), "{text}");
+    let refused = |args: &[&str], needle: &str| {
+        let o = Command::new(env!("CARGO_BIN_EXE_fdlab"))
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            !o.status.success() && err.contains(needle),
+            "{args:?}: {err}"
+        );
+        o.status.code()
+    };
+    refused(
+        &["run", case, "--gpus", "2"],
+        "a case with shots runs each shot whole",
+    );
+    refused(
+        &["run", case, "--stop-at", "10"],
+        "--stop-at stops a single run",
+    );
+    let code = refused(
+        &["gradient", case, "--observed", "out"],
+        "fdlab gradient takes one shot, and this case lists 3",
+    );
+    assert_eq!(code, Some(2));
+}

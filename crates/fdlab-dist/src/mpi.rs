@@ -6,7 +6,7 @@ use crate::error::Result;
 use crate::transport::{default_timeout, Transport};
 use mpi::environment::Universe;
 use mpi::topology::{Communicator, SimpleCommunicator};
-use mpi::traits::{Destination, Source};
+use mpi::traits::{CommunicatorCollectives, Destination, Source};
 use std::time::{Duration, Instant};
 
 /// Whether this process was started by an MPI launcher (`mpirun`, `srun`): one of the
@@ -63,6 +63,13 @@ impl MpiTransport {
 impl Transport for MpiTransport {
     fn rank(&self) -> usize {
         self.world.rank() as usize
+    }
+
+    /// `MPI_Barrier`: no deadline, since ranks running whole shots end them at different
+    /// times (a rank that fails ends the job through `MPI_Abort`).
+    fn barrier(&mut self) -> Result<()> {
+        self.world.barrier();
+        Ok(())
     }
 
     fn size(&self) -> usize {

@@ -57,6 +57,9 @@ pub fn run_on(
     dims: Option<[usize; 3]>,
     gpu: Option<GpuPlacement>,
 ) -> Result<Summary> {
+    if case.has_shots() {
+        return run_shots(case, opts, transport, dims);
+    }
     let started = std::time::Instant::now();
     let (rank, ranks) = (transport.rank(), transport.size());
     // Only rank 0 writes, so only it checks the output directory.
@@ -97,4 +100,34 @@ pub fn last_axis_split(dim: usize, ranks: usize) -> [usize; 3] {
     let mut d = [1; 3];
     d[dim - 1] = ranks;
     d
+}
+
+/// A case with shots over the job's processes: shots are independent tasks, shot `i` run
+/// whole by rank `i mod ranks` on a stepper of its own (no grid is split), each shot's
+/// outputs written by the rank that runs it (into the run directory, on a file system the
+/// ranks share); rank 0 writes `summary.json` once every rank is done. The outputs are those
+/// of the one-process run.
+fn run_shots(
+    case: &Case,
+    opts: &RunOptions,
+    mut transport: Box<dyn Transport>,
+    dims: Option<[usize; 3]>,
+) -> Result<Summary> {
+    if let Some(d) = dims {
+        return Err(Error::Unsupported(format!(
+            "--process-grid {}: a case with shots runs each shot whole on one process (the \
+             shots are shared out, not the grid); drop --process-grid",
+            d.map(|n| n.to_string()).join("x")
+        )));
+    }
+    let role = Role {
+        rank: transport.rank(),
+        ranks: transport.size(),
+    };
+    let mut barrier = || {
+        transport
+            .barrier()
+            .map_err(|e| fdlab_solvers::Error::Invalid(format!("waiting for the other ranks: {e}")))
+    };
+    Ok(fdlab_solvers::run_shots(case, opts, role, &mut barrier)?)
 }

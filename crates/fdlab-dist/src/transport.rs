@@ -49,6 +49,24 @@ pub trait Transport: Send {
         }
         Ok(Some(all))
     }
+
+    /// Return once every rank has called it (collective). The default passes a token to
+    /// rank 0 and back, within the transport's timeout; a message layer with a barrier of its
+    /// own that waits without a deadline (MPI) overrides it, so that ranks whose tasks end
+    /// at different times can wait for each other.
+    fn barrier(&mut self) -> Result<()> {
+        let counts = vec![1; self.size()];
+        self.gather(&[0.0], &counts, tag::BARRIER)?;
+        if self.rank() == 0 {
+            for r in 1..self.size() {
+                self.send_recv(Some((r, &[0.0])), None, tag::BARRIER)?;
+            }
+        } else {
+            let mut token = [0.0];
+            self.send_recv(None, Some((0, &mut token)), tag::BARRIER)?;
+        }
+        Ok(())
+    }
 }
 
 /// A transport shared by the parts of one rank (its halo exchange and its gathers).
@@ -68,6 +86,8 @@ pub mod tag {
     pub const STATE: u32 = 32;
     /// The stop every rank agrees on before a step.
     pub const STOP: u32 = 33;
+    /// A barrier's tokens.
+    pub const BARRIER: u32 = 34;
 }
 
 /// How long a rank waits for a peer before it gives up: `FDLAB_DIST_TIMEOUT_S` seconds, else

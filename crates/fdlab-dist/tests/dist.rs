@@ -259,3 +259,64 @@ fn a_non_finite_value_names_its_global_cell() {
         other => panic!("expected a non-finite value, got {other:?}"),
     }
 }
+
+/// Every `.npy` of each shot directory under `a` equals the same file under `b`; returns the
+/// number of files compared.
+fn same_shot_files(a: &std::path::Path, b: &std::path::Path, shots: usize) -> usize {
+    let mut n = 0;
+    for i in 0..shots {
+        let (da, db) = (
+            fdlab_solvers::run_shots::shot_dir(a, i),
+            fdlab_solvers::run_shots::shot_dir(b, i),
+        );
+        for e in std::fs::read_dir(&da).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|x| x == "npy") {
+                let other = std::fs::read(db.join(p.file_name().unwrap())).unwrap();
+                assert!(
+                    std::fs::read(&p).unwrap() == other,
+                    "{} differs",
+                    p.display()
+                );
+                n += 1;
+            }
+        }
+    }
+    n
+}
+
+#[test]
+fn shots_shared_out_over_ranks_equal_the_one_process_run() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/cases/wave-shots.toml");
+    let case = fdlab_solvers::Case::load(path).unwrap();
+    let shots = case.shots().unwrap().len();
+    let d = tempfile::tempdir().unwrap();
+    let opts = |dir: &str| fdlab_solvers::RunOptions {
+        out_dir: Some(d.path().join(dir)),
+        quiet: true,
+        backend: fdlab_solvers::BackendKind::Cpu,
+        ..Default::default()
+    };
+    fdlab_solvers::run(&case, &opts("one")).unwrap();
+    for ranks in [2, 3] {
+        let out = format!("split-{ranks}");
+        let handles: Vec<_> = LocalTransport::group(ranks)
+            .into_iter()
+            .map(|t| {
+                let (case, o) = (case.clone(), opts(&out));
+                std::thread::spawn(move || fdlab_dist::run(&case, &o, Box::new(t), None))
+            })
+            .collect();
+        for h in handles {
+            h.join().unwrap().unwrap();
+        }
+        let n = same_shot_files(&d.path().join("one"), &d.path().join(&out), shots);
+        assert!(n > 2 * shots, "{ranks} ranks: {n} files");
+        let summary: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(d.path().join(&out).join("summary.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(summary["complete"], true, "{summary}");
+        assert_eq!(summary["ranks"], ranks, "{summary}");
+    }
+}

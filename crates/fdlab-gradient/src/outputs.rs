@@ -136,6 +136,13 @@ pub fn prepare(opts: &GradientOptions) -> Result<Job> {
             physics: format!("{:?}", case.spec.physics).to_lowercase(),
         });
     }
+    if case.has_shots() {
+        return Err(Error::Usage(format!(
+            "{}: fdlab gradient takes one shot, and this case lists {} ([[shots]] or              [geometry]); run it for each shot with a case of its own ([[sources]] and              [[receivers]] of that shot, --observed RUN/shots/NNNN) and sum the misfits and              gradients",
+            opts.case.display(),
+            case.shots().map_or(0, |s| s.len())
+        )));
+    }
     let prepared = fdlab_solvers::setup::prepare(&case)?;
     let Setup::Wave(setup) = &prepared.setup else {
         return Err(Error::NotWave {

@@ -4,8 +4,12 @@ pub mod fdtd;
 mod fdtd_shapes;
 mod fdtd_spec;
 mod fdtd_waves;
+mod geometry;
 mod schedule;
+pub mod shots;
 pub(crate) mod warnings;
+
+pub use shots::{GeometrySpec, Shot, ShotSpec};
 
 use crate::error::{Error, Result};
 use crate::physics::{check_order, heat_dt_limit, wave_dt_limit};
@@ -144,6 +148,10 @@ pub struct SourceSpec {
     /// the run is zero after its end (with a warning); a longer one is refused.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wavelet: Option<PathBuf>,
+    /// The row of a 2-D `wavelet` array (`[geometry] wavelet` of shape `[shots, steps]`)
+    /// that this source takes; `None`: the file is one wavelet. Not a case key.
+    #[serde(skip)]
+    pub wavelet_row: Option<usize>,
 }
 
 fn one() -> f64 {
@@ -307,6 +315,12 @@ pub struct CaseSpec {
     /// Receivers.
     #[serde(default)]
     pub receivers: Vec<ReceiverSpec>,
+    /// Shots, each with its sources and receivers (wave; see [`shots`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shots: Vec<ShotSpec>,
+    /// Shots from files of positions (wave; see [`shots`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub geometry: Option<GeometrySpec>,
     /// Boundaries (heat and wave; required there, refused for fdtd, which sets them per
     /// axis in `[fdtd]`).
     #[serde(default)]
@@ -377,6 +391,7 @@ impl Case {
     /// Refuse tables that do not belong to the case's physics, and require the ones that do.
     fn check_tables(&self) -> Result<()> {
         schedule::check(self)?;
+        self.check_shot_tables()?;
         let s = &self.spec;
         let refuse = |detail: String| Error::Case {
             path: self.path.clone(),
@@ -667,11 +682,28 @@ impl Case {
                 ));
             }
         }
+        self.check_points("")?;
+        self.validate_initial(dim)?;
+        if s.output.every == 0 {
+            return Err(self.invalid("every", "must be at least 1".into()));
+        }
+        if let (Some(z), 3) = (s.output.slice, dim)
+            && z >= s.grid.shape[2]
+        {
+            return Err(self.invalid("slice", format!("{z} is outside 0..{}", s.grid.shape[2])));
+        }
+        Ok(())
+    }
+
+    /// Check the `[[sources]]` and `[[receivers]]` (their positions and wavelet settings);
+    /// errors name the keys with `prefix` before them (e.g. `shots[2].`).
+    pub(crate) fn check_points(&self, prefix: &str) -> Result<()> {
+        let s = &self.spec;
         for (i, src) in s.sources.iter().enumerate() {
-            self.check_position(&format!("sources[{i}]"), &src.position)?;
+            self.check_position(&format!("{prefix}sources[{i}]"), &src.position)?;
             if let (Some(_), Some(_)) = (&src.wavelet, src.delay) {
                 return Err(self.invalid(
-                    &format!("sources[{i}].delay"),
+                    &format!("{prefix}sources[{i}].delay"),
                     "a source with a wavelet file takes its timing from the file's samples: \
                      remove delay, or shift the samples"
                         .into(),
@@ -681,26 +713,26 @@ impl Case {
             // poison the whole field at the first step.
             if !(src.frequency > 0.0 && src.frequency.is_finite()) {
                 return Err(self.invalid(
-                    &format!("sources[{i}].frequency"),
+                    &format!("{prefix}sources[{i}].frequency"),
                     format!("{}: must be positive and finite", src.frequency),
                 ));
             }
             if !src.amplitude.is_finite() {
                 return Err(self.invalid(
-                    &format!("sources[{i}].amplitude"),
+                    &format!("{prefix}sources[{i}].amplitude"),
                     format!("{}: must be finite", src.amplitude),
                 ));
             }
             if let Some(d) = src.delay.filter(|d| !d.is_finite()) {
                 return Err(self.invalid(
-                    &format!("sources[{i}].delay"),
+                    &format!("{prefix}sources[{i}].delay"),
                     format!("{d}: must be finite"),
                 ));
             }
             // The default delay divides by the frequency: a tiny one makes it infinite.
             if src.delay.is_none() && !(1.5 / src.frequency).is_finite() {
                 return Err(self.invalid(
-                    &format!("sources[{i}].frequency"),
+                    &format!("{prefix}sources[{i}].frequency"),
                     format!(
                         "{}: too small, the default delay 1.5 / frequency is infinite; give a \
                          larger frequency or a delay",
@@ -710,16 +742,7 @@ impl Case {
             }
         }
         for (i, r) in s.receivers.iter().enumerate() {
-            self.check_position(&format!("receivers[{i}]"), &r.position)?;
-        }
-        self.validate_initial(dim)?;
-        if s.output.every == 0 {
-            return Err(self.invalid("every", "must be at least 1".into()));
-        }
-        if let (Some(z), 3) = (s.output.slice, dim)
-            && z >= s.grid.shape[2]
-        {
-            return Err(self.invalid("slice", format!("{z} is outside 0..{}", s.grid.shape[2])));
+            self.check_position(&format!("{prefix}receivers[{i}]"), &r.position)?;
         }
         Ok(())
     }

@@ -79,6 +79,17 @@ pub enum Error {
         /// What is wrong.
         detail: String,
     },
+    /// A `[geometry]` file (positions or wavelets of shots) is malformed, has the wrong
+    /// shape, or holds a position that is not finite or lies outside the grid.
+    #[error("{path}: {key}: {detail}")]
+    Geometry {
+        /// The file.
+        path: PathBuf,
+        /// The case key that names it, e.g. `geometry.sources`.
+        key: String,
+        /// What is wrong, with the row or shot, and what to give instead.
+        detail: String,
+    },
     /// Drawing a picture failed.
     #[error("plot {path}: {detail}")]
     Plot {

@@ -42,7 +42,9 @@ mod run;
 pub mod run_dir;
 mod run_options;
 mod run_outputs;
+pub mod run_shots;
 pub mod setup;
+pub mod shots_summary;
 pub mod signals;
 pub mod startup;
 pub mod stepper;
@@ -65,7 +67,8 @@ pub use run::{
     cpu_stepper, cpu_stepper_for, gpu_stepper, gpu_stepper_for, gpu_stepper_scheduled,
     request_stop, run, run_stepper, stepper, stepper_scheduled, validate, Role, RunOptions,
 };
+pub use run_shots::run_shots;
 pub use startup::{BuildTimes, ProcessClock, Startup};
 pub use stepper::{PlaneSample, Stepper};
 pub use summary::Summary;
-pub use wave::{PointSource, WaveBoundary, WaveCoefficients, WaveCpu, WaveSetup};
+pub use wave::{PointSource, ShotPoints, WaveBoundary, WaveCoefficients, WaveCpu, WaveSetup};

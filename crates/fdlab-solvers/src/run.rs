@@ -39,7 +39,11 @@ pub fn validate(case: &Case, opts: &RunOptions) -> Result<Prepared> {
         }
     }
     let mut p = prepare(case)?;
-    run_dir::check(case, &p, opts)?;
+    if case.has_shots() {
+        run_dir::check(case, &p, &crate::run_shots::dir_options(case, opts)?)?;
+    } else {
+        run_dir::check(case, &p, opts)?;
+    }
     p.ready = Instant::now();
     Ok(p)
 }
@@ -178,8 +182,12 @@ pub fn request_stop() {
 }
 
 /// Run a case to its end (or to its `stop_at` step, or to a stop signal), writing its outputs;
-/// returns the summary. Validation warnings are printed on stderr.
+/// returns the summary. Validation warnings are printed on stderr. A case with shots runs
+/// them one after another ([`crate::run_shots()`]).
 pub fn run(case: &Case, opts: &RunOptions) -> Result<Summary> {
+    if case.has_shots() {
+        return crate::run_shots::run_shots(case, opts, Role::ALONE, &mut || Ok(()));
+    }
     let started = Instant::now();
     let prepared = validate(case, opts)?;
     for w in &prepared.warnings {
@@ -225,8 +233,47 @@ pub fn run_stepper(
     role: Role,
     started: Instant,
 ) -> Result<Summary> {
-    let built = Instant::now();
-    let build = stepper.build_times();
+    let begin = Begin {
+        started,
+        ready: prepared.ready,
+        coefficients_s: prepared.coefficients_s,
+        built: Instant::now(),
+        build: stepper.build_times(),
+    };
+    run_from(case, opts, &prepared.plan, stepper.as_mut(), role, begin)
+}
+
+/// When a run's parts before its first step began and ended, for `summary.json`'s startup.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Begin {
+    /// When the caller began preparing the run.
+    pub started: Instant,
+    /// When the case was prepared (validated, material fields built).
+    pub ready: Instant,
+    /// Seconds preparing spent on the material and initial fields.
+    pub coefficients_s: f64,
+    /// When the stepper was ready.
+    pub built: Instant,
+    /// What building the stepper cost, by part.
+    pub build: crate::startup::BuildTimes,
+}
+
+/// [`run_stepper`] on a stepper the caller keeps (a run of several shots steps each with
+/// the same one), from the state it is in: step 0, or the checkpoint `opts.resume` names.
+pub(crate) fn run_from(
+    case: &Case,
+    opts: &RunOptions,
+    plan: &crate::case::Plan,
+    stepper: &mut dyn Stepper,
+    role: Role,
+    begin: Begin,
+) -> Result<Summary> {
+    let Begin {
+        started,
+        built,
+        build,
+        ..
+    } = begin;
     let root = role.rank == 0;
     let dir = run_dir::out_dir(case, opts)?;
     let header = Header {
@@ -259,17 +306,17 @@ pub fn run_stepper(
         signals::install();
     }
     let setup_s = started.elapsed().as_secs_f64();
-    let mut out = Outputs::new(case, &dir, prepared.plan.dt, root, resume_step)?;
+    let mut out = Outputs::new(case, &dir, plan.dt, root, resume_step)?;
     let quiet_opts = RunOptions {
         quiet: opts.quiet || !root,
         ..opts.clone()
     };
     let opts = &quiet_opts;
     let mut lp = Loop {
-        stepper: stepper.as_mut(),
+        stepper,
         header,
         dir: dir.clone(),
-        plan: prepared.plan.steps,
+        plan: plan.steps,
         opts,
         checkpoint: None,
         root,
@@ -288,8 +335,8 @@ pub fn run_stepper(
     let startup = Marks {
         clock: opts.clock,
         run: started,
-        prepared: prepared.ready,
-        prepare_coefficients_s: prepared.coefficients_s,
+        prepared: begin.ready,
+        prepare_coefficients_s: begin.coefficients_s,
         stepper: built,
         build,
         looping: t0,
@@ -322,7 +369,7 @@ pub fn run_stepper(
         startup,
     };
     if root {
-        let dt = prepared.plan.dt;
+        let dt = plan.dt;
         let traces = lp.stepper.traces();
         let seismogram = (case.spec.physics == Physics::Wave
             && traces.first().is_some_and(|t| !t.is_empty()))
@@ -333,16 +380,7 @@ pub fn run_stepper(
             dt,
         });
         let cells = lp.stepper.cells();
-        RunRecord::new(
-            case,
-            dt,
-            prepared.plan.steps,
-            cells,
-            earlier,
-            &s,
-            seismogram,
-        )
-        .write(&dir)?;
+        RunRecord::new(case, dt, plan.steps, cells, earlier, &s, seismogram).write(&dir)?;
     }
     Ok(s)
 }

@@ -23,7 +23,10 @@ pub fn is_run_output(name: &str, is_dir: bool) -> bool {
             .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
     };
     if is_dir {
-        return name == "frames" || name == CHECKPOINTS || name.starts_with(TEMP_PREFIX);
+        return name == "frames"
+            || name == CHECKPOINTS
+            || name == crate::run_shots::SHOTS
+            || name.starts_with(TEMP_PREFIX);
     }
     matches!(
         name,

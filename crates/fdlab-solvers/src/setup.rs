@@ -6,7 +6,7 @@ use crate::error::{Error, Result};
 use crate::heat::HeatSetup;
 use crate::output::read_npy;
 use crate::physics::{text_mask, vd_speed, wave_vd_dt_limit};
-use crate::wave::{PointSource, WaveBoundary, WaveSetup};
+use crate::wave::{PointSource, ShotPoints, WaveBoundary, WaveSetup};
 use rayon::prelude::*;
 use std::time::Instant;
 
@@ -36,6 +36,9 @@ pub struct Prepared {
     /// starting with the key concerned (e.g. `sources[0]: …`). Nothing here is printed: the
     /// caller shows them.
     pub warnings: Vec<String>,
+    /// Each shot's sources and receivers, for a case with shots (empty otherwise); the
+    /// setup holds the first shot's.
+    pub shots: Vec<ShotPoints>,
     /// Seconds preparing spent building the material and initial fields.
     pub coefficients_s: f64,
     /// When preparing (or, through [`crate::validate`], validating) ended.
@@ -298,12 +301,12 @@ fn spread_of(case: &Case, x: &[f64], cell: [usize; 3]) -> Vec<crate::hicks::Weig
 /// finite values, no more than `steps` of them; fewer add a warning (zero after the end).
 fn wavelet(
     case: &Case,
-    i: usize,
+    key: &str,
     p: &std::path::Path,
+    row: Option<usize>,
     steps: u64,
     warnings: &mut Vec<String>,
 ) -> Result<std::sync::Arc<[f64]>> {
-    let key = format!("sources[{i}].wavelet");
     let path = case.resolve(p);
     let refuse = |detail: String| Error::Npy {
         path: path.clone(),
@@ -314,7 +317,12 @@ fn wavelet(
         Error::Npy { detail, .. } => refuse(detail),
         e => e,
     })?;
-    if shape.len() != 1 || data.is_empty() {
+    let data = match (row, shape.as_slice()) {
+        (None, [_]) => data,
+        (Some(r), [rows, n]) if r < *rows => data[r * n..(r + 1) * n].to_vec(),
+        _ => vec![],
+    };
+    if data.is_empty() {
         return Err(refuse(format!(
             "shape {shape:?}: give a 1-D array of one value per time step"
         )));
@@ -341,6 +349,54 @@ fn wavelet(
     Ok(data.into())
 }
 
+/// The sources (their wavelets read) and receivers of `case` for a run of `steps` steps;
+/// keys in messages start with `prefix` (e.g. `shots[2].`).
+fn shot_points(
+    case: &Case,
+    prefix: &str,
+    steps: u64,
+    warnings: &mut Vec<String>,
+) -> Result<ShotPoints> {
+    let s = &case.spec;
+    let mut sources = vec![];
+    for (i, x) in s.sources.iter().enumerate() {
+        let Some(cell) = case.nearest(&x.position) else {
+            continue;
+        };
+        let wavelet = match &x.wavelet {
+            Some(p) => {
+                let key = match x.wavelet_row {
+                    Some(_) => "geometry.wavelet".to_string(),
+                    None => format!("{prefix}sources[{i}].wavelet"),
+                };
+                Some(wavelet(case, &key, p, x.wavelet_row, steps, warnings)?)
+            }
+            None => None,
+        };
+        sources.push(PointSource {
+            cell,
+            f0: x.frequency,
+            t0: x.delay.unwrap_or(1.5 / x.frequency),
+            amplitude: x.amplitude,
+            spread: spread_of(case, &x.position, cell),
+            wavelet,
+        });
+    }
+    let (receivers, receiver_spread) = s
+        .receivers
+        .iter()
+        .filter_map(|r| {
+            let cell = case.nearest(&r.position)?;
+            Some((cell, spread_of(case, &r.position, cell)))
+        })
+        .unzip();
+    Ok(ShotPoints {
+        sources,
+        receivers,
+        receiver_spread,
+    })
+}
+
 /// Validate a case completely (material files included) and build its stepper setup.
 pub fn prepare(case: &Case) -> Result<Prepared> {
     let s = &case.spec;
@@ -355,6 +411,7 @@ pub fn prepare(case: &Case) -> Result<Prepared> {
                 plan,
                 setup: Setup::Fdtd(setup),
                 warnings: vec![],
+                shots: vec![],
                 coefficients_s: 0.0,
                 ready: Instant::now(),
             });
@@ -398,13 +455,25 @@ pub fn prepare(case: &Case) -> Result<Prepared> {
     let init = initial(case)?;
     check_initial(case, &init)?;
     coefficients_s += fields.elapsed().as_secs_f64();
+    let c_min = crate::par::min(&mat, f64::INFINITY);
     let mut warnings = match s.physics {
-        Physics::Wave => {
-            let c_min = crate::par::min(&mat, f64::INFINITY);
-            crate::case::warnings::wave(case, &plan, c_min)
-        }
+        Physics::Wave => crate::case::warnings::wave(case, &plan, c_min),
         _ => vec![],
     };
+    let shot_specs = case.shots()?;
+    let mut shots = Vec::with_capacity(shot_specs.len());
+    for (i, shot) in shot_specs.iter().enumerate() {
+        let one = case.shot_case(shot);
+        let prefix = format!("shots[{i}].");
+        one.check_points(&prefix)?;
+        // The shared receivers were looked at above, with the case.
+        let own_receivers = shot.receivers != s.receivers;
+        let own = crate::case::warnings::wave(&one, &plan, c_min)
+            .into_iter()
+            .filter(|w| own_receivers || !w.starts_with("receivers["));
+        warnings.extend(own.map(|w| format!("{prefix}{w}")));
+        shots.push(shot_points(&one, &prefix, plan.steps, &mut warnings)?);
+    }
     let n = shape3(case);
     let mut spacing = [1.0; 3];
     spacing[..case.dim()].copy_from_slice(&s.grid.spacing);
@@ -422,7 +491,13 @@ pub fn prepare(case: &Case) -> Result<Prepared> {
         // Returned at the top of this function, before the material fields.
         Physics::Fdtd => unreachable!("fdtd cases are prepared by case::fdtd::prepare"),
         Physics::Wave => {
-            let f0 = s.sources.iter().map(|x| x.frequency).fold(0.0, f64::max);
+            // One absorbing layer for every shot: tuned to the highest frequency of all.
+            let f0 = s
+                .sources
+                .iter()
+                .chain(shot_specs.iter().flat_map(|shot| &shot.sources))
+                .map(|x| x.frequency)
+                .fold(0.0, f64::max);
             let boundary = match *case.boundary() {
                 BoundarySpec::Periodic => WaveBoundary::Periodic,
                 BoundarySpec::Dirichlet => WaveBoundary::Rigid,
@@ -431,32 +506,10 @@ pub fn prepare(case: &Case) -> Result<Prepared> {
                     f0: if f0 > 0.0 { f0 } else { 1.0 / (20.0 * plan.dt) },
                 },
             };
-            let mut sources = vec![];
-            for (i, x) in s.sources.iter().enumerate() {
-                let Some(cell) = case.nearest(&x.position) else {
-                    continue;
-                };
-                let wavelet = match &x.wavelet {
-                    Some(p) => Some(wavelet(case, i, p, plan.steps, &mut warnings)?),
-                    None => None,
-                };
-                sources.push(PointSource {
-                    cell,
-                    f0: x.frequency,
-                    t0: x.delay.unwrap_or(1.5 / x.frequency),
-                    amplitude: x.amplitude,
-                    spread: spread_of(case, &x.position, cell),
-                    wavelet,
-                });
-            }
-            let (receivers, receiver_spread) = s
-                .receivers
-                .iter()
-                .filter_map(|r| {
-                    let cell = case.nearest(&r.position)?;
-                    Some((cell, spread_of(case, &r.position, cell)))
-                })
-                .unzip();
+            let points = match shots.first() {
+                Some(first) => first.clone(),
+                None => shot_points(case, "", plan.steps, &mut warnings)?,
+            };
             Setup::Wave(WaveSetup {
                 n,
                 dim: case.dim(),
@@ -467,17 +520,21 @@ pub fn prepare(case: &Case) -> Result<Prepared> {
                 boundary,
                 initial: init,
                 previous: None,
-                sources,
-                receivers,
-                receiver_spread,
+                sources: points.sources,
+                receivers: points.receivers,
+                receiver_spread: points.receiver_spread,
                 density,
             })
         }
     };
+    // A file shared by the shots (a wavelet) warns once.
+    let mut seen = std::collections::HashSet::new();
+    warnings.retain(|w| seen.insert(w.clone()));
     Ok(Prepared {
         plan,
         setup,
         warnings,
+        shots,
         coefficients_s,
         ready: Instant::now(),
     })

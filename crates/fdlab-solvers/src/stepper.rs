@@ -114,6 +114,17 @@ pub trait Stepper: Send {
     fn save_state(&self) -> Result<Vec<StatePart>>;
     /// Restore what [`Stepper::save_state`] wrote, at step `step`.
     fn restore_state(&mut self, step: u64, parts: &[StatePart]) -> Result<()>;
+    /// Replace the point sources and receivers with one shot's, and empty the traces; the
+    /// fields stay as they are (a run of several shots then restores the starting state with
+    /// [`Stepper::restore_state`]). The stepper keeps its grid, coefficients and kernels, so
+    /// that shots pay for them once. Steppers that cannot change their points refuse.
+    fn set_points(&mut self, points: &crate::wave::ShotPoints) -> Result<()> {
+        let _ = points;
+        Err(crate::error::Error::Usage(format!(
+            "the {} stepper of this case cannot change its sources between shots; run each              shot as a case of its own",
+            self.backend()
+        )))
+    }
     /// Whether [`Stepper::save_state`] and [`Stepper::restore_state`] work: a run writes a
     /// checkpoint on a stop (a signal, `stop_at`) only when they do.
     fn saves_state(&self) -> bool {

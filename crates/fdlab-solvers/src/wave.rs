@@ -128,6 +128,47 @@ impl WaveSetup {
     }
 }
 
+/// One shot's point sources and receivers: what changes from shot to shot of a case with
+/// shots, while the stepper (grid, coefficients, kernels) stays.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ShotPoints {
+    /// Point sources.
+    pub sources: Vec<PointSource>,
+    /// Receiver cells, as [`WaveSetup::receivers`].
+    pub receivers: Vec<[usize; 3]>,
+    /// Per receiver, its grid points and weights, as [`WaveSetup::receiver_spread`].
+    pub receiver_spread: Vec<Vec<Weighted>>,
+}
+
+impl ShotPoints {
+    /// The grid points and weights receiver `i` gathers from.
+    pub fn receiver_points(&self, i: usize) -> Vec<Weighted> {
+        let spread = self
+            .receiver_spread
+            .get(i)
+            .map_or(&[][..], |v| v.as_slice());
+        points_or_cell(spread, self.receivers[i])
+    }
+}
+
+impl WaveSetup {
+    /// This setup's sources and receivers.
+    pub fn shot_points(&self) -> ShotPoints {
+        ShotPoints {
+            sources: self.sources.clone(),
+            receivers: self.receivers.clone(),
+            receiver_spread: self.receiver_spread.clone(),
+        }
+    }
+
+    /// Replace the sources and receivers with `points`.
+    pub fn set_shot_points(&mut self, points: &ShotPoints) {
+        self.sources = points.sources.clone();
+        self.receivers = points.receivers.clone();
+        self.receiver_spread = points.receiver_spread.clone();
+    }
+}
+
 /// `points` with the cells as indices into a padded field of `l` and the weights in `T`.
 fn padded<T: Scalar>(l: &Layout, points: &[Weighted]) -> Vec<(usize, T)> {
     points
@@ -376,6 +417,7 @@ impl<T: Scalar> WaveCpu<T> {
         let extra = if cpml.is_some() { l.len() } else { 0 };
         let p: Vec<T> = pad_parallel(&l, Some(&s.initial));
         let q: Vec<T> = pad_parallel(&l, Some(s.previous.as_ref().unwrap_or(&s.initial)));
+        let (sources, receivers) = cpu_points(&l, &s.shot_points());
         Ok(WaveCpu {
             coefficients_s,
             layout: l,
@@ -390,14 +432,8 @@ impl<T: Scalar> WaveCpu<T> {
             zeta: zeros_parallel(&l, extra),
             dt: s.dt,
             inv_dv,
-            sources: s
-                .sources
-                .iter()
-                .map(|src| (padded(&l, &src.points()), src.clone()))
-                .collect(),
-            receivers: (0..s.receivers.len())
-                .map(|i| padded(&l, &s.receiver_points(i)))
-                .collect(),
+            sources,
+            receivers,
             traces: vec![vec![]; s.receivers.len()],
             step: 0,
             reference: false,
@@ -614,6 +650,21 @@ impl<T: Scalar> WaveCpu<T> {
     }
 }
 
+/// The source and receiver lists of a CPU stepper on layout `l` for `points`.
+type CpuPoints<T> = (Vec<(Vec<(usize, T)>, PointSource)>, Vec<Vec<(usize, T)>>);
+
+fn cpu_points<T: Scalar>(l: &Layout, points: &ShotPoints) -> CpuPoints<T> {
+    let sources = points
+        .sources
+        .iter()
+        .map(|src| (padded(l, &src.points()), src.clone()))
+        .collect();
+    let receivers = (0..points.receivers.len())
+        .map(|i| padded(l, &points.receiver_points(i)))
+        .collect();
+    (sources, receivers)
+}
+
 impl<T: Scalar> Stepper for WaveCpu<T> {
     fn build_times(&self) -> crate::startup::BuildTimes {
         crate::startup::BuildTimes {
@@ -639,6 +690,19 @@ impl<T: Scalar> Stepper for WaveCpu<T> {
 
     fn step(&self) -> u64 {
         self.step
+    }
+
+    fn set_points(&mut self, points: &ShotPoints) -> Result<()> {
+        if self.halo_fill.is_some() {
+            return Err(Error::Usage(
+                "a subdomain of a split grid takes its sources from the whole grid's setup;                  shots run on whole grids"
+                    .into(),
+            ));
+        }
+        (self.sources, self.receivers) = cpu_points(&self.layout, points);
+        self.traces = vec![vec![]; points.receivers.len()];
+        self.halos_filled = false;
+        Ok(())
     }
 
     fn field(&self) -> Result<Vec<f64>> {

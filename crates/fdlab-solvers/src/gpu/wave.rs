@@ -66,6 +66,8 @@ pub struct WaveGpu<T: CudaScalar> {
     pass: Option<Pass<T>>,
     traces: Vec<Vec<f64>>,
     dt: f64,
+    /// `1 / ΔV`, the point sources' scale.
+    inv_dv: f64,
     step: u64,
 }
 
@@ -232,7 +234,14 @@ impl<T: CudaScalar> WaveGpu<T> {
             _ => None,
         };
         let points = match &src.after {
-            Some(after) => Some(Points::new(&gpu, gpu.kernel(after)?, s, co.inv_dv)?),
+            Some(after) => Some(Points::new(
+                &gpu,
+                gpu.kernel(after)?,
+                s.n,
+                s.dt,
+                &s.shot_points(),
+                co.inv_dv,
+            )?),
             None => None,
         };
         let pass = match pass_source::<T>(s, &c)? {
@@ -264,6 +273,7 @@ impl<T: CudaScalar> WaveGpu<T> {
             schedule: WaveSchedule::of(&ran),
             traces: vec![vec![]; s.receivers.len()],
             dt: s.dt,
+            inv_dv: co.inv_dv,
             ranged,
             step: 0,
         })
@@ -730,6 +740,32 @@ impl<T: CudaScalar> Stepper for WaveGpu<T> {
 
     fn step(&self) -> u64 {
         self.step
+    }
+
+    fn set_points(&mut self, points: &crate::wave::ShotPoints) -> Result<()> {
+        let Some(old) = &self.points else {
+            return Err(Error::Usage(
+                "this GPU wave stepper was built without sources or receivers, so it has no                  kernel for them: build it from a setup with the first shot's points"
+                    .into(),
+            ));
+        };
+        if self.ranged {
+            return Err(Error::Usage(
+                "a slab of a split grid takes its sources from the whole grid's setup; shots                  run on whole grids"
+                    .into(),
+            ));
+        }
+        let kernel = old.kernel();
+        self.points = Some(Points::new(
+            &self.gpu,
+            kernel,
+            self.n,
+            self.dt,
+            points,
+            self.inv_dv,
+        )?);
+        self.traces = vec![vec![]; points.receivers.len()];
+        Ok(())
     }
 
     fn field(&self) -> Result<Vec<f64>> {

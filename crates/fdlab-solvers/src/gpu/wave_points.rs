@@ -5,7 +5,7 @@
 
 use super::{driver, Gpu};
 use crate::error::{Error, Result};
-use crate::wave::WaveSetup;
+use crate::wave::ShotPoints;
 use cudarc::driver::{CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 use fdlab_cuda::{CudaScalar, Kernel};
 use std::sync::Arc;
@@ -60,15 +60,23 @@ fn count(n: usize, what: &str) -> Result<i32> {
 }
 
 impl<T: CudaScalar> Points<T> {
-    /// The device arrays of `s`'s sources and receivers; `inv_dv` is `1 / ΔV`.
-    pub(super) fn new(gpu: &Gpu, kernel: Arc<Kernel>, s: &WaveSetup, inv_dv: f64) -> Result<Self> {
-        let dt2 = s.dt * s.dt;
+    /// The device arrays of the sources and receivers `s` on a grid of `n` points stepped by
+    /// `dt`; `inv_dv` is `1 / ΔV`.
+    pub(super) fn new(
+        gpu: &Gpu,
+        kernel: Arc<Kernel>,
+        n: [usize; 3],
+        dt: f64,
+        s: &ShotPoints,
+        inv_dv: f64,
+    ) -> Result<Self> {
+        let dt2 = dt * dt;
         let (mut pt_cell, mut pt_w, mut pt_src) = (vec![], vec![], vec![]);
         let (mut src_off, mut src_len, mut samples) = (vec![], vec![], vec![]);
         for (i, src) in s.sources.iter().enumerate() {
             let i = count(i, "sources")?;
             for (c, w) in src.points() {
-                pt_cell.push(linear(s.n, c));
+                pt_cell.push(linear(n, c));
                 pt_w.push(T::from_f64(w));
                 pt_src.push(i);
             }
@@ -87,7 +95,7 @@ impl<T: CudaScalar> Points<T> {
         let (mut rc_cell, mut rc_w, mut rc_start) = (vec![], vec![], vec![0]);
         for i in 0..s.receivers.len() {
             for (c, w) in s.receiver_points(i) {
-                rc_cell.push(linear(s.n, c));
+                rc_cell.push(linear(n, c));
                 rc_w.push(T::from_f64(w));
             }
             rc_start.push(count(rc_cell.len(), "receiver points")?);
@@ -113,6 +121,11 @@ impl<T: CudaScalar> Points<T> {
             rc_start: gpu.upload(&rc_start)?,
             rows: gpu.zeros(1)?,
         })
+    }
+
+    /// The after-step kernel, which points of another shot reuse.
+    pub(super) fn kernel(&self) -> Arc<Kernel> {
+        self.kernel.clone()
     }
 
     /// Queue the kernel on `stream` after step `step` (time `time`): add the sources to `q`

@@ -21,6 +21,7 @@ mod fdtd_shapes;
 mod gpu_kernels;
 mod hicks_points;
 mod outputs;
+mod shots;
 mod validation;
 mod wave_density;
 mod wave_paths;
