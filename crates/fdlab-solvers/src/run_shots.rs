@@ -145,7 +145,12 @@ pub fn run_shots(
     let mut stepper = stepper_scheduled(&prepared, case.spec.precision, opts.backend, schedule)?;
     let built = Instant::now();
     let build = stepper.build_times();
-    let start_state = stepper.save_state()?;
+    // Shots start at rest when the case has no initial field (a zeroing pass on the device
+    // or the cores); otherwise from a saved copy of the state at step 0.
+    let start_state = match stepper.rewind_to_rest()? {
+        true => None,
+        false => Some(stepper.save_state()?),
+    };
     if root {
         // A fresh run with --overwrite clears the earlier run; a resumed one keeps its shots.
         let claim = RunOptions {
@@ -169,7 +174,7 @@ pub fn run_shots(
         dir: &dir,
         role,
         stepper: stepper.as_mut(),
-        start_state: &start_state,
+        start_state: start_state.as_deref(),
         first_step: None,
         ran: vec![],
         stopped: None,
@@ -230,7 +235,8 @@ struct Farm<'a> {
     role: Role,
     stepper: &'a mut dyn Stepper,
     /// The stepper's state at step 0, which every shot starts from.
-    start_state: &'a [crate::stepper::StatePart],
+    /// The state at step 0, or `None` when the stepper rewinds to rest by itself.
+    start_state: Option<&'a [crate::stepper::StatePart]>,
     /// When the first shot's first step began.
     first_step: Option<Instant>,
     /// The summaries of the shots this process ran (skipped ones not included).
@@ -276,7 +282,12 @@ impl Farm<'_> {
             let t = Instant::now();
             self.stepper.set_points(&self.prepared.shots[i])?;
             if resume.is_none() {
-                self.stepper.restore_state(0, self.start_state)?;
+                match self.start_state {
+                    Some(start) => self.stepper.restore_state(0, start)?,
+                    None => {
+                        self.stepper.rewind_to_rest()?;
+                    }
+                }
             }
             let shot_opts = RunOptions {
                 out_dir: resume.is_none().then(|| sdir.clone()),

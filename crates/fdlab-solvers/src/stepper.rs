@@ -125,6 +125,14 @@ pub trait Stepper: Send {
             self.backend()
         )))
     }
+    /// Puts the stepper back at step 0 with every field and memory variable zero and no
+    /// traces, if that is the state it was built with (a case with no initial field), and
+    /// says whether it did. A run of shots starts each shot so when it can: restoring a saved
+    /// state converts every array of a large grid through the host (seconds a shot at
+    /// 512×512×256). The default does nothing and returns `false`.
+    fn rewind_to_rest(&mut self) -> Result<bool> {
+        Ok(false)
+    }
     /// Whether [`Stepper::save_state`] and [`Stepper::restore_state`] work: a run writes a
     /// checkpoint on a stop (a signal, `stop_at`) only when they do.
     fn saves_state(&self) -> bool {

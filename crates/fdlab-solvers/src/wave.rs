@@ -192,6 +192,8 @@ fn gather<T: Scalar>(points: &[(usize, T)], p: &[T]) -> f64 {
 pub struct WaveCpu<T: Scalar> {
     /// Seconds [`WaveSetup::coefficients`] took while building.
     coefficients_s: f64,
+    /// Whether the state it was built with is zero everywhere (see [`Stepper::rewind_to_rest`]).
+    at_rest: bool,
     layout: Layout,
     periodic: bool,
     w2: [Vec<T>; 3],
@@ -418,8 +420,10 @@ impl<T: Scalar> WaveCpu<T> {
         let p: Vec<T> = pad_parallel(&l, Some(&s.initial));
         let q: Vec<T> = pad_parallel(&l, Some(s.previous.as_ref().unwrap_or(&s.initial)));
         let (sources, receivers) = cpu_points(&l, &s.shot_points());
+        let zero = |v: &[f64]| v.iter().all(|&x| x == 0.0);
         Ok(WaveCpu {
             coefficients_s,
+            at_rest: zero(&s.initial) && s.previous.as_deref().is_none_or(zero),
             layout: l,
             periodic: s.boundary == WaveBoundary::Periodic,
             w2,
@@ -731,6 +735,20 @@ impl<T: Scalar> Stepper for WaveCpu<T> {
         let tr: Vec<f64> = self.traces.iter().flatten().copied().collect();
         parts.push(("traces".into(), to_bytes(&tr)));
         Ok(parts)
+    }
+
+    fn rewind_to_rest(&mut self) -> Result<bool> {
+        if !self.at_rest {
+            return Ok(false);
+        }
+        self.p.par_iter_mut().for_each(|v| *v = T::zero());
+        self.q.par_iter_mut().for_each(|v| *v = T::zero());
+        self.psi.par_iter_mut().for_each(|v| *v = [T::zero(); 3]);
+        self.zeta.par_iter_mut().for_each(|v| *v = [T::zero(); 3]);
+        self.traces.iter_mut().for_each(Vec::clear);
+        self.step = 0;
+        self.halos_filled = false;
+        Ok(true)
     }
 
     fn restore_state(&mut self, step: u64, parts: &[StatePart]) -> Result<()> {

@@ -69,6 +69,8 @@ pub struct WaveGpu<T: CudaScalar> {
     /// `1 / ΔV`, the point sources' scale.
     inv_dv: f64,
     step: u64,
+    /// Whether the state it was built with is zero everywhere (see [`Stepper::rewind_to_rest`]).
+    at_rest: bool,
 }
 
 /// A compiled k-step pass, its shape and the two fields it writes (the grid is read by
@@ -168,6 +170,8 @@ impl<T: CudaScalar> WaveGpu<T> {
         super::allow_shared(kernel.function(), shared).map_err(driver("cuFuncSetAttribute"))?;
         let to_t = |v: &[f64]| crate::par::map(v, T::from_f64);
         let cells: usize = s.n.iter().product();
+        let zero = |v: &[f64]| v.iter().all(|&x| x == 0.0);
+        let at_rest = zero(&s.initial) && s.previous.as_deref().is_none_or(zero);
         let p = gpu.upload(&to_t(&s.initial))?;
         let q = match &s.previous {
             Some(previous) => gpu.upload(&to_t(previous))?,
@@ -276,6 +280,7 @@ impl<T: CudaScalar> WaveGpu<T> {
             inv_dv: co.inv_dv,
             ranged,
             step: 0,
+            at_rest,
         })
     }
 
@@ -807,6 +812,24 @@ impl<T: CudaScalar> Stepper for WaveGpu<T> {
         let tr: Vec<f64> = self.traces.iter().flatten().copied().collect();
         parts.push(("traces".into(), to_bytes(&tr)));
         Ok(parts)
+    }
+
+    fn rewind_to_rest(&mut self) -> Result<bool> {
+        if !self.at_rest {
+            return Ok(false);
+        }
+        let stream = self.gpu.stream.clone();
+        let zeros = |a: &mut CudaSlice<T>| stream.memset_zeros(a).map_err(driver("cuMemsetD8"));
+        zeros(&mut self.p)?;
+        zeros(&mut self.q)?;
+        if let Some(c) = self.cpml.as_mut() {
+            for a in c.psi.iter_mut().chain(c.zeta.iter_mut()) {
+                zeros(a)?;
+            }
+        }
+        self.traces.iter_mut().for_each(Vec::clear);
+        self.step = 0;
+        Ok(true)
     }
 
     fn restore_state(&mut self, step: u64, parts: &[StatePart]) -> Result<()> {
